@@ -1,0 +1,367 @@
+/* "sgfabric platform": parses the fat-tree options, then writes the platform file of
+ * docs/platforms.md atomically (a temporary file in the same directory, then rename). */
+#include "platform_cli.h"
+
+#include "fattree.h"
+#include "gpu_types.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CLI_PREFIX "sgfabric platform: "
+#define CLI_USAGE_ERROR 2
+#define CLI_IO_ERROR 1
+
+/* Options that take a value; each is also a fattree_spec_set key. */
+static const char *const cli_value_options[] = {
+    "gpus", "gpus-per-node", "tiers", "radix", "oversubscription", "link-rate", "link-latency",
+    "nvlink-rate", "nvlink-latency", "switch-latency", "gpu", NULL};
+
+static void cli_usage(FILE *out)
+{
+  fputs("usage: sgfabric platform --gpus N [options] -o FILE\n"
+        "Writes a fat-tree platform for SimGrid and sgfabric (docs/platforms.md).\n"
+        "  --gpus N                  GPUs, a multiple of --gpus-per-node (required)\n"
+        "  --gpus-per-node G         GPUs and NICs per node, one NVSwitch each (8)\n"
+        "  --tiers 2|3               switch tiers: leaf-spine or leaf-aggregation-core (2)\n"
+        "  --radix K                 ports per switch (64)\n"
+        "  --rail-optimized          NIC i of every node goes to a rail-i leaf\n"
+        "  --oversubscription R[,R2] down:up port ratio of leaves[, aggregation] (1,1)\n"
+        "  --link-rate RATE          NIC and switch links, per direction (400Gbps)\n"
+        "  --link-latency T          NIC and switch links (100ns)\n"
+        "  --nvlink-rate RATE        GPU-NVSwitch links (the GPU's NVLink rate)\n"
+        "  --nvlink-latency T        GPU-NVSwitch links (25ns)\n"
+        "  --switch-latency T        forwarding latency of a switch (130ns)\n"
+        "  --gpu TYPE                GPU type: A100, H100, H200, B200 (H100)\n"
+        "  -o, --out FILE            output file, replaced atomically\n"
+        "  -h, --help                this help\n"
+        "Exit status: 0 ok, 2 usage error or impossible topology, 1 write error.\n",
+        out);
+}
+
+static int cli_is_value_option(const char *name)
+{
+  for (int i = 0; cli_value_options[i] != NULL; i++)
+    if (strcmp(name, cli_value_options[i]) == 0)
+      return 1;
+  return 0;
+}
+
+/* ---- the generating command, recorded in the file -------------------------------------- */
+
+static int shell_safe(const char *arg)
+{
+  if (*arg == '\0')
+    return 0;
+  for (const char *c = arg; *c; c++)
+    if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,:=+@%",
+               *c) == NULL)
+      return 0;
+  return 1;
+}
+
+/* "sgfabric platform" followed by the arguments, quoted for a POSIX shell. */
+static char *cli_command_line(int argc, char **argv)
+{
+  size_t len = strlen("sgfabric platform") + 1;
+  for (int i = 1; i < argc; i++)
+    len += 4 * strlen(argv[i]) + 3;
+  char *cmd = malloc(len);
+  if (cmd == NULL)
+    return NULL;
+  char *p = cmd + sprintf(cmd, "sgfabric platform");
+  for (int i = 1; i < argc; i++) {
+    *p++ = ' ';
+    if (shell_safe(argv[i])) {
+      p += sprintf(p, "%s", argv[i]);
+      continue;
+    }
+    *p++ = '\'';
+    for (const char *c = argv[i]; *c; c++)
+      p += *c == '\'' ? sprintf(p, "'\\''") : sprintf(p, "%c", *c);
+    *p++ = '\'';
+  }
+  *p = '\0';
+  return cmd;
+}
+
+/* ---- the XML ---------------------------------------------------------------------------- */
+
+struct xml_writer {
+  FILE *out;
+  char speed[32]; /* every host's speed, e.g. "989.4Tf" */
+};
+
+static void xml_attr(FILE *out, const char *text)
+{
+  for (const char *c = text; *c; c++) {
+    switch (*c) {
+    case '&': fputs("&amp;", out); break;
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '"': fputs("&quot;", out); break;
+    default: fputc(*c, out); break;
+    }
+  }
+}
+
+static void xml_prop(void *ctx, const char *key, const char *value)
+{
+  struct xml_writer *w = ctx;
+  fprintf(w->out, "    <prop id=\"sgfabric/%s\" value=\"", key);
+  xml_attr(w->out, value);
+  fputs("\"/>\n", w->out);
+}
+
+static void xml_gpu(void *ctx, int gpu, int node, const char *name)
+{
+  struct xml_writer *w = ctx;
+  (void)gpu;
+  (void)node;
+  fprintf(w->out, "    <host id=\"%s\" speed=\"%s\"/>\n", name, w->speed);
+}
+
+static void xml_router(void *ctx, const char *name, int level)
+{
+  struct xml_writer *w = ctx;
+  (void)level;
+  fprintf(w->out, "    <router id=\"%s\"/>\n", name);
+}
+
+static void xml_link(void *ctx, const char *name, const char *lower, const char *upper,
+                     double rate_Bps, double latency_s, int is_nvlink)
+{
+  struct xml_writer *w = ctx;
+  char bw[32], lat[32];
+  (void)lower;
+  (void)upper;
+  /* NVLink is quoted in bytes per second, network links in bits (data sheets do the same). */
+  fattree_format_rate(rate_Bps, is_nvlink, bw, sizeof(bw));
+  fattree_format_time(latency_s, lat, sizeof(lat));
+  fprintf(w->out,
+          "    <link id=\"%s\" bandwidth=\"%s\" latency=\"%s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+          name, bw, lat);
+}
+
+/* The leading comment. XML forbids a double hyphen inside a comment, so the exact command
+ * (whose options start with one) lives in the sgfabric/command prop; the text below never
+ * prints one: link ids are described, not quoted. */
+static void xml_comment(FILE *out, const struct fattree_spec *s, const struct fattree_counts *c)
+{
+  char nv_rate[32], nv_lat[32], rate[32], lat[32], sw_lat[32];
+  int g = s->gpus_per_node;
+  fattree_format_rate(fattree_nvlink_rate(s), 1, nv_rate, sizeof(nv_rate));
+  fattree_format_time(s->nvlink_latency_s, nv_lat, sizeof(nv_lat));
+  fattree_format_rate(s->link_rate_Bps, 0, rate, sizeof(rate));
+  fattree_format_time(s->link_latency_s, lat, sizeof(lat));
+  fattree_format_time(s->switch_latency_s, sw_lat, sizeof(sw_lat));
+
+  fputs("<!-- sgfabric platform file, format 1 (docs/platforms.md).\n"
+        "     Generated by the command in the sgfabric/command prop below (a comment cannot\n"
+        "     quote it: XML forbids double hyphens in comments).\n",
+        out);
+  fprintf(out, "     Topology: %d-tier fat-tree of radix-%d switches, %s.\n", s->tiers, s->radix,
+          s->rail_optimized ? "rail-optimized" : "not rail-optimized");
+  fprintf(out, "       %d %s GPUs (hosts gpu0 to gpu%d) in %d nodes of %d: node n holds GPUs\n"
+               "       %dn to %dn+%d and NVSwitch nvs<n>, one NVLink per GPU (%s, %s).\n",
+          s->gpus, s->gpu, s->gpus - 1, c->nodes, g, g, g, g - 1, nv_rate, nv_lat);
+  fprintf(out, "       %d leaves with %d down ports (GPU NICs) and %d up ports (%g:1).\n",
+          c->leaves, c->leaf_down, c->leaf_up, s->oversub[0]);
+  if (s->rail_optimized)
+    fprintf(out, "       Rails: GPU %dn+r (rail r of node n) uses leaf (n/%d)*%d+r, so each\n"
+                 "       group of %d nodes has %d leaves, one per rail.\n",
+            g, c->leaf_down, g, c->leaf_down, g);
+  else
+    fprintf(out, "       GPU i uses leaf i/%d.\n", c->leaf_down);
+  if (s->tiers == 2) {
+    fprintf(out, "       %d spines; every leaf has one link to every spine.\n", c->spines);
+  } else {
+    fprintf(out, "       %d pods of %d leaves (pod = leaf/%d), %d aggregation switches per pod\n"
+                 "       (agg<%dp+a>, %d in all, %d down and %d up ports, %g:1); every leaf\n"
+                 "       links to every aggregation switch of its pod.\n",
+            c->pods, c->agg_down, c->agg_down, c->leaf_up, c->leaf_up, c->aggs, c->agg_down,
+            c->agg_up, s->oversub[1]);
+    fprintf(out, "       %d cores in %d groups of %d (core<%da+c>); aggregation switch a of\n"
+                 "       every pod links to every core of group a.\n",
+            c->cores, c->leaf_up, c->agg_up, c->agg_up);
+  }
+  fprintf(out, "       Fabric links %s, %s; each switch adds %s (sgfabric/switch-latency).\n",
+          rate, lat, sw_lat);
+  fprintf(out, "       %ld links: %ld NVLinks and %ld fabric links. A link id names its two\n"
+               "       ends, lower tier first, joined by two hyphens.\n",
+          c->nvlinks + c->fabric_links, c->nvlinks, c->fabric_links);
+  fprintf(out, "     SimGrid loads the hosts, routers and links of a routing=None zone; the\n"
+               "     sgfabric fabric reads the props and computes the routes. sgfabric/pgft is\n"
+               "     the same tree as SimGrid FAT_TREE topo_parameters (levels; down ports\n"
+               "     per level; up ports per level; parallel links), rail layout aside. -->\n");
+}
+
+static int cli_write_xml(FILE *out, const struct fattree_spec *spec, const char *command)
+{
+  struct fattree_counts counts;
+  struct xml_writer w = {.out = out};
+  const struct fattree_visitor v = {.gpu = xml_gpu, .router = xml_router, .link = xml_link};
+  if (fattree_counts(spec, &counts) != 0)
+    return -1;
+  /* A host computes at the GPU's dense BF16 peak, the MFU denominator (gpu_types.c). */
+  snprintf(w.speed, sizeof(w.speed), "%.15gTf", gpu_type_find(spec->gpu)->bf16_dense_flops / 1e12);
+
+  fputs("<?xml version='1.0'?>\n"
+        "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n",
+        out);
+  xml_comment(out, spec, &counts);
+  fputs("<platform version=\"4.1\">\n  <zone id=\"sgfabric\" routing=\"None\">\n", out);
+  fattree_props(spec, xml_prop, &w);
+  xml_prop(&w, "command", command);
+  fattree_enumerate(spec, &v, &w);
+  fputs("  </zone>\n</platform>\n", out);
+  return 0;
+}
+
+/* Writes to "<path>.XXXXXX" next to path, then renames: readers never see half a file, and
+ * a failure leaves nothing behind. */
+static int cli_write_file(const char *path, const struct fattree_spec *spec, const char *command)
+{
+  size_t len = strlen(path);
+  char *tmp = malloc(len + 8);
+  if (tmp == NULL) {
+    fprintf(stderr, CLI_PREFIX "out of memory\n");
+    return -1;
+  }
+  snprintf(tmp, len + 8, "%s.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    fprintf(stderr, CLI_PREFIX "-o %s: cannot create a file in its directory: ", path);
+    perror(NULL);
+    free(tmp);
+    return -1;
+  }
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  FILE *out = fdopen(fd, "w");
+  int ok = out != NULL;
+  if (ok) {
+    static char buffer[1 << 20];
+    setvbuf(out, buffer, _IOFBF, sizeof(buffer));
+    ok = cli_write_xml(out, spec, command) == 0;
+    ok = !ferror(out) && ok;
+    ok = fclose(out) == 0 && ok;
+  } else {
+    close(fd);
+  }
+  if (ok)
+    ok = rename(tmp, path) == 0;
+  if (!ok) {
+    fprintf(stderr, CLI_PREFIX "-o %s: write failed: ", path);
+    perror(NULL);
+    unlink(tmp);
+  }
+  free(tmp);
+  return ok ? 0 : -1;
+}
+
+/* ---- argument parsing ------------------------------------------------------------------- */
+
+struct cli_args {
+  struct fattree_spec spec;
+  const char *out;
+  int help;
+};
+
+static int cli_bad_value(const char *err)
+{
+  fprintf(stderr, CLI_PREFIX "--%s\n", err);
+  return -1;
+}
+
+/* Reads "-o FILE", "--name value", "--name=value" and the "--rail-optimized" flag. */
+static int cli_parse(int argc, char **argv, struct cli_args *a)
+{
+  char err[256], name[64];
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *value = NULL;
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      a->help = 1;
+      return 0;
+    }
+    if (strcmp(arg, "-o") == 0) {
+      snprintf(name, sizeof(name), "out");
+    } else if (strncmp(arg, "--", 2) == 0) {
+      const char *eq = strchr(arg, '=');
+      size_t len = eq != NULL ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+      snprintf(name, sizeof(name), "%.*s", (int)len, arg + 2);
+      value = eq != NULL ? eq + 1 : NULL;
+    } else {
+      fprintf(stderr, CLI_PREFIX "unexpected argument \"%s\" (see --help)\n", arg);
+      return -1;
+    }
+    if (strcmp(name, "rail-optimized") == 0) {
+      if (fattree_spec_set(&a->spec, name, value != NULL ? value : "1", err, sizeof(err)) != 0)
+        return cli_bad_value(err);
+      continue;
+    }
+    if (strcmp(name, "out") != 0 && !cli_is_value_option(name)) {
+      fprintf(stderr, CLI_PREFIX "unknown option %s (see --help)\n", arg);
+      return -1;
+    }
+    if (value == NULL && i + 1 < argc)
+      value = argv[++i];
+    if (value == NULL || *value == '\0') {
+      fprintf(stderr, CLI_PREFIX "%s needs a value (see --help)\n", arg);
+      return -1;
+    }
+    if (strcmp(name, "out") == 0)
+      a->out = value;
+    else if (fattree_spec_set(&a->spec, name, value, err, sizeof(err)) != 0)
+      return cli_bad_value(err);
+  }
+  return 0;
+}
+
+int platform_cli_main(int argc, char **argv)
+{
+  struct cli_args a = {.out = NULL, .help = 0};
+  char err[512];
+  fattree_spec_init(&a.spec);
+  if (cli_parse(argc, argv, &a) != 0)
+    return CLI_USAGE_ERROR;
+  if (a.help) {
+    cli_usage(stdout);
+    return 0;
+  }
+  if (a.spec.gpus == 0) {
+    fprintf(stderr, CLI_PREFIX "--gpus is required (see --help)\n");
+    return CLI_USAGE_ERROR;
+  }
+  if (fattree_spec_check(&a.spec, err, sizeof(err)) != 0) {
+    fprintf(stderr, CLI_PREFIX "--%s\n", err);
+    return CLI_USAGE_ERROR;
+  }
+  if (a.out == NULL) {
+    fprintf(stderr, CLI_PREFIX "-o FILE is required (see --help)\n");
+    return CLI_USAGE_ERROR;
+  }
+  char *command = cli_command_line(argc, argv);
+  if (command == NULL) {
+    fprintf(stderr, CLI_PREFIX "out of memory\n");
+    return CLI_IO_ERROR;
+  }
+  int rc = cli_write_file(a.out, &a.spec, command);
+  free(command);
+  if (rc != 0)
+    return CLI_IO_ERROR;
+  struct fattree_counts c;
+  fattree_counts(&a.spec, &c);
+  if (a.spec.tiers == 2)
+    printf(CLI_PREFIX "wrote %s: %d GPUs, %d leaves, %d spines, %ld links\n", a.out, a.spec.gpus,
+           c.leaves, c.spines, c.fabric_links + c.nvlinks);
+  else
+    printf(CLI_PREFIX "wrote %s: %d GPUs, %d leaves, %d aggregation switches, %d cores, "
+                      "%ld links\n",
+           a.out, a.spec.gpus, c.leaves, c.aggs, c.cores, c.fabric_links + c.nvlinks);
+  return 0;
+}

@@ -1,0 +1,10 @@
+/* The "sgfabric platform" subcommand: writes a fat-tree platform file (docs/platforms.md). */
+#ifndef SGFABRIC_PLATFORM_CLI_H
+#define SGFABRIC_PLATFORM_CLI_H
+
+/* argv[0] is the subcommand name ("platform"). Returns the process exit status: 0 on success,
+ * 2 for a usage error (unknown or malformed option, impossible topology), 1 when the file
+ * cannot be written. Errors go to stderr as "sgfabric platform: <message>". */
+int platform_cli_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,339 @@
+/* The fabric core: creation, posting transfers, the calendar loop and the statistics. */
+#include "fabric.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct param_def fabric_params[] = {
+    {"fabric/mtu", PARAM_INT, UNIT_BYTES, "4096", 256, 65536, NULL,
+     "Largest payload of one packet; transfers are segmented into MTU packets",
+     "IBTA Vol.1 MTU 4096; RoCEv2 over a 4200B+ Ethernet MTU"},
+    {"fabric/switching", PARAM_ENUM, UNIT_NONE, "cut-through", 0, 0, "cut-through|store-and-forward",
+     "Whether a switch forwards a packet once its head arrived or once all of it arrived",
+     "data-centre switch ASICs cut through when the egress port is idle"},
+    {"fabric/nic-latency", PARAM_REAL, UNIT_SECONDS, "500ns", 0, 1e-3, NULL,
+     "Sender NIC processing delay added before a transfer's first packet", "SimAI topology templates: NIC 0.5us"},
+    {"fabric/routing", PARAM_ENUM, UNIT_NONE, "ecmp", 0, 0, "ecmp|adaptive",
+     "Ideal fabric's path choice: a per-flow hash, or per packet the least-queued minimal port",
+     "ECMP: RFC 2992 hash-threshold; adaptive: least-loaded port as in IB AR"},
+    {"fabric/link-stats", PARAM_BOOL, UNIT_NONE, "on", 0, 1, NULL,
+     "Write links.csv with the bytes and utilisation of every fabric link direction", ""},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+void fabric_register_params(void) { param_register(fabric_params); }
+
+const struct fab_model fab_model_ideal = {.name = "ideal"};
+
+#define SLAB_ITEMS 4096
+
+static void *slab_alloc(struct fabric *fab, size_t item_size)
+{
+  if (fab->slab_count == fab->slab_capacity) {
+    fab->slab_capacity = fab->slab_capacity ? 2 * fab->slab_capacity : 16;
+    fab->slabs = realloc(fab->slabs, fab->slab_capacity * sizeof *fab->slabs);
+    if (fab->slabs == NULL)
+      abort();
+  }
+  void *slab = calloc(SLAB_ITEMS, item_size);
+  if (slab == NULL) {
+    fprintf(stderr, "sgfabric: out of memory\n");
+    abort();
+  }
+  fab->slabs[fab->slab_count++] = slab;
+  return slab;
+}
+
+static struct fab_flow *flow_alloc(struct fabric *fab)
+{
+  if (fab->free_flows == NULL) {
+    struct fab_flow *slab = slab_alloc(fab, sizeof(struct fab_flow));
+    for (int i = SLAB_ITEMS - 1; i >= 0; i--) {
+      slab[i].free_next = fab->free_flows;
+      fab->free_flows = &slab[i];
+    }
+  }
+  struct fab_flow *flow = fab->free_flows;
+  fab->free_flows = flow->free_next;
+  memset(flow, 0, sizeof *flow);
+  return flow;
+}
+
+struct fab_packet *fabric_packet_alloc(struct fabric *fab)
+{
+  if (fab->free_packets == NULL) {
+    struct fab_packet *slab = slab_alloc(fab, sizeof(struct fab_packet));
+    for (int i = SLAB_ITEMS - 1; i >= 0; i--) {
+      slab[i].next = fab->free_packets;
+      fab->free_packets = &slab[i];
+    }
+  }
+  struct fab_packet *pkt = fab->free_packets;
+  fab->free_packets = pkt->next;
+  memset(pkt, 0, sizeof *pkt);
+  return pkt;
+}
+
+void fabric_packet_free(struct fabric *fab, struct fab_packet *pkt)
+{
+  pkt->next = fab->free_packets;
+  fab->free_packets = pkt;
+}
+
+struct fabric *fabric_new(struct topo *topo, const struct param_set *params, const struct fab_model *model,
+                          fab_fidelity fidelity, uint64_t seed, char *err, size_t errlen)
+{
+  struct fabric *fab = calloc(1, sizeof *fab);
+  if (fab == NULL)
+    return NULL;
+  fab->topo = topo;
+  fab->params = params;
+  fab->model = model ? model : &fab_model_ideal;
+  fab->fidelity = fidelity;
+  fab->seed = seed;
+  rng_seed(&fab->rng, seed);
+  heap_init(&fab->events);
+  fab->mtu = param_get(params, "fabric/mtu");
+  fab->switching = (fab_switching)param_get_choice(params, "fabric/switching");
+  fab->routing = (fab_routing)param_get_choice(params, "fabric/routing");
+  fab->nic_latency_s = param_get(params, "fabric/nic-latency");
+  fab->ports = calloc((size_t)topo->n_ports + 1, sizeof *fab->ports);
+  if (fidelity == FAB_FIDELITY_FLOW)
+    fab->fe = flow_engine_new(fab);
+  if (fab->model->init && fab->model->init(fab, err, errlen) != 0) {
+    fabric_free(fab);
+    return NULL;
+  }
+  return fab;
+}
+
+void fabric_free(struct fabric *fab)
+{
+  if (fab == NULL)
+    return;
+  if (fab->model && fab->model->fini)
+    fab->model->fini(fab);
+  flow_engine_free(fab->fe);
+  heap_free(&fab->events);
+  for (size_t i = 0; i < fab->slab_count; i++)
+    free(fab->slabs[i]);
+  free(fab->slabs);
+  free(fab->ports);
+  free(fab);
+}
+
+void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr)
+{
+  heap_push(&fab->events, time, type, arg, ptr);
+}
+
+struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
+                             fab_done_fn on_done, void *ctx)
+{
+  struct fab_flow *flow = flow_alloc(fab);
+  flow->id = fab->next_flow_id++;
+  flow->key = rng_mix64(flow->id ^ ((uint64_t)(unsigned)src_gpu << 40) ^ ((uint64_t)(unsigned)dst_gpu << 20));
+  flow->src_gpu = src_gpu;
+  flow->dst_gpu = dst_gpu;
+  flow->tag = tag >= 0 && tag < FAB_MAX_TAGS ? tag : 0;
+  flow->bytes = bytes;
+  flow->post_s = start_s > fab->now ? start_s : fab->now;
+  flow->on_done = on_done;
+  flow->ctx = ctx;
+  flow->state = FLOW_PENDING;
+  flow->active_index = -1;
+  fab->stats.flows_posted++;
+  fabric_schedule(fab, flow->post_s + fab->nic_latency_s, FAB_EV_FLOW_START, 0, flow);
+  return flow;
+}
+
+static void flow_start(struct fabric *fab, struct fab_flow *flow)
+{
+  const struct topo *t = fab->topo;
+  flow->start_s = fab->now;
+  flow->state = FLOW_ACTIVE;
+  if (fab->model->flow_start)
+    fab->model->flow_start(fab, flow);
+  int hops = 0;
+  if (flow->src_gpu != flow->dst_gpu)
+    hops = route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path, ROUTE_MAX_HOPS);
+  if (hops < 0) {
+    fprintf(stderr, "sgfabric: no route from GPU %d to GPU %d\n", flow->src_gpu, flow->dst_gpu);
+    abort();
+  }
+  flow->hops = (uint8_t)hops;
+  double *counter = hops > 0 && t->ports[flow->path[0]].is_nvlink ? fab->stats.nvlink_bytes : fab->stats.fabric_bytes;
+  if (hops > 0)
+    counter[flow->tag] += flow->bytes;
+  fab->active_flows++;
+  if (hops == 0 || flow->bytes <= 0) {
+    flow->delivered = flow->bytes;
+    fabric_flow_finished(fab, flow);
+    return;
+  }
+  if (fab->fidelity == FAB_FIDELITY_PACKET)
+    pkt_engine_start_flow(fab, flow);
+  else
+    flow_engine_start_flow(fab, flow);
+}
+
+void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
+{
+  flow->state = FLOW_DONE;
+  flow->finish_s = fab->now;
+  fab->active_flows--;
+  fab->stats.flows_done++;
+  fab->stats.bytes_delivered += flow->bytes;
+  double fct = flow->finish_s - flow->post_s;
+  fab->stats.fct_sum_s += fct;
+  if (fct > fab->stats.fct_max_s)
+    fab->stats.fct_max_s = fct;
+  if (fab->model->flow_done)
+    fab->model->flow_done(fab, flow);
+  if (flow->on_done)
+    flow->on_done(fab, flow, flow->ctx);
+  flow->free_next = fab->free_flows;
+  fab->free_flows = flow;
+}
+
+double fabric_path_tail_latency(const struct fabric *fab, const struct fab_flow *flow, double last_packet_bytes)
+{
+  const struct topo *t = fab->topo;
+  double latency = 0;
+  for (int h = 0; h < flow->hops; h++) {
+    const struct topo_port *p = &t->ports[flow->path[h]];
+    latency += p->latency_s;
+    const struct topo_node *peer = &t->nodes[p->peer_node];
+    if (peer->kind == TOPO_SWITCH)
+      latency += t->switch_latency_s;
+    else if (peer->kind == TOPO_NVSWITCH)
+      latency += t->nvswitch_latency_s;
+    if (h > 0 && fab->switching == FAB_SWITCHING_STORE_AND_FORWARD)
+      latency += last_packet_bytes / p->rate_Bps;
+  }
+  return latency;
+}
+
+static void dispatch(struct fabric *fab, const struct fab_event *ev)
+{
+  fab->stats.events++;
+  switch (ev->type) {
+  case FAB_EV_FLOW_START:
+    flow_start(fab, ev->ptr);
+    break;
+  case FAB_EV_TX_DONE:
+  case FAB_EV_ARRIVE:
+  case FAB_EV_KICK:
+    pkt_engine_event(fab, ev);
+    break;
+  case FAB_EV_FLOW_DRAINED:
+  case FAB_EV_FLOW_DONE:
+  case FAB_EV_FLOW_RECOMPUTE:
+    flow_engine_event(fab, ev);
+    break;
+  case FAB_EV_MODEL:
+    if (fab->model->on_event)
+      fab->model->on_event(fab, ev->ptr, ev->arg);
+    break;
+  default:
+    fprintf(stderr, "sgfabric: internal error: unknown event type %u\n", ev->type);
+    abort();
+  }
+}
+
+double fabric_next_time(const struct fabric *fab)
+{
+  const struct fab_event *top = heap_top(&fab->events);
+  return top ? top->time : -1;
+}
+
+void fabric_advance(struct fabric *fab, double until)
+{
+  struct fab_event ev;
+  const struct fab_event *top;
+  while ((top = heap_top(&fab->events)) != NULL && top->time <= until) {
+    heap_pop(&fab->events, &ev);
+    if (ev.time > fab->now)
+      fab->now = ev.time;
+    dispatch(fab, &ev);
+  }
+}
+
+void fabric_run(struct fabric *fab)
+{
+  struct fab_event ev;
+  while (heap_pop(&fab->events, &ev) == 0) {
+    if (ev.time > fab->now)
+      fab->now = ev.time;
+    dispatch(fab, &ev);
+  }
+}
+
+void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent)
+{
+  const struct fab_stats *s = &fab->stats;
+  double fabric_total = 0, nvlink_total = 0;
+  for (int i = 0; i < FAB_MAX_TAGS; i++) {
+    fabric_total += s->fabric_bytes[i];
+    nvlink_total += s->nvlink_bytes[i];
+  }
+  fprintf(out, "%s\"events\": %llu,\n", indent, (unsigned long long)s->events);
+  fprintf(out, "%s\"packets\": %llu,\n", indent, (unsigned long long)s->packets);
+  fprintf(out, "%s\"packet_hops\": %llu,\n", indent, (unsigned long long)s->packet_hops);
+  fprintf(out, "%s\"rate_updates\": %llu,\n", indent, (unsigned long long)s->rate_updates);
+  fprintf(out, "%s\"fabric_bytes\": %.17g,\n", indent, fabric_total);
+  fprintf(out, "%s\"nvlink_bytes\": %.17g,\n", indent, nvlink_total);
+  fprintf(out, "%s\"mean_fct_s\": %.17g,\n", indent, s->flows_done ? s->fct_sum_s / (double)s->flows_done : 0.0);
+  fprintf(out, "%s\"max_fct_s\": %.17g,\n", indent, s->fct_max_s);
+  /* Per-link figures are summarised here; links.csv has every direction. */
+  const struct topo *t = fab->topo;
+  double sim_time = fab->now > 0 ? fab->now : 1;
+  double max_util = 0, sum_util = 0;
+  int max_port = -1, counted = 0;
+  for (int p = 0; p < t->n_ports; p++) {
+    if (t->ports[p].is_nvlink)
+      continue;
+    double util = fab->ports[p].tx_bytes / (t->ports[p].rate_Bps * sim_time);
+    sum_util += util;
+    counted++;
+    if (util > max_util) {
+      max_util = util;
+      max_port = p;
+    }
+  }
+  fprintf(out, "%s\"link_utilisation_mean\": %.17g,\n", indent, counted ? sum_util / counted : 0.0);
+  fprintf(out, "%s\"link_utilisation_max\": %.17g,\n", indent, max_util);
+  if (max_port >= 0)
+    fprintf(out, "%s\"link_utilisation_max_at\": \"%s:%s->%s\",\n", indent, t->links[t->ports[max_port].link].name,
+            t->nodes[t->ports[max_port].node].name, t->nodes[t->ports[max_port].peer_node].name);
+  double peak = 0;
+  int peak_port = -1;
+  for (int p = 0; p < t->n_ports; p++)
+    if (!t->ports[p].is_nvlink && fab->ports[p].peak_queued > peak) {
+      peak = fab->ports[p].peak_queued;
+      peak_port = p;
+    }
+  fprintf(out, "%s\"peak_queue_bytes\": %.17g,\n", indent, peak);
+  if (peak_port >= 0)
+    fprintf(out, "%s\"peak_queue_at\": \"%s->%s\",\n", indent, t->nodes[t->ports[peak_port].node].name,
+            t->nodes[t->ports[peak_port].peer_node].name);
+  if (fab->model->write_counters)
+    fab->model->write_counters((struct fabric *)fab, out, indent);
+  fprintf(out, "%s\"drops\": %llu\n", indent, (unsigned long long)s->drops);
+}
+
+int fabric_write_links_csv(const struct fabric *fab, FILE *out)
+{
+  const struct topo *t = fab->topo;
+  double sim_time = fab->now > 0 ? fab->now : 1;
+  fprintf(out, "link,from,to,rate_Bps,bytes,packets,utilisation,busy_s,peak_queue_bytes\n");
+  for (int p = 0; p < t->n_ports; p++) {
+    const struct topo_port *tp = &t->ports[p];
+    const struct fab_port *fp = &fab->ports[p];
+    fprintf(out, "%s,%s,%s,%.17g,%.17g,%llu,%.6f,%.17g,%.17g\n", t->links[tp->link].name, t->nodes[tp->node].name,
+            t->nodes[tp->peer_node].name, tp->rate_Bps, fp->tx_bytes, (unsigned long long)fp->tx_packets,
+            fp->tx_bytes / (tp->rate_Bps * sim_time), fp->busy_s, fp->peak_queued);
+  }
+  return ferror(out) ? -1 : 0;
+}

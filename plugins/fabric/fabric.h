@@ -1,0 +1,230 @@
+/* The fabric: a topology, a calendar and two engines that move transfers across it.
+ *
+ *  - the packet engine moves every packet (MTU segments) through every port: NIC injection at
+ *    line rate, per-port queues serialised at line rate, propagation delay, store-and-forward or
+ *    cut-through switching, completion when the last byte arrives;
+ *  - the flow engine moves fluid flows: max-min fair rates by progressive filling, recomputed
+ *    when a flow starts or finishes, completion events scheduled from the rates.
+ *
+ * The engine is the "ideal" fabric (no flow control, unlimited buffers). A model (InfiniBand,
+ * RoCEv2) extends it through the hooks of struct fab_model; a NULL hook keeps the ideal
+ * behaviour. Nothing here includes SimGrid: sg_fabric.c drives a fabric from SimGrid's clock,
+ * unit tests drive it with fabric_run(). */
+#ifndef SGFABRIC_FABRIC_H
+#define SGFABRIC_FABRIC_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "heap.h"
+#include "param.h"
+#include "rng.h"
+#include "route.h"
+#include "topo.h"
+
+#define FAB_MAX_QUEUES 8 /* queues per port: InfiniBand data VLs, Ethernet priorities */
+#define FAB_MAX_TAGS 16  /* traffic classes counted separately (tp, pp, dp, ...) */
+
+typedef enum { FAB_FIDELITY_PACKET, FAB_FIDELITY_FLOW } fab_fidelity;
+typedef enum { FAB_SWITCHING_CUT_THROUGH, FAB_SWITCHING_STORE_AND_FORWARD } fab_switching;
+typedef enum { FAB_ROUTING_ECMP, FAB_ROUTING_ADAPTIVE } fab_routing;
+
+struct fabric;
+struct fab_flow;
+
+typedef void (*fab_done_fn)(struct fabric *fab, struct fab_flow *flow, void *ctx);
+
+enum fab_flow_state { FLOW_PENDING, FLOW_ACTIVE, FLOW_DRAINED, FLOW_DONE };
+
+/* A transfer of bytes from one GPU to another. */
+struct fab_flow {
+  uint64_t id;         /* posting order, from 0 */
+  uint64_t key;        /* routing key: ECMP hashes it (a model may fold a QP's UDP port in) */
+  int src_gpu, dst_gpu;
+  int tag;             /* traffic class for accounting, < FAB_MAX_TAGS */
+  uint8_t state;       /* enum fab_flow_state */
+  uint8_t hops;        /* ports on the path */
+  uint8_t queue;       /* queue (VL / priority) its packets use */
+  uint8_t in_ring;     /* packet engine: linked in its NIC's injection ring */
+  int32_t path[ROUTE_MAX_HOPS]; /* egress ports, source NIC first */
+  double bytes;        /* size */
+  double post_s;       /* when the sender posted it */
+  double start_s;      /* when injection began (post + NIC latency) */
+  double finish_s;     /* when its last byte arrived */
+  fab_done_fn on_done;
+  void *ctx;
+  /* packet engine */
+  double injected;     /* bytes handed to the NIC */
+  double delivered;    /* bytes arrived at the destination */
+  double next_tx_s;    /* pacing: earliest date of its next packet (models set it) */
+  uint32_t next_seq;   /* sequence number of the next packet */
+  struct fab_flow *ring_next;
+  /* flow engine */
+  double rate_Bps;     /* current max-min rate */
+  double rate_cap_Bps; /* a model's limit on this flow's rate (0: none) */
+  double remaining;    /* bytes not yet drained at the current rate */
+  double last_s;       /* date remaining was last brought up to date */
+  uint32_t version;    /* invalidates completion events scheduled under older rates */
+  int32_t active_index;/* position in the active set */
+  void *model_data;    /* per-flow state of the model */
+  struct fab_flow *free_next;
+};
+
+/* One packet in flight. */
+struct fab_packet {
+  struct fab_packet *next; /* queue link */
+  struct fab_flow *flow;
+  double tail_s;           /* date its tail is available at the node it is at (cut-through) */
+  uint32_t seq;            /* packet number within the flow */
+  uint32_t bytes;
+  int32_t node;            /* node it is at or travelling to */
+  int32_t in_port;         /* the peer's egress port it arrived through (-1 at the source) */
+  uint8_t hop;             /* index of the next egress port on the flow's path */
+  uint8_t queue;           /* VL / priority */
+  uint8_t flags;           /* model bits (ECN CE, ...) */
+};
+
+/* Per-port state of the packet engine and per-port statistics of both engines. */
+struct fab_port {
+  struct fab_packet *head[FAB_MAX_QUEUES], *tail[FAB_MAX_QUEUES];
+  double queued_bytes[FAB_MAX_QUEUES];
+  double total_queued;     /* bytes waiting in all queues */
+  struct fab_flow *ring;   /* NIC ports: flows with bytes to inject (circular, last inserted) */
+  double busy_until;       /* end of the current transmission */
+  double kick_s;           /* a pacing retry is scheduled at this date (0: none) */
+  uint8_t busy;
+  uint8_t next_queue;      /* round-robin position among queues */
+  uint8_t cur_queue;       /* the packet being transmitted: its queue, */
+  uint32_t cur_bytes;      /* its size */
+  int32_t cur_in_port;     /* and the port it arrived through (-1: injected here) */
+  /* statistics */
+  double tx_bytes;         /* bytes transmitted */
+  double busy_s;           /* time spent transmitting */
+  double peak_queued;      /* largest total_queued seen */
+  uint64_t tx_packets;
+};
+
+/* Hooks of a fabric model. Every hook is optional. */
+struct fab_model {
+  const char *name;
+  /* Called once when the fabric is created; returns 0 or -1 with a message naming the parameter. */
+  int (*init)(struct fabric *fab, char *err, size_t errlen);
+  void (*fini)(struct fabric *fab);
+  /* A flow is about to start: set key, queue, rate cap, pacing, model_data. */
+  void (*flow_start)(struct fabric *fab, struct fab_flow *flow);
+  void (*flow_done)(struct fabric *fab, struct fab_flow *flow);
+  /* packet engine */
+  int (*may_send)(struct fabric *fab, int port, int queue, const struct fab_packet *pkt); /* credits, pause */
+  void (*on_transmit)(struct fabric *fab, int port, struct fab_packet *pkt);  /* dequeue: ECN mark, credits */
+  /* The packet on port (described by fab->ports[port].cur_*) has left this node's buffer. */
+  void (*on_tx_done)(struct fabric *fab, int port);
+  int (*on_arrive)(struct fabric *fab, int node, struct fab_packet *pkt);     /* 0: dropped */
+  void (*on_deliver)(struct fabric *fab, struct fab_packet *pkt);             /* at the destination NIC */
+  void (*on_injected)(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt); /* pacing */
+  int (*choose_port)(struct fabric *fab, int node, const struct fab_packet *pkt, const int *cand, int n);
+  void (*on_event)(struct fabric *fab, void *ptr, uint32_t arg);              /* its own timers */
+  void (*write_counters)(struct fabric *fab, FILE *out, const char *indent);  /* summary.json */
+};
+
+struct fab_stats {
+  uint64_t events;          /* calendar events processed */
+  uint64_t packets;         /* packets injected */
+  uint64_t packet_hops;     /* packet transmissions on any port */
+  uint64_t flows_posted, flows_done;
+  uint64_t rate_updates;    /* flow engine: max-min recomputations */
+  double bytes_delivered;
+  double fabric_bytes[FAB_MAX_TAGS];  /* bytes injected into the fabric (NIC ports) per tag */
+  double nvlink_bytes[FAB_MAX_TAGS];  /* bytes moved over NVLink per tag */
+  double fct_sum_s, fct_max_s;
+  uint64_t drops;
+};
+
+struct fabric {
+  struct topo *topo;
+  const struct param_set *params;
+  const struct fab_model *model;
+  void *model_state;
+  fab_fidelity fidelity;
+  fab_switching switching;
+  fab_routing routing;
+  double mtu;
+  double nic_latency_s;
+  uint64_t seed;
+  struct fab_rng rng;
+  struct fab_heap events;
+  double now;
+  struct fab_port *ports;
+  struct fab_stats stats;
+  uint64_t next_flow_id;
+  struct fab_flow *free_flows;
+  struct fab_packet *free_packets;
+  void **slabs;
+  size_t slab_count, slab_capacity;
+  struct flow_engine *fe;
+  uint64_t active_flows;
+};
+
+/* Calendar event types. Models use FAB_EV_MODEL with their own ptr/arg. */
+enum {
+  FAB_EV_FLOW_START,
+  FAB_EV_TX_DONE,
+  FAB_EV_ARRIVE,
+  FAB_EV_KICK,
+  FAB_EV_FLOW_DRAINED,
+  FAB_EV_FLOW_DONE,
+  FAB_EV_FLOW_RECOMPUTE,
+  FAB_EV_MODEL,
+};
+
+/* The core's parameter table ("fabric/..."); registered by fabric_register_params(). */
+extern const struct param_def fabric_params[];
+void fabric_register_params(void);
+
+/* The ideal model: no flow control, unlimited buffers. */
+extern const struct fab_model fab_model_ideal;
+
+/* Creates a fabric over topo (which it does not own). Returns NULL with a message in err. */
+struct fabric *fabric_new(struct topo *topo, const struct param_set *params, const struct fab_model *model,
+                          fab_fidelity fidelity, uint64_t seed, char *err, size_t errlen);
+void fabric_free(struct fabric *fab);
+
+/* Posts a transfer that starts at start_s (>= fabric time). on_done is called when its last byte
+ * arrives; the flow is recycled when on_done returns. */
+struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
+                             fab_done_fn on_done, void *ctx);
+
+/* Date of the next event, or -1 when idle. */
+double fabric_next_time(const struct fabric *fab);
+/* Processes every event dated <= until; the clock stays at the last event processed. */
+void fabric_advance(struct fabric *fab, double until);
+/* Processes events until none is left (tests and flow-only runs). */
+void fabric_run(struct fabric *fab);
+
+/* Schedules an event for the model. */
+void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr);
+/* Packet engine: (re)tries transmission on a port, e.g. after credits returned or a pause ended. */
+void fabric_port_kick(struct fabric *fab, int port);
+/* Flow engine: the model changed a rate cap; rates are recomputed. */
+void fabric_flow_caps_changed(struct fabric *fab);
+
+/* Writes summary.json's fabric part: counters and per-link statistics. */
+void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent);
+/* Writes links.csv: one row per direction of each fabric link. */
+int fabric_write_links_csv(const struct fabric *fab, FILE *out);
+
+/* Internal to the engines. */
+void pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow);
+void pkt_engine_event(struct fabric *fab, const struct fab_event *ev);
+struct flow_engine *flow_engine_new(struct fabric *fab);
+void flow_engine_free(struct flow_engine *fe);
+void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow);
+void flow_engine_event(struct fabric *fab, const struct fab_event *ev);
+void flow_engine_recompute(struct fabric *fab);
+void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow);
+struct fab_packet *fabric_packet_alloc(struct fabric *fab);
+void fabric_packet_free(struct fabric *fab, struct fab_packet *pkt);
+/* Latency from the last byte leaving the source until it reaches the destination on an idle path:
+ * propagation, switch latencies and, store-and-forward, the re-serialisation of the last packet. */
+double fabric_path_tail_latency(const struct fabric *fab, const struct fab_flow *flow, double last_packet_bytes);
+
+#endif

@@ -1,0 +1,73 @@
+/* Binary min-heap of events keyed by (time, seq). */
+#include "heap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static inline int event_before(const struct fab_event *a, const struct fab_event *b)
+{
+  return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+void heap_init(struct fab_heap *h)
+{
+  h->items = NULL;
+  h->size = 0;
+  h->capacity = 0;
+  h->next_seq = 0;
+}
+
+void heap_free(struct fab_heap *h)
+{
+  free(h->items);
+  heap_init(h);
+}
+
+uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg, void *ptr)
+{
+  if (h->size == h->capacity) {
+    size_t capacity = h->capacity ? 2 * h->capacity : 1024;
+    struct fab_event *items = realloc(h->items, capacity * sizeof *items);
+    if (items == NULL) {
+      fprintf(stderr, "sgfabric: out of memory growing the event heap to %zu events\n", capacity);
+      abort();
+    }
+    h->items = items;
+    h->capacity = capacity;
+  }
+  struct fab_event ev = {.time = time, .seq = h->next_seq++, .ptr = ptr, .type = type, .arg = arg};
+  size_t i = h->size++;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (!event_before(&ev, &h->items[parent]))
+      break;
+    h->items[i] = h->items[parent];
+    i = parent;
+  }
+  h->items[i] = ev;
+  return ev.seq;
+}
+
+int heap_pop(struct fab_heap *h, struct fab_event *out)
+{
+  if (h->size == 0)
+    return -1;
+  *out = h->items[0];
+  struct fab_event last = h->items[--h->size];
+  size_t n = h->size;
+  size_t i = 0;
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= n)
+      break;
+    if (child + 1 < n && event_before(&h->items[child + 1], &h->items[child]))
+      child++;
+    if (!event_before(&h->items[child], &last))
+      break;
+    h->items[i] = h->items[child];
+    i = child;
+  }
+  if (n > 0)
+    h->items[i] = last;
+  return 0;
+}

@@ -1,0 +1,37 @@
+/* The fabric's calendar: a binary min-heap of events ordered by (time, insertion sequence).
+ *
+ * The sequence number makes the order of simultaneous events the order in which they were
+ * scheduled, so two runs with the same inputs process events in the same order (libuv's timer
+ * heap breaks ties the same way). Events are small values, not allocations. */
+#ifndef SGFABRIC_HEAP_H
+#define SGFABRIC_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fab_event {
+  double time;   /* simulated date, seconds */
+  uint64_t seq;  /* insertion order, breaks ties */
+  void *ptr;     /* the object the event acts on (packet, flow, ...) */
+  uint32_t type; /* what happens; interpreted by the engine that scheduled it */
+  uint32_t arg;  /* a small argument (port index, version stamp, ...) */
+};
+
+struct fab_heap {
+  struct fab_event *items;
+  size_t size;
+  size_t capacity;
+  uint64_t next_seq;
+};
+
+void heap_init(struct fab_heap *h);
+void heap_free(struct fab_heap *h);
+/* Schedules an event; returns its sequence number. */
+uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg, void *ptr);
+/* Removes the earliest event into *out; returns 0, or -1 when empty. */
+int heap_pop(struct fab_heap *h, struct fab_event *out);
+/* The earliest event, or NULL when empty. */
+static inline const struct fab_event *heap_top(const struct fab_heap *h) { return h->size ? &h->items[0] : NULL; }
+static inline size_t heap_size(const struct fab_heap *h) { return h->size; }
+
+#endif

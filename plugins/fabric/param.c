@@ -1,0 +1,269 @@
+/* Parameter tables: registration, typed parsing with range checks, listing. */
+#include "param.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PARAM_MAX_TABLES 16
+
+static const struct param_def *g_tables[PARAM_MAX_TABLES];
+static int g_table_count;
+
+struct param_set {
+  const struct param_def **defs; /* every registered row, in registration order */
+  struct param_value *values;
+  size_t count;
+};
+
+void param_register(const struct param_def *defs)
+{
+  for (int i = 0; i < g_table_count; i++)
+    if (g_tables[i] == defs)
+      return;
+  if (g_table_count == PARAM_MAX_TABLES) {
+    fprintf(stderr, "sgfabric: too many parameter tables\n");
+    abort();
+  }
+  g_tables[g_table_count++] = defs;
+}
+
+static const struct param_def *find_def(const char *name, size_t *index)
+{
+  size_t k = 0;
+  for (int t = 0; t < g_table_count; t++)
+    for (const struct param_def *d = g_tables[t]; d->name != NULL; d++, k++)
+      if (strcmp(d->name, name) == 0) {
+        if (index)
+          *index = k;
+        return d;
+      }
+  return NULL;
+}
+
+int param_exists(const char *name) { return find_def(name, NULL) != NULL; }
+
+int param_area_known(const char *name)
+{
+  const char *slash = strchr(name, '/');
+  if (slash == NULL)
+    return 0;
+  size_t len = (size_t)(slash - name);
+  for (int t = 0; t < g_table_count; t++)
+    if (g_tables[t][0].name && strncmp(g_tables[t][0].name, name, len + 1) == 0)
+      return 1;
+  return 0;
+}
+
+static int choice_index(const char *choices, const char *word)
+{
+  size_t wlen = strlen(word);
+  int index = 0;
+  const char *p = choices;
+  while (*p) {
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    if (len == wlen && strncmp(p, word, len) == 0)
+      return index;
+    index++;
+    if (!bar)
+      break;
+    p = bar + 1;
+  }
+  return -1;
+}
+
+static int parse_value(const struct param_def *d, const char *text, struct param_value *v, char *err,
+                       size_t errlen)
+{
+  double number = 0;
+  switch (d->type) {
+  case PARAM_BOOL:
+    if (!strcmp(text, "on") || !strcmp(text, "1") || !strcmp(text, "true") || !strcmp(text, "yes"))
+      number = 1;
+    else if (!strcmp(text, "off") || !strcmp(text, "0") || !strcmp(text, "false") || !strcmp(text, "no"))
+      number = 0;
+    else {
+      snprintf(err, errlen, "parameter '%s': '%s' is not on/off", d->name, text);
+      return -1;
+    }
+    break;
+  case PARAM_ENUM: {
+    int index = choice_index(d->choices, text);
+    if (index < 0) {
+      snprintf(err, errlen, "parameter '%s': '%s' is not one of %s", d->name, text, d->choices);
+      return -1;
+    }
+    number = index;
+    break;
+  }
+  case PARAM_TEXT:
+    break;
+  case PARAM_REAL:
+  case PARAM_INT:
+    if (unit_parse(d->unit, text, &number) != 0 &&
+        !(d->unit == UNIT_NONE && unit_parse_number(text, &number) == 0)) {
+      if (d->unit == UNIT_NONE)
+        snprintf(err, errlen, "parameter '%s': '%s' is not a number", d->name, text);
+      else
+        snprintf(err, errlen, "parameter '%s': '%s' is not a non-negative %s with a unit (e.g. %s)", d->name,
+                 text,
+                 d->unit == UNIT_BPS ? "rate" : d->unit == UNIT_SECONDS ? "duration" : "size",
+                 d->unit == UNIT_BPS ? "400Gbps" : d->unit == UNIT_SECONDS ? "1us" : "9MB");
+      return -1;
+    }
+    if (d->type == PARAM_INT && number != floor(number)) {
+      snprintf(err, errlen, "parameter '%s': '%s' is not an integer", d->name, text);
+      return -1;
+    }
+    if (number < d->min || number > d->max) {
+      char lo[32], hi[32];
+      unit_format(d->unit, d->min, lo, sizeof lo);
+      unit_format(d->unit, d->max, hi, sizeof hi);
+      snprintf(err, errlen, "parameter '%s': %s is out of range [%s, %s]", d->name, text, lo, hi);
+      return -1;
+    }
+    break;
+  }
+  if (strlen(text) >= sizeof v->text) {
+    snprintf(err, errlen, "parameter '%s': value too long", d->name);
+    return -1;
+  }
+  v->number = number;
+  strcpy(v->text, text);
+  return 0;
+}
+
+struct param_set *param_set_new(void)
+{
+  struct param_set *set = calloc(1, sizeof *set);
+  for (int t = 0; t < g_table_count; t++)
+    for (const struct param_def *d = g_tables[t]; d->name != NULL; d++)
+      set->count++;
+  set->defs = calloc(set->count ? set->count : 1, sizeof *set->defs);
+  set->values = calloc(set->count ? set->count : 1, sizeof *set->values);
+  size_t k = 0;
+  for (int t = 0; t < g_table_count; t++)
+    for (const struct param_def *d = g_tables[t]; d->name != NULL; d++, k++) {
+      char err[256];
+      set->defs[k] = d;
+      if (parse_value(d, d->default_text, &set->values[k], err, sizeof err) != 0) {
+        fprintf(stderr, "sgfabric: bad default in the parameter table: %s\n", err);
+        abort();
+      }
+      set->values[k].origin = "default";
+    }
+  return set;
+}
+
+void param_set_free(struct param_set *set)
+{
+  if (set == NULL)
+    return;
+  free(set->defs);
+  free(set->values);
+  free(set);
+}
+
+int param_set_text(struct param_set *set, const char *name, const char *value, const char *origin, char *err,
+                   size_t errlen)
+{
+  size_t index;
+  const struct param_def *d = find_def(name, &index);
+  if (d == NULL) {
+    snprintf(err, errlen, "unknown parameter '%s' (sgfabric params lists them all)", name);
+    return -1;
+  }
+  struct param_value v;
+  if (parse_value(d, value, &v, err, errlen) != 0)
+    return -1;
+  v.origin = origin;
+  set->values[index] = v;
+  return 0;
+}
+
+int param_set_cfg(struct param_set *set, const char *arg, char *err, size_t errlen)
+{
+  const char *colon = strchr(arg, ':');
+  if (colon == NULL || colon == arg) {
+    snprintf(err, errlen, "--cfg=%s: expected --cfg=area/name:value", arg);
+    return -1;
+  }
+  char name[128];
+  size_t len = (size_t)(colon - arg);
+  if (len >= sizeof name) {
+    snprintf(err, errlen, "--cfg=%s: parameter name too long", arg);
+    return -1;
+  }
+  memcpy(name, arg, len);
+  name[len] = '\0';
+  return param_set_text(set, name, colon + 1, "--cfg", err, errlen);
+}
+
+static const struct param_value *lookup(const struct param_set *set, const char *name)
+{
+  for (size_t i = 0; i < set->count; i++)
+    if (strcmp(set->defs[i]->name, name) == 0)
+      return &set->values[i];
+  fprintf(stderr, "sgfabric: internal error: parameter '%s' is not registered\n", name);
+  abort();
+}
+
+double param_get(const struct param_set *set, const char *name) { return lookup(set, name)->number; }
+int param_get_int(const struct param_set *set, const char *name) { return (int)lookup(set, name)->number; }
+const char *param_get_text(const struct param_set *set, const char *name) { return lookup(set, name)->text; }
+int param_get_choice(const struct param_set *set, const char *name) { return (int)lookup(set, name)->number; }
+
+static const char *type_name(const struct param_def *d)
+{
+  switch (d->type) {
+  case PARAM_BOOL:
+    return "on|off";
+  case PARAM_ENUM:
+    return d->choices;
+  case PARAM_TEXT:
+    return "text";
+  case PARAM_INT:
+    return d->unit == UNIT_NONE ? "integer" : unit_name(d->unit);
+  case PARAM_REAL:
+  default:
+    return d->unit == UNIT_NONE ? "number" : unit_name(d->unit);
+  }
+}
+
+void param_print_table(FILE *out, int markdown)
+{
+  if (markdown)
+    fprintf(out, "| name | default | unit / values | range | description | source |\n|---|---|---|---|---|---|\n");
+  for (int t = 0; t < g_table_count; t++)
+    for (const struct param_def *d = g_tables[t]; d->name != NULL; d++) {
+      char range[80] = "";
+      if (d->type == PARAM_REAL || d->type == PARAM_INT) {
+        char lo[32], hi[32];
+        unit_format(d->unit, d->min, lo, sizeof lo);
+        unit_format(d->unit, d->max, hi, sizeof hi);
+        snprintf(range, sizeof range, "[%s, %s]", lo, hi);
+      }
+      if (markdown)
+        fprintf(out, "| `%s` | %s | %s | %s | %s | %s |\n", d->name, d->default_text, type_name(d), range,
+                d->description, d->source ? d->source : "");
+      else
+        fprintf(out, "%-28s %-14s %-16s %-24s %s%s%s%s\n", d->name, d->default_text, type_name(d), range,
+                d->description, d->source ? " [" : "", d->source ? d->source : "", d->source ? "]" : "");
+    }
+}
+
+void param_write_json(const struct param_set *set, FILE *out, const char *indent)
+{
+  for (size_t i = 0; i < set->count; i++) {
+    const struct param_def *d = set->defs[i];
+    fprintf(out, "%s\"%s\": ", indent, d->name);
+    if (d->type == PARAM_ENUM || d->type == PARAM_TEXT)
+      fprintf(out, "\"%s\"", set->values[i].text);
+    else if (d->type == PARAM_BOOL)
+      fprintf(out, "%s", set->values[i].number ? "true" : "false");
+    else
+      fprintf(out, "%.17g", set->values[i].number);
+    fprintf(out, "%s\n", i + 1 < set->count ? "," : "");
+  }
+}

@@ -1,0 +1,65 @@
+/* Parameter tables: every tunable of every fabric model, declared once.
+ *
+ * Each model (fabric core, ib, roce) declares one static table of rows: name in SimGrid's
+ * "area/name" style, type, unit, default, range, one-line description and source. The rows
+ * generate `sgfabric params` and docs/parameters.md; values are set from platform <prop>s and
+ * then from `--cfg=area/name:value` arguments (later wins), each checked against its range
+ * with an error naming the parameter (the Redis static_configs[] / ns-3 AddAttribute idea). */
+#ifndef SGFABRIC_PARAM_H
+#define SGFABRIC_PARAM_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "units.h"
+
+typedef enum { PARAM_REAL, PARAM_INT, PARAM_BOOL, PARAM_ENUM, PARAM_TEXT } param_type;
+
+struct param_def {
+  const char *name;        /* "area/name", e.g. "fabric/mtu" */
+  param_type type;         /* how the value is read */
+  unit_kind unit;          /* unit of REAL/INT values (UNIT_NONE for plain numbers) */
+  const char *default_text;/* default, as a user would type it */
+  double min, max;         /* inclusive range of REAL/INT values */
+  const char *choices;     /* ENUM: the allowed words separated by '|' */
+  const char *description; /* one line: what it does */
+  const char *source;      /* where the default comes from */
+};
+
+struct param_value {
+  double number;   /* REAL/INT/BOOL value; ENUM: index of the choice */
+  char text[96];   /* the value as given (ENUM word, TEXT value) */
+  const char *origin; /* "default", "platform", "--cfg" */
+};
+
+/* Registers a model's table (static storage). Registering the same table twice is a no-op. */
+void param_register(const struct param_def *defs);
+
+/* The values of one run: one per registered row. */
+struct param_set;
+struct param_set *param_set_new(void);
+void param_set_free(struct param_set *set);
+
+/* Sets one value from text. Returns 0, or -1 with a message naming the parameter in err. */
+int param_set_text(struct param_set *set, const char *name, const char *value, const char *origin,
+                   char *err, size_t errlen);
+/* Parses "area/name:value" (the part after --cfg=). */
+int param_set_cfg(struct param_set *set, const char *arg, char *err, size_t errlen);
+/* Whether a registered parameter has this name. */
+int param_exists(const char *name);
+/* Whether the name's area ("ib" in "ib/mtu") belongs to a registered table. */
+int param_area_known(const char *name);
+
+/* Reads a value; asking for an unregistered name is a programming error and aborts. */
+double param_get(const struct param_set *set, const char *name);
+int param_get_int(const struct param_set *set, const char *name);
+const char *param_get_text(const struct param_set *set, const char *name);
+/* ENUM: the index of the chosen word among the choices. */
+int param_get_choice(const struct param_set *set, const char *name);
+
+/* Lists every registered row (name, default, unit, range, description, source). */
+void param_print_table(FILE *out, int markdown);
+/* Writes the values of the set as a JSON object body ("name": value, ...). */
+void param_write_json(const struct param_set *set, FILE *out, const char *indent);
+
+#endif

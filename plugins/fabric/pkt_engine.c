@@ -1,0 +1,275 @@
+/* The packet engine: every packet through every port.
+ *
+ * A port serialises one packet at a time at line rate. A GPU's NIC port pulls packets from its
+ * flows in round robin (one MTU each, as a NIC interleaves QPs); a switch port serves its queues
+ * (round robin over the queues a model allows). Each packet hop costs two calendar events: the
+ * end of its transmission on the port, and its arrival at the next node.
+ *
+ * Switching (fabric/switching): with cut-through a switch may start forwarding once the head
+ * arrived (plus the switch latency), but never finishes before the tail arrived; with
+ * store-and-forward it waits for the tail. Uncongested, a transfer of S bytes over hops with
+ * rates r and delays d therefore takes S/r + sum(d) + sum(switch latency) with cut-through,
+ * plus the last packet's re-serialisation at each further hop with store-and-forward. */
+#include "fabric.h"
+
+#include <stdlib.h>
+
+static void port_try_send(struct fabric *fab, int port);
+
+static void queue_push(struct fab_port *fp, struct fab_packet *pkt)
+{
+  int q = pkt->queue;
+  pkt->next = NULL;
+  if (fp->tail[q])
+    fp->tail[q]->next = pkt;
+  else
+    fp->head[q] = pkt;
+  fp->tail[q] = pkt;
+  fp->queued_bytes[q] += pkt->bytes;
+  fp->total_queued += pkt->bytes;
+  if (fp->total_queued > fp->peak_queued)
+    fp->peak_queued = fp->total_queued;
+}
+
+static struct fab_packet *queue_pop(struct fab_port *fp, int q)
+{
+  struct fab_packet *pkt = fp->head[q];
+  fp->head[q] = pkt->next;
+  if (fp->head[q] == NULL)
+    fp->tail[q] = NULL;
+  fp->queued_bytes[q] -= pkt->bytes;
+  fp->total_queued -= pkt->bytes;
+  pkt->next = NULL;
+  return pkt;
+}
+
+static void ring_insert(struct fab_port *fp, struct fab_flow *flow)
+{
+  if (fp->ring == NULL) {
+    flow->ring_next = flow;
+  } else {
+    flow->ring_next = fp->ring->ring_next;
+    fp->ring->ring_next = flow;
+  }
+  fp->ring = flow;
+  flow->in_ring = 1;
+}
+
+/* Removes the flow that follows prev in the ring. */
+static void ring_remove_after(struct fab_port *fp, struct fab_flow *prev)
+{
+  struct fab_flow *flow = prev->ring_next;
+  if (flow == prev)
+    fp->ring = NULL;
+  else {
+    prev->ring_next = flow->ring_next;
+    if (fp->ring == flow)
+      fp->ring = prev;
+  }
+  flow->in_ring = 0;
+  flow->ring_next = NULL;
+}
+
+void pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
+{
+  int port = flow->path[0];
+  ring_insert(&fab->ports[port], flow);
+  port_try_send(fab, port);
+}
+
+/* The NIC's next packet: the next flow of the ring that its pacing allows, or NULL (and then a
+ * retry is scheduled at the earliest date a paced flow may send). */
+static struct fab_packet *nic_next_packet(struct fabric *fab, int port)
+{
+  struct fab_port *fp = &fab->ports[port];
+  if (fp->ring == NULL)
+    return NULL;
+  struct fab_flow *prev = fp->ring;
+  struct fab_flow *start = prev->ring_next;
+  struct fab_flow *flow = start;
+  double earliest = -1;
+  do {
+    if (flow->next_tx_s <= fab->now) {
+      struct fab_packet *pkt = fabric_packet_alloc(fab);
+      double left = flow->bytes - flow->injected;
+      pkt->flow = flow;
+      pkt->bytes = (uint32_t)(left < fab->mtu ? left : fab->mtu);
+      pkt->seq = flow->next_seq++;
+      pkt->queue = flow->queue;
+      pkt->node = fab->topo->ports[port].node;
+      pkt->in_port = -1;
+      pkt->hop = 0;
+      pkt->tail_s = fab->now;
+      flow->injected += pkt->bytes;
+      fab->stats.packets++;
+      if (fab->model->may_send && !fab->model->may_send(fab, port, pkt->queue, pkt)) {
+        /* Not allowed now (no credit, paused): keep it queued at the NIC, the model kicks later. */
+        flow->next_seq--;
+        flow->injected -= pkt->bytes;
+        fab->stats.packets--;
+        fabric_packet_free(fab, pkt);
+        return NULL;
+      }
+      if (flow->injected >= flow->bytes)
+        ring_remove_after(fp, prev);
+      else
+        fp->ring = flow; /* round robin: the next call starts after this flow */
+      if (fab->model->on_injected)
+        fab->model->on_injected(fab, flow, pkt);
+      return pkt;
+    }
+    if (earliest < 0 || flow->next_tx_s < earliest)
+      earliest = flow->next_tx_s;
+    prev = flow;
+    flow = flow->ring_next;
+  } while (flow != start);
+  if (earliest >= 0 && (fp->kick_s == 0 || earliest < fp->kick_s)) {
+    fp->kick_s = earliest;
+    fabric_schedule(fab, earliest, FAB_EV_KICK, (uint32_t)port, NULL);
+  }
+  return NULL;
+}
+
+/* The switch port's next packet: round robin over the queues whose head the model lets go. */
+static struct fab_packet *switch_next_packet(struct fabric *fab, int port)
+{
+  struct fab_port *fp = &fab->ports[port];
+  if (fp->total_queued <= 0)
+    return NULL;
+  for (int i = 0; i < FAB_MAX_QUEUES; i++) {
+    int q = (fp->next_queue + i) % FAB_MAX_QUEUES;
+    if (fp->head[q] == NULL)
+      continue;
+    if (fab->model->may_send && !fab->model->may_send(fab, port, q, fp->head[q]))
+      continue;
+    fp->next_queue = (uint8_t)((q + 1) % FAB_MAX_QUEUES);
+    return queue_pop(fp, q);
+  }
+  return NULL;
+}
+
+static void port_try_send(struct fabric *fab, int port)
+{
+  struct fab_port *fp = &fab->ports[port];
+  if (fp->busy)
+    return;
+  const struct topo *t = fab->topo;
+  const struct topo_port *tp = &t->ports[port];
+  int is_source = t->nodes[tp->node].kind == TOPO_GPU;
+  struct fab_packet *pkt = is_source ? nic_next_packet(fab, port) : switch_next_packet(fab, port);
+  if (pkt == NULL)
+    return;
+  if (fab->model->on_transmit)
+    fab->model->on_transmit(fab, port, pkt);
+  double serialise = pkt->bytes / tp->rate_Bps;
+  double end = fab->now + serialise;
+  if (end < pkt->tail_s)
+    end = pkt->tail_s; /* cut-through cannot outrun the tail still arriving */
+  fp->busy = 1;
+  fp->busy_until = end;
+  fp->cur_queue = pkt->queue;
+  fp->cur_bytes = pkt->bytes;
+  fp->cur_in_port = pkt->in_port;
+  fp->busy_s += end - fab->now;
+  fp->tx_bytes += pkt->bytes;
+  fp->tx_packets++;
+  fab->stats.packet_hops++;
+
+  const struct topo_node *peer = &t->nodes[tp->peer_node];
+  double node_latency = peer->kind == TOPO_SWITCH ? t->switch_latency_s
+                        : peer->kind == TOPO_NVSWITCH ? t->nvswitch_latency_s : 0;
+  double head_arrival = fab->now + tp->latency_s;
+  double tail_arrival = end + tp->latency_s;
+  double ready;
+  if (peer->kind == TOPO_GPU)
+    ready = tail_arrival;
+  else if (fab->switching == FAB_SWITCHING_CUT_THROUGH)
+    ready = head_arrival + node_latency;
+  else
+    ready = tail_arrival + node_latency;
+  pkt->tail_s = tail_arrival + node_latency;
+  pkt->in_port = port;
+  pkt->node = tp->peer_node;
+  pkt->hop++;
+  fabric_schedule(fab, end, FAB_EV_TX_DONE, (uint32_t)port, NULL);
+  fabric_schedule(fab, ready, FAB_EV_ARRIVE, 0, pkt);
+}
+
+/* Adaptive choice of the ideal fabric: the candidate with the least queued bytes, ties broken by
+ * the flow's hash so that equal ports share the load. */
+static int least_queued(const struct fabric *fab, const struct fab_packet *pkt, const int *cand, int n)
+{
+  int best = (int)route_pick(pkt->flow->key + pkt->seq, fab->seed, pkt->node, n);
+  double best_load = fab->ports[cand[best]].total_queued + (fab->ports[cand[best]].busy ? 1 : 0);
+  for (int i = 0; i < n; i++) {
+    double load = fab->ports[cand[i]].total_queued + (fab->ports[cand[i]].busy ? 1 : 0);
+    if (load < best_load) {
+      best_load = load;
+      best = i;
+    }
+  }
+  return best;
+}
+
+static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
+{
+  const struct topo *t = fab->topo;
+  struct fab_flow *flow = pkt->flow;
+  if (fab->model->on_arrive && !fab->model->on_arrive(fab, pkt->node, pkt)) {
+    fab->stats.drops++;
+    fabric_packet_free(fab, pkt);
+    return;
+  }
+  if (t->nodes[pkt->node].kind == TOPO_GPU) {
+    if (fab->model->on_deliver)
+      fab->model->on_deliver(fab, pkt);
+    else
+      flow->delivered += pkt->bytes;
+    fabric_packet_free(fab, pkt);
+    if (flow->delivered >= flow->bytes && flow->state == FLOW_ACTIVE)
+      fabric_flow_finished(fab, flow);
+    return;
+  }
+  int port;
+  const struct topo_node *node = &t->nodes[pkt->node];
+  if (node->kind == TOPO_SWITCH && (fab->routing == FAB_ROUTING_ADAPTIVE || fab->model->choose_port)) {
+    int cand[ROUTE_MAX_CANDIDATES];
+    int n = route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+    int pick = n <= 1 ? 0
+               : fab->model->choose_port ? fab->model->choose_port(fab, pkt->node, pkt, cand, n)
+                                          : least_queued(fab, pkt, cand, n);
+    port = cand[pick];
+  } else {
+    port = flow->path[pkt->hop];
+  }
+  queue_push(&fab->ports[port], pkt);
+  port_try_send(fab, port);
+}
+
+void fabric_port_kick(struct fabric *fab, int port) { port_try_send(fab, port); }
+
+void pkt_engine_event(struct fabric *fab, const struct fab_event *ev)
+{
+  switch (ev->type) {
+  case FAB_EV_TX_DONE: {
+    struct fab_port *fp = &fab->ports[ev->arg];
+    fp->busy = 0;
+    if (fab->model->on_tx_done)
+      fab->model->on_tx_done(fab, (int)ev->arg);
+    port_try_send(fab, (int)ev->arg);
+    break;
+  }
+  case FAB_EV_ARRIVE:
+    packet_arrive(fab, ev->ptr);
+    break;
+  case FAB_EV_KICK: {
+    struct fab_port *fp = &fab->ports[ev->arg];
+    if (fp->kick_s <= fab->now)
+      fp->kick_s = 0;
+    port_try_send(fab, (int)ev->arg);
+    break;
+  }
+  default:
+    abort();
+  }
+}

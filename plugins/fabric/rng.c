@@ -1,0 +1,48 @@
+/* xoshiro256** generator and splitmix64 seeding. */
+#include "rng.h"
+
+uint64_t rng_mix64(uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+void rng_seed(struct fab_rng *r, uint64_t seed)
+{
+  uint64_t x = seed;
+  for (int i = 0; i < 4; i++) {
+    x += 0x9e3779b97f4a7c15ULL;
+    r->s[i] = rng_mix64(x);
+  }
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t rng_next(struct fab_rng *r)
+{
+  uint64_t *s = r->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+double rng_uniform(struct fab_rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+
+uint64_t rng_below(struct fab_rng *r, uint64_t n)
+{
+  /* Rejection keeps the draw unbiased for any n. */
+  uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do
+    x = rng_next(r);
+  while (x >= limit);
+  return x % n;
+}

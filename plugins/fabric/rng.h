@@ -1,0 +1,22 @@
+/* Seeded pseudo-random numbers: xoshiro256** (Blackman & Vigna, 2018) seeded through
+ * splitmix64. Every random choice of a run draws from a generator derived from the run's seed,
+ * so the same seed gives the same choices. */
+#ifndef SGFABRIC_RNG_H
+#define SGFABRIC_RNG_H
+
+#include <stdint.h>
+
+struct fab_rng {
+  uint64_t s[4];
+};
+
+void rng_seed(struct fab_rng *r, uint64_t seed);
+uint64_t rng_next(struct fab_rng *r);
+/* Uniform in [0, 1). */
+double rng_uniform(struct fab_rng *r);
+/* Uniform integer in [0, n) for n > 0. */
+uint64_t rng_below(struct fab_rng *r, uint64_t n);
+/* A 64-bit mix of a value with a seed (splitmix64 finaliser), for hashing. */
+uint64_t rng_mix64(uint64_t x);
+
+#endif

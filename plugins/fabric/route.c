@@ -1,0 +1,73 @@
+/* Fat-tree up-down routing on the topology graph. */
+#include "route.h"
+
+int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int max)
+{
+  const struct topo_node *n = &t->nodes[node];
+  int dst_node = t->gpu_node[dst_gpu];
+  if (node == dst_node)
+    return 0;
+  int count = 0;
+  switch (n->kind) {
+  case TOPO_GPU: {
+    int same_host = t->gpus_per_node > 0 && n->index / t->gpus_per_node == dst_gpu / t->gpus_per_node;
+    int port = same_host && t->gpu_nvl_port[n->index] >= 0 ? t->gpu_nvl_port[n->index] : t->gpu_nic_port[n->index];
+    if (port >= 0 && count < max)
+      out[count++] = port;
+    return count;
+  }
+  case TOPO_NVSWITCH:
+    for (int p = n->first_port; p < n->first_port + n->port_count && count < max; p++)
+      if (t->ports[p].peer_node == dst_node)
+        out[count++] = p;
+    return count;
+  case TOPO_SWITCH:
+  default:
+    break;
+  }
+  int leaf = t->gpu_leaf[dst_gpu];
+  if (leaf < 0)
+    return 0;
+  if (topo_downset_has(t, node, leaf)) {
+    if (n->level == 1) {
+      int p = t->ports[t->gpu_nic_port[dst_gpu]].peer_port;
+      if (count < max)
+        out[count++] = p;
+      return count;
+    }
+    for (int p = n->first_port; p < n->first_port + n->port_count && count < max; p++) {
+      const struct topo_port *port = &t->ports[p];
+      if (!port->is_up && t->nodes[port->peer_node].kind == TOPO_SWITCH && topo_downset_has(t, port->peer_node, leaf))
+        out[count++] = p;
+    }
+    return count;
+  }
+  for (int p = n->first_port; p < n->first_port + n->port_count && count < max; p++)
+    if (t->ports[p].is_up)
+      out[count++] = p;
+  return count;
+}
+
+int route_hashed_path(const struct topo *t, int src_gpu, int dst_gpu, uint64_t flow_key, uint64_t seed, int *ports,
+                      int max_ports)
+{
+  int candidates[ROUTE_MAX_CANDIDATES];
+  int node = t->gpu_node[src_gpu];
+  int dst_node = t->gpu_node[dst_gpu];
+  int hops = 0;
+  while (node != dst_node) {
+    int n = route_candidates(t, node, dst_gpu, candidates, ROUTE_MAX_CANDIDATES);
+    if (n == 0 || hops == max_ports)
+      return -1;
+    int pick = n == 1 ? 0 : (int)route_pick(flow_key, seed, node, n);
+    ports[hops++] = candidates[pick];
+    node = t->ports[candidates[pick]].peer_node;
+  }
+  return hops;
+}
+
+int route_hops(const struct topo *t, int src_gpu, int dst_gpu)
+{
+  int ports[ROUTE_MAX_HOPS];
+  return route_hashed_path(t, src_gpu, dst_gpu, 0, 0, ports, ROUTE_MAX_HOPS);
+}

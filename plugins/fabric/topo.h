@@ -1,0 +1,80 @@
+/* The fabric's topology graph: GPUs, NVSwitches and switches joined by full-duplex links.
+ *
+ * A full-duplex link is two ports, one at each end; a port is the egress side of one direction
+ * (it owns a queue and a serialiser in the packet engine, a capacity in the flow engine). Ports
+ * of a node are contiguous. Nodes carry a level: GPUs and NVSwitches 0, leaves 1, spines or
+ * aggregation switches 2, cores 3; "up" means toward a higher level. */
+#ifndef SGFABRIC_TOPO_H
+#define SGFABRIC_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { TOPO_GPU, TOPO_NVSWITCH, TOPO_SWITCH } topo_node_kind;
+
+struct topo_node {
+  char name[24];
+  topo_node_kind kind;
+  int level;      /* 0 GPU/NVSwitch, 1 leaf, 2 spine/aggregation, 3 core */
+  int index;      /* GPU index for GPUs, node index for NVSwitches, -1 for switches */
+  int first_port; /* ports [first_port, first_port + port_count) belong to this node */
+  int port_count;
+  int leaf_index; /* leaves: 0..n_leaves-1; others -1 */
+  int src_line;   /* line of the platform file that declared it (0 if built in memory) */
+};
+
+struct topo_port {
+  int node;         /* node that transmits on this port */
+  int peer_node;    /* node at the other end */
+  int peer_port;    /* the reverse direction (the peer's port back to us) */
+  int link;         /* the full-duplex link this port belongs to */
+  double rate_Bps;  /* line rate, bytes per second */
+  double latency_s; /* propagation delay of the link */
+  uint8_t is_up;    /* peer is at a higher level */
+  uint8_t is_nvlink;/* an intra-node NVLink port: never part of the fabric's counters */
+};
+
+struct topo_link {
+  char name[64]; /* "gpu3--leaf0", lower end first */
+  int port[2];   /* port[0] transmits from the lower end, port[1] from the upper end */
+  int src_line;
+};
+
+struct topo {
+  struct topo_node *nodes;
+  struct topo_port *ports;
+  struct topo_link *links;
+  int n_nodes, n_ports, n_links;
+  int n_gpus, gpus_per_node, n_leaves, max_level;
+  int *gpu_node;     /* GPU index -> node id */
+  int *gpu_nic_port; /* GPU index -> port toward its leaf, or -1 */
+  int *gpu_nvl_port; /* GPU index -> port toward its NVSwitch, or -1 */
+  int *gpu_leaf;     /* GPU index -> leaf index, or -1 */
+  int *leaf_node;    /* leaf index -> node id */
+  uint64_t *downset; /* per node, a bitset of the leaves reachable by going only down */
+  int downset_words;
+  double switch_latency_s;
+  double nvswitch_latency_s;
+};
+
+/* Building: add nodes, then links (by node id), then topo_finalize(). */
+struct topo *topo_new(void);
+int topo_add_node(struct topo *t, const char *name, topo_node_kind kind, int level, int index, int line);
+int topo_find_node(const struct topo *t, const char *name);
+int topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double latency_s, const char *name,
+                  int line);
+/* Sorts ports by node, fills the GPU maps, numbers leaves and computes down-sets. Returns 0, or -1
+ * with a message in err (a GPU without NIC, a switch without level, ...). */
+int topo_finalize(struct topo *t, char *err, size_t errlen);
+void topo_free(struct topo *t);
+
+static inline int topo_downset_has(const struct topo *t, int node, int leaf)
+{
+  return (int)((t->downset[(size_t)node * t->downset_words + leaf / 64] >> (leaf % 64)) & 1);
+}
+
+/* Builds the small topologies tests need without a file: n_gpus GPUs (one per node), each on
+ * its own port of a single switch, all links at rate and latency. */
+struct topo *topo_single_switch(int n_gpus, double rate_Bps, double latency_s, double switch_latency_s);
+
+#endif

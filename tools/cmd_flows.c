@@ -1,0 +1,320 @@
+/* sgfabric flows: a flow file in, completion times out (the form of the ns-3 RDMA simulators).
+ *
+ * Each row of the CSV (src,dst,bytes,start_us) becomes a transfer posted at its start time by
+ * an actor on its source GPU through the same fabric API the workloads use; flows.csv gives
+ * each row's completion time, summary.json the totals and the fabric's counters. */
+#include <errno.h>
+#include <math.h>
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "results.h"
+#include "run_common.h"
+#include "sg_fabric.h"
+
+struct flow_row {
+  int src, dst;
+  double bytes;
+  double start_us;
+  double fct_us;
+};
+
+struct flow_table {
+  struct flow_row *rows;
+  int n;
+  int *by_source;   /* row indices grouped by source GPU, each group by start time then row */
+  int *source_first;/* by_source[source_first[g] .. source_first[g+1]) are GPU g's rows */
+};
+
+static struct flow_table g_flows; /* read by the actors */
+
+static int parse_field(const char *text, double *out, int integer)
+{
+  if (*text == '\0')
+    return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  while (*end == ' ' || *end == '\t' || *end == '\r')
+    end++;
+  if (*end != '\0' || errno != 0 || !isfinite(v))
+    return -1;
+  if (integer && v != floor(v))
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* Reads and checks the whole flow file before anything is simulated. */
+static int read_flows(const char *path, int n_gpus, struct flow_table *t, char *err, size_t errlen)
+{
+  FILE *f = fopen(path, "r");
+  if (f == NULL) {
+    snprintf(err, errlen, "%s: cannot open the flow file: %s", path, strerror(errno));
+    return -1;
+  }
+  char line[1024];
+  int lineno = 0, cap = 0, rc = -1;
+  memset(t, 0, sizeof *t);
+  if (fgets(line, sizeof line, f) == NULL) {
+    snprintf(err, errlen, "%s:1: empty flow file (expected the header src,dst,bytes,start_us)", path);
+    goto out;
+  }
+  lineno = 1;
+  line[strcspn(line, "\r\n")] = '\0';
+  if (strcmp(line, "src,dst,bytes,start_us") != 0) {
+    snprintf(err, errlen, "%s:1: header must be 'src,dst,bytes,start_us', found '%s'", path, line);
+    goto out;
+  }
+  while (fgets(line, sizeof line, f) != NULL) {
+    lineno++;
+    size_t len = strlen(line);
+    if (len > 0 && line[len - 1] != '\n' && !feof(f)) {
+      snprintf(err, errlen, "%s:%d: line too long", path, lineno);
+      goto out;
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    if (line[0] == '\0' || line[0] == '#')
+      continue;
+    char *fields[5];
+    int nf = 0;
+    char *p = line;
+    while (nf < 5) {
+      fields[nf++] = p;
+      char *comma = strchr(p, ',');
+      if (comma == NULL)
+        break;
+      *comma = '\0';
+      p = comma + 1;
+    }
+    if (nf != 4) {
+      snprintf(err, errlen, "%s:%d: expected 4 fields src,dst,bytes,start_us, found %d", path, lineno, nf);
+      goto out;
+    }
+    static const char *names[] = {"src", "dst", "bytes", "start_us"};
+    double v[4];
+    for (int k = 0; k < 4; k++)
+      if (parse_field(fields[k], &v[k], k < 2) != 0) {
+        snprintf(err, errlen, "%s:%d: %s '%s' is not a%s number", path, lineno, names[k], fields[k],
+                 k < 2 ? "n integer" : "");
+        goto out;
+      }
+    for (int k = 0; k < 2; k++)
+      if (v[k] < 0 || v[k] >= n_gpus) {
+        snprintf(err, errlen, "%s:%d: %s %.0f is not a GPU of the platform (0..%d)", path, lineno, names[k], v[k],
+                 n_gpus - 1);
+        goto out;
+      }
+    if (v[2] <= 0) {
+      snprintf(err, errlen, "%s:%d: bytes must be positive, found %s", path, lineno, fields[2]);
+      goto out;
+    }
+    if (v[3] < 0) {
+      snprintf(err, errlen, "%s:%d: start_us must be non-negative, found %s", path, lineno, fields[3]);
+      goto out;
+    }
+    if (v[0] == v[1]) {
+      snprintf(err, errlen, "%s:%d: src and dst are the same GPU (%.0f)", path, lineno, v[0]);
+      goto out;
+    }
+    if (t->n == cap) {
+      cap = cap ? 2 * cap : 1024;
+      t->rows = realloc(t->rows, (size_t)cap * sizeof *t->rows);
+    }
+    t->rows[t->n++] = (struct flow_row){(int)v[0], (int)v[1], v[2], v[3], -1};
+  }
+  if (ferror(f)) {
+    snprintf(err, errlen, "%s: read error", path);
+    goto out;
+  }
+  if (t->n == 0) {
+    snprintf(err, errlen, "%s: no flows after the header", path);
+    goto out;
+  }
+  rc = 0;
+out:
+  fclose(f);
+  return rc;
+}
+
+static const struct flow_table *g_sort_table;
+static int by_start(const void *a, const void *b)
+{
+  const struct flow_row *ra = &g_sort_table->rows[*(const int *)a], *rb = &g_sort_table->rows[*(const int *)b];
+  if (ra->src != rb->src)
+    return ra->src - rb->src;
+  if (ra->start_us != rb->start_us)
+    return ra->start_us < rb->start_us ? -1 : 1;
+  return *(const int *)a - *(const int *)b;
+}
+
+static void group_by_source(struct flow_table *t, int n_gpus)
+{
+  t->by_source = malloc(sizeof(int) * (size_t)t->n);
+  t->source_first = calloc((size_t)n_gpus + 1, sizeof(int));
+  for (int i = 0; i < t->n; i++)
+    t->by_source[i] = i;
+  g_sort_table = t;
+  qsort(t->by_source, (size_t)t->n, sizeof(int), by_start);
+  for (int i = 0; i < t->n; i++)
+    t->source_first[t->rows[i].src + 1]++;
+  for (int g = 0; g < n_gpus; g++)
+    t->source_first[g + 1] += t->source_first[g];
+}
+
+/* One actor per source GPU: posts its flows at their start times, then waits for them. */
+static void source_actor(int argc, char **argv)
+{
+  (void)argc;
+  int gpu = atoi(argv[1]);
+  int first = g_flows.source_first[gpu], last = g_flows.source_first[gpu + 1];
+  sgf_transfer_t **pending = malloc(sizeof *pending * (size_t)(last - first));
+  for (int k = first; k < last; k++) {
+    struct flow_row *row = &g_flows.rows[g_flows.by_source[k]];
+    double start = row->start_us * 1e-6;
+    if (start > simgrid_get_clock())
+      sg_actor_sleep_until(start);
+    pending[k - first] = sgf_isend_at(row->src, row->dst, row->bytes, 0, start);
+  }
+  for (int k = first; k < last; k++) {
+    struct flow_row *row = &g_flows.rows[g_flows.by_source[k]];
+    double finish = sgf_wait(pending[k - first]);
+    row->fct_us = (finish - row->start_us * 1e-6) * 1e6;
+  }
+  free(pending);
+}
+
+static void usage(FILE *out)
+{
+  fprintf(out, "usage: sgfabric flows --platform P.xml --flows F.csv --fabric ideal|ib|roce [--fidelity packet|flow]\n"
+               "                      [--seed N] [--cfg=area/name:value ...] --out DIR\n\n"
+               "Simulates the transfers of a flow file (CSV header src,dst,bytes,start_us; GPU indices as\n"
+               "numbered by the platform) and writes DIR/flows.csv, DIR/summary.json, DIR/manifest.json.\n\n");
+  run_print_common_usage(out);
+  fprintf(out, "  --flows FILE             the flow file\n");
+}
+
+int cmd_flows(int argc, char **argv)
+{
+  struct run_options o;
+  run_options_init(&o);
+  const char *flows_path = NULL;
+  char err[1024];
+  for (int i = 1; i < argc; i++) {
+    int r = run_common_option(&o, argc, argv, &i, err, sizeof err);
+    if (r < 0) {
+      fprintf(stderr, "sgfabric flows: %s\n", err);
+      return 2;
+    }
+    if (r > 0)
+      continue;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    }
+    if (!strcmp(argv[i], "--flows") && i + 1 < argc)
+      flows_path = argv[++i];
+    else if (!strncmp(argv[i], "--flows=", 8))
+      flows_path = argv[i] + 8;
+    else {
+      fprintf(stderr, "sgfabric flows: unknown option '%s' (see sgfabric flows --help)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (flows_path == NULL || o.out == NULL || o.platform == NULL) {
+    fprintf(stderr, "sgfabric flows: --platform, --flows and --out are required (see sgfabric flows --help)\n");
+    return 2;
+  }
+  struct run_setup s;
+  if (run_setup_load(&o, &s, err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric flows: %s\n", err);
+    run_setup_free(&s);
+    return 1;
+  }
+  int n_gpus = s.platform->topo->n_gpus;
+  if (read_flows(flows_path, n_gpus, &g_flows, err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric flows: %s\n", err);
+    free(g_flows.rows);
+    run_setup_free(&s);
+    return 1;
+  }
+  group_by_source(&g_flows, n_gpus);
+
+  run_simgrid_start(&s, "sgfabric");
+  for (int g = 0; g < n_gpus; g++) {
+    if (g_flows.source_first[g] == g_flows.source_first[g + 1])
+      continue;
+    char name[32], index[16];
+    snprintf(name, sizeof name, "flows-gpu%d", g);
+    snprintf(index, sizeof index, "%d", g);
+    char *args[] = {name, index, NULL};
+    sg_actor_create(name, sg_host_by_name(name + 6), source_actor, 2, args);
+  }
+  simgrid_run();
+  double sim_time = s.fab->now;
+
+  struct results r;
+  int rc = 1;
+  if (results_begin(&r, o.out, err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric flows: %s\n", err);
+    goto done;
+  }
+  FILE *f = results_open(&r, "flows.csv");
+  int failed = f == NULL;
+  if (f) {
+    fprintf(f, "src,dst,bytes,start_us,fct_us\n");
+    for (int i = 0; i < g_flows.n; i++) {
+      const struct flow_row *row = &g_flows.rows[i];
+      fprintf(f, "%d,%d,%.17g,%.17g,%.17g\n", row->src, row->dst, row->bytes, row->start_us, row->fct_us);
+    }
+    failed |= results_close(f) != 0;
+  }
+  f = results_open(&r, "summary.json");
+  failed |= f == NULL;
+  if (f) {
+    double delivered = 0, fct_sum = 0, fct_max = 0;
+    for (int i = 0; i < g_flows.n; i++) {
+      delivered += g_flows.rows[i].bytes;
+      fct_sum += g_flows.rows[i].fct_us;
+      if (g_flows.rows[i].fct_us > fct_max)
+        fct_max = g_flows.rows[i].fct_us;
+    }
+    fprintf(f, "{\n");
+    run_write_summary_head(f, &o, &s, sim_time);
+    fprintf(f, "  \"flows\": %d,\n  \"bytes_delivered\": %.17g,\n", g_flows.n, s.fab->stats.bytes_delivered);
+    fprintf(f, "  \"mean_fct_us\": %.17g,\n  \"max_fct_us\": %.17g,\n", fct_sum / g_flows.n, fct_max);
+    fprintf(f, "  \"counters\": {\n");
+    fabric_write_counters(s.fab, f, "    ");
+    fprintf(f, "  }\n}\n");
+    failed |= results_close(f) != 0;
+    (void)delivered;
+  }
+  if (param_get(s.params, "fabric/link-stats")) {
+    f = results_open(&r, "links.csv");
+    failed |= f == NULL || fabric_write_links_csv(s.fab, f) != 0;
+    failed |= results_close(f) != 0;
+  }
+  const char *inputs[] = {o.platform, flows_path};
+  failed |= results_write_manifest(&r, argc, argv, inputs, 2, o.seed) != 0;
+  if (failed || s.fab->stats.flows_done != (uint64_t)g_flows.n) {
+    fprintf(stderr, "sgfabric flows: %s\n",
+            failed ? "cannot write the results" : "internal error: some flows never completed");
+    results_abort(&r);
+    goto done;
+  }
+  if (results_commit(&r, err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric flows: %s\n", err);
+    goto done;
+  }
+  rc = 0;
+done:
+  free(g_flows.rows);
+  free(g_flows.by_source);
+  free(g_flows.source_first);
+  run_setup_free(&s);
+  return rc;
+}

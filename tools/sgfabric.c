@@ -1,0 +1,46 @@
+/* The sgfabric command: one tool, one subcommand per job. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "platform_cli.h"
+#include "sgf_version.h"
+
+struct command {
+  const char *name;
+  int (*main)(int argc, char **argv);
+  const char *summary;
+};
+
+static const struct command commands[] = {
+    {"platform", platform_cli_main, "generate a fat-tree platform XML"},
+    {"flows", cmd_flows, "simulate the transfers of a flow file (src,dst,bytes,start_us)"},
+    {"params", cmd_params, "list every fabric model parameter"},
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+  fprintf(out, "usage: sgfabric COMMAND [options]   (sgfabric COMMAND --help for its options)\n\ncommands:\n");
+  for (const struct command *c = commands; c->name; c++)
+    fprintf(out, "  %-10s %s\n", c->name, c->summary);
+  fprintf(out, "\nsgfabric %s, SimGrid %s\n", SGF_VERSION, SGF_SIMGRID_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("sgfabric %s (SimGrid %s)\n", SGF_VERSION, SGF_SIMGRID_VERSION);
+    return 0;
+  }
+  for (const struct command *c = commands; c->name; c++)
+    if (!strcmp(argv[1], c->name))
+      return c->main(argc - 1, argv + 1);
+  fprintf(stderr, "sgfabric: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}
