@@ -197,7 +197,7 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
   fab->free_flows = flow;
 }
 
-double fabric_path_tail_latency(const struct fabric *fab, const struct fab_flow *flow, double last_packet_bytes)
+double fabric_path_tail_latency(const struct fabric *fab, const struct fab_flow *flow, double packet_bytes)
 {
   const struct topo *t = fab->topo;
   double latency = 0;
@@ -210,7 +210,7 @@ double fabric_path_tail_latency(const struct fabric *fab, const struct fab_flow 
     else if (peer->kind == TOPO_NVSWITCH)
       latency += t->nvswitch_latency_s;
     if (h > 0 && fab->switching == FAB_SWITCHING_STORE_AND_FORWARD)
-      latency += last_packet_bytes / p->rate_Bps;
+      latency += packet_bytes / p->rate_Bps;
   }
   return latency;
 }

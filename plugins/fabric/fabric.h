@@ -224,7 +224,8 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow);
 struct fab_packet *fabric_packet_alloc(struct fabric *fab);
 void fabric_packet_free(struct fabric *fab, struct fab_packet *pkt);
 /* Latency from the last byte leaving the source until it reaches the destination on an idle path:
- * propagation, switch latencies and, store-and-forward, the re-serialisation of the last packet. */
-double fabric_path_tail_latency(const struct fabric *fab, const struct fab_flow *flow, double last_packet_bytes);
+ * propagation, switch latencies and, store-and-forward, the re-serialisation at every further hop
+ * of the packet that paces the train (the largest one). */
+double fabric_path_tail_latency(const struct fabric *fab, const struct fab_flow *flow, double packet_bytes);
 
 #endif

@@ -231,10 +231,9 @@ void flow_engine_event(struct fabric *fab, const struct fab_event *ev)
     f->remaining = 0;
     f->state = FLOW_DRAINED;
     remove_active(fe, f);
-    double last_packet = fmod(f->bytes, fab->mtu);
-    if (last_packet == 0)
-      last_packet = f->bytes < fab->mtu ? f->bytes : fab->mtu;
-    fabric_schedule(fab, fab->now + fabric_path_tail_latency(fab, f, last_packet), FAB_EV_FLOW_DONE, 0, f);
+    /* Store-and-forward, the train's largest packet sets the pace of the last hops. */
+    double largest_packet = f->bytes < fab->mtu ? f->bytes : fab->mtu;
+    fabric_schedule(fab, fab->now + fabric_path_tail_latency(fab, f, largest_packet), FAB_EV_FLOW_DONE, 0, f);
     request_recompute(fab);
     break;
   }

@@ -1,0 +1,217 @@
+/* The packet and flow engines of the ideal fabric against analytic completion times, and
+ * against each other. */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <string.h>
+
+#include "rng.h"
+#include "test_support.h"
+
+#define RATE 50e9 /* 400Gbps */
+#define LINK_LAT 100e-9
+#define SWITCH_LAT 130e-9
+#define NIC_LAT 500e-9
+
+struct record {
+  double fct[2048];
+  int n;
+};
+
+static void record_done(struct fabric *fab, struct fab_flow *flow, void *ctx)
+{
+  (void)fab;
+  struct record *r = ctx;
+  r->fct[flow->id] = flow->finish_s - flow->post_s;
+  r->n++;
+}
+
+struct flow_spec {
+  int src, dst;
+  double bytes, start_s;
+};
+
+static double run_flows(struct platform *p, fab_fidelity fidelity, const char *cfg, const struct flow_spec *flows,
+                        int n, struct record *r)
+{
+  struct param_set *params = default_params();
+  char err[256];
+  if (cfg)
+    CU_ASSERT_EQUAL_FATAL(param_set_cfg(params, cfg, err, sizeof err), 0);
+  struct fabric *fab = fabric_new(p->topo, params, &fab_model_ideal, fidelity, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  memset(r, 0, sizeof *r);
+  for (int i = 0; i < n; i++)
+    fabric_post(fab, flows[i].src, flows[i].dst, flows[i].bytes, flows[i].start_s, 0, record_done, r);
+  fabric_run(fab);
+  CU_ASSERT_EQUAL(r->n, n);
+  CU_ASSERT_EQUAL(fab->stats.drops, 0);
+  double sum = 0;
+  for (int i = 0; i < n; i++)
+    sum += r->fct[i];
+  fabric_free(fab);
+  param_set_free(params);
+  return sum / n;
+}
+
+static int within(double value, double expected, double tolerance)
+{
+  return fabs(value - expected) <= tolerance * fabs(expected);
+}
+
+/* gpu0 -> gpu8 on tiny-16: gpu0-leaf0-spine-leaf2-gpu8, 4 links, 3 switches. */
+static void test_engine_single_flow_analytic(void)
+{
+  struct platform *p = load_shipped("tiny-16.xml");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  const double S = 1e6;
+  struct flow_spec f = {0, 8, S, 0};
+  struct record r;
+  double cut_through = S / RATE + NIC_LAT + 4 * LINK_LAT + 3 * SWITCH_LAT;
+  double packet = run_flows(p, FAB_FIDELITY_PACKET, NULL, &f, 1, &r);
+  CU_ASSERT(within(packet, cut_through, 0.01));
+  CU_ASSERT(within(packet, cut_through, 1e-9)); /* the model is exact, not merely close */
+  double flow = run_flows(p, FAB_FIDELITY_FLOW, NULL, &f, 1, &r);
+  CU_ASSERT(within(flow, cut_through, 1e-9));
+  /* Store-and-forward: the packet train is paced by its full 4096-byte packets, each re-serialised
+   * at 3 more hops; the short last packet (576 B) follows the one before it. */
+  double store_forward = cut_through + 3 * 4096 / RATE;
+  packet = run_flows(p, FAB_FIDELITY_PACKET, "fabric/switching:store-and-forward", &f, 1, &r);
+  CU_ASSERT(within(packet, store_forward, 1e-9));
+  flow = run_flows(p, FAB_FIDELITY_FLOW, "fabric/switching:store-and-forward", &f, 1, &r);
+  CU_ASSERT(within(flow, store_forward, 1e-9));
+  platform_free(p);
+}
+
+static void test_engine_two_flows_share_receiver(void)
+{
+  struct platform *p = load_shipped("tiny-16.xml");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  const double S = 4e6;
+  struct flow_spec one = {8, 0, S, 0};
+  struct flow_spec two[2] = {{8, 0, S, 0}, {12, 0, S, 0}};
+  struct record r;
+  for (int fid = 0; fid < 2; fid++) {
+    double alone = run_flows(p, (fab_fidelity)fid, NULL, &one, 1, &r);
+    double shared = run_flows(p, (fab_fidelity)fid, NULL, two, 2, &r);
+    double latency = alone - S / RATE;
+    CU_ASSERT(within(r.fct[0] - latency, 2 * (alone - latency), 0.01));
+    CU_ASSERT(within(r.fct[1] - latency, 2 * (alone - latency), 0.01));
+    CU_ASSERT(within(shared, 2 * S / RATE + latency, 0.01));
+  }
+  platform_free(p);
+}
+
+static void test_engine_flow_matches_packet_on_incast(void)
+{
+  /* 8 senders and 1 receiver on one switch. */
+  struct platform p = {.topo = topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT)};
+  struct flow_spec f[8];
+  for (int i = 0; i < 8; i++)
+    f[i] = (struct flow_spec){1 + i, 0, 16e6, 0};
+  struct record r;
+  double packet = run_flows(&p, FAB_FIDELITY_PACKET, NULL, f, 8, &r);
+  for (int i = 0; i < 8; i++) /* every sender gets 1/8 of the receiver's link */
+    CU_ASSERT(within(r.fct[i], 8 * 16e6 / RATE, 0.01));
+  double flow = run_flows(&p, FAB_FIDELITY_FLOW, NULL, f, 8, &r);
+  fprintf(stderr, "\n    8-to-1 incast, 16 MB: mean FCT packet %.3f us, flow %.3f us (%+.2f%%)\n", packet * 1e6,
+          flow * 1e6, 100 * (flow - packet) / packet);
+  CU_ASSERT(within(flow, packet, 0.05));
+  CU_ASSERT(within(packet, 8 * 16e6 / RATE, 0.01)); /* the receiver's link is the bottleneck */
+  topo_free(p.topo);
+}
+
+static int make_permutation(int n, uint64_t seed, struct flow_spec *f, double bytes)
+{
+  int perm[2048];
+  struct fab_rng rng;
+  rng_seed(&rng, seed);
+  for (;;) {
+    for (int i = 0; i < n; i++)
+      perm[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+      int j = (int)rng_below(&rng, (uint64_t)i + 1);
+      int tmp = perm[i];
+      perm[i] = perm[j];
+      perm[j] = tmp;
+    }
+    int fixed = 0;
+    for (int i = 0; i < n; i++)
+      fixed += perm[i] == i;
+    if (!fixed)
+      break;
+  }
+  for (int i = 0; i < n; i++)
+    f[i] = (struct flow_spec){i, perm[i], bytes, 0};
+  return n;
+}
+
+static void test_engine_flow_matches_packet_on_permutation(void)
+{
+  struct platform *p = load_shipped("ft2-128.xml");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  static struct flow_spec f[128];
+  int n = make_permutation(128, 3, f, 4e6);
+  static struct record r1, r2;
+  double packet = run_flows(p, FAB_FIDELITY_PACKET, NULL, f, n, &r1);
+  double flow = run_flows(p, FAB_FIDELITY_FLOW, NULL, f, n, &r2);
+  fprintf(stderr, "\n    128-GPU permutation, 4 MB: mean FCT packet %.3f us, flow %.3f us (%+.2f%%)\n", packet * 1e6,
+          flow * 1e6, 100 * (flow - packet) / packet);
+  CU_ASSERT(within(flow, packet, 0.05));
+  platform_free(p);
+}
+
+static void test_engine_max_min_rates(void)
+{
+  /* Single switch: a, b, c -> gpu3 share gpu3's link (1/3 each); d = gpu2 -> gpu4 shares gpu2's
+   * NIC with c and gets what c leaves: 2/3 of the line rate. */
+  struct topo *t = topo_single_switch(5, RATE, LINK_LAT, SWITCH_LAT);
+  struct param_set *params = default_params();
+  char err[128];
+  struct fabric *fab = fabric_new(t, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  struct fab_flow *a = fabric_post(fab, 0, 3, 1e9, 0, 0, NULL, NULL);
+  struct fab_flow *b = fabric_post(fab, 1, 3, 1e9, 0, 0, NULL, NULL);
+  struct fab_flow *c = fabric_post(fab, 2, 3, 1e9, 0, 0, NULL, NULL);
+  struct fab_flow *d = fabric_post(fab, 2, 4, 1e9, 0, 0, NULL, NULL);
+  fabric_advance(fab, 1e-3);
+  CU_ASSERT(within(a->rate_Bps, RATE / 3, 1e-9));
+  CU_ASSERT(within(b->rate_Bps, RATE / 3, 1e-9));
+  CU_ASSERT(within(c->rate_Bps, RATE / 3, 1e-9));
+  CU_ASSERT(within(d->rate_Bps, 2 * RATE / 3, 1e-9));
+  fabric_run(fab);
+  CU_ASSERT_EQUAL(fab->stats.flows_done, 4);
+  fabric_free(fab);
+  param_set_free(params);
+  topo_free(t);
+}
+
+static void test_engine_same_seed_same_result(void)
+{
+  struct platform *p = load_shipped("ft2-128.xml");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  static struct flow_spec f[128];
+  int n = make_permutation(128, 11, f, 1e6);
+  static struct record r1, r2;
+  for (int fid = 0; fid < 2; fid++) {
+    run_flows(p, (fab_fidelity)fid, NULL, f, n, &r1);
+    run_flows(p, (fab_fidelity)fid, NULL, f, n, &r2);
+    CU_ASSERT_EQUAL(memcmp(r1.fct, r2.fct, sizeof(double) * (size_t)n), 0);
+  }
+  platform_free(p);
+}
+
+int main(void)
+{
+  CU_initialize_registry();
+  CU_pSuite s = CU_add_suite("engine", NULL, NULL);
+  CU_add_test(s, "engine_single_flow_analytic", test_engine_single_flow_analytic);
+  CU_add_test(s, "engine_two_flows_share_receiver", test_engine_two_flows_share_receiver);
+  CU_add_test(s, "engine_flow_matches_packet_on_incast", test_engine_flow_matches_packet_on_incast);
+  CU_add_test(s, "engine_flow_matches_packet_on_permutation", test_engine_flow_matches_packet_on_permutation);
+  CU_add_test(s, "engine_max_min_rates", test_engine_max_min_rates);
+  CU_add_test(s, "engine_same_seed_same_result", test_engine_same_seed_same_result);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  int failures = (int)CU_get_number_of_failures();
+  CU_cleanup_registry();
+  return failures != 0;
+}
