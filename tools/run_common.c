@@ -7,6 +7,30 @@
 
 #include "results.h"
 #include "sg_fabric.h"
+#ifdef SGF_HAVE_IB
+#include "ib.h"
+#endif
+#ifdef SGF_HAVE_ROCE
+#include "roce.h"
+#endif
+
+static const struct fab_model *ideal_model(void) { return &fab_model_ideal; }
+
+/* The fabric models of this build: --fabric name, the model, its parameter table. */
+static const struct model_entry {
+  const char *name;
+  const struct fab_model *(*model)(void);
+  void (*register_params)(void);
+} g_models[] = {
+    {"ideal", ideal_model, NULL},
+#ifdef SGF_HAVE_IB
+    {"ib", ib_model, ib_register_params},
+#endif
+#ifdef SGF_HAVE_ROCE
+    {"roce", roce_model, roce_register_params},
+#endif
+    {NULL, NULL, NULL},
+};
 
 void run_options_init(struct run_options *o)
 {
@@ -92,17 +116,28 @@ int run_common_option(struct run_options *o, int argc, char **argv, int *i, char
   return 0;
 }
 
-void run_register_params(void) { fabric_register_params(); }
+void run_register_params(void)
+{
+  fabric_register_params();
+  for (const struct model_entry *m = g_models; m->name; m++)
+    if (m->register_params)
+      m->register_params();
+}
 
 const struct fab_model *run_find_model(const char *name, char *err, size_t errlen)
 {
-  if (!strcmp(name, "ideal"))
-    return &fab_model_ideal;
-  if (!strcmp(name, "ib") || !strcmp(name, "roce")) {
-    snprintf(err, errlen, "--fabric %s: this fabric model is not part of this build yet (available: ideal)", name);
-    return NULL;
+  char available[128] = "";
+  for (const struct model_entry *m = g_models; m->name; m++) {
+    if (!strcmp(name, m->name))
+      return m->model();
+    snprintf(available + strlen(available), sizeof available - strlen(available), "%s%s", available[0] ? ", " : "",
+             m->name);
   }
-  snprintf(err, errlen, "--fabric: unknown fabric '%s' (ideal, ib or roce)", name);
+  if (!strcmp(name, "ib") || !strcmp(name, "roce"))
+    snprintf(err, errlen, "--fabric %s: this fabric model is not part of this build yet (available: %s)", name,
+             available);
+  else
+    snprintf(err, errlen, "--fabric: unknown fabric '%s' (available: %s)", name, available);
   return NULL;
 }
 

@@ -104,7 +104,15 @@ struct fab_port {
   uint64_t tx_packets;
 };
 
-/* Hooks of a fabric model. Every hook is optional. */
+/* What on_arrive decides for a packet that reached a node. */
+enum fab_arrive {
+  FAB_ARRIVE_DROP = 0,     /* the model dropped it (buffer full, random loss): counted in drops */
+  FAB_ARRIVE_FORWARD = 1,  /* the engine routes it and queues it at its egress port */
+  FAB_ARRIVE_TAKEN = 2,    /* the model keeps it (e.g. in an input buffer) and hands it to an
+                              egress port later through next_packet */
+};
+
+/* Hooks of a fabric model. Every hook is optional; a NULL hook keeps the ideal behaviour. */
 struct fab_model {
   const char *name;
   /* Called once when the fabric is created; returns 0 or -1 with a message naming the parameter. */
@@ -113,15 +121,34 @@ struct fab_model {
   /* A flow is about to start: set key, queue, rate cap, pacing, model_data. */
   void (*flow_start)(struct fabric *fab, struct fab_flow *flow);
   void (*flow_done)(struct fabric *fab, struct fab_flow *flow);
-  /* packet engine */
-  int (*may_send)(struct fabric *fab, int port, int queue, const struct fab_packet *pkt); /* credits, pause */
-  void (*on_transmit)(struct fabric *fab, int port, struct fab_packet *pkt);  /* dequeue: ECN mark, credits */
+
+  /* --- packet engine --- */
+  /* May the packet at the head of (port, queue) be transmitted now? (credits, PFC pause) When it
+   * says no, the model calls fabric_port_kick(port) once the answer may have changed. */
+  int (*may_send)(struct fabric *fab, int port, int queue, const struct fab_packet *pkt);
+  /* A switch port is idle and the model keeps packets itself (FAB_ARRIVE_TAKEN): return the next
+   * packet to transmit on port, removed from the model's buffers, or NULL. Its out port must be
+   * port; the engine calls on_transmit next. */
+  struct fab_packet *(*next_packet)(struct fabric *fab, int port);
+  /* Transmission starts (dequeue): ECN marking, credit consumption. */
+  void (*on_transmit)(struct fabric *fab, int port, struct fab_packet *pkt);
   /* The packet on port (described by fab->ports[port].cur_*) has left this node's buffer. */
   void (*on_tx_done)(struct fabric *fab, int port);
-  int (*on_arrive)(struct fabric *fab, int node, struct fab_packet *pkt);     /* 0: dropped */
-  void (*on_deliver)(struct fabric *fab, struct fab_packet *pkt);             /* at the destination NIC */
-  void (*on_injected)(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt); /* pacing */
+  /* A packet reached a node (switch or destination GPU); returns an enum fab_arrive. */
+  int (*on_arrive)(struct fabric *fab, int node, struct fab_packet *pkt);
+  /* A packet reached its destination GPU: the model updates flow->delivered (in-order bytes). */
+  void (*on_deliver)(struct fabric *fab, struct fab_packet *pkt);
+  /* The NIC handed a new packet of this flow to its port: pacing (next_tx_s), PSN bookkeeping. */
+  void (*on_injected)(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt);
+  /* Per-packet choice among the minimal candidates at a switch (adaptive routing): an index. */
   int (*choose_port)(struct fabric *fab, int node, const struct fab_packet *pkt, const int *cand, int n);
+
+  /* --- flow engine --- */
+  /* Rates were recomputed (max-min under the caps): the model may inspect the active flows
+   * (fabric_active_flows) and change caps, then call fabric_flow_caps_changed(). */
+  void (*on_rates)(struct fabric *fab);
+
+  /* --- both --- */
   void (*on_event)(struct fabric *fab, void *ptr, uint32_t arg);              /* its own timers */
   void (*write_counters)(struct fabric *fab, FILE *out, const char *indent);  /* summary.json */
 };
@@ -204,8 +231,16 @@ void fabric_run(struct fabric *fab);
 void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr);
 /* Packet engine: (re)tries transmission on a port, e.g. after credits returned or a pause ended. */
 void fabric_port_kick(struct fabric *fab, int port);
+/* Packet engine: the sender goes back to packet seq (go-back-N): bytes from there are injected
+ * again. */
+void fabric_flow_rewind(struct fabric *fab, struct fab_flow *flow, uint32_t seq);
+/* Packet engine: the packet's egress port at its current node (from the flow's path, or the
+ * routing choice); used by models that keep packets themselves. */
+int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt);
 /* Flow engine: the model changed a rate cap; rates are recomputed. */
 void fabric_flow_caps_changed(struct fabric *fab);
+/* Flow engine: the flows currently holding bandwidth. */
+struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count);
 
 /* Writes summary.json's fabric part: counters and per-link statistics. */
 void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent);

@@ -84,6 +84,12 @@ void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
   request_recompute(fab);
 }
 
+struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count)
+{
+  *count = fab->fe ? fab->fe->n_active : 0;
+  return fab->fe ? fab->fe->active : NULL;
+}
+
 void fabric_flow_caps_changed(struct fabric *fab)
 {
   if (fab->fe)
@@ -223,6 +229,8 @@ void flow_engine_event(struct fabric *fab, const struct fab_event *ev)
   case FAB_EV_FLOW_RECOMPUTE:
     fe->recompute_pending = 0;
     flow_engine_recompute(fab);
+    if (fab->model->on_rates)
+      fab->model->on_rates(fab);
     break;
   case FAB_EV_FLOW_DRAINED: {
     struct fab_flow *f = ev->ptr;

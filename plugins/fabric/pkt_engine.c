@@ -134,6 +134,11 @@ static struct fab_packet *nic_next_packet(struct fabric *fab, int port)
 static struct fab_packet *switch_next_packet(struct fabric *fab, int port)
 {
   struct fab_port *fp = &fab->ports[port];
+  if (fab->model->next_packet) {
+    struct fab_packet *pkt = fab->model->next_packet(fab, port);
+    if (pkt)
+      return pkt;
+  }
   if (fp->total_queued <= 0)
     return NULL;
   for (int i = 0; i < FAB_MAX_QUEUES; i++) {
@@ -211,15 +216,33 @@ static int least_queued(const struct fabric *fab, const struct fab_packet *pkt, 
   return best;
 }
 
+int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt)
+{
+  const struct topo *t = fab->topo;
+  const struct fab_flow *flow = pkt->flow;
+  if (t->nodes[pkt->node].kind == TOPO_SWITCH && (fab->routing == FAB_ROUTING_ADAPTIVE || fab->model->choose_port)) {
+    int cand[ROUTE_MAX_CANDIDATES];
+    int n = route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+    int pick = n <= 1 ? 0
+               : fab->model->choose_port ? fab->model->choose_port(fab, pkt->node, pkt, cand, n)
+                                          : least_queued(fab, pkt, cand, n);
+    return cand[pick];
+  }
+  return flow->path[pkt->hop];
+}
+
 static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
 {
   const struct topo *t = fab->topo;
   struct fab_flow *flow = pkt->flow;
-  if (fab->model->on_arrive && !fab->model->on_arrive(fab, pkt->node, pkt)) {
+  int verdict = fab->model->on_arrive ? fab->model->on_arrive(fab, pkt->node, pkt) : FAB_ARRIVE_FORWARD;
+  if (verdict == FAB_ARRIVE_DROP) {
     fab->stats.drops++;
     fabric_packet_free(fab, pkt);
     return;
   }
+  if (verdict == FAB_ARRIVE_TAKEN)
+    return;
   if (t->nodes[pkt->node].kind == TOPO_GPU) {
     if (fab->model->on_deliver)
       fab->model->on_deliver(fab, pkt);
@@ -230,20 +253,23 @@ static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
       fabric_flow_finished(fab, flow);
     return;
   }
-  int port;
-  const struct topo_node *node = &t->nodes[pkt->node];
-  if (node->kind == TOPO_SWITCH && (fab->routing == FAB_ROUTING_ADAPTIVE || fab->model->choose_port)) {
-    int cand[ROUTE_MAX_CANDIDATES];
-    int n = route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
-    int pick = n <= 1 ? 0
-               : fab->model->choose_port ? fab->model->choose_port(fab, pkt->node, pkt, cand, n)
-                                          : least_queued(fab, pkt, cand, n);
-    port = cand[pick];
-  } else {
-    port = flow->path[pkt->hop];
-  }
+  int port = fabric_route_packet(fab, pkt);
   queue_push(&fab->ports[port], pkt);
   port_try_send(fab, port);
+}
+
+void fabric_flow_rewind(struct fabric *fab, struct fab_flow *flow, uint32_t seq)
+{
+  double offset = (double)seq * fab->mtu;
+  if (offset >= flow->injected)
+    return;
+  flow->injected = offset;
+  flow->next_seq = seq;
+  if (!flow->in_ring && flow->state == FLOW_ACTIVE) {
+    int port = flow->path[0];
+    ring_insert(&fab->ports[port], flow);
+    port_try_send(fab, port);
+  }
 }
 
 void fabric_port_kick(struct fabric *fab, int port) { port_try_send(fab, port); }
