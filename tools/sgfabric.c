@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "platform_cli.h"
+#include "wl_gen.h"
 #include "sgf_version.h"
 
 struct command {
@@ -14,6 +15,7 @@ struct command {
 
 static const struct command commands[] = {
     {"platform", platform_cli_main, "generate a fat-tree platform XML"},
+    {"workload", workload_cli_main, "generate an LLM-training workload trace"},
     {"flows", cmd_flows, "simulate the transfers of a flow file (src,dst,bytes,start_us)"},
     {"params", cmd_params, "list every fabric model parameter"},
     {NULL, NULL, NULL},

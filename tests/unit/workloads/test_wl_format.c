@@ -1,0 +1,239 @@
+/* Trace format: writer/loader round trip, layout queries, bogus files, SimAI import. */
+#include <CUnit/Basic.h>
+#include <string.h>
+
+#include "wl_gen.h"
+#include "wl_model.h"
+#include "wl_simai.h"
+#include "wl_trace.h"
+
+#define BOGUS(f) WL_TEST_SRC_DIR "/bogus/" f
+
+static void ops_equal(const struct wl_program *a, const struct wl_program *b)
+{
+  CU_ASSERT_EQUAL_FATAL(a->nops, b->nops);
+  for (int i = 0; i < a->nops; i++) {
+    const struct wl_op *x = &a->ops[i], *y = &b->ops[i];
+    int nx, ny;
+    const int *dx = wl_op_deps(a, x, &nx), *dy = wl_op_deps(b, y, &ny);
+    int same = x->kind == y->kind && x->phase == y->phase && x->micro == y->micro &&
+               x->chunk == y->chunk && x->layer == y->layer && x->is_async == y->is_async &&
+               x->group == y->group && x->coll == y->coll && x->bytes == y->bytes &&
+               x->peer == y->peer && x->tag == y->tag && x->cclass == y->cclass &&
+               x->flops == y->flops && x->mem_bytes == y->mem_bytes &&
+               x->duration_s == y->duration_s && nx == ny &&
+               (nx == 0 || memcmp(dx, dy, (size_t)nx * sizeof *dx) == 0);
+    CU_ASSERT(same);
+    if (!same)
+      return;
+  }
+}
+
+static void round_trip(struct wl_gen_params p, const char *path)
+{
+  char err[512];
+  struct wl_trace *a = wl_generate(&p, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  CU_ASSERT_EQUAL_FATAL(wl_trace_save(a, path, err, sizeof err), 0);
+  struct wl_trace *b = wl_trace_open(path, err, sizeof err);
+  if (b == NULL)
+    fprintf(stderr, "\n%s\n", err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT(memcmp(&a->model, &b->model, sizeof a->model) == 0);
+  CU_ASSERT(memcmp(&a->layout, &b->layout, sizeof a->layout) == 0);
+  CU_ASSERT_STRING_EQUAL(a->gpu, b->gpu);
+  CU_ASSERT_EQUAL(a->microbatches, b->microbatches);
+  CU_ASSERT_EQUAL(a->global_batch, b->global_batch);
+  CU_ASSERT_EQUAL(a->recompute, b->recompute);
+  CU_ASSERT_EQUAL(a->zero1, b->zero1);
+  CU_ASSERT_EQUAL(a->grad_bytes, b->grad_bytes);
+  CU_ASSERT(a->model_flops == b->model_flops && a->hardware_flops == b->hardware_flops);
+  int nv = a->layout.pp * a->layout.vpp;
+  CU_ASSERT(memcmp(a->vstage_layers, b->vstage_layers, nv * sizeof(int)) == 0);
+  CU_ASSERT(memcmp(a->stage_first_layer, b->stage_first_layer, nv * sizeof(int)) == 0);
+  for (int s = 0; s < a->layout.pp; s++)
+    ops_equal(&a->programs[s], &b->programs[s]);
+  wl_trace_free(a);
+  wl_trace_free(b);
+}
+
+static void test_wl_format_round_trip(void)
+{
+  struct wl_gen_params p;
+  wl_gen_params_init(&p);
+  wl_model_preset("llama3-8b", &p.model);
+  p.layout = (struct wl_layout){32, 2, 4, 2, 1, 1, 2};
+  p.global_batch = 16;
+  p.recompute = 1;
+  p.zero1 = 1;
+  round_trip(p, WL_TEST_BIN_DIR "/rt-llama.trace");
+  wl_gen_params_init(&p);
+  wl_model_preset("mixtral-8x7b", &p.model);
+  p.layout = (struct wl_layout){16, 2, 2, 1, 1, 2, 1};
+  p.global_batch = 8;
+  p.seq_parallel = 1;
+  round_trip(p, WL_TEST_BIN_DIR "/rt-mixtral.trace");
+}
+
+static void test_wl_format_rank_order_and_groups(void)
+{
+  struct wl_trace *t = wl_trace_new();
+  t->layout = (struct wl_layout){64, 2, 2, 1, 8, 4, 2};
+  struct wl_coord c;
+  /* rank = tp + 2*(cp + 2*(dp + 8*pp)) */
+  CU_ASSERT_EQUAL(wl_rank_coord(t, 2 * (1 + 2 * (5 + 8 * 1)) + 1, &c), 0);
+  CU_ASSERT(c.tp == 1 && c.cp == 1 && c.dp == 5 && c.pp == 1 && c.ep == 1 && c.edp == 1);
+  CU_ASSERT_EQUAL(wl_coord_rank(t, &c), 55);
+  int m[64];
+  CU_ASSERT_EQUAL(wl_group_members(t, 0, WL_GROUP_TP, m, 64), 2);
+  CU_ASSERT(m[0] == 0 && m[1] == 1);
+  CU_ASSERT_EQUAL(wl_group_members(t, 0, WL_GROUP_CP, m, 64), 2);
+  CU_ASSERT(m[1] == 2);
+  CU_ASSERT_EQUAL(wl_group_members(t, 0, WL_GROUP_DP, m, 64), 8);
+  CU_ASSERT(m[7] == 28);
+  CU_ASSERT_EQUAL(wl_group_members(t, 55, WL_GROUP_EP, m, 64), 4);
+  CU_ASSERT(m[0] == 2 * (1 + 2 * (4 + 8)) + 1 && m[3] == 2 * (1 + 2 * (7 + 8)) + 1);
+  CU_ASSERT_EQUAL(wl_group_members(t, 55, WL_GROUP_DP_EP, m, 64), 2);
+  CU_ASSERT(m[0] == 2 * (1 + 2 * (1 + 8)) + 1 && m[1] == 55);
+  CU_ASSERT_EQUAL(wl_group_members(t, 3, WL_GROUP_PP, m, 64), 2);
+  CU_ASSERT(m[0] == 3 && m[1] == 35);
+  CU_ASSERT_EQUAL(wl_group_index(t, 35, WL_GROUP_PP), 1);
+  struct wl_op send = {.kind = WL_OP_SEND, .group = WL_GROUP_PP, .peer = +1};
+  CU_ASSERT_EQUAL(wl_op_peer_rank(t, 35, &send), 3);
+  CU_ASSERT_EQUAL(wl_rank_coord(t, 64, &c), -1);
+  wl_trace_free(t);
+}
+
+static void expect_load_error(const char *path, const char *line, const char *needle)
+{
+  char err[512] = "", prefix[600];
+  struct wl_trace *t = wl_trace_open(path, err, sizeof err);
+  CU_ASSERT_PTR_NULL(t);
+  const char *file = strncmp(path, "simai:", 6) == 0 ? path + 6 : path;
+  snprintf(prefix, sizeof prefix, "%s:%s: ", file, line);
+  int ok = strncmp(err, prefix, strlen(prefix)) == 0 && strstr(err, needle) != NULL;
+  if (!ok)
+    fprintf(stderr, "\nexpected '%s...%s', got '%s'\n", prefix, needle, err);
+  CU_ASSERT(ok);
+  wl_trace_free(t);
+}
+
+static void test_wl_format_bogus_native_refused(void)
+{
+  expect_load_error(BOGUS("unknown-op.trace"), "8", "unknown op 'teleport'");
+  expect_load_error(BOGUS("group-too-large.trace"), "3", "larger than the job");
+  expect_load_error(BOGUS("truncated.trace"), "8", "truncated");
+  expect_load_error(BOGUS("negative-size.trace"), "8", "negative value");
+  expect_load_error(BOGUS("wrong-version.trace"), "1", "unsupported format version 7");
+  expect_load_error(BOGUS("non-numeric.trace"), "7", "'lots' is not a number");
+  expect_load_error(BOGUS("does-not-exist.trace"), "0", "cannot open");
+}
+
+static void test_wl_format_simai_comm_types(void)
+{
+  static const struct { const char *s; enum wl_group def; enum wl_coll c; enum wl_group g; }
+  cases[] = {
+      {"ALLREDUCE", WL_GROUP_TP, WL_COLL_ALLREDUCE, WL_GROUP_TP},
+      {"ALLGATHER", WL_GROUP_TP, WL_COLL_ALLGATHER, WL_GROUP_TP},
+      {"REDUCESCATTER", WL_GROUP_DP, WL_COLL_REDUCE_SCATTER, WL_GROUP_DP},
+      {"ALLTOALL", WL_GROUP_TP, WL_COLL_ALLTOALL, WL_GROUP_TP},
+      {"ALLREDUCEALLTOALL", WL_GROUP_DP, WL_COLL_ALLREDUCE, WL_GROUP_DP},
+      {"BROADCAST", WL_GROUP_TP, WL_COLL_BROADCAST, WL_GROUP_TP},
+      {"ALLTOALL_EP", WL_GROUP_TP, WL_COLL_ALLTOALL, WL_GROUP_EP},
+      {"ALLGATHER_DP_EP", WL_GROUP_DP, WL_COLL_ALLGATHER, WL_GROUP_DP_EP},
+      {"ALLREDUCEALLTOALL_DP_EP", WL_GROUP_DP, WL_COLL_ALLREDUCE, WL_GROUP_DP_EP},
+      {"NONE", WL_GROUP_TP, WL_COLL_NONE, WL_GROUP_NONE},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    enum wl_coll c;
+    enum wl_group g;
+    CU_ASSERT_EQUAL_FATAL(wl_simai_comm_type(cases[i].s, cases[i].def, &c, &g), 0);
+    CU_ASSERT(c == cases[i].c && g == cases[i].g);
+  }
+  enum wl_coll c;
+  enum wl_group g;
+  CU_ASSERT_EQUAL(wl_simai_comm_type("ALLSHUFFLE", WL_GROUP_TP, &c, &g), -1);
+  CU_ASSERT_EQUAL(wl_simai_comm_type("NONE_EP", WL_GROUP_TP, &c, &g), -1);
+}
+
+/* Expected (collective, group) per row of simai-every-type.txt for forward, input-grad and
+ * weight-grad; NONE rows give no op. */
+static void test_wl_format_simai_example_mapping(void)
+{
+  enum { AR = WL_COLL_ALLREDUCE, AG = WL_COLL_ALLGATHER, RS = WL_COLL_REDUCE_SCATTER,
+         A2A = WL_COLL_ALLTOALL, BC = WL_COLL_BROADCAST, NO = WL_COLL_NONE };
+  enum { TP = WL_GROUP_TP, DP = WL_GROUP_DP, EP = WL_GROUP_EP, DE = WL_GROUP_DP_EP, N = 0 };
+  static const int want[10][3][2] = {
+      {{AR, TP}, {NO, N}, {NO, N}},      {{AG, TP}, {RS, TP}, {AR, DP}},
+      {{RS, TP}, {AG, TP}, {RS, DP}},    {{A2A, EP}, {A2A, EP}, {AR, DE}},
+      {{A2A, TP}, {A2A, TP}, {AG, DE}},  {{AR, TP}, {AR, EP}, {RS, DE}},
+      {{BC, TP}, {BC, EP}, {BC, DP}},    {{AG, EP}, {RS, EP}, {A2A, DE}},
+      {{AR, EP}, {BC, DE}, {AR, DE}},    {{NO, N}, {NO, N}, {AR, DP}},
+  };
+  char err[512];
+  struct wl_trace *t =
+      wl_trace_open("simai:" WL_EXAMPLES_DIR "/simai-every-type.txt", err, sizeof err);
+  if (t == NULL)
+    fprintf(stderr, "\n%s\n", err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT(t->layout.tp == 2 && t->layout.dp == 4 && t->layout.ep == 2 && t->layout.pp == 1);
+  CU_ASSERT_EQUAL(t->microbatches, 2);
+  const struct wl_program *p = &t->programs[0];
+  int got[10][3][2] = {{{0}}}, async_wg = 0, waits = 0;
+  double fwd_time0 = 0;
+  for (int i = 0; i < p->nops; i++) {
+    const struct wl_op *o = &p->ops[i];
+    if (o->kind == WL_OP_WAIT)
+      waits++;
+    if (o->kind == WL_OP_COMPUTE && o->layer == 0 && o->micro == 0 &&
+        o->phase == WL_PHASE_FORWARD)
+      fwd_time0 = o->duration_s;
+    if (o->kind != WL_OP_COLL || o->micro != 1)
+      continue;
+    /* In the backward pass the input-grad op of a row precedes its weight-grad op. */
+    int slot = o->phase == WL_PHASE_FORWARD ? 0
+             : (got[o->layer][1][0] || want[o->layer][1][0] == NO) ? 2 : 1;
+    got[o->layer][slot][0] = o->coll;
+    got[o->layer][slot][1] = o->group;
+    if (slot == 2 && (o->group == WL_GROUP_DP || o->group == WL_GROUP_DP_EP))
+      async_wg += o->is_async;
+  }
+  for (int r = 0; r < 10; r++)
+    for (int k = 0; k < 3; k++) {
+      int ok = got[r][k][0] == want[r][k][0] && got[r][k][1] == want[r][k][1];
+      if (!ok)
+        fprintf(stderr, "\nrow %d slot %d: got (%d,%d) want (%d,%d)\n", r, k, got[r][k][0],
+                got[r][k][1], want[r][k][0], want[r][k][1]);
+      CU_ASSERT(ok);
+    }
+  CU_ASSERT_DOUBLE_EQUAL(fwd_time0, 1e-6, 1e-15);
+  CU_ASSERT_EQUAL(async_wg, 9);
+  CU_ASSERT_EQUAL(waits, 1);
+  wl_trace_free(t);
+}
+
+static void test_wl_format_bogus_simai_refused(void)
+{
+  expect_load_error("simai:" BOGUS("simai-truncated-row.txt"), "4", "truncated row");
+  expect_load_error("simai:" BOGUS("simai-unknown-comm.txt"), "4", "unknown comm type 'ALLSHUFFLE'");
+  expect_load_error("simai:" BOGUS("simai-negative.txt"), "3", "negative value -1024");
+  expect_load_error("simai:" BOGUS("simai-group-too-large.txt"), "1", "larger than the job");
+  expect_load_error("simai:" BOGUS("simai-bad-policy.txt"), "1", "unsupported SimAI policy");
+}
+
+int main(void)
+{
+  CU_initialize_registry();
+  CU_pSuite s = CU_add_suite("wl_format", NULL, NULL);
+  CU_add_test(s, "round_trip", test_wl_format_round_trip);
+  CU_add_test(s, "rank_order_and_groups", test_wl_format_rank_order_and_groups);
+  CU_add_test(s, "bogus_native_refused", test_wl_format_bogus_native_refused);
+  CU_add_test(s, "simai_comm_types", test_wl_format_simai_comm_types);
+  CU_add_test(s, "simai_example_mapping", test_wl_format_simai_example_mapping);
+  CU_add_test(s, "bogus_simai_refused", test_wl_format_bogus_simai_refused);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures();
+  CU_cleanup_registry();
+  return failed != 0;
+}

@@ -1,0 +1,326 @@
+/* Generator: layout refusals, stage balancing, pipeline schedules, TP and DP volumes. */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wl_gen.h"
+#include "wl_model.h"
+
+static struct wl_gen_params params(const char *model, int gpus, int tp, int pp)
+{
+  struct wl_gen_params p;
+  wl_gen_params_init(&p);
+  wl_model_preset(model, &p.model);
+  p.layout.gpus = gpus;
+  p.layout.tp = tp;
+  p.layout.pp = pp;
+  return p;
+}
+
+static void expect_refusal(struct wl_gen_params p, const char *needle)
+{
+  char err[512] = "";
+  struct wl_trace *t = wl_generate(&p, err, sizeof err);
+  CU_ASSERT_PTR_NULL(t);
+  if (strstr(err, needle) == NULL)
+    fprintf(stderr, "\nexpected '%s' in refusal, got '%s'\n", needle, err);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, needle));
+  wl_trace_free(t);
+}
+
+static void test_wl_gen_refuses_impossible_layouts(void)
+{
+  expect_refusal(params("llama3-8b", 12, 8, 1), "not divisible by tp*pp*cp");
+  expect_refusal(params("gpt3-175b", 80, 80, 1), "heads=96 not divisible by tp=80");
+  expect_refusal(params("llama3-8b", 16, 16, 1), "kv-heads=8 not divisible by tp=16");
+  struct wl_gen_params p = params("llama3-8b", 16, 2, 2);
+  p.global_batch = 10;
+  expect_refusal(p, "global-batch=10 not divisible by micro-batch*dp");
+  p = params("mixtral-8x7b", 48, 1, 1);
+  p.layout.ep = 3;
+  expect_refusal(p, "ep=3 does not divide experts=8");
+  p = params("mixtral-8x7b", 16, 2, 1);
+  p.layout.ep = 16;
+  expect_refusal(p, "ep=16 does not divide dp=8");
+  p = params("llama3-8b", 8, 1, 1);
+  p.layout.ep = 2;
+  expect_refusal(p, "not a mixture-of-experts model");
+  p = params("llama3-8b", 8, 1, 4);
+  p.model.layers = 3;
+  expect_refusal(p, "cannot be balanced over pp*vpp");
+  p = params("llama3-8b", 8, 1, 4);
+  p.layout.vpp = 2;
+  p.global_batch = 6;
+  expect_refusal(p, "divisible by pp=4");
+  p = params("llama3-8b", 8, 1, 1);
+  p.layout.cp = 3;
+  expect_refusal(p, "not divisible by tp*pp*cp");
+}
+
+static void test_wl_gen_405b_on_16_stages_is_balanced(void)
+{
+  int vl[16];
+  char err[256];
+  CU_ASSERT_EQUAL_FATAL(wl_gen_balance(126, 16, 1, vl, err, sizeof err), 0);
+  int sum = 0;
+  for (int i = 0; i < 16; i++) {
+    sum += vl[i];
+    if (i > 0 && i < 15)
+      CU_ASSERT_EQUAL(vl[i], 8);
+  }
+  CU_ASSERT_EQUAL(vl[0], 7);
+  CU_ASSERT_EQUAL(vl[15], 7);
+  CU_ASSERT_EQUAL(sum, 126);
+  CU_ASSERT_EQUAL(wl_gen_balance(96, 8, 1, vl, err, sizeof err), 0);
+  for (int i = 0; i < 8; i++)
+    CU_ASSERT_EQUAL(vl[i], 12);
+}
+
+static void test_wl_gen_cli_records_405b_balance(void)
+{
+  const char *out = WL_TEST_BIN_DIR "/llama405b.trace";
+  char *argv[] = {"workload", "--model", "llama3-405b", "--gpus", "256", "--tp", "8", "--pp",
+                  "16", "--global-batch", "32", "--gpu", "H100", "--recompute", "--seed", "7",
+                  "-o", (char *)out};
+  CU_ASSERT_EQUAL_FATAL(workload_cli_main(18, argv), 0);
+  char err[512];
+  struct wl_trace *t = wl_trace_load(out, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_EQUAL(t->layout.dp, 2);
+  CU_ASSERT_EQUAL(t->microbatches, 16);
+  CU_ASSERT_EQUAL(t->stage_layers[0], 7);
+  CU_ASSERT_EQUAL(t->stage_layers[15], 7);
+  CU_ASSERT_EQUAL(t->stage_layers[7], 8);
+  CU_ASSERT_EQUAL(t->seed, 7);
+  CU_ASSERT_EQUAL(t->stage_first_layer[15], 119);
+  wl_trace_free(t);
+  char *bad[] = {"workload", "--model", "llama3-405b", "--gpus", "100", "--tp", "8", "--pp",
+                 "16", "-o", (char *)out};
+  CU_ASSERT_NOT_EQUAL(workload_cli_main(11, bad), 0);
+}
+
+static void test_wl_gen_1f1b_warmup_steady_cooldown(void)
+{
+  int p = 4, m = 8;
+  struct wl_sched_step st[16];
+  for (int s = 0; s < p; s++) {
+    CU_ASSERT_EQUAL_FATAL(wl_schedule_1f1b(p, s, m, st), 2 * m);
+    int w = p - s - 1, i = 0;
+    for (; i < w; i++)
+      CU_ASSERT(!st[i].is_backward && st[i].micro == i);
+    for (int k = 0; k < m - w; k++, i += 2) {
+      CU_ASSERT(!st[i].is_backward && st[i].micro == w + k);
+      CU_ASSERT(st[i + 1].is_backward && st[i + 1].micro == k);
+    }
+    for (int k = m - w; k < m; k++, i++)
+      CU_ASSERT(st[i].is_backward && st[i].micro == k);
+  }
+  CU_ASSERT_EQUAL(wl_schedule_1f1b(8, 0, 3, st), 6);
+  CU_ASSERT(!st[2].is_backward && st[3].is_backward);
+}
+
+/* The generated program follows the schedule: at stage s, p - s forward micro-batches start
+ * before the first backward. */
+static void test_wl_gen_program_follows_1f1b(void)
+{
+  struct wl_gen_params p = params("llama3-8b", 4, 1, 4);
+  p.global_batch = 8;
+  char err[256];
+  struct wl_trace *t = wl_generate(&p, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  for (int s = 0; s < 4; s++) {
+    const struct wl_program *pr = &t->programs[s];
+    int max_fwd = -1, i = 0;
+    for (; i < pr->nops && pr->ops[i].phase != WL_PHASE_BACKWARD; i++)
+      if (pr->ops[i].micro > max_fwd)
+        max_fwd = pr->ops[i].micro;
+    CU_ASSERT_EQUAL(max_fwd + 1, 4 - s);
+    CU_ASSERT_EQUAL(pr->ops[i].micro, 0);
+    if (s < 3)
+      CU_ASSERT_EQUAL(pr->ops[i].kind, WL_OP_RECV);
+  }
+  wl_trace_free(t);
+}
+
+static void test_wl_gen_interleaved_has_v_chunks(void)
+{
+  struct wl_sched_step st[64];
+  int p = 2, v = 3, m = 4;
+  for (int s = 0; s < p; s++) {
+    int n = wl_schedule_interleaved(p, s, m, v, st), seen[2][4][3] = {{{0}}};
+    CU_ASSERT_EQUAL_FATAL(n, 2 * m * v);
+    for (int i = 0; i < n; i++)
+      seen[st[i].is_backward][st[i].micro][st[i].chunk]++;
+    for (int b = 0; b < 2; b++)
+      for (int mb = 0; mb < m; mb++)
+        for (int c = 0; c < v; c++)
+          CU_ASSERT_EQUAL(seen[b][mb][c], 1);
+    CU_ASSERT(!st[0].is_backward && st[0].chunk == 0 && st[2].chunk == 1);
+  }
+  struct wl_gen_params gp = params("llama3-8b", 8, 1, 4);
+  gp.layout.vpp = 2;
+  gp.global_batch = 8;
+  char err[256];
+  struct wl_trace *t = wl_generate(&gp, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  for (int s = 0; s < 4; s++) {
+    int chunks[2] = {0, 0};
+    for (int i = 0; i < t->programs[s].nops; i++)
+      chunks[t->programs[s].ops[i].chunk]++;
+    CU_ASSERT(chunks[0] > 0 && chunks[1] > 0);
+    CU_ASSERT_EQUAL(t->stage_layers[s], 8);
+  }
+  CU_ASSERT_EQUAL(t->stage_first_layer[4], 16); /* chunk 1 of stage 0 */
+  wl_trace_free(t);
+}
+
+static void test_wl_gen_tp_allreduce_bytes_per_layer(void)
+{
+  for (int b = 1; b <= 2; b++) {
+    struct wl_gen_params p = params("llama3-8b", 8, 8, 1);
+    p.micro_batch = b;
+    p.global_batch = 2 * b;
+    char err[256];
+    struct wl_trace *t = wl_generate(&p, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    int fwd[32] = {0}, bwd[32] = {0};
+    const struct wl_program *pr = &t->programs[0];
+    for (int i = 0; i < pr->nops; i++) {
+      const struct wl_op *o = &pr->ops[i];
+      if (o->kind != WL_OP_COLL || o->group != WL_GROUP_TP || o->micro != 0 || o->layer < 0)
+        continue;
+      CU_ASSERT_EQUAL(o->coll, WL_COLL_ALLREDUCE);
+      CU_ASSERT_DOUBLE_EQUAL(o->bytes, b * 8192.0 * 4096 * 2, 0.5);
+      (o->phase == WL_PHASE_FORWARD ? fwd : bwd)[o->layer]++;
+    }
+    for (int l = 0; l < 32; l++) {
+      CU_ASSERT_EQUAL(fwd[l], 2);
+      CU_ASSERT_EQUAL(bwd[l], 2);
+    }
+    wl_trace_free(t);
+  }
+}
+
+static double grad_bytes_of(const struct wl_program *pr)
+{
+  double sum = 0;
+  for (int i = 0; i < pr->nops; i++) {
+    const struct wl_op *o = &pr->ops[i];
+    if (o->kind == WL_OP_COLL && o->phase == WL_PHASE_BACKWARD &&
+        (o->group == WL_GROUP_DP || o->group == WL_GROUP_DP_EP)) {
+      CU_ASSERT(o->is_async);
+      CU_ASSERT_EQUAL(o->micro, 7);
+      sum += o->bytes;
+    }
+  }
+  return sum;
+}
+
+static void test_wl_gen_dp_gradient_bytes_equal_stage_params(void)
+{
+  /* Llama 3 8B, tp=1, pp=2, dp=2, FP32 gradient reduction (4 bytes per parameter). */
+  struct wl_gen_params p = params("llama3-8b", 4, 1, 2);
+  p.global_batch = 16;
+  char err[256];
+  struct wl_trace *t = wl_generate(&p, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  double layer = 41943040.0 + 176160768.0 + 8192.0, embed = 128256.0 * 4096;
+  CU_ASSERT_DOUBLE_EQUAL(grad_bytes_of(&t->programs[0]), 4 * (16 * layer + embed), 1);
+  CU_ASSERT_DOUBLE_EQUAL(grad_bytes_of(&t->programs[1]), 4 * (16 * layer + embed + 4096), 1);
+  CU_ASSERT_DOUBLE_EQUAL(grad_bytes_of(&t->programs[0]) + grad_bytes_of(&t->programs[1]),
+                         4 * 8030261248.0, 1);
+  wl_trace_free(t);
+  p = params("llama3-8b", 4, 1, 2);
+  p.global_batch = 16;
+  p.grad_bytes = 2;
+  p.zero1 = 1;
+  t = wl_generate(&p, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_DOUBLE_EQUAL(grad_bytes_of(&t->programs[0]), 2 * (16 * layer + embed), 1);
+  int rs = 0, ag = 0;
+  for (int i = 0; i < t->programs[0].nops; i++) {
+    const struct wl_op *o = &t->programs[0].ops[i];
+    rs += o->group == WL_GROUP_DP && o->coll == WL_COLL_REDUCE_SCATTER;
+    ag += o->group == WL_GROUP_DP && o->coll == WL_COLL_ALLGATHER;
+  }
+  CU_ASSERT(rs > 1);
+  CU_ASSERT_EQUAL(ag, 1);
+  wl_trace_free(t);
+}
+
+/* Summed over every rank, the compute FLOPs of the programs are the hardware FLOPs. */
+static void check_flops_sum(struct wl_gen_params p)
+{
+  char err[256];
+  struct wl_trace *t = wl_generate(&p, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  double sum = 0, ranks_per_stage = (double)t->layout.gpus / t->layout.pp;
+  for (int s = 0; s < t->layout.pp; s++)
+    for (int i = 0; i < t->programs[s].nops; i++)
+      sum += t->programs[s].ops[i].flops * ranks_per_stage;
+  CU_ASSERT(fabs(sum - t->hardware_flops) <= 1e-9 * t->hardware_flops);
+  wl_trace_free(t);
+}
+
+static void test_wl_gen_program_flops_sum_to_hardware_flops(void)
+{
+  struct wl_gen_params p = params("llama3-8b", 16, 2, 2);
+  p.layout.cp = 2;
+  p.recompute = 1;
+  p.global_batch = 16;
+  check_flops_sum(p);
+  p = params("mixtral-8x7b", 16, 2, 2);
+  p.layout.ep = 4;
+  p.seq_parallel = 1;
+  p.global_batch = 8;
+  check_flops_sum(p);
+}
+
+static void test_wl_gen_moe_and_cp_collectives(void)
+{
+  struct wl_gen_params p = params("mixtral-8x7b", 16, 1, 1);
+  p.layout.ep = 4;
+  p.layout.cp = 2;
+  p.global_batch = 8;
+  char err[256];
+  struct wl_trace *t = wl_generate(&p, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  int a2a_fwd = 0, cp_ag = 0, dpep = 0;
+  const struct wl_program *pr = &t->programs[0];
+  for (int i = 0; i < pr->nops; i++) {
+    const struct wl_op *o = &pr->ops[i];
+    if (o->layer == 0 && o->micro == 0 && o->phase == WL_PHASE_FORWARD) {
+      a2a_fwd += o->coll == WL_COLL_ALLTOALL && o->group == WL_GROUP_EP;
+      cp_ag += o->coll == WL_COLL_ALLGATHER && o->group == WL_GROUP_CP;
+    }
+    dpep += o->group == WL_GROUP_DP_EP;
+  }
+  CU_ASSERT_EQUAL(a2a_fwd, 2);
+  CU_ASSERT_EQUAL(cp_ag, 1);
+  CU_ASSERT(dpep > 0);
+  wl_trace_free(t);
+}
+
+int main(void)
+{
+  CU_initialize_registry();
+  CU_pSuite s = CU_add_suite("wl_gen", NULL, NULL);
+  CU_add_test(s, "refuses_impossible_layouts", test_wl_gen_refuses_impossible_layouts);
+  CU_add_test(s, "405b_on_16_stages_is_balanced", test_wl_gen_405b_on_16_stages_is_balanced);
+  CU_add_test(s, "cli_records_405b_balance", test_wl_gen_cli_records_405b_balance);
+  CU_add_test(s, "1f1b_warmup_steady_cooldown", test_wl_gen_1f1b_warmup_steady_cooldown);
+  CU_add_test(s, "program_follows_1f1b", test_wl_gen_program_follows_1f1b);
+  CU_add_test(s, "interleaved_has_v_chunks", test_wl_gen_interleaved_has_v_chunks);
+  CU_add_test(s, "tp_allreduce_bytes_per_layer", test_wl_gen_tp_allreduce_bytes_per_layer);
+  CU_add_test(s, "dp_gradient_bytes_equal_stage_params",
+              test_wl_gen_dp_gradient_bytes_equal_stage_params);
+  CU_add_test(s, "program_flops_sum_to_hardware_flops",
+              test_wl_gen_program_flops_sum_to_hardware_flops);
+  CU_add_test(s, "moe_and_cp_collectives", test_wl_gen_moe_and_cp_collectives);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures();
+  CU_cleanup_registry();
+  return failed != 0;
+}

@@ -1,0 +1,477 @@
+/* Trace generator: one program per pipeline stage, Megatron-LM's order of kernels and
+ * collectives. Sizes: activations and weights in BF16 (2 bytes), gradients reduced in
+ * grad_bytes (FP32 by default, as Megatron-LM does for --bf16 unless told otherwise). */
+#include "wl_gen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "wl_model.h"
+
+#define BF16 2.0
+/* Adam step per parameter: read FP32 master, grad, m, v (16 B), write master, m, v (12 B)
+ * and the BF16 copy (2 B). */
+#define ADAM_BYTES_PER_PARAM 30.0
+
+/* Generator state while it writes one stage's program. */
+struct gen {
+  const struct wl_gen_params *p;
+  struct wl_trace *t;
+  struct wl_program *prog;
+  struct wl_layer_params lp;
+  int stage, nv, moe;
+  double tokens;          /* tokens of one micro-batch on one rank: b * s / cp */
+  double kvd;             /* key/value width: kv_heads * head_dim */
+  double dense_pending;   /* gradient elements not yet in a bucket */
+  double expert_pending;
+  int last_dense, last_expert; /* id of the last bucket of each kind, -1 if none */
+  double dense_params;    /* this rank's parameters on this stage */
+  double expert_params;
+  double expert_per_layer_local; /* expert parameters of one layer on this rank */
+  int failed;
+};
+
+void wl_gen_params_init(struct wl_gen_params *p)
+{
+  memset(p, 0, sizeof *p);
+  p->layout = (struct wl_layout){0, 1, 1, 1, 1, 1, 1};
+  snprintf(p->gpu, sizeof p->gpu, "H100");
+  p->micro_batch = 1;
+  p->grad_bytes = 4;
+  /* Megatron-Core DistributedDataParallel: bucket_size = max(40M, 1M * dp) elements. */
+  p->bucket_params = 40e6;
+  p->seed = 1;
+}
+
+#define CHECK(cond, ...)                                                                     \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
+      snprintf(err, errlen, __VA_ARGS__);                                                    \
+      return -1;                                                                             \
+    }                                                                                        \
+  } while (0)
+
+int wl_gen_check(struct wl_gen_params *p, char *err, size_t errlen)
+{
+  struct wl_layout *l = &p->layout;
+  const struct wl_model *m = &p->model;
+  if (p->seq <= 0)
+    p->seq = m->seq;
+  CHECK(l->gpus >= 1 && l->tp >= 1 && l->pp >= 1 && l->vpp >= 1 && l->ep >= 1 && l->cp >= 1,
+        "gpus, tp, pp, vpp, ep and cp must all be at least 1");
+  long mp = (long)l->tp * l->pp * l->cp;
+  CHECK(l->gpus % mp == 0, "gpus=%d is not divisible by tp*pp*cp = %d*%d*%d = %ld", l->gpus,
+        l->tp, l->pp, l->cp, mp);
+  l->dp = (int)(l->gpus / mp);
+  char msg[200];
+  CHECK(wl_layout_check(l, msg, sizeof msg) == 0, "%s", msg);
+  CHECK(m->hidden % m->heads == 0, "hidden=%d not divisible by heads=%d", m->hidden, m->heads);
+  CHECK(m->heads % l->tp == 0, "heads=%d not divisible by tp=%d", m->heads, l->tp);
+  CHECK(m->kv_heads % l->tp == 0, "kv-heads=%d not divisible by tp=%d (Megatron needs whole "
+        "query groups per TP rank)", m->kv_heads, l->tp);
+  CHECK(m->ffn % l->tp == 0, "ffn=%d not divisible by tp=%d", m->ffn, l->tp);
+  CHECK(p->seq % l->cp == 0, "seq=%d not divisible by cp=%d", p->seq, l->cp);
+  CHECK(!p->seq_parallel || (p->seq / l->cp) % l->tp == 0,
+        "sequence parallelism needs seq/cp=%d divisible by tp=%d", p->seq / l->cp, l->tp);
+  CHECK(l->vpp == 1 || l->pp > 1, "vpp=%d needs pp > 1", l->vpp);
+  CHECK(l->ep == 1 || m->experts > 0, "ep=%d but %s is not a mixture-of-experts model", l->ep,
+        m->name);
+  CHECK(m->experts == 0 || m->experts % l->ep == 0, "ep=%d does not divide experts=%d", l->ep,
+        m->experts);
+  CHECK(p->micro_batch >= 1, "micro-batch=%d must be at least 1", p->micro_batch);
+  if (p->global_batch <= 0)
+    p->global_batch = (long)p->micro_batch * l->dp * 4 * l->pp;
+  long per_step = (long)p->micro_batch * l->dp;
+  CHECK(p->global_batch % per_step == 0,
+        "global-batch=%ld not divisible by micro-batch*dp = %d*%d = %ld", p->global_batch,
+        p->micro_batch, l->dp, per_step);
+  long mb = p->global_batch / per_step;
+  CHECK(mb <= 1000000, "global-batch=%ld gives %ld micro-batches, too many", p->global_batch, mb);
+  CHECK(l->vpp == 1 || mb % l->pp == 0,
+        "interleaved schedule needs the micro-batch count %ld divisible by pp=%d", mb, l->pp);
+  CHECK(p->grad_bytes == 2 || p->grad_bytes == 4, "grad bytes %d must be 2 or 4", p->grad_bytes);
+  int *tmp = malloc((size_t)l->pp * l->vpp * sizeof *tmp);
+  CHECK(tmp != NULL, "out of memory");
+  int rc = wl_gen_balance(m->layers, l->pp, l->vpp, tmp, err, errlen);
+  free(tmp);
+  return rc;
+}
+
+int wl_gen_balance(int layers, int pp, int vpp, int *vl, char *err, size_t errlen)
+{
+  int nv = pp * vpp;
+  if (layers % nv == 0) {
+    for (int i = 0; i < nv; i++)
+      vl[i] = layers / nv;
+    return 0;
+  }
+  /* Count the embedding and the output layer as one layer each, spread layers + 2 evenly,
+   * then take the embedding and output "layers" back from the first and last stages.
+   * Remainders go to the middle stages first. */
+  CHECK(nv >= 2, "layers=%d cannot be balanced over one stage", layers);
+  int units = layers + 2, base = units / nv, rem = units % nv;
+  for (int i = 0; i < nv; i++)
+    vl[i] = base;
+  int mid = nv - 2;
+  for (int k = 0; k < rem; k++)
+    vl[k < mid ? 1 + k : (k == mid ? 0 : nv - 1)]++;
+  vl[0]--;
+  vl[nv - 1]--;
+  for (int i = 0; i < nv; i++)
+    CHECK(vl[i] >= 1, "layers=%d cannot be balanced over pp*vpp = %d*%d virtual stages "
+          "(virtual stage %d would get no layer)", layers, pp, vpp, i);
+  return 0;
+}
+
+static int add(struct gen *g, const struct wl_op *o, const int *deps, int ndeps)
+{
+  int id = wl_program_add(g->prog, o, deps, ndeps);
+  if (id < 0)
+    g->failed = 1;
+  return id;
+}
+
+static void compute(struct gen *g, const struct wl_op *ctx, enum wl_cclass c, double flops,
+                    double mem)
+{
+  struct wl_op o = *ctx;
+  o.kind = WL_OP_COMPUTE;
+  o.cclass = c;
+  o.flops = flops;
+  o.mem_bytes = mem;
+  add(g, &o, NULL, 0);
+}
+
+static int coll(struct gen *g, const struct wl_op *ctx, enum wl_coll c, enum wl_group grp,
+                double bytes, int is_async)
+{
+  if (wl_group_size(g->t, grp) <= 1)
+    return -1;
+  struct wl_op o = *ctx;
+  o.kind = WL_OP_COLL;
+  o.coll = c;
+  o.group = grp;
+  o.bytes = bytes;
+  o.is_async = is_async;
+  return add(g, &o, NULL, 0);
+}
+
+static void p2p(struct gen *g, const struct wl_op *ctx, enum wl_op_kind k, int peer, long tag,
+                double bytes)
+{
+  struct wl_op o = *ctx;
+  o.kind = k;
+  o.group = WL_GROUP_PP;
+  o.peer = peer;
+  o.tag = tag;
+  o.bytes = bytes;
+  o.is_async = k == WL_OP_SEND;
+  add(g, &o, NULL, 0);
+}
+
+/* Activation bytes of one micro-batch on one rank (sequence parallel: a 1/tp slice). */
+static double act_bytes(const struct gen *g, int sliced)
+{
+  double b = g->tokens * g->p->model.hidden * BF16;
+  return sliced && g->p->seq_parallel ? b / g->p->layout.tp : b;
+}
+
+/* TP exchange after a row-parallel block: all-reduce, or reduce-scatter with SP. */
+static void tp_reduce(struct gen *g, const struct wl_op *ctx)
+{
+  coll(g, ctx, g->p->seq_parallel ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALLREDUCE, WL_GROUP_TP,
+       act_bytes(g, 0), 0);
+}
+
+/* TP exchange before a column-parallel block: an all-gather with SP, nothing otherwise. */
+static void tp_gather(struct gen *g, const struct wl_op *ctx)
+{
+  if (g->p->seq_parallel)
+    coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_TP, act_bytes(g, 0), 0);
+}
+
+static void layer_attention(struct gen *g, const struct wl_op *ctx, double x)
+{
+  const struct wl_model *m = &g->p->model;
+  double T = g->tokens, tp = g->p->layout.tp, h = m->hidden, cp = g->p->layout.cp;
+  compute(g, ctx, WL_CC_GEMM, x * 2 * T * g->lp.attn / tp,
+          x * BF16 * (g->lp.attn / tp + T * (2 * h + (2 * h + 2 * g->kvd) / tp)));
+  compute(g, ctx, WL_CC_ATTN, x * 4 * T * g->p->seq * h / tp,
+          x * BF16 * (2 * T * h + 2 * cp * T * g->kvd) / tp);
+}
+
+static void layer_mlp(struct gen *g, const struct wl_op *ctx, double x)
+{
+  const struct wl_model *m = &g->p->model;
+  double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
+  double active = g->lp.mlp + m->topk * g->lp.expert + g->lp.router;
+  double weights = g->lp.mlp / tp + g->lp.router + g->expert_per_layer_local;
+  compute(g, ctx, WL_CC_GEMM, x * 2 * T * active / tp,
+          x * BF16 * (weights + T * (2 * h + 3.0 * m->ffn * (m->topk ? m->topk : 1) / tp)));
+}
+
+static void layer_elemwise(struct gen *g, const struct wl_op *ctx, double x)
+{
+  const struct wl_model *m = &g->p->model;
+  double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
+  /* Two norms (read+write), two residual adds (2 reads + 1 write), the activation function
+   * (gated: read 2, write 1 ffn-wide), rotary on q and k. Counting assumption. */
+  double elems = 4 * h + 6 * h + 3.0 * m->ffn * (m->topk ? m->topk : 1) / tp +
+                 2 * (h + g->kvd) / tp;
+  compute(g, ctx, WL_CC_ELEMWISE, 0, x * BF16 * T * elems);
+}
+
+static void a2a(struct gen *g, const struct wl_op *ctx)
+{
+  if (g->moe)
+    coll(g, ctx, WL_COLL_ALLTOALL, WL_GROUP_EP,
+         g->tokens * g->p->model.topk * g->p->model.hidden * BF16, 0);
+}
+
+static double kv_bytes(const struct gen *g)
+{
+  return g->p->layout.cp * g->tokens * 2 * g->kvd / g->p->layout.tp * BF16;
+}
+
+static void layer_forward(struct gen *g, const struct wl_op *ctx)
+{
+  coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_CP, kv_bytes(g), 0);
+  tp_gather(g, ctx);
+  layer_attention(g, ctx, 1);
+  tp_reduce(g, ctx);
+  layer_elemwise(g, ctx, 1);
+  tp_gather(g, ctx);
+  a2a(g, ctx);
+  layer_mlp(g, ctx, 1);
+  a2a(g, ctx);
+  tp_reduce(g, ctx);
+}
+
+static void layer_backward(struct gen *g, const struct wl_op *ctx)
+{
+  tp_gather(g, ctx);
+  a2a(g, ctx);
+  layer_mlp(g, ctx, 2);
+  a2a(g, ctx);
+  tp_reduce(g, ctx);
+  layer_elemwise(g, ctx, 2);
+  tp_gather(g, ctx);
+  layer_attention(g, ctx, 2);
+  coll(g, ctx, WL_COLL_REDUCE_SCATTER, WL_GROUP_CP, kv_bytes(g), 0);
+  tp_reduce(g, ctx);
+}
+
+static void bucket_flush(struct gen *g, const struct wl_op *ctx, int expert)
+{
+  double *pending = expert ? &g->expert_pending : &g->dense_pending;
+  if (*pending <= 0)
+    return;
+  enum wl_coll c = g->p->zero1 ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALLREDUCE;
+  struct wl_op o = *ctx;
+  o.layer = -1;
+  int id = coll(g, &o, c, expert ? WL_GROUP_DP_EP : WL_GROUP_DP, *pending * g->p->grad_bytes, 1);
+  if (id >= 0)
+    *(expert ? &g->last_expert : &g->last_dense) = id;
+  *pending = 0;
+}
+
+static void bucket_add(struct gen *g, const struct wl_op *ctx, double dense, double expert)
+{
+  double size = g->p->bucket_params;
+  double dp_min = 1e6 * g->p->layout.dp;
+  if (size < dp_min)
+    size = dp_min;
+  g->dense_pending += dense;
+  g->expert_pending += expert;
+  if (g->dense_pending >= size)
+    bucket_flush(g, ctx, 0);
+  if (g->expert_pending >= size)
+    bucket_flush(g, ctx, 1);
+}
+
+static long p2p_tag(const struct gen *g, int micro, int vs, int backward)
+{
+  return ((long)micro * g->nv + vs) * 2 + backward;
+}
+
+static void step_forward(struct gen *g, int micro, int chunk)
+{
+  const struct wl_model *m = &g->p->model;
+  int vs = chunk * g->p->layout.pp + g->stage;
+  struct wl_op ctx = {.phase = WL_PHASE_FORWARD, .micro = micro, .chunk = chunk, .layer = -1};
+  double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
+  if (vs > 0) {
+    p2p(g, &ctx, WL_OP_RECV, -1, p2p_tag(g, micro, vs - 1, 0), act_bytes(g, 1));
+  } else {
+    compute(g, &ctx, WL_CC_ELEMWISE, 0, 2 * BF16 * T * h);
+    tp_reduce(g, &ctx);
+  }
+  for (int j = 0; j < g->t->vstage_layers[vs]; j++) {
+    ctx.layer = g->t->stage_first_layer[vs] + j;
+    layer_forward(g, &ctx);
+  }
+  ctx.layer = -1;
+  if (vs == g->nv - 1) {
+    tp_gather(g, &ctx);
+    compute(g, &ctx, WL_CC_GEMM, 2 * T * h * m->vocab / tp,
+            BF16 * (h * (double)m->vocab / tp + T * (h + (double)m->vocab / tp)));
+  } else {
+    p2p(g, &ctx, WL_OP_SEND, +1, p2p_tag(g, micro, vs, 0), act_bytes(g, 1));
+  }
+}
+
+static void step_backward(struct gen *g, int micro, int chunk)
+{
+  const struct wl_model *m = &g->p->model;
+  int vs = chunk * g->p->layout.pp + g->stage, last = micro == g->t->microbatches - 1;
+  struct wl_op ctx = {.phase = WL_PHASE_BACKWARD, .micro = micro, .chunk = chunk, .layer = -1};
+  double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
+  double dense_layer = g->lp.attn / tp + g->lp.norms + g->lp.router + g->lp.mlp / tp;
+  if (vs < g->nv - 1) {
+    p2p(g, &ctx, WL_OP_RECV, +1, p2p_tag(g, micro, vs, 1), act_bytes(g, 1));
+  } else {
+    compute(g, &ctx, WL_CC_GEMM, 2 * 2 * T * h * m->vocab / tp,
+            2 * BF16 * (h * (double)m->vocab / tp + T * (h + (double)m->vocab / tp)));
+    tp_reduce(g, &ctx);
+    if (last)
+      bucket_add(g, &ctx, h * (double)m->vocab / tp + h, 0);
+  }
+  for (int j = g->t->vstage_layers[vs] - 1; j >= 0; j--) {
+    ctx.layer = g->t->stage_first_layer[vs] + j;
+    if (g->p->recompute) {
+      ctx.phase = WL_PHASE_RECOMPUTE;
+      layer_forward(g, &ctx);
+      ctx.phase = WL_PHASE_BACKWARD;
+    }
+    layer_backward(g, &ctx);
+    if (last)
+      bucket_add(g, &ctx, dense_layer, g->expert_per_layer_local);
+  }
+  ctx.layer = -1;
+  if (vs == 0) {
+    compute(g, &ctx, WL_CC_ELEMWISE, 0, 2 * BF16 * T * h);
+    if (last)
+      bucket_add(g, &ctx, h * (double)m->vocab / tp, 0);
+  } else {
+    p2p(g, &ctx, WL_OP_SEND, -1, p2p_tag(g, micro, vs - 1, 1), act_bytes(g, 1));
+  }
+  if (last) {
+    bucket_flush(g, &ctx, 0);
+    bucket_flush(g, &ctx, 1);
+  }
+}
+
+static void stage_tail(struct gen *g)
+{
+  struct wl_op ctx = {.phase = WL_PHASE_OPTIMIZER, .micro = -1, .layer = -1};
+  int deps[2], nd = 0;
+  if (g->last_dense >= 0)
+    deps[nd++] = g->last_dense;
+  if (g->last_expert >= 0)
+    deps[nd++] = g->last_expert;
+  if (nd > 0) {
+    struct wl_op w = ctx;
+    w.kind = WL_OP_WAIT;
+    add(g, &w, deps, nd);
+  }
+  const struct wl_layout *l = &g->p->layout;
+  double dense = g->dense_params, expert = g->expert_params;
+  if (g->p->zero1) {
+    dense /= l->dp;
+    expert /= l->dp / l->ep;
+  }
+  compute(g, &ctx, WL_CC_OPTIMIZER, 0, ADAM_BYTES_PER_PARAM * (dense + expert));
+  if (g->p->zero1) {
+    coll(g, &ctx, WL_COLL_ALLGATHER, WL_GROUP_DP, BF16 * g->dense_params, 0);
+    coll(g, &ctx, WL_COLL_ALLGATHER, WL_GROUP_DP_EP, BF16 * g->expert_params, 0);
+  }
+}
+
+static void stage_params(struct gen *g)
+{
+  const struct wl_model *m = &g->p->model;
+  double tp = g->p->layout.tp, h = m->hidden, V = m->vocab;
+  int layers = 0;
+  for (int c = 0; c < g->p->layout.vpp; c++)
+    layers += g->t->vstage_layers[c * g->p->layout.pp + g->stage];
+  g->dense_params = layers * (g->lp.attn / tp + g->lp.norms + g->lp.router + g->lp.mlp / tp);
+  g->expert_params = layers * g->expert_per_layer_local;
+  if (g->stage == 0)
+    g->dense_params += h * V / tp;
+  if (g->stage == g->p->layout.pp - 1)
+    g->dense_params += h * V / tp + h;
+}
+
+static int build_stage(struct wl_trace *t, const struct wl_gen_params *p, int stage,
+                       struct wl_sched_step *steps)
+{
+  const struct wl_layout *l = &p->layout;
+  struct gen g = {.p = p, .t = t, .prog = &t->programs[stage], .stage = stage,
+                  .nv = l->pp * l->vpp, .last_dense = -1, .last_expert = -1};
+  wl_model_layer_params(&p->model, &g.lp);
+  g.moe = p->model.experts > 0 && l->ep > 1;
+  g.tokens = (double)p->micro_batch * p->seq / l->cp;
+  g.kvd = p->model.kv_heads * ((double)p->model.hidden / p->model.heads);
+  g.expert_per_layer_local = (double)p->model.experts / l->ep * g.lp.expert / l->tp;
+  stage_params(&g);
+  int n = l->vpp == 1 ? wl_schedule_1f1b(l->pp, stage, t->microbatches, steps)
+                      : wl_schedule_interleaved(l->pp, stage, t->microbatches, l->vpp, steps);
+  for (int i = 0; i < n && !g.failed; i++) {
+    if (steps[i].is_backward)
+      step_backward(&g, steps[i].micro, steps[i].chunk);
+    else
+      step_forward(&g, steps[i].micro, steps[i].chunk);
+  }
+  stage_tail(&g);
+  return g.failed ? -1 : 0;
+}
+
+struct wl_trace *wl_generate(struct wl_gen_params *p, char *err, size_t errlen)
+{
+  if (wl_gen_check(p, err, errlen) != 0)
+    return NULL;
+  struct wl_trace *t = wl_trace_new();
+  struct wl_sched_step *steps = NULL;
+  if (t == NULL)
+    goto fail_oom;
+  const struct wl_layout *l = &p->layout;
+  t->model = p->model;
+  t->layout = *l;
+  snprintf(t->gpu, sizeof t->gpu, "%s", p->gpu);
+  t->micro_batch = p->micro_batch;
+  t->global_batch = p->global_batch;
+  t->microbatches = (int)(p->global_batch / ((long)p->micro_batch * l->dp));
+  t->recompute = p->recompute;
+  t->zero1 = p->zero1;
+  t->seq_parallel = p->seq_parallel;
+  t->grad_bytes = p->grad_bytes;
+  t->seed = p->seed;
+  t->model.seq = p->seq;
+  snprintf(t->generator, sizeof t->generator, "sgfabric-workload/%s/bucket=%.0f",
+           l->vpp > 1 ? "interleaved" : "1f1b", p->bucket_params);
+  t->model_flops = wl_model_flops_per_iteration(&p->model, p->global_batch, p->seq);
+  t->hardware_flops =
+      wl_hardware_flops_per_iteration(&p->model, p->global_batch, p->seq, p->recompute);
+  if (wl_trace_alloc_stages(t) != 0)
+    goto fail_oom;
+  int nv = l->pp * l->vpp;
+  wl_gen_balance(p->model.layers, l->pp, l->vpp, t->vstage_layers, err, errlen);
+  for (int vs = 0, first = 0; vs < nv; vs++) {
+    t->stage_first_layer[vs] = first;
+    first += t->vstage_layers[vs];
+    t->stage_layers[vs % l->pp] += t->vstage_layers[vs];
+  }
+  steps = malloc(2 * (size_t)t->microbatches * l->vpp * sizeof *steps);
+  if (steps == NULL)
+    goto fail_oom;
+  for (int s = 0; s < l->pp; s++)
+    if (build_stage(t, p, s, steps) != 0)
+      goto fail_oom;
+  free(steps);
+  return t;
+fail_oom:
+  snprintf(err, errlen, "out of memory while generating the trace");
+  free(steps);
+  wl_trace_free(t);
+  return NULL;
+}

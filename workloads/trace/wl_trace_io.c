@@ -1,0 +1,508 @@
+/* The native text format (docs/workload-format.md): writer and loader. */
+#include "wl_trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TOKENS 48
+#define LINE_MAX_CHARS 65536
+
+static void write_int_list(FILE *out, const char *key, const int *v, int n)
+{
+  fprintf(out, " %s=", key);
+  for (int i = 0; i < n; i++)
+    fprintf(out, "%s%d", i ? "," : "", v[i]);
+}
+
+static void write_op(FILE *out, const struct wl_program *p, int id)
+{
+  const struct wl_op *o = &p->ops[id];
+  fprintf(out, "%d %s ph=%s", id, wl_op_kind_name(o->kind), wl_phase_name(o->phase));
+  if (o->micro >= 0)
+    fprintf(out, " mb=%d", o->micro);
+  if (o->chunk != 0)
+    fprintf(out, " ch=%d", o->chunk);
+  if (o->layer >= 0)
+    fprintf(out, " l=%d", o->layer);
+  switch (o->kind) {
+  case WL_OP_COMPUTE:
+    fprintf(out, " class=%s", wl_cclass_name(o->cclass));
+    if (o->duration_s > 0)
+      fprintf(out, " time=%.17g", o->duration_s);
+    else
+      fprintf(out, " flops=%.17g mem=%.17g", o->flops, o->mem_bytes);
+    break;
+  case WL_OP_COLL:
+    fprintf(out, " coll=%s group=%s bytes=%.17g", wl_coll_name(o->coll), wl_group_name(o->group),
+            o->bytes);
+    break;
+  case WL_OP_SEND:
+  case WL_OP_RECV:
+    fprintf(out, " group=%s peer=%+d tag=%ld bytes=%.17g", wl_group_name(o->group), o->peer,
+            o->tag, o->bytes);
+    break;
+  default:
+    break;
+  }
+  if (o->is_async)
+    fprintf(out, " async");
+  if (o->ndeps > 0)
+    write_int_list(out, "deps", p->deps + o->dep_first, o->ndeps);
+  fputc('\n', out);
+}
+
+int wl_trace_write(const struct wl_trace *t, FILE *out)
+{
+  const struct wl_model *m = &t->model;
+  const struct wl_layout *l = &t->layout;
+  int nv = l->pp * l->vpp;
+  fprintf(out, "sgf-workload %d\n", WL_FORMAT_VERSION);
+  fprintf(out, "# SPMD trace: every rank runs the program of its pipeline stage; "
+               "see docs/workload-format.md\n");
+  fprintf(out,
+          "model name=%s layers=%d hidden=%d heads=%d kv_heads=%d ffn=%d vocab=%d seq=%d "
+          "experts=%d topk=%d gated=%d\n",
+          m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->seq,
+          m->experts, m->topk, m->gated_mlp);
+  fprintf(out, "layout gpus=%d tp=%d pp=%d vpp=%d dp=%d ep=%d cp=%d\n", l->gpus, l->tp, l->pp,
+          l->vpp, l->dp, l->ep, l->cp);
+  fprintf(out, "gpu %s\n", t->gpu[0] ? t->gpu : "H100");
+  fprintf(out,
+          "batch micro=%d global=%ld microbatches=%d recompute=%d zero1=%d seq_parallel=%d "
+          "grad_bytes=%d\n",
+          t->micro_batch, t->global_batch, t->microbatches, t->recompute, t->zero1,
+          t->seq_parallel, t->grad_bytes);
+  fprintf(out, "generator seed=%ld by=%s\n", t->seed, t->generator[0] ? t->generator : "unknown");
+  fprintf(out, "flops model=%.17g hardware=%.17g\n", t->model_flops, t->hardware_flops);
+  fprintf(out, "stages");
+  write_int_list(out, "layers", t->stage_layers, l->pp);
+  write_int_list(out, "vfirst", t->stage_first_layer, nv);
+  write_int_list(out, "vlayers", t->vstage_layers, nv);
+  fputc('\n', out);
+  for (int s = 0; s < l->pp; s++) {
+    const struct wl_program *p = &t->programs[s];
+    fprintf(out, "program %d ops=%d\n", s, p->nops);
+    for (int i = 0; i < p->nops; i++)
+      write_op(out, p, i);
+    fprintf(out, "end\n");
+  }
+  return ferror(out) ? -1 : 0;
+}
+
+int wl_trace_save(const struct wl_trace *t, const char *path, char *err, size_t errlen)
+{
+  FILE *f = fopen(path, "w");
+  if (f == NULL) {
+    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    return -1;
+  }
+  int rc = wl_trace_write(t, f);
+  if (fclose(f) != 0 || rc != 0) {
+    snprintf(err, errlen, "%s: write failed", path);
+    return -1;
+  }
+  return 0;
+}
+
+/* Loader state: the file being read, for "FILE:LINE: message" errors. */
+struct reader {
+  const char *path;
+  FILE *f;
+  int line;
+  char buf[LINE_MAX_CHARS];
+  char *tok[MAX_TOKENS];
+  int ntok;
+  char *err;
+  size_t errlen;
+};
+
+static int fail(struct reader *r, const char *fmt, ...)
+{
+  va_list ap;
+  int n = snprintf(r->err, r->errlen, "%s:%d: ", r->path, r->line);
+  va_start(ap, fmt);
+  if (n >= 0 && (size_t)n < r->errlen)
+    vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* Reads the next non-empty, non-comment line and splits it; 0, 1 at end of file, -1. */
+static int next_line(struct reader *r)
+{
+  while (fgets(r->buf, sizeof r->buf, r->f) != NULL) {
+    r->line++;
+    size_t len = strlen(r->buf);
+    if (len == sizeof r->buf - 1 && r->buf[len - 1] != '\n')
+      return fail(r, "line longer than %d characters", LINE_MAX_CHARS - 2);
+    r->ntok = 0;
+    for (char *s = strtok(r->buf, " \t\r\n"); s != NULL; s = strtok(NULL, " \t\r\n")) {
+      if (s[0] == '#')
+        break;
+      if (r->ntok == MAX_TOKENS)
+        return fail(r, "more than %d fields", MAX_TOKENS);
+      r->tok[r->ntok++] = s;
+    }
+    if (r->ntok > 0)
+      return 0;
+  }
+  return 1;
+}
+
+static int parse_double(struct reader *r, const char *key, const char *s, double *v)
+{
+  char *end;
+  errno = 0;
+  double x = strtod(s, &end);
+  if (end == s || *end != '\0' || errno != 0 || !isfinite(x))
+    return fail(r, "field '%s': '%s' is not a number", key, s);
+  if (x < 0)
+    return fail(r, "field '%s': negative value %s", key, s);
+  *v = x;
+  return 0;
+}
+
+static int parse_long(struct reader *r, const char *key, const char *s, long *v, int allow_neg)
+{
+  char *end;
+  errno = 0;
+  long x = strtol(s, &end, 10);
+  if (end == s || *end != '\0' || errno != 0)
+    return fail(r, "field '%s': '%s' is not an integer", key, s);
+  if (x < 0 && !allow_neg)
+    return fail(r, "field '%s': negative value %s", key, s);
+  *v = x;
+  return 0;
+}
+
+static int parse_int(struct reader *r, const char *key, const char *s, int *v, int allow_neg)
+{
+  long x;
+  if (parse_long(r, key, s, &x, allow_neg) != 0)
+    return -1;
+  if (x > 2147483647L || x < -2147483647L)
+    return fail(r, "field '%s': %s out of range", key, s);
+  *v = (int)x;
+  return 0;
+}
+
+static int parse_int_list(struct reader *r, const char *key, char *s, int *out, int n)
+{
+  int i = 0;
+  for (char *p = s; i < n; i++) {
+    char *comma = strchr(p, ',');
+    if (comma != NULL)
+      *comma = '\0';
+    if (parse_int(r, key, p, &out[i], 0) != 0)
+      return -1;
+    if (comma == NULL) {
+      i++;
+      break;
+    }
+    p = comma + 1;
+  }
+  if (i != n)
+    return fail(r, "field '%s': expected %d values", key, n);
+  return 0;
+}
+
+enum field_type { F_INT, F_LONG, F_DOUBLE, F_STR };
+struct field {
+  const char *key;
+  enum field_type type;
+  void *ptr;
+  size_t size; /* F_STR: buffer size */
+};
+
+/* Parses "key=value" tokens tok[first..] into the table; unknown keys are errors. */
+static int parse_fields(struct reader *r, int first, const struct field *fields, int nfields)
+{
+  for (int i = first; i < r->ntok; i++) {
+    char *eq = strchr(r->tok[i], '=');
+    if (eq == NULL)
+      return fail(r, "'%s': expected key=value", r->tok[i]);
+    *eq = '\0';
+    const char *key = r->tok[i], *val = eq + 1;
+    int k = 0;
+    while (k < nfields && strcmp(fields[k].key, key) != 0)
+      k++;
+    if (k == nfields)
+      return fail(r, "unknown field '%s' in '%s' line", key, r->tok[0]);
+    const struct field *f = &fields[k];
+    int rc = 0;
+    switch (f->type) {
+    case F_INT: rc = parse_int(r, key, val, f->ptr, 0); break;
+    case F_LONG: rc = parse_long(r, key, val, f->ptr, 0); break;
+    case F_DOUBLE: rc = parse_double(r, key, val, f->ptr); break;
+    case F_STR:
+      if (strlen(val) >= f->size)
+        return fail(r, "field '%s': value too long", key);
+      strcpy(f->ptr, val);
+      break;
+    }
+    if (rc != 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int parse_op(struct reader *r, struct wl_program *p, int *deps_buf, int max_deps)
+{
+  struct wl_op o = {.micro = -1, .layer = -1};
+  int id = 0, ndeps = 0, has_bytes = 0, has_group = 0, has_coll = 0, has_peer = 0, has_work = 0;
+  if (r->ntok < 2)
+    return fail(r, "truncated op line");
+  if (parse_int(r, "id", r->tok[0], &id, 0) != 0)
+    return -1;
+  if (id != p->nops)
+    return fail(r, "op id %d out of sequence (expected %d)", id, p->nops);
+  int kind = wl_op_kind_parse(r->tok[1]);
+  if (kind < 0)
+    return fail(r, "unknown op '%s'", r->tok[1]);
+  o.kind = kind;
+  for (int i = 2; i < r->ntok; i++) {
+    char *key = r->tok[i], *val = strchr(key, '=');
+    if (strcmp(key, "async") == 0) {
+      o.is_async = 1;
+      continue;
+    }
+    if (val == NULL)
+      return fail(r, "'%s': expected key=value", key);
+    *val++ = '\0';
+    int rc = 0, v;
+    if (strcmp(key, "ph") == 0) {
+      if ((v = wl_phase_parse(val)) < 0)
+        return fail(r, "unknown phase '%s'", val);
+      o.phase = v;
+    } else if (strcmp(key, "mb") == 0) {
+      rc = parse_int(r, key, val, &o.micro, 0);
+    } else if (strcmp(key, "ch") == 0) {
+      rc = parse_int(r, key, val, &o.chunk, 0);
+    } else if (strcmp(key, "l") == 0) {
+      rc = parse_int(r, key, val, &o.layer, 0);
+    } else if (strcmp(key, "class") == 0) {
+      if ((v = wl_cclass_parse(val)) < 0)
+        return fail(r, "unknown compute class '%s'", val);
+      o.cclass = v;
+    } else if (strcmp(key, "flops") == 0) {
+      rc = parse_double(r, key, val, &o.flops);
+      has_work = 1;
+    } else if (strcmp(key, "mem") == 0) {
+      rc = parse_double(r, key, val, &o.mem_bytes);
+      has_work = 1;
+    } else if (strcmp(key, "time") == 0) {
+      rc = parse_double(r, key, val, &o.duration_s);
+      has_work = 1;
+    } else if (strcmp(key, "coll") == 0) {
+      if ((v = wl_coll_parse(val)) <= 0)
+        return fail(r, "unknown collective '%s'", val);
+      o.coll = v;
+      has_coll = 1;
+    } else if (strcmp(key, "group") == 0) {
+      if ((v = wl_group_parse(val)) <= 0)
+        return fail(r, "unknown group '%s'", val);
+      o.group = v;
+      has_group = 1;
+    } else if (strcmp(key, "bytes") == 0) {
+      rc = parse_double(r, key, val, &o.bytes);
+      has_bytes = 1;
+    } else if (strcmp(key, "peer") == 0) {
+      rc = parse_int(r, key, val, &o.peer, 1);
+      has_peer = 1;
+    } else if (strcmp(key, "tag") == 0) {
+      rc = parse_long(r, key, val, &o.tag, 0);
+    } else if (strcmp(key, "deps") == 0) {
+      for (char *d = strtok(val, ","); d != NULL; d = strtok(NULL, ",")) {
+        if (ndeps == max_deps)
+          return fail(r, "more than %d dependencies", max_deps);
+        if (parse_int(r, "deps", d, &deps_buf[ndeps], 0) != 0)
+          return -1;
+        if (deps_buf[ndeps] >= id)
+          return fail(r, "dependency %d is not an earlier op", deps_buf[ndeps]);
+        ndeps++;
+      }
+    } else {
+      return fail(r, "unknown field '%s' for op '%s'", key, r->tok[1]);
+    }
+    if (rc != 0)
+      return -1;
+  }
+  switch (o.kind) {
+  case WL_OP_COMPUTE:
+    if (!has_work)
+      return fail(r, "compute op needs flops=/mem= or time=");
+    break;
+  case WL_OP_COLL:
+    if (!has_coll || !has_group || !has_bytes)
+      return fail(r, "coll op needs coll=, group= and bytes=");
+    break;
+  case WL_OP_SEND:
+  case WL_OP_RECV:
+    if (!has_group || !has_bytes || !has_peer)
+      return fail(r, "%s op needs group=, peer= and bytes=", r->tok[1]);
+    break;
+  case WL_OP_WAIT:
+    if (ndeps == 0)
+      return fail(r, "wait op needs deps=");
+    break;
+  default:
+    break;
+  }
+  if (wl_program_add(p, &o, deps_buf, ndeps) < 0)
+    return fail(r, "out of memory");
+  return 0;
+}
+
+static int check_group_sizes(struct reader *r, const struct wl_trace *t, const struct wl_op *o)
+{
+  if (o->group == WL_GROUP_NONE)
+    return 0;
+  if (wl_group_size(t, o->group) < 1)
+    return fail(r, "group %s is empty in this layout", wl_group_name(o->group));
+  if ((o->kind == WL_OP_SEND || o->kind == WL_OP_RECV) &&
+      (o->peer == 0 || abs(o->peer) >= wl_group_size(t, o->group)))
+    return fail(r, "peer offset %+d outside group %s of %d ranks", o->peer,
+                wl_group_name(o->group), wl_group_size(t, o->group));
+  return 0;
+}
+
+static int load_body(struct reader *r, struct wl_trace *t)
+{
+  int rc;
+  if ((rc = next_line(r)) != 0)
+    return rc < 0 ? -1 : fail(r, "empty file: expected 'sgf-workload %d'", WL_FORMAT_VERSION);
+  if (strcmp(r->tok[0], "sgf-workload") != 0 || r->ntok != 2)
+    return fail(r, "not a sgfabric workload: expected 'sgf-workload %d'", WL_FORMAT_VERSION);
+  if (parse_int(r, "version", r->tok[1], &t->version, 0) != 0)
+    return -1;
+  if (t->version != WL_FORMAT_VERSION)
+    return fail(r, "unsupported format version %d (this build reads %d)", t->version,
+                WL_FORMAT_VERSION);
+  struct wl_model *m = &t->model;
+  struct wl_layout *l = &t->layout;
+  const struct field model_fields[] = {
+      {"name", F_STR, m->name, sizeof m->name}, {"layers", F_INT, &m->layers, 0},
+      {"hidden", F_INT, &m->hidden, 0},         {"heads", F_INT, &m->heads, 0},
+      {"kv_heads", F_INT, &m->kv_heads, 0},     {"ffn", F_INT, &m->ffn, 0},
+      {"vocab", F_INT, &m->vocab, 0},           {"seq", F_INT, &m->seq, 0},
+      {"experts", F_INT, &m->experts, 0},       {"topk", F_INT, &m->topk, 0},
+      {"gated", F_INT, &m->gated_mlp, 0}};
+  const struct field layout_fields[] = {
+      {"gpus", F_INT, &l->gpus, 0}, {"tp", F_INT, &l->tp, 0}, {"pp", F_INT, &l->pp, 0},
+      {"vpp", F_INT, &l->vpp, 0},   {"dp", F_INT, &l->dp, 0}, {"ep", F_INT, &l->ep, 0},
+      {"cp", F_INT, &l->cp, 0}};
+  const struct field batch_fields[] = {
+      {"micro", F_INT, &t->micro_batch, 0},        {"global", F_LONG, &t->global_batch, 0},
+      {"microbatches", F_INT, &t->microbatches, 0}, {"recompute", F_INT, &t->recompute, 0},
+      {"zero1", F_INT, &t->zero1, 0},              {"seq_parallel", F_INT, &t->seq_parallel, 0},
+      {"grad_bytes", F_INT, &t->grad_bytes, 0}};
+  const struct field gen_fields[] = {{"seed", F_LONG, &t->seed, 0},
+                                     {"by", F_STR, t->generator, sizeof t->generator}};
+  const struct field flops_fields[] = {{"model", F_DOUBLE, &t->model_flops, 0},
+                                       {"hardware", F_DOUBLE, &t->hardware_flops, 0}};
+  int have_layout = 0, nprog = 0, deps_buf[4096];
+  while ((rc = next_line(r)) == 0) {
+    const char *k = r->tok[0];
+    if (strcmp(k, "model") == 0) {
+      rc = parse_fields(r, 1, model_fields, sizeof model_fields / sizeof model_fields[0]);
+    } else if (strcmp(k, "layout") == 0) {
+      rc = parse_fields(r, 1, layout_fields, sizeof layout_fields / sizeof layout_fields[0]);
+      char msg[200];
+      if (rc == 0 && wl_layout_check(l, msg, sizeof msg) != 0)
+        return fail(r, "%s", msg);
+      if (rc == 0 && wl_trace_alloc_stages(t) != 0)
+        return fail(r, "out of memory");
+      have_layout = 1;
+    } else if (strcmp(k, "gpu") == 0) {
+      if (r->ntok != 2 || strlen(r->tok[1]) >= sizeof t->gpu)
+        return fail(r, "expected 'gpu NAME'");
+      strcpy(t->gpu, r->tok[1]);
+    } else if (strcmp(k, "batch") == 0) {
+      rc = parse_fields(r, 1, batch_fields, sizeof batch_fields / sizeof batch_fields[0]);
+    } else if (strcmp(k, "generator") == 0) {
+      rc = parse_fields(r, 1, gen_fields, 2);
+    } else if (strcmp(k, "flops") == 0) {
+      rc = parse_fields(r, 1, flops_fields, 2);
+    } else if (strcmp(k, "stages") == 0 || strcmp(k, "program") == 0) {
+      if (!have_layout)
+        return fail(r, "'%s' before the 'layout' line", k);
+      int nv = l->pp * l->vpp;
+      if (strcmp(k, "stages") == 0) {
+        for (int i = 1; i < r->ntok; i++) {
+          char *eq = strchr(r->tok[i], '=');
+          if (eq == NULL)
+            return fail(r, "'%s': expected key=value", r->tok[i]);
+          *eq = '\0';
+          if (strcmp(r->tok[i], "layers") == 0)
+            rc = parse_int_list(r, "layers", eq + 1, t->stage_layers, l->pp);
+          else if (strcmp(r->tok[i], "vfirst") == 0)
+            rc = parse_int_list(r, "vfirst", eq + 1, t->stage_first_layer, nv);
+          else if (strcmp(r->tok[i], "vlayers") == 0)
+            rc = parse_int_list(r, "vlayers", eq + 1, t->vstage_layers, nv);
+          else
+            return fail(r, "unknown field '%s' in 'stages' line", r->tok[i]);
+          if (rc != 0)
+            return -1;
+        }
+        continue;
+      }
+      int s = 0, nops = 0;
+      if (r->ntok != 3 || strncmp(r->tok[2], "ops=", 4) != 0)
+        return fail(r, "expected 'program STAGE ops=N'");
+      if (parse_int(r, "program", r->tok[1], &s, 0) != 0 ||
+          parse_int(r, "ops", r->tok[2] + 4, &nops, 0) != 0)
+        return -1;
+      if (s != nprog || s >= l->pp)
+        return fail(r, "program %d out of order or beyond pp=%d", s, l->pp);
+      struct wl_program *p = &t->programs[s];
+      while ((rc = next_line(r)) == 0 && strcmp(r->tok[0], "end") != 0) {
+        if (parse_op(r, p, deps_buf, 4096) != 0 ||
+            check_group_sizes(r, t, &p->ops[p->nops - 1]) != 0)
+          return -1;
+      }
+      if (rc < 0)
+        return -1;
+      if (rc > 0 || p->nops != nops)
+        return fail(r, "truncated: program %d declares %d ops, found %d%s", s, nops, p->nops,
+                    rc > 0 ? " and no 'end'" : "");
+      nprog++;
+      continue;
+    } else {
+      return fail(r, "unknown line '%s'", k);
+    }
+    if (rc != 0)
+      return -1;
+  }
+  if (rc < 0)
+    return -1;
+  if (!have_layout)
+    return fail(r, "truncated: no 'layout' line");
+  if (nprog != l->pp)
+    return fail(r, "truncated: %d programs for pp=%d stages", nprog, l->pp);
+  return 0;
+}
+
+struct wl_trace *wl_trace_load(const char *path, char *err, size_t errlen)
+{
+  struct reader r = {.path = path, .err = err, .errlen = errlen};
+  r.f = fopen(path, "r");
+  if (r.f == NULL) {
+    snprintf(err, errlen, "%s:0: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct wl_trace *t = wl_trace_new();
+  if (t == NULL) {
+    fail(&r, "out of memory");
+    goto close_file;
+  }
+  if (load_body(&r, t) != 0) {
+    wl_trace_free(t);
+    t = NULL;
+  }
+close_file:
+  fclose(r.f);
+  return t;
+}

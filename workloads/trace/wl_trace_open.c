@@ -1,0 +1,12 @@
+/* Format dispatch: "simai:FILE" goes to the SimAI importer, anything else is native. */
+#include <string.h>
+
+#include "wl_simai.h"
+#include "wl_trace.h"
+
+struct wl_trace *wl_trace_open(const char *spec, char *err, size_t errlen)
+{
+  if (strncmp(spec, "simai:", 6) == 0)
+    return wl_simai_load(spec + 6, err, errlen);
+  return wl_trace_load(spec, err, errlen);
+}
