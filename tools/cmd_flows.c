@@ -188,6 +188,8 @@ static void source_actor(int argc, char **argv)
   free(pending);
 }
 
+static FILE *open_result(void *ctx, const char *name) { return results_open(ctx, name); }
+
 static void usage(FILE *out)
 {
   fprintf(out, "usage: sgfabric flows --platform P.xml --flows F.csv --fabric ideal|ib|roce [--fidelity packet|flow]\n"
@@ -298,6 +300,8 @@ int cmd_flows(int argc, char **argv)
     failed |= f == NULL || fabric_write_links_csv(s.fab, f) != 0;
     failed |= results_close(f) != 0;
   }
+  if (s.model->write_series)
+    failed |= s.model->write_series(s.fab, open_result, &r) != 0;
   const char *inputs[] = {o.platform, flows_path};
   failed |= results_write_manifest(&r, argc, argv, inputs, 2, o.seed) != 0;
   if (failed || s.fab->stats.flows_done != (uint64_t)g_flows.n) {

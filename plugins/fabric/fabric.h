@@ -150,7 +150,12 @@ struct fab_model {
 
   /* --- both --- */
   void (*on_event)(struct fabric *fab, void *ptr, uint32_t arg);              /* its own timers */
-  void (*write_counters)(struct fabric *fab, FILE *out, const char *indent);  /* summary.json */
+  /* Writes the model's counters as JSON members ("name": value,\n each, indent first) into
+   * summary.json's "counters" object. */
+  void (*write_counters)(struct fabric *fab, FILE *out, const char *indent);
+  /* Writes the time series the user asked for (CSV files) into the results directory: open(ctx,
+   * "name.csv") gives a file to write and close; returns 0 or -1. */
+  int (*write_series)(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx);
 };
 
 struct fab_stats {
