@@ -9,7 +9,8 @@
  * arrived (plus the switch latency), but never finishes before the tail arrived; with
  * store-and-forward it waits for the tail. Uncongested, a transfer of S bytes over hops with
  * rates r and delays d therefore takes S/r + sum(d) + sum(switch latency) with cut-through,
- * plus the last packet's re-serialisation at each further hop with store-and-forward. */
+ * plus, with store-and-forward, one full packet re-serialised at each further hop (the short last
+ * packet follows the full one ahead of it). */
 #include "fabric.h"
 
 #include <stdlib.h>

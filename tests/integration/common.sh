@@ -1,0 +1,60 @@
+# Helpers sourced by the integration scripts; each script is called as
+#   script.sh SGFABRIC_BINARY SOURCE_DIR [ARGS...]
+# and sets SGF, SRC, DATA, PLATFORMS and a scratch directory WORK removed on exit.
+
+die() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+[ $# -ge 2 ] || die "usage: $0 SGFABRIC_BINARY SOURCE_DIR [ARGS...]"
+SGF=$1
+SRC=$2
+shift 2
+[ -x "$SGF" ] || die "sgfabric binary '$SGF' is not executable"
+# shellcheck disable=SC2034 # used by the scripts that source this file
+DATA=$SRC/tests/integration/data
+# shellcheck disable=SC2034
+PLATFORMS=$SRC/platforms
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sgf-it.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+# run_ok ARGS...: runs sgfabric, dies with its stderr if it fails.
+run_ok() {
+  if ! "$SGF" "$@" >"$WORK/last.stdout" 2>"$WORK/last.stderr"; then
+    cat "$WORK/last.stderr" >&2
+    die "command failed: sgfabric $*"
+  fi
+}
+
+# jget FILE KEY[.KEY...]: prints a JSON value.
+jget() {
+  python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    if k not in v:
+        sys.exit("%s: no key %s" % (sys.argv[1], sys.argv[2]))
+    v = v[k]
+print(repr(v) if isinstance(v, float) else v)' "$1" "$2" || die "cannot read $2 from $1"
+}
+
+# fct DIR ROW: the fct_us of data row ROW (1-based) of DIR/flows.csv.
+fct() {
+  python3 -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1] + "/flows.csv")))
+print(repr(float(rows[int(sys.argv[2]) - 1]["fct_us"])))' "$1" "$2" || die "cannot read row $2 of $1/flows.csv"
+}
+
+# approx WHAT ACTUAL EXPECTED RELTOL: dies unless |ACTUAL - EXPECTED| <= RELTOL * |EXPECTED|.
+approx() {
+  python3 -c 'import sys
+a, e, t = map(float, sys.argv[1:4])
+sys.exit(0 if abs(a - e) <= t * abs(e) else 1)' "$2" "$3" "$4" ||
+    die "$1: got $2, expected $3 (relative tolerance $4)"
+}
+
+# equal WHAT ACTUAL EXPECTED: numeric equality.
+equal() {
+  python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) == float(sys.argv[2]) else 1)' "$2" "$3" ||
+    die "$1: got $2, expected $3"
+}
