@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_params.h"
 #include "results.h"
 #include "sg_fabric.h"
 #ifdef SGF_HAVE_IB
@@ -119,6 +120,7 @@ int run_common_option(struct run_options *o, int argc, char **argv, int *i, char
 void run_register_params(void)
 {
   fabric_register_params();
+  coll_register_params();
   for (const struct model_entry *m = g_models; m->name; m++)
     if (m->register_params)
       m->register_params();

@@ -16,6 +16,8 @@ struct command {
 static const struct command commands[] = {
     {"platform", platform_cli_main, "generate a fat-tree platform XML"},
     {"workload", workload_cli_main, "generate an LLM-training workload trace"},
+    {"deployment", cmd_deployment, "write a rank-to-GPU placement (SimGrid deployment XML)"},
+    {"run", cmd_run, "replay one training iteration of a workload: MFU, breakdown, fabric counters"},
     {"flows", cmd_flows, "simulate the transfers of a flow file (src,dst,bytes,start_us)"},
     {"params", cmd_params, "list every fabric model parameter"},
     {NULL, NULL, NULL},

@@ -98,9 +98,10 @@ struct fabric *fabric_new(struct topo *topo, const struct param_set *params, con
   fab->switching = (fab_switching)param_get_choice(params, "fabric/switching");
   fab->routing = (fab_routing)param_get_choice(params, "fabric/routing");
   fab->nic_latency_s = param_get(params, "fabric/nic-latency");
+  fab->switch_latency_s = topo->switch_latency_s;
   fab->ports = calloc((size_t)topo->n_ports + 1, sizeof *fab->ports);
-  if (fidelity == FAB_FIDELITY_FLOW)
-    fab->fe = flow_engine_new(fab);
+  /* The flow engine also carries NVLink transfers at packet fidelity (see flow_start). */
+  fab->fe = flow_engine_new(fab);
   if (fab->model->init && fab->model->init(fab, err, errlen) != 0) {
     fabric_free(fab);
     return NULL;
@@ -157,7 +158,9 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
     fab->model->flow_start(fab, flow);
   int hops = 0;
   if (flow->src_gpu != flow->dst_gpu)
-    hops = route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path, ROUTE_MAX_HOPS);
+    hops = fab->model->flow_path ? fab->model->flow_path(fab, flow)
+                                 : route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path,
+                                                     ROUTE_MAX_HOPS);
   if (hops < 0) {
     fprintf(stderr, "sgfabric: no route from GPU %d to GPU %d\n", flow->src_gpu, flow->dst_gpu);
     abort();
@@ -172,10 +175,32 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
     fabric_flow_finished(fab, flow);
     return;
   }
-  if (fab->fidelity == FAB_FIDELITY_PACKET)
+  /* Intra-node transfers ride the NVSwitch as fluid flows at either fidelity: the fabric's
+   * mechanisms (credits, PFC, ECN) do not apply to NVLink, and 4 KB packets at 450 GB/s would
+   * cost events without changing the answer. */
+  if (fab->fidelity == FAB_FIDELITY_PACKET && !t->ports[flow->path[0]].is_nvlink)
     pkt_engine_start_flow(fab, flow);
   else
     flow_engine_start_flow(fab, flow);
+}
+
+struct fab_flow *fabric_flow_split(struct fabric *fab, struct fab_flow *flow, double bytes, uint64_t key)
+{
+  struct fab_flow *part = flow_alloc(fab);
+  part->id = flow->id;
+  part->key = key;
+  part->src_gpu = flow->src_gpu;
+  part->dst_gpu = flow->dst_gpu;
+  part->tag = flow->tag;
+  part->bytes = bytes;
+  part->post_s = flow->post_s;
+  part->state = FLOW_PENDING;
+  part->active_index = -1;
+  part->parent = flow;
+  flow->bytes -= bytes;
+  flow->parts_left++;
+  flow_start(fab, part);
+  return part;
 }
 
 void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
@@ -183,6 +208,21 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
   flow->state = FLOW_DONE;
   flow->finish_s = fab->now;
   fab->active_flows--;
+  if (flow->parent) {
+    struct fab_flow *whole = flow->parent;
+    if (fab->model->flow_done)
+      fab->model->flow_done(fab, flow);
+    whole->bytes += flow->bytes;
+    whole->delivered += flow->delivered;
+    flow->free_next = fab->free_flows;
+    fab->free_flows = flow;
+    if (--whole->parts_left > 0 || whole->state != FLOW_DONE)
+      return;
+    flow = whole;
+    flow->finish_s = fab->now;
+  } else if (flow->parts_left > 0) {
+    return;
+  }
   fab->stats.flows_done++;
   fab->stats.bytes_delivered += flow->bytes;
   double fct = flow->finish_s - flow->post_s;
@@ -206,7 +246,7 @@ double fabric_path_tail_latency(const struct fabric *fab, const struct fab_flow 
     latency += p->latency_s;
     const struct topo_node *peer = &t->nodes[p->peer_node];
     if (peer->kind == TOPO_SWITCH)
-      latency += t->switch_latency_s;
+      latency += fab->switch_latency_s;
     else if (peer->kind == TOPO_NVSWITCH)
       latency += t->nvswitch_latency_s;
     if (h > 0 && fab->switching == FAB_SWITCHING_STORE_AND_FORWARD)

@@ -68,6 +68,9 @@ struct fab_flow {
   int32_t active_index;/* position in the active set */
   void *model_data;    /* per-flow state of the model */
   struct fab_flow *free_next;
+  /* split transfers (fabric_flow_split) */
+  struct fab_flow *parent; /* a part: the flow it was carved from (NULL otherwise) */
+  uint32_t parts_left;     /* a split flow: parts not finished yet */
 };
 
 /* One packet in flight. */
@@ -82,6 +85,7 @@ struct fab_packet {
   uint8_t hop;             /* index of the next egress port on the flow's path */
   uint8_t queue;           /* VL / priority */
   uint8_t flags;           /* model bits (ECN CE, ...) */
+  int32_t out_port;        /* egress port a model chose for it at its current node (models that keep packets) */
 };
 
 /* Per-port state of the packet engine and per-port statistics of both engines. */
@@ -156,6 +160,10 @@ struct fab_model {
   /* Writes the time series the user asked for (CSV files) into the results directory: open(ctx,
    * "name.csv") gives a file to write and close; returns 0 or -1. */
   int (*write_series)(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx);
+  /* Called after flow_start for a flow between two GPUs: writes the flow's egress ports into
+   * flow->path (its routing, e.g. forwarding tables) and returns the hop count, or -1 when
+   * unreachable. NULL: the core's hashed up-down path. */
+  int (*flow_path)(struct fabric *fab, struct fab_flow *flow);
 };
 
 struct fab_stats {
@@ -181,6 +189,7 @@ struct fabric {
   fab_routing routing;
   double mtu;
   double nic_latency_s;
+  double switch_latency_s; /* cut-through latency of a switch: the platform's, a model may override it */
   uint64_t seed;
   struct fab_rng rng;
   struct fab_heap events;
@@ -239,6 +248,11 @@ void fabric_port_kick(struct fabric *fab, int port);
 /* Packet engine: the sender goes back to packet seq (go-back-N): bytes from there are injected
  * again. */
 void fabric_flow_rewind(struct fabric *fab, struct fab_flow *flow, uint32_t seq);
+/* From a model's flow_start: carves bytes off flow into a part that starts now with its own routing
+ * key (e.g. one more QP of a connection, taking its own ECMP path). The model's flow_start is called
+ * for the part too (part->parent set). The flow completes, once, when it and all its parts have;
+ * its on_done then sees the whole size. */
+struct fab_flow *fabric_flow_split(struct fabric *fab, struct fab_flow *flow, double bytes, uint64_t key);
 /* Packet engine: the packet's egress port at its current node (from the flow's path, or the
  * routing choice); used by models that keep packets themselves. */
 int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt);

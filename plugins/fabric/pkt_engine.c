@@ -182,7 +182,7 @@ static void port_try_send(struct fabric *fab, int port)
   fab->stats.packet_hops++;
 
   const struct topo_node *peer = &t->nodes[tp->peer_node];
-  double node_latency = peer->kind == TOPO_SWITCH ? t->switch_latency_s
+  double node_latency = peer->kind == TOPO_SWITCH ? fab->switch_latency_s
                         : peer->kind == TOPO_NVSWITCH ? t->nvswitch_latency_s : 0;
   double head_arrival = fab->now + tp->latency_s;
   double tail_arrival = end + tp->latency_s;

@@ -1,0 +1,488 @@
+/* Collectives as dataflow graphs of transfers (see coll.h). */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct xfer {
+  struct coll_instance *owner;
+  int src, dst;     /* member indices */
+  double bytes;
+  int waiting;      /* predecessors not done + ends not joined */
+  int succ_first;   /* successors: succ[succ_first .. succ_first + succ_count) */
+  int succ_count;
+};
+
+struct coll_instance {
+  struct fabric *fab;
+  enum coll_kind kind;
+  enum coll_algo algo;
+  int n;
+  int *gpus;
+  int tag;
+  double bytes;
+  struct xfer *x;
+  int nx, cap_x;
+  int *edge_from, *edge_to; /* predecessor edges collected while building */
+  int n_edges, cap_edges;
+  int *succ;
+  int *member_first, *member_xfers; /* CSR: transfers each member sends or receives */
+  int *remaining;    /* per member: transfers not done */
+  uint8_t *joined;
+  int joined_count, done_count;
+  double start_s;
+  coll_done_fn done;
+  coll_finish_fn finish;
+  void *ctx;
+};
+
+void coll_params_init(struct coll_params *p)
+{
+  p->algo = COLL_ALGO_AUTO;
+  p->channels = 1;
+  p->chunk_bytes = 4e6;
+}
+
+static void *xrealloc(void *p, size_t bytes)
+{
+  void *q = realloc(p, bytes ? bytes : 1);
+  if (q == NULL)
+    abort();
+  return q;
+}
+
+static int add_xfer(struct coll_instance *c, int src, int dst, double bytes)
+{
+  if (c->nx == c->cap_x) {
+    c->cap_x = c->cap_x ? 2 * c->cap_x : 64;
+    c->x = xrealloc(c->x, (size_t)c->cap_x * sizeof *c->x);
+  }
+  c->x[c->nx] = (struct xfer){c, src, dst, bytes, 2, 0, 0};
+  return c->nx++;
+}
+
+/* to waits for from; a negative from (no such transfer) adds nothing. */
+static void add_edge(struct coll_instance *c, int from, int to)
+{
+  if (from < 0 || to < 0)
+    return;
+  if (c->n_edges == c->cap_edges) {
+    c->cap_edges = c->cap_edges ? 2 * c->cap_edges : 128;
+    c->edge_from = xrealloc(c->edge_from, (size_t)c->cap_edges * sizeof(int));
+    c->edge_to = xrealloc(c->edge_to, (size_t)c->cap_edges * sizeof(int));
+  }
+  c->edge_from[c->n_edges] = from;
+  c->edge_to[c->n_edges] = to;
+  c->n_edges++;
+  c->x[to].waiting++;
+}
+
+/* Per-member record of a phase: the last transfer it sent and the last it received, which the
+ * next phase of that member waits for. */
+struct phase_exit {
+  int *last_send;
+  int *last_recv;
+};
+
+/* A ring over members order[0..k) of `steps` steps of `chunk` bytes; a member's first send waits
+ * for entry (its previous phase). Writes the member's last transfers of this ring into exit. */
+static void build_ring(struct coll_instance *c, const int *order, int k, int steps, double chunk,
+                       const struct phase_exit *entry, struct phase_exit *exit)
+{
+  if (k < 2 || steps < 1)
+    return;
+  int *prev = malloc(sizeof(int) * (size_t)k);
+  for (int i = 0; i < k; i++)
+    prev[i] = -1;
+  for (int s = 0; s < steps; s++) {
+    int *cur = malloc(sizeof(int) * (size_t)k);
+    for (int i = 0; i < k; i++) {
+      int me = order[i], next = order[(i + 1) % k];
+      cur[i] = add_xfer(c, me, next, chunk);
+      if (s == 0 && entry) {
+        add_edge(c, entry->last_send[me], cur[i]);
+        add_edge(c, entry->last_recv[me], cur[i]);
+      }
+    }
+    if (s > 0)
+      for (int i = 0; i < k; i++) {
+        add_edge(c, prev[i], cur[i]);           /* my previous send */
+        add_edge(c, prev[(i + k - 1) % k], cur[i]); /* the chunk I forward */
+      }
+    free(prev);
+    prev = cur;
+  }
+  if (exit)
+    for (int i = 0; i < k; i++) {
+      exit->last_send[order[i]] = prev[i];
+      exit->last_recv[order[(i + 1) % k]] = prev[i];
+    }
+  free(prev);
+}
+
+/* Pipelined binary tree all-reduce over order[0..k) (heap-shaped: parent of i is (i-1)/2):
+ * reduce chunks up to order[0], then broadcast them down. */
+static void build_tree(struct coll_instance *c, const int *order, int k, double bytes, double chunk_bytes)
+{
+  if (k < 2)
+    return;
+  int chunks = (int)(bytes / chunk_bytes);
+  if (chunks < 1)
+    chunks = 1;
+  double chunk = bytes / chunks;
+  int *up = malloc(sizeof(int) * (size_t)k), *down = malloc(sizeof(int) * (size_t)k);
+  int *prev_up = malloc(sizeof(int) * (size_t)k), *prev_down = malloc(sizeof(int) * (size_t)k);
+  for (int i = 0; i < k; i++)
+    prev_up[i] = prev_down[i] = -1;
+  for (int j = 0; j < chunks; j++) {
+    up[0] = down[0] = -1;
+    /* Children before parents, so their transfers exist when the parent's is created. */
+    for (int i = k - 1; i >= 1; i--) {
+      up[i] = add_xfer(c, order[i], order[(i - 1) / 2], chunk);
+      add_edge(c, prev_up[i], up[i]);
+      for (int child = 2 * i + 1; child <= 2 * i + 2 && child < k; child++)
+        add_edge(c, up[child], up[i]);
+    }
+    for (int i = 1; i < k; i++) {
+      int parent = (i - 1) / 2;
+      down[i] = add_xfer(c, order[parent], order[i], chunk);
+      add_edge(c, prev_down[i], down[i]);
+      if (parent == 0) {
+        for (int child = 1; child <= 2 && child < k; child++)
+          add_edge(c, up[child], down[i]); /* the root has the whole sum of chunk j */
+      } else {
+        add_edge(c, down[parent], down[i]);
+      }
+    }
+    memcpy(prev_up, up, sizeof(int) * (size_t)k);
+    memcpy(prev_down, down, sizeof(int) * (size_t)k);
+  }
+  free(up);
+  free(down);
+  free(prev_up);
+  free(prev_down);
+}
+
+/* Pipelined chain from the root: member i forwards chunk j once it has it. */
+static void build_chain(struct coll_instance *c, const int *order, int k, double bytes, double chunk_bytes)
+{
+  int chunks = (int)(bytes / chunk_bytes);
+  if (chunks < 1)
+    chunks = 1;
+  double chunk = bytes / chunks;
+  int *prev = malloc(sizeof(int) * (size_t)k);
+  for (int i = 0; i < k; i++)
+    prev[i] = -1;
+  for (int j = 0; j < chunks; j++) {
+    int received = -1;
+    for (int i = 0; i + 1 < k; i++) {
+      int t = add_xfer(c, order[i], order[i + 1], chunk);
+      add_edge(c, prev[i], t);
+      add_edge(c, received, t);
+      prev[i] = t;
+      received = t;
+    }
+  }
+  free(prev);
+}
+
+/* Hierarchical all-reduce: every node must hold the same number of members. Returns 0, or -1
+ * when the group is not regular (the caller falls back to a ring). */
+static int build_hierarchical(struct coll_instance *c, int gpus_per_node, double bytes, int channel_count)
+{
+  int n = c->n;
+  int *node_of = malloc(sizeof(int) * (size_t)n);
+  int nodes = 0, per_node = 0;
+  int *node_ids = malloc(sizeof(int) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    int node = c->gpus[i] / gpus_per_node;
+    int k;
+    for (k = 0; k < nodes && node_ids[k] != node; k++)
+      ;
+    if (k == nodes)
+      node_ids[nodes++] = node;
+    node_of[i] = k;
+  }
+  int *count = calloc((size_t)nodes, sizeof(int));
+  for (int i = 0; i < n; i++)
+    count[node_of[i]]++;
+  per_node = count[0];
+  int regular = nodes > 1 && per_node > 1;
+  for (int k = 0; k < nodes; k++)
+    regular &= count[k] == per_node;
+  if (!regular) {
+    free(node_of);
+    free(node_ids);
+    free(count);
+    return -1;
+  }
+  /* local[k][l]: member index of the l-th member of node k. */
+  int *local = malloc(sizeof(int) * (size_t)n);
+  int *fill = calloc((size_t)nodes, sizeof(int));
+  for (int i = 0; i < n; i++)
+    local[node_of[i] * per_node + fill[node_of[i]]++] = i;
+  struct phase_exit after_rs = {malloc(sizeof(int) * (size_t)n), malloc(sizeof(int) * (size_t)n)};
+  struct phase_exit after_ar = {malloc(sizeof(int) * (size_t)n), malloc(sizeof(int) * (size_t)n)};
+  int *rail = malloc(sizeof(int) * (size_t)nodes);
+  for (int ch = 0; ch < channel_count; ch++) {
+    double share = bytes / channel_count;
+    for (int i = 0; i < n; i++)
+      after_rs.last_send[i] = after_rs.last_recv[i] = after_ar.last_send[i] = after_ar.last_recv[i] = -1;
+    for (int k = 0; k < nodes; k++)
+      build_ring(c, &local[k * per_node], per_node, per_node - 1, share / per_node, NULL, &after_rs);
+    for (int l = 0; l < per_node; l++) {
+      for (int k = 0; k < nodes; k++)
+        rail[k] = local[k * per_node + l];
+      build_ring(c, rail, nodes, 2 * (nodes - 1), share / per_node / nodes, &after_rs, &after_ar);
+      for (int k = 0; k < nodes; k++) { /* a member that had no inter-node step keeps its RS exit */
+        int m = rail[k];
+        if (after_ar.last_send[m] < 0)
+          after_ar.last_send[m] = after_rs.last_send[m];
+        if (after_ar.last_recv[m] < 0)
+          after_ar.last_recv[m] = after_rs.last_recv[m];
+      }
+    }
+    for (int k = 0; k < nodes; k++)
+      build_ring(c, &local[k * per_node], per_node, per_node - 1, share / per_node, &after_ar, NULL);
+  }
+  free(rail);
+  free(after_rs.last_send);
+  free(after_rs.last_recv);
+  free(after_ar.last_send);
+  free(after_ar.last_recv);
+  free(local);
+  free(fill);
+  free(node_of);
+  free(node_ids);
+  free(count);
+  return 0;
+}
+
+static void build(struct coll_instance *c, const struct coll_params *p, const struct coll_desc *d)
+{
+  int n = c->n;
+  int *order = malloc(sizeof(int) * (size_t)n);
+  for (int i = 0; i < n; i++)
+    order[i] = i;
+  int channels = p->channels > 0 ? p->channels : 1;
+  switch (d->kind) {
+  case COLL_ALLREDUCE:
+    c->algo = p->algo;
+    if (c->algo == COLL_ALGO_AUTO || c->algo == COLL_ALGO_HIERARCHICAL) {
+      if (d->gpus_per_node > 0 && build_hierarchical(c, d->gpus_per_node, d->bytes, channels) == 0) {
+        c->algo = COLL_ALGO_HIERARCHICAL;
+        break;
+      }
+      c->algo = COLL_ALGO_RING;
+    }
+    if (c->algo == COLL_ALGO_TREE) {
+      /* Double binary tree: the second tree is the first mirrored, so that most leaves of one
+       * are inner nodes of the other; each carries half of the data. */
+      int *mirror = malloc(sizeof(int) * (size_t)n);
+      for (int i = 0; i < n; i++)
+        mirror[i] = n - 1 - i;
+      for (int ch = 0; ch < channels; ch++) {
+        build_tree(c, order, n, d->bytes / 2 / channels, p->chunk_bytes);
+        build_tree(c, mirror, n, d->bytes / 2 / channels, p->chunk_bytes);
+      }
+      free(mirror);
+      break;
+    }
+    for (int ch = 0; ch < channels; ch++)
+      build_ring(c, order, n, 2 * (n - 1), d->bytes / n / channels, NULL, NULL);
+    break;
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER:
+    c->algo = COLL_ALGO_RING;
+    for (int ch = 0; ch < channels; ch++)
+      build_ring(c, order, n, n - 1, d->bytes / n / channels, NULL, NULL);
+    break;
+  case COLL_ALLTOALL:
+    c->algo = COLL_ALGO_RING; /* reported as "pairwise" */
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++)
+        if (i != j)
+          add_xfer(c, i, j, d->bytes / n);
+    break;
+  case COLL_BROADCAST:
+  default: {
+    c->algo = COLL_ALGO_RING;
+    for (int i = 0; i < n; i++)
+      order[i] = (d->root + i) % n;
+    for (int ch = 0; ch < channels; ch++)
+      build_chain(c, order, n, d->bytes / channels, p->chunk_bytes);
+    break;
+  }
+  }
+  free(order);
+}
+
+/* Successor lists and per-member transfer lists (CSR), from the collected edges. */
+static void index_graph(struct coll_instance *c)
+{
+  int *count = calloc((size_t)c->nx + 1, sizeof(int));
+  for (int e = 0; e < c->n_edges; e++)
+    count[c->edge_from[e]]++;
+  int offset = 0;
+  for (int t = 0; t < c->nx; t++) {
+    c->x[t].succ_first = offset;
+    c->x[t].succ_count = 0;
+    offset += count[t];
+  }
+  c->succ = xrealloc(NULL, sizeof(int) * (size_t)(offset + 1));
+  for (int e = 0; e < c->n_edges; e++) {
+    struct xfer *from = &c->x[c->edge_from[e]];
+    c->succ[from->succ_first + from->succ_count++] = c->edge_to[e];
+  }
+  free(count);
+  free(c->edge_from);
+  free(c->edge_to);
+  c->edge_from = c->edge_to = NULL;
+  c->member_first = calloc((size_t)c->n + 1, sizeof(int));
+  for (int t = 0; t < c->nx; t++) {
+    c->member_first[c->x[t].src + 1]++;
+    c->member_first[c->x[t].dst + 1]++;
+  }
+  for (int m = 0; m < c->n; m++)
+    c->member_first[m + 1] += c->member_first[m];
+  c->member_xfers = xrealloc(NULL, sizeof(int) * (size_t)(2 * c->nx + 1));
+  int *fill = calloc((size_t)c->n, sizeof(int));
+  for (int t = 0; t < c->nx; t++) {
+    int s = c->x[t].src, d = c->x[t].dst;
+    c->member_xfers[c->member_first[s] + fill[s]++] = t;
+    c->member_xfers[c->member_first[d] + fill[d]++] = t;
+  }
+  free(fill);
+  c->remaining = calloc((size_t)c->n, sizeof(int));
+  for (int m = 0; m < c->n; m++)
+    c->remaining[m] = c->member_first[m + 1] - c->member_first[m];
+}
+
+struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *p, const struct coll_desc *d,
+                                  coll_done_fn done, coll_finish_fn finish, void *ctx)
+{
+  struct coll_instance *c = calloc(1, sizeof *c);
+  c->fab = fab;
+  c->kind = d->kind;
+  c->n = d->n;
+  c->tag = d->tag;
+  c->bytes = d->bytes;
+  c->gpus = malloc(sizeof(int) * (size_t)d->n);
+  memcpy(c->gpus, d->gpus, sizeof(int) * (size_t)d->n);
+  c->joined = calloc((size_t)d->n, 1);
+  c->done = done;
+  c->finish = finish;
+  c->ctx = ctx;
+  if (d->n > 1 && d->bytes > 0)
+    build(c, p, d);
+  else
+    c->algo = COLL_ALGO_RING;
+  index_graph(c);
+  return c;
+}
+
+static void instance_free(struct coll_instance *c)
+{
+  free(c->x);
+  free(c->succ);
+  free(c->member_first);
+  free(c->member_xfers);
+  free(c->remaining);
+  free(c->joined);
+  free(c->gpus);
+  free(c);
+}
+
+static void xfer_start(struct coll_instance *c, int t);
+
+/* A member finished its part; the last one reports and frees the instance. Returns 1 if freed. */
+static int member_done(struct coll_instance *c, int m)
+{
+  c->done_count++;
+  if (c->done)
+    c->done(c->ctx, m);
+  if (c->done_count < c->n)
+    return 0;
+  if (c->finish) {
+    struct coll_report r = {c->kind, c->algo, c->n, c->bytes, c->start_s, c->fab->now};
+    c->finish(c->ctx, &r);
+  }
+  instance_free(c);
+  return 1;
+}
+
+static void xfer_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
+{
+  (void)fab;
+  (void)flow;
+  struct xfer *x = ctx;
+  struct coll_instance *c = x->owner;
+  int t = (int)(x - c->x);
+  for (int k = 0; k < x->succ_count; k++) {
+    int s = c->succ[x->succ_first + k];
+    if (--c->x[s].waiting == 0)
+      xfer_start(c, s);
+  }
+  int ends[2] = {x->src, x->dst};
+  (void)t;
+  for (int e = 0; e < 2; e++)
+    if (--c->remaining[ends[e]] == 0 && c->joined[ends[e]])
+      if (member_done(c, ends[e]))
+        return;
+}
+
+static void xfer_start(struct coll_instance *c, int t)
+{
+  struct xfer *x = &c->x[t];
+  fabric_post(c->fab, c->gpus[x->src], c->gpus[x->dst], x->bytes, c->fab->now, c->tag, xfer_finished, x);
+}
+
+void coll_join(struct coll_instance *c, int member)
+{
+  if (c->joined[member])
+    return;
+  c->joined[member] = 1;
+  if (++c->joined_count == c->n)
+    c->start_s = c->fab->now;
+  if (c->remaining[member] == 0) {
+    member_done(c, member);
+    return;
+  }
+  for (int k = c->member_first[member]; k < c->member_first[member + 1]; k++) {
+    int t = c->member_xfers[k];
+    if (--c->x[t].waiting == 0)
+      xfer_start(c, t);
+  }
+}
+
+int coll_transfer_count(const struct coll_instance *c) { return c->nx; }
+enum coll_algo coll_algorithm(const struct coll_instance *c) { return c->algo; }
+
+double coll_busbw_factor(enum coll_kind kind, int n)
+{
+  if (n <= 1)
+    return 1;
+  switch (kind) {
+  case COLL_ALLREDUCE:
+    return 2.0 * (n - 1) / n;
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER:
+  case COLL_ALLTOALL:
+    return (double)(n - 1) / n;
+  case COLL_BROADCAST:
+  default:
+    return 1;
+  }
+}
+
+const char *coll_kind_name(enum coll_kind k)
+{
+  static const char *names[] = {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast"};
+  return k < COLL_KIND_COUNT ? names[k] : "?";
+}
+
+const char *coll_algo_name(enum coll_algo a)
+{
+  static const char *names[] = {"auto", "ring", "tree", "hierarchical"};
+  return a <= COLL_ALGO_HIERARCHICAL ? names[a] : "?";
+}

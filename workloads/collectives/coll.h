@@ -1,0 +1,77 @@
+/* NCCL-like collectives as dataflow graphs of point-to-point transfers on the fabric.
+ *
+ * A collective instance is built once per call: a list of transfers between group members, each
+ * with the transfers it must wait for (a ring step waits for the chunk it forwards, a tree node
+ * for its children). A transfer starts when its predecessors completed and both its ends have
+ * joined the collective; a member is done when every transfer it sends or receives completed.
+ * Everything runs in fabric callbacks: no actor blocks inside a collective.
+ *
+ * Algorithms (NCCL's, Jeaugey et al., "NCCL 2.0", GTC 2017; Sanders et al., "Two-tree
+ * algorithms for full bandwidth broadcast, reduction and scan", 2009):
+ *   ring          all-reduce = reduce-scatter + all-gather, 2(n-1) steps of S/n per channel
+ *   tree          all-reduce on a pipelined double binary tree, each tree carrying half
+ *   hierarchical  reduce-scatter inside each node (NVLink), all-reduce across nodes on the
+ *                 rail of each local rank, all-gather inside the node
+ *   pairwise      all-to-all: every member sends S/n to every other, all at once
+ *   ring (bcast)  broadcast as a pipelined chain from the root
+ */
+#ifndef SGFABRIC_COLL_H
+#define SGFABRIC_COLL_H
+
+#include "fabric.h"
+
+enum coll_kind { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_ALLTOALL, COLL_BROADCAST, COLL_KIND_COUNT };
+enum coll_algo { COLL_ALGO_AUTO, COLL_ALGO_RING, COLL_ALGO_TREE, COLL_ALGO_HIERARCHICAL };
+
+struct coll_params {
+  enum coll_algo algo; /* all-reduce algorithm (reduce-scatter and all-gather: ring or hierarchical) */
+  int channels;        /* parallel rings/trees a collective is split into */
+  double chunk_bytes;  /* pipelining unit of trees and broadcast chains */
+};
+
+struct coll_instance;
+typedef void (*coll_done_fn)(void *ctx, int member);
+
+/* What an instance reports when its last member is done. */
+struct coll_report {
+  enum coll_kind kind;
+  enum coll_algo algo;
+  int n;
+  double bytes;
+  double start_s; /* every member had joined: the collective could run */
+  double end_s;   /* every member was done */
+};
+typedef void (*coll_finish_fn)(void *ctx, const struct coll_report *report);
+
+/* What a collective is: kind, bytes per member (all-gather: the gathered output; reduce-scatter:
+ * the input), the members' GPUs in group order. */
+struct coll_desc {
+  enum coll_kind kind;
+  double bytes;
+  int n;
+  const int *gpus;   /* [n] GPU of each member */
+  int root;          /* broadcast: member index of the root */
+  int tag;           /* fabric traffic class for accounting */
+  int gpus_per_node; /* for hierarchical algorithms (0: flat) */
+};
+
+void coll_params_init(struct coll_params *p);
+/* Builds an instance; members join it with coll_join. done(ctx, member) is called when that
+ * member's part is complete. */
+struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *p, const struct coll_desc *d,
+                                  coll_done_fn done, coll_finish_fn finish, void *ctx);
+/* Member m joins (its stream reached the call). The instance frees itself when every member is
+ * done. */
+void coll_join(struct coll_instance *c, int member);
+/* Transfers the instance is made of (for tests and statistics). */
+int coll_transfer_count(const struct coll_instance *c);
+/* The algorithm an instance uses after AUTO is resolved. */
+enum coll_algo coll_algorithm(const struct coll_instance *c);
+
+/* nccl-tests' bus bandwidth factor: busbw = algbw * factor (algbw = bytes / time). */
+double coll_busbw_factor(enum coll_kind kind, int n);
+
+const char *coll_kind_name(enum coll_kind k);
+const char *coll_algo_name(enum coll_algo a);
+
+#endif

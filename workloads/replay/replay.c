@@ -1,0 +1,490 @@
+/* Workload replay: rank actors, comm streams, collective matching, point-to-point messages.
+ *
+ * SimGrid hooks used: sg_actor_create (one actor per rank on its GPU host), sg_actor_sleep_for
+ * (compute), sg_sem_acquire/release (blocking on communication), simgrid_get_clock. Everything
+ * else runs inside fabric callbacks, driven by the fabric model (plugins/fabric/sg_fabric.c). */
+#include "replay.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/semaphore.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A communication stream of one rank: ops of one group kind, started in issue order. */
+struct stream {
+  int *queue;
+  int head, tail, cap;
+  int busy; /* op in flight, -1 when idle */
+};
+
+struct rank_state {
+  int rank, gpu;
+  const struct wl_program *prog;
+  uint8_t *done;       /* per op */
+  sg_sem_t sem;
+  int waiting_op;      /* op the actor is blocked on, -1 when running */
+  struct stream streams[WL_GROUP_COUNT];
+  int coll_seq[WL_GROUP_COUNT];
+  int outstanding;     /* communication ops issued and not done */
+  double compute_s, exposed_s[WL_GROUP_COUNT], bubble_s, end_s;
+  int finished;
+  double msg_sent_s;   /* when the message the actor last waited for was sent */
+};
+
+/* A collective call matched across its members: (group kind, first member, sequence). */
+struct coll_call {
+  uint64_t key;
+  struct coll_call *next;
+  struct coll_instance *instance;
+  enum wl_group group;
+  int n, joined;
+  int *ranks; /* [n] members */
+  int *ops;   /* [n] op id at each member */
+};
+
+/* A point-to-point message (sender, receiver, tag): who arrived first. */
+struct message {
+  int src, dst;
+  long tag;
+  struct message *next;
+  int sent;          /* the send was posted */
+  int arrived;       /* its transfer completed */
+  int recv_op;       /* the receiver's op waiting for it, -1 */
+  double sent_s;     /* when the send was posted */
+};
+
+#define TABLE_BITS 16
+#define TABLE_SIZE (1u << TABLE_BITS)
+
+/* The replay of this process (one simulation per process). */
+static struct {
+  struct replay_config cfg;
+  struct rank_state *ranks;
+  int n_ranks;
+  struct coll_call *calls[TABLE_SIZE];
+  struct message *messages[TABLE_SIZE];
+  struct replay_coll_stats coll[COLL_KIND_COUNT][WL_GROUP_COUNT];
+  struct replay_coll_stats p2p[WL_GROUP_COUNT];
+  int *scratch;
+  double next_progress_s;
+  int finished;
+} g_replay;
+
+static void *xmalloc(size_t bytes)
+{
+  void *p = calloc(1, bytes ? bytes : 1);
+  if (p == NULL)
+    abort();
+  return p;
+}
+
+static uint32_t hash64(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (uint32_t)(x & (TABLE_SIZE - 1));
+}
+
+/* The fabric's clock follows SimGrid's when an actor acts. */
+static void sync_clock(void)
+{
+  double now = simgrid_get_clock();
+  if (g_replay.cfg.fab->now < now)
+    g_replay.cfg.fab->now = now;
+}
+
+static enum coll_kind coll_of(enum wl_coll c)
+{
+  switch (c) {
+  case WL_COLL_REDUCE_SCATTER:
+    return COLL_REDUCE_SCATTER;
+  case WL_COLL_ALLGATHER:
+    return COLL_ALLGATHER;
+  case WL_COLL_ALLTOALL:
+    return COLL_ALLTOALL;
+  case WL_COLL_BROADCAST:
+    return COLL_BROADCAST;
+  case WL_COLL_ALLREDUCE:
+  default:
+    return COLL_ALLREDUCE;
+  }
+}
+
+static void stream_start_next(struct rank_state *r, enum wl_group g);
+
+/* An op finished: wake the actor if it waits for it, move its stream on. */
+static void op_done(struct rank_state *r, int op)
+{
+  r->done[op] = 1;
+  r->outstanding--;
+  const struct wl_op *o = &r->prog->ops[op];
+  struct stream *s = &r->streams[o->group];
+  if (o->kind != WL_OP_RECV && s->busy == op) {
+    s->busy = -1;
+    stream_start_next(r, o->group);
+  }
+  if (r->waiting_op == op || (r->waiting_op == -2 && r->outstanding == 0)) {
+    r->waiting_op = -1;
+    sg_sem_release(r->sem);
+  }
+}
+
+static void coll_member_done(void *ctx, int member)
+{
+  struct coll_call *call = ctx;
+  op_done(&g_replay.ranks[call->ranks[member]], call->ops[member]);
+}
+
+static void coll_finished(void *ctx, const struct coll_report *report)
+{
+  struct coll_call *call = ctx;
+  struct replay_coll_stats *st = &g_replay.coll[report->kind][call->group];
+  double time = report->end_s - report->start_s;
+  st->count++;
+  st->bytes += report->bytes;
+  st->time_s += time;
+  if (time > 0)
+    st->busbw_sum += report->bytes / time * coll_busbw_factor(report->kind, report->n);
+  st->algo_mask |= 1 << report->algo;
+  free(call->ranks);
+  free(call->ops);
+  free(call);
+}
+
+static void coll_issue(struct rank_state *r, int op)
+{
+  const struct wl_op *o = &r->prog->ops[op];
+  const struct wl_trace *t = g_replay.cfg.trace;
+  int n = wl_group_members(t, r->rank, o->group, g_replay.scratch, t->layout.gpus);
+  int seq = r->coll_seq[o->group]++;
+  uint64_t key = ((uint64_t)o->group << 56) ^ ((uint64_t)(unsigned)g_replay.scratch[0] << 28) ^ (uint64_t)seq;
+  uint32_t h = hash64(key);
+  struct coll_call **link = &g_replay.calls[h], *call;
+  for (call = *link; call && call->key != key; call = call->next)
+    link = &call->next;
+  if (call == NULL) {
+    call = xmalloc(sizeof *call);
+    call->key = key;
+    call->group = o->group;
+    call->n = n;
+    call->ranks = xmalloc(sizeof(int) * (size_t)n);
+    call->ops = xmalloc(sizeof(int) * (size_t)n);
+    memcpy(call->ranks, g_replay.scratch, sizeof(int) * (size_t)n);
+    int *gpus = xmalloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)
+      gpus[i] = g_replay.cfg.rank_gpu[call->ranks[i]];
+    struct coll_desc d = {coll_of(o->coll), o->bytes, n, gpus, 0, (int)o->group, g_replay.cfg.fab->topo->gpus_per_node};
+    call->instance = coll_create(g_replay.cfg.fab, &g_replay.cfg.coll, &d, coll_member_done, coll_finished, call);
+    free(gpus);
+    call->next = g_replay.calls[h];
+    g_replay.calls[h] = call;
+    link = &g_replay.calls[h];
+  }
+  int member = wl_group_index(t, r->rank, o->group);
+  call->ops[member] = op;
+  struct coll_instance *instance = call->instance;
+  if (++call->joined == call->n) /* everyone is in: forget the match, the instance lives on */
+    *link = call->next;
+  coll_join(instance, member);
+}
+
+static struct message *message_find(int src, int dst, long tag, int create)
+{
+  uint64_t key = ((uint64_t)(unsigned)src << 40) ^ ((uint64_t)(unsigned)dst << 16) ^ (uint64_t)tag;
+  uint32_t h = hash64(key);
+  for (struct message *m = g_replay.messages[h]; m; m = m->next)
+    if (m->src == src && m->dst == dst && m->tag == tag)
+      return m;
+  if (!create)
+    return NULL;
+  struct message *m = xmalloc(sizeof *m);
+  m->src = src;
+  m->dst = dst;
+  m->tag = tag;
+  m->recv_op = -1;
+  m->next = g_replay.messages[h];
+  g_replay.messages[h] = m;
+  return m;
+}
+
+static void message_forget(struct message *m)
+{
+  uint64_t key = ((uint64_t)(unsigned)m->src << 40) ^ ((uint64_t)(unsigned)m->dst << 16) ^ (uint64_t)m->tag;
+  struct message **link = &g_replay.messages[hash64(key)];
+  while (*link != m)
+    link = &(*link)->next;
+  *link = m->next;
+  free(m);
+}
+
+struct send_ctx {
+  int rank, op;
+  struct message *msg;
+};
+
+static void send_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
+{
+  (void)fab;
+  (void)flow;
+  struct send_ctx *sc = ctx;
+  struct message *m = sc->msg;
+  m->arrived = 1;
+  op_done(&g_replay.ranks[sc->rank], sc->op);
+  if (m->recv_op >= 0) {
+    int op = m->recv_op;
+    struct rank_state *receiver = &g_replay.ranks[m->dst];
+    receiver->msg_sent_s = m->sent_s;
+    message_forget(m);
+    op_done(receiver, op);
+  }
+  free(sc);
+}
+
+static void send_issue(struct rank_state *r, int op)
+{
+  const struct wl_op *o = &r->prog->ops[op];
+  int peer = wl_op_peer_rank(g_replay.cfg.trace, r->rank, o);
+  struct message *m = message_find(r->rank, peer, o->tag, 1);
+  m->sent = 1;
+  m->sent_s = g_replay.cfg.fab->now;
+  struct send_ctx *sc = xmalloc(sizeof *sc);
+  *sc = (struct send_ctx){r->rank, op, m};
+  struct replay_coll_stats *st = &g_replay.p2p[o->group];
+  st->count++;
+  st->bytes += o->bytes;
+  fabric_post(g_replay.cfg.fab, r->gpu, g_replay.cfg.rank_gpu[peer], o->bytes, g_replay.cfg.fab->now, (int)o->group,
+              send_finished, sc);
+}
+
+static void stream_start_next(struct rank_state *r, enum wl_group g)
+{
+  struct stream *s = &r->streams[g];
+  if (s->busy >= 0 || s->head == s->tail)
+    return;
+  int op = s->queue[s->head++];
+  if (s->head == s->tail)
+    s->head = s->tail = 0;
+  s->busy = op;
+  if (r->prog->ops[op].kind == WL_OP_COLL)
+    coll_issue(r, op);
+  else
+    send_issue(r, op);
+}
+
+static void stream_push(struct rank_state *r, int op)
+{
+  enum wl_group g = r->prog->ops[op].group;
+  struct stream *s = &r->streams[g];
+  if (s->tail == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 16;
+    s->queue = realloc(s->queue, sizeof(int) * (size_t)s->cap);
+  }
+  s->queue[s->tail++] = op;
+  r->outstanding++;
+  stream_start_next(r, g);
+}
+
+/* Blocks until op is done; the time is charged to its group. */
+static void wait_for(struct rank_state *r, int op)
+{
+  if (r->done[op])
+    return;
+  const struct wl_op *o = &r->prog->ops[op];
+  double start = simgrid_get_clock();
+  r->waiting_op = op;
+  sg_sem_acquire(r->sem);
+  r->exposed_s[o->group] += simgrid_get_clock() - start;
+}
+
+static void recv_issue(struct rank_state *r, int op)
+{
+  const struct wl_op *o = &r->prog->ops[op];
+  int peer = wl_op_peer_rank(g_replay.cfg.trace, r->rank, o);
+  struct message *m = message_find(peer, r->rank, o->tag, 1);
+  r->outstanding++;
+  if (m->arrived) {
+    message_forget(m);
+    r->done[op] = 1;
+    r->outstanding--;
+    return;
+  }
+  m->recv_op = op;
+  /* Until the sender posts the message the receiver sits in the pipeline bubble; from then on it
+   * waits on the pipeline's communication. */
+  double start = simgrid_get_clock();
+  double sent = m->sent ? m->sent_s : -1;
+  r->waiting_op = op;
+  sg_sem_acquire(r->sem);
+  double end = simgrid_get_clock();
+  if (sent < 0)
+    sent = r->msg_sent_s > start ? r->msg_sent_s : start;
+  if (sent < start)
+    sent = start;
+  r->bubble_s += sent - start;
+  r->exposed_s[o->group] += end - sent;
+}
+
+static void progress(void)
+{
+  if (!g_replay.cfg.progress)
+    return;
+  double now = simgrid_get_clock();
+  if (now < g_replay.next_progress_s)
+    return;
+  g_replay.next_progress_s = now + 0.05;
+  fprintf(stderr, "\r  simulated %.3f s, %d/%d ranks done   ", now, g_replay.finished, g_replay.n_ranks);
+}
+
+static void rank_actor(int argc, char **argv)
+{
+  (void)argc;
+  struct rank_state *r = &g_replay.ranks[atoi(argv[1])];
+  const struct wl_program *p = r->prog;
+  int op = 0;
+  while (op < p->nops) {
+    const struct wl_op *o = &p->ops[op];
+    int ndeps;
+    const int *deps = wl_op_deps(p, o, &ndeps);
+    for (int d = 0; d < ndeps; d++)
+      wait_for(r, deps[d]);
+    sync_clock();
+    switch (o->kind) {
+    case WL_OP_COMPUTE: {
+      /* A run of compute ops without dependencies is one kernel sequence: one sleep. */
+      double duration = 0;
+      int last = op;
+      while (last < p->nops && p->ops[last].kind == WL_OP_COMPUTE && (last == op || p->ops[last].ndeps == 0)) {
+        duration += wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, &p->ops[last]);
+        last++;
+      }
+      if (duration > 0)
+        sg_actor_sleep_for(duration);
+      r->compute_s += duration;
+      for (int k = op; k < last; k++)
+        r->done[k] = 1;
+      op = last;
+      progress();
+      continue;
+    }
+    case WL_OP_COLL:
+    case WL_OP_SEND:
+      stream_push(r, op);
+      if (!o->is_async)
+        wait_for(r, op);
+      break;
+    case WL_OP_RECV:
+      recv_issue(r, op);
+      break;
+    case WL_OP_WAIT:
+    default:
+      r->done[op] = 1;
+      break;
+    }
+    op++;
+  }
+  /* The end of the program waits for everything still outstanding. */
+  if (r->outstanding > 0) {
+    enum wl_group waited_on = WL_GROUP_DP;
+    for (int g = 0; g < WL_GROUP_COUNT; g++)
+      if (r->streams[g].busy >= 0) {
+        waited_on = (enum wl_group)g;
+        break;
+      }
+    double start = simgrid_get_clock();
+    r->waiting_op = -2;
+    sg_sem_acquire(r->sem);
+    r->exposed_s[waited_on] += simgrid_get_clock() - start;
+  }
+  r->end_s = simgrid_get_clock();
+  r->finished = 1;
+  g_replay.finished++;
+  progress();
+}
+
+int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
+{
+  memset(&g_replay, 0, sizeof g_replay);
+  g_replay.cfg = *cfg;
+  const struct wl_trace *t = cfg->trace;
+  g_replay.n_ranks = t->layout.gpus;
+  g_replay.ranks = xmalloc(sizeof(struct rank_state) * (size_t)g_replay.n_ranks);
+  g_replay.scratch = xmalloc(sizeof(int) * (size_t)g_replay.n_ranks);
+  for (int rank = 0; rank < g_replay.n_ranks; rank++) {
+    struct rank_state *r = &g_replay.ranks[rank];
+    r->rank = rank;
+    r->gpu = cfg->rank_gpu[rank];
+    r->prog = wl_rank_program(t, rank);
+    if (r->prog == NULL) {
+      snprintf(err, errlen, "rank %d has no program", rank);
+      return -1;
+    }
+    r->done = xmalloc((size_t)r->prog->nops);
+    r->sem = sg_sem_init(0);
+    r->waiting_op = -1;
+    for (int g = 0; g < WL_GROUP_COUNT; g++)
+      r->streams[g].busy = -1;
+    char name[32], index[16], host[32];
+    snprintf(name, sizeof name, "rank%d", rank);
+    snprintf(index, sizeof index, "%d", rank);
+    snprintf(host, sizeof host, "gpu%d", r->gpu);
+    sg_host_t h = sg_host_by_name(host);
+    if (h == NULL) {
+      snprintf(err, errlen, "rank %d is placed on %s, which the platform does not have", rank, host);
+      return -1;
+    }
+    char *args[] = {name, index, NULL};
+    sg_actor_create(name, h, rank_actor, 2, args);
+  }
+  return 0;
+}
+
+int replay_finish(struct replay_results *out, char *err, size_t errlen)
+{
+  memset(out, 0, sizeof *out);
+  int n = g_replay.n_ranks;
+  int rc = 0;
+  for (int rank = 0; rank < n; rank++) {
+    struct rank_state *r = &g_replay.ranks[rank];
+    if (!r->finished) {
+      if (rc == 0)
+        snprintf(err, errlen, "rank %d never finished its program (the trace deadlocks)", rank);
+      rc = -1;
+    }
+    out->ranks_finished += r->finished;
+    if (r->end_s > out->iteration_s)
+      out->iteration_s = r->end_s;
+  }
+  for (int rank = 0; rank < n; rank++) {
+    struct rank_state *r = &g_replay.ranks[rank];
+    double accounted = r->compute_s + r->bubble_s;
+    out->compute_s += r->compute_s / n;
+    out->bubble_s += r->bubble_s / n;
+    for (int g = 0; g < WL_GROUP_COUNT; g++) {
+      out->exposed_s[g] += r->exposed_s[g] / n;
+      accounted += r->exposed_s[g];
+    }
+    out->other_s += (out->iteration_s - accounted) / n;
+    free(r->done);
+    for (int g = 0; g < WL_GROUP_COUNT; g++)
+      free(r->streams[g].queue);
+    sg_sem_destroy(r->sem);
+  }
+  memcpy(out->coll, g_replay.coll, sizeof out->coll);
+  memcpy(out->p2p, g_replay.p2p, sizeof out->p2p);
+  for (uint32_t h = 0; h < TABLE_SIZE; h++) {
+    while (g_replay.messages[h]) {
+      struct message *m = g_replay.messages[h];
+      g_replay.messages[h] = m->next;
+      free(m);
+    }
+  }
+  free(g_replay.ranks);
+  free(g_replay.scratch);
+  if (g_replay.cfg.progress)
+    fprintf(stderr, "\n");
+  return rc;
+}

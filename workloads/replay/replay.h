@@ -1,0 +1,57 @@
+/* Replay of a workload trace on SimGrid: one actor per rank walks its stage's program.
+ *
+ * Compute ops sleep the actor for the roofline time. Communication ops go to the rank's comm
+ * stream of their group kind (one FIFO per group kind, as NCCL serialises the operations of a
+ * communicator); collectives are dataflow graphs of fabric transfers (workloads/collectives),
+ * point-to-point sends are eager transfers matched to receives by (sender, receiver, tag). A
+ * blocking op, a wait or a receive blocks the actor on its semaphore until the fabric completes
+ * what it waits for; the time it waits is charged to the group it waited on (exposed
+ * communication), or to the pipeline bubble when a receive waits for a message not yet sent. */
+#ifndef SGFABRIC_REPLAY_H
+#define SGFABRIC_REPLAY_H
+
+#include <stdio.h>
+
+#include "coll.h"
+#include "fabric.h"
+#include "gpu_types.h"
+#include "wl_compute.h"
+#include "wl_trace.h"
+
+struct replay_config {
+  const struct wl_trace *trace;
+  struct fabric *fab;
+  const int *rank_gpu;           /* [gpus] GPU of each rank */
+  const struct gpu_type *gpu;    /* compute peak and HBM */
+  struct wl_compute_params compute;
+  struct coll_params coll;
+  int progress;                  /* print progress on stderr */
+};
+
+/* Statistics of one (collective, group) pair, over every instance. */
+struct replay_coll_stats {
+  long count;
+  double bytes;     /* per member buffer, summed over instances */
+  double time_s;    /* from the last member's call to the last member's completion */
+  double busbw_sum; /* nccl-tests bus bandwidth, summed (divide by count) */
+  int algo_mask;    /* algorithms used (1 << enum coll_algo) */
+};
+
+struct replay_results {
+  double iteration_s;                       /* last rank's end */
+  double compute_s;                         /* mean over ranks */
+  double exposed_s[WL_GROUP_COUNT];         /* mean over ranks, per group */
+  double bubble_s;                          /* mean over ranks */
+  double other_s;                           /* mean over ranks: the rest (waiting at the end) */
+  struct replay_coll_stats coll[COLL_KIND_COUNT][WL_GROUP_COUNT];
+  struct replay_coll_stats p2p[WL_GROUP_COUNT];
+  long ranks_finished;
+};
+
+/* Creates the rank actors (SimGrid must be initialised and the platform loaded). */
+int replay_start(const struct replay_config *cfg, char *err, size_t errlen);
+/* After simgrid_run(): gathers the results and frees the replay's state. Returns 0, or -1 if
+ * some rank never finished (a deadlocked trace). */
+int replay_finish(struct replay_results *out, char *err, size_t errlen);
+
+#endif
