@@ -2,43 +2,55 @@
  *
  * Rates are computed by progressive filling (Bertsekas & Gallager, Data Networks, 6.5.2): raise
  * every unfrozen flow's rate together until a port saturates (or a flow reaches its model cap),
- * freeze the flows crossing it, repeat. Rates change only when a flow starts or drains, so a
- * recomputation is scheduled once per date however many flows start or end at that date. A flow
- * whose rate is unchanged keeps its scheduled completion; the others get a new one (older ones
- * are ignored through the flow's version stamp). A drained flow completes after its path's tail
- * latency, the same latency the packet engine gives an uncongested last packet. */
+ * freeze the flows crossing it, repeat. Rates change only when a flow starts or drains, and only
+ * in the connected component (flows linked by shared ports) of the ports it touched: a
+ * recomputation is scheduled once per date and visits just those components. A flow whose rate
+ * is unchanged keeps its scheduled completion; the others get a new one (older ones are ignored
+ * through the flow's version stamp). A drained flow completes after its path's tail latency, the
+ * same latency the packet engine gives an uncongested transfer. */
 #include "fabric.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+struct port_flows {
+  struct fab_flow **flows;
+  int count, cap;
+};
+
 struct flow_engine {
   struct fab_flow **active; /* flows holding bandwidth */
   size_t n_active, cap_active;
   int recompute_pending;
-  /* scratch for progressive filling, indexed by port */
-  double *capacity_left;
-  int *unfrozen;
-  int *first;   /* CSR: flows crossing port p are flow_of[first[p] .. first[p+1]) */
-  int *fill;
-  struct fab_flow **flow_of;
-  size_t flow_of_cap;
-  int *used_ports;
-  int n_used;
-  uint8_t *frozen;
-  size_t frozen_cap;
+  struct port_flows *on_port; /* per port: the active flows crossing it */
+  size_t n_port_slots;
+  uint32_t *port_visit;       /* per port: last recomputation that visited it */
+  uint32_t epoch;
+  int *dirty;                 /* ports whose flow set changed since the last recomputation */
+  int n_dirty;
+  /* scratch of one recomputation */
+  int *ports;                 /* ports of the component */
+  int n_ports;
+  struct fab_flow **flows;    /* flows of the component */
+  size_t n_flows, cap_flows;
+  double *capacity_left;      /* per port */
+  int *unfrozen;              /* per port */
+  double *new_rate;           /* per component flow */
+  uint8_t *frozen;            /* per component flow */
 };
 
 struct flow_engine *flow_engine_new(struct fabric *fab)
 {
   struct flow_engine *fe = calloc(1, sizeof *fe);
-  int n = fab->topo->n_ports;
-  fe->capacity_left = calloc((size_t)n + 1, sizeof(double));
-  fe->unfrozen = calloc((size_t)n + 1, sizeof(int));
-  fe->first = calloc((size_t)n + 2, sizeof(int));
-  fe->fill = calloc((size_t)n + 1, sizeof(int));
-  fe->used_ports = calloc((size_t)n + 1, sizeof(int));
+  size_t n = (size_t)fab->topo->n_ports + 1;
+  fe->n_port_slots = n;
+  fe->on_port = calloc(n, sizeof *fe->on_port);
+  fe->port_visit = calloc(n, sizeof(uint32_t));
+  fe->dirty = calloc(n, sizeof(int));
+  fe->ports = calloc(n, sizeof(int));
+  fe->capacity_left = calloc(n, sizeof(double));
+  fe->unfrozen = calloc(n, sizeof(int));
   return fe;
 }
 
@@ -47,12 +59,16 @@ void flow_engine_free(struct flow_engine *fe)
   if (fe == NULL)
     return;
   free(fe->active);
+  for (size_t p = 0; p < fe->n_port_slots; p++)
+    free(fe->on_port[p].flows);
+  free(fe->on_port);
+  free(fe->port_visit);
+  free(fe->dirty);
+  free(fe->ports);
+  free(fe->flows);
   free(fe->capacity_left);
   free(fe->unfrozen);
-  free(fe->first);
-  free(fe->fill);
-  free(fe->flow_of);
-  free(fe->used_ports);
+  free(fe->new_rate);
   free(fe->frozen);
   free(fe);
 }
@@ -63,6 +79,14 @@ static void request_recompute(struct fabric *fab)
     return;
   fab->fe->recompute_pending = 1;
   fabric_schedule(fab, fab->now, FAB_EV_FLOW_RECOMPUTE, 0, NULL);
+}
+
+static void mark_dirty(struct flow_engine *fe, int port)
+{
+  if (fe->port_visit[port] == fe->epoch + 1)
+    return;
+  fe->port_visit[port] = fe->epoch + 1; /* "dirty for the next recomputation" */
+  fe->dirty[fe->n_dirty++] = port;
 }
 
 void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
@@ -77,10 +101,18 @@ void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
   flow->remaining = flow->bytes;
   flow->last_s = fab->now;
   flow->rate_Bps = 0;
-  const struct topo *t = fab->topo;
-  for (int h = 0; h < flow->hops; h++)
-    fab->ports[flow->path[h]].tx_bytes += flow->bytes;
-  (void)t;
+  for (int h = 0; h < flow->hops; h++) {
+    int p = flow->path[h];
+    struct port_flows *pf = &fe->on_port[p];
+    if (pf->count == pf->cap) {
+      pf->cap = pf->cap ? 2 * pf->cap : 4;
+      pf->flows = realloc(pf->flows, (size_t)pf->cap * sizeof *pf->flows);
+    }
+    flow->port_pos[h] = pf->count;
+    pf->flows[pf->count++] = flow;
+    fab->ports[p].tx_bytes += flow->bytes;
+    mark_dirty(fe, p);
+  }
   request_recompute(fab);
 }
 
@@ -92,8 +124,14 @@ struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count)
 
 void fabric_flow_caps_changed(struct fabric *fab)
 {
-  if (fab->fe)
-    request_recompute(fab);
+  struct flow_engine *fe = fab->fe;
+  if (fe == NULL)
+    return;
+  /* A cap can change anywhere: every port with flows is revisited. */
+  for (size_t i = 0; i < fe->n_active; i++)
+    for (int h = 0; h < fe->active[i]->hops; h++)
+      mark_dirty(fe, fe->active[i]->path[h]);
+  request_recompute(fab);
 }
 
 static void remove_active(struct flow_engine *fe, struct fab_flow *flow)
@@ -103,66 +141,85 @@ static void remove_active(struct flow_engine *fe, struct fab_flow *flow)
   fe->active[i] = last;
   last->active_index = (int32_t)i;
   flow->active_index = -1;
+  for (int h = 0; h < flow->hops; h++) {
+    int p = flow->path[h];
+    struct port_flows *pf = &fe->on_port[p];
+    int pos = flow->port_pos[h];
+    struct fab_flow *moved = pf->flows[--pf->count];
+    pf->flows[pos] = moved;
+    if (moved != flow)
+      for (int k = 0; k < moved->hops; k++)
+        if (moved->path[k] == p) {
+          moved->port_pos[k] = pos;
+          break;
+        }
+    mark_dirty(fe, p);
+  }
+}
+
+/* The flows and ports connected to the dirty ports (breadth first over port -> flows -> ports). */
+static void collect_component(struct fabric *fab)
+{
+  struct flow_engine *fe = fab->fe;
+  uint32_t epoch = ++fe->epoch; /* equals the dirty mark: dirty ports count as visited */
+  fe->n_ports = 0;
+  fe->n_flows = 0;
+  for (int i = 0; i < fe->n_dirty; i++)
+    fe->ports[fe->n_ports++] = fe->dirty[i];
+  fe->n_dirty = 0;
+  for (int head = 0; head < fe->n_ports; head++) {
+    const struct port_flows *pf = &fe->on_port[fe->ports[head]];
+    for (int k = 0; k < pf->count; k++) {
+      struct fab_flow *f = pf->flows[k];
+      if (f->visit == epoch)
+        continue;
+      f->visit = epoch;
+      if (fe->n_flows == fe->cap_flows) {
+        fe->cap_flows = fe->cap_flows ? 2 * fe->cap_flows : 1024;
+        fe->flows = realloc(fe->flows, fe->cap_flows * sizeof *fe->flows);
+        fe->new_rate = realloc(fe->new_rate, fe->cap_flows * sizeof *fe->new_rate);
+        fe->frozen = realloc(fe->frozen, fe->cap_flows);
+      }
+      fe->flows[fe->n_flows++] = f;
+      for (int h = 0; h < f->hops; h++) {
+        int p = f->path[h];
+        if (fe->port_visit[p] != epoch) {
+          fe->port_visit[p] = epoch;
+          fe->ports[fe->n_ports++] = p;
+        }
+      }
+    }
+  }
 }
 
 void flow_engine_recompute(struct fabric *fab)
 {
   struct flow_engine *fe = fab->fe;
   const struct topo *t = fab->topo;
-  size_t n = fe->n_active;
   fab->stats.rate_updates++;
+  collect_component(fab);
+  size_t n = fe->n_flows;
   if (n == 0)
     return;
-  /* Bring every flow's remaining bytes up to now under its old rate. */
   for (size_t i = 0; i < n; i++) {
-    struct fab_flow *f = fe->active[i];
+    struct fab_flow *f = fe->flows[i];
     f->remaining -= f->rate_Bps * (fab->now - f->last_s);
     if (f->remaining < 0)
       f->remaining = 0;
     f->last_s = fab->now;
   }
-  /* Ports in use and how many flows cross each (CSR index of flows per port). */
-  fe->n_used = 0;
-  size_t crossings = 0;
-  for (size_t i = 0; i < n; i++) {
-    struct fab_flow *f = fe->active[i];
-    for (int h = 0; h < f->hops; h++) {
-      int p = f->path[h];
-      if (fe->unfrozen[p] == 0)
-        fe->used_ports[fe->n_used++] = p;
-      fe->unfrozen[p]++;
-      crossings++;
-    }
-  }
-  if (crossings > fe->flow_of_cap) {
-    fe->flow_of_cap = crossings * 2;
-    fe->flow_of = realloc(fe->flow_of, fe->flow_of_cap * sizeof *fe->flow_of);
-  }
-  if (n > fe->frozen_cap) {
-    fe->frozen_cap = n * 2;
-    fe->frozen = realloc(fe->frozen, fe->frozen_cap);
+  for (int u = 0; u < fe->n_ports; u++) {
+    int p = fe->ports[u];
+    fe->capacity_left[p] = t->ports[p].rate_Bps;
+    fe->unfrozen[p] = fe->on_port[p].count;
   }
   memset(fe->frozen, 0, n);
-  int offset = 0;
-  for (int u = 0; u < fe->n_used; u++) {
-    int p = fe->used_ports[u];
-    fe->first[p] = offset;
-    fe->fill[p] = offset;
-    offset += fe->unfrozen[p];
-    fe->capacity_left[p] = t->ports[p].rate_Bps;
-  }
-  for (size_t i = 0; i < n; i++) {
-    struct fab_flow *f = fe->active[i];
-    for (int h = 0; h < f->hops; h++)
-      fe->flow_of[fe->fill[f->path[h]]++] = f;
-  }
-  /* Progressive filling. */
+  /* Progressive filling over the component. */
   size_t left = n;
-  double *new_rate = malloc(n * sizeof(double));
   while (left > 0) {
     double share = INFINITY;
-    for (int u = 0; u < fe->n_used; u++) {
-      int p = fe->used_ports[u];
+    for (int u = 0; u < fe->n_ports; u++) {
+      int p = fe->ports[u];
       if (fe->unfrozen[p] > 0) {
         double s = fe->capacity_left[p] / fe->unfrozen[p];
         if (s < share)
@@ -170,14 +227,14 @@ void flow_engine_recompute(struct fabric *fab)
       }
     }
     for (size_t i = 0; i < n; i++)
-      if (!fe->frozen[i] && fe->active[i]->rate_cap_Bps > 0 && fe->active[i]->rate_cap_Bps < share)
-        share = fe->active[i]->rate_cap_Bps;
+      if (!fe->frozen[i] && fe->flows[i]->rate_cap_Bps > 0 && fe->flows[i]->rate_cap_Bps < share)
+        share = fe->flows[i]->rate_cap_Bps;
     if (share < 0)
       share = 0;
     double tolerance = share * 1e-9;
     size_t frozen_now = 0;
     for (size_t i = 0; i < n; i++) {
-      struct fab_flow *f = fe->active[i];
+      struct fab_flow *f = fe->flows[i];
       if (fe->frozen[i])
         continue;
       int freeze = f->rate_cap_Bps > 0 && f->rate_cap_Bps <= share + tolerance;
@@ -189,14 +246,14 @@ void flow_engine_recompute(struct fabric *fab)
       if (!freeze)
         continue;
       fe->frozen[i] = 2; /* frozen in this round; its ports are charged below */
-      new_rate[i] = share;
+      fe->new_rate[i] = share;
       frozen_now++;
     }
     for (size_t i = 0; i < n; i++) {
       if (fe->frozen[i] != 2)
         continue;
       fe->frozen[i] = 1;
-      struct fab_flow *f = fe->active[i];
+      struct fab_flow *f = fe->flows[i];
       for (int h = 0; h < f->hops; h++) {
         int p = f->path[h];
         fe->capacity_left[p] -= share;
@@ -207,19 +264,16 @@ void flow_engine_recompute(struct fabric *fab)
       abort(); /* cannot happen: the minimum share always freezes a flow */
     left -= frozen_now;
   }
-  for (int u = 0; u < fe->n_used; u++)
-    fe->unfrozen[fe->used_ports[u]] = 0;
   /* New completion dates for flows whose rate changed. */
   for (size_t i = 0; i < n; i++) {
-    struct fab_flow *f = fe->active[i];
-    if (new_rate[i] == f->rate_Bps)
+    struct fab_flow *f = fe->flows[i];
+    if (fe->new_rate[i] == f->rate_Bps)
       continue;
-    f->rate_Bps = new_rate[i];
+    f->rate_Bps = fe->new_rate[i];
     f->version++;
     if (f->rate_Bps > 0)
       fabric_schedule(fab, fab->now + f->remaining / f->rate_Bps, FAB_EV_FLOW_DRAINED, f->version, f);
   }
-  free(new_rate);
 }
 
 void flow_engine_event(struct fabric *fab, const struct fab_event *ev)

@@ -1,4 +1,4 @@
-/* Binary min-heap of events keyed by (time, seq). */
+/* Min-heap of events keyed by (time, seq). */
 #include "heap.h"
 
 #include <stdio.h>
@@ -23,6 +23,10 @@ void heap_free(struct fab_heap *h)
   heap_init(h);
 }
 
+/* A 4-ary heap: half the depth of a binary one, and the four children of a node share a cache
+ * line or two, which matters because popping dominates the simulator's profile. */
+#define ARITY 4
+
 uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg, void *ptr)
 {
   if (h->size == h->capacity) {
@@ -38,7 +42,7 @@ uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg,
   struct fab_event ev = {.time = time, .seq = h->next_seq++, .ptr = ptr, .type = type, .arg = arg};
   size_t i = h->size++;
   while (i > 0) {
-    size_t parent = (i - 1) / 2;
+    size_t parent = (i - 1) / ARITY;
     if (!event_before(&ev, &h->items[parent]))
       break;
     h->items[i] = h->items[parent];
@@ -55,19 +59,30 @@ int heap_pop(struct fab_heap *h, struct fab_event *out)
   *out = h->items[0];
   struct fab_event last = h->items[--h->size];
   size_t n = h->size;
+  if (n == 0)
+    return 0;
+  /* Move the hole down along the smallest children to a leaf, then bubble the last event up
+   * from there (Wegener's bottom-up heapsort): one comparison per child, no early exit tests. */
   size_t i = 0;
   for (;;) {
-    size_t child = 2 * i + 1;
-    if (child >= n)
+    size_t first = ARITY * i + 1;
+    if (first >= n)
       break;
-    if (child + 1 < n && event_before(&h->items[child + 1], &h->items[child]))
-      child++;
-    if (!event_before(&h->items[child], &last))
-      break;
-    h->items[i] = h->items[child];
-    i = child;
+    size_t best = first;
+    size_t end = first + ARITY < n ? first + ARITY : n;
+    for (size_t c = first + 1; c < end; c++)
+      if (event_before(&h->items[c], &h->items[best]))
+        best = c;
+    h->items[i] = h->items[best];
+    i = best;
   }
-  if (n > 0)
-    h->items[i] = last;
+  while (i > 0) {
+    size_t parent = (i - 1) / ARITY;
+    if (!event_before(&last, &h->items[parent]))
+      break;
+    h->items[i] = h->items[parent];
+    i = parent;
+  }
+  h->items[i] = last;
   return 0;
 }

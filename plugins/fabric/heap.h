@@ -1,4 +1,4 @@
-/* The fabric's calendar: a binary min-heap of events ordered by (time, insertion sequence).
+/* The fabric's calendar: a 4-ary min-heap of events ordered by (time, insertion sequence).
  *
  * The sequence number makes the order of simultaneous events the order in which they were
  * scheduled, so two runs with the same inputs process events in the same order (libuv's timer
