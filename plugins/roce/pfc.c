@@ -1,0 +1,60 @@
+/* PFC thresholds and ingress accounting of pfc.h. */
+#include "pfc.h"
+
+double pfc_xoff(const struct pfc_params *p, double shared_free_B)
+{
+  if (p->kind == PFC_STATIC)
+    return p->xoff_B;
+  return shared_free_B > 0 ? p->alpha * shared_free_B : 0;
+}
+
+double pfc_xon(const struct pfc_params *p, double xoff_B)
+{
+  if (p->kind == PFC_STATIC)
+    return p->xon_B;
+  return xoff_B - p->resume_offset_B;
+}
+
+enum pfc_admit pfc_admit(const struct pfc_params *p, struct pfc_pg *pg, double bytes, double xoff_B,
+                         double headroom_size_B)
+{
+  if (!p->enabled || (pg->headroom_B == 0 && pg->shared_B + bytes <= xoff_B)) {
+    pg->shared_B += bytes;
+    return PFC_ADMIT_SHARED;
+  }
+  if (pg->headroom_B + bytes <= headroom_size_B) {
+    pg->headroom_B += bytes;
+    return PFC_ADMIT_HEADROOM;
+  }
+  return PFC_ADMIT_DROP;
+}
+
+double pfc_release(struct pfc_pg *pg, double bytes)
+{
+  double from_headroom = bytes < pg->headroom_B ? bytes : pg->headroom_B;
+  pg->headroom_B -= from_headroom;
+  pg->shared_B -= bytes - from_headroom;
+  if (pg->shared_B < 1e-6)
+    pg->shared_B = 0;
+  return bytes - from_headroom;
+}
+
+int pfc_should_pause(const struct pfc_params *p, const struct pfc_pg *pg, double xoff_B)
+{
+  return p->enabled && !pg->is_xoff && (pg->headroom_B > 0 || pg->shared_B >= xoff_B);
+}
+
+int pfc_should_resume(const struct pfc_params *p, const struct pfc_pg *pg, double xoff_B)
+{
+  return pg->is_xoff && pg->headroom_B <= 0 && pg->shared_B <= pfc_xon(p, xoff_B);
+}
+
+double pfc_pause_time_s(const struct pfc_params *p, double rate_Bps) { return p->quanta * 512 / (8 * rate_Bps); }
+
+double pfc_headroom_mlx5(double rate_Bps, double latency_s, double mtu_B)
+{
+  double cable_m = latency_s / 5e-9;
+  return (301 + 2.16 * cable_m) * (rate_Bps * 8 / 1e9) + 2.72 * mtu_B;
+}
+
+double pfc_headroom_hpcc(double rate_Bps, double latency_s) { return 3 * rate_Bps * latency_s; }

@@ -1,0 +1,62 @@
+/* Priority flow control (IEEE 802.1Qbb) at a switch ingress: per (ingress port, priority) group
+ * accounting in a shared buffer, the XOFF/XON decision and the in-flight headroom.
+ *
+ * A packet arriving on an ingress PG is admitted to the shared pool while the PG holds less than
+ * the XOFF threshold, then to the PG's headroom (bytes still arriving after PAUSE was sent), and
+ * dropped beyond both (a misconfiguration: lossless needs headroom >= in-flight bytes). The PG
+ * sends PAUSE when it uses headroom or its shared bytes reach XOFF, and RESUME once its headroom
+ * is empty and its shared bytes are at or below XON.
+ *   static:  XOFF and XON are fixed byte counts;
+ *   dynamic: XOFF = alpha x (buffer - total headroom - shared used) (Choudhury-Hahne dynamic
+ *            threshold as in the HPCC ns-3 switch-mmu.cc), XON = XOFF - resume offset.
+ * Headroom per port (parameters.md C):
+ *   mlx5:  (301 + 2.16 cable_m) x speed_Gbps + 2.72 MTU bytes (Linux mlx5e, commit 0696d60853d5),
+ *          cable length from the propagation delay at 5 ns/m;
+ *   hpcc:  3 x rate x link delay (HPCC ns-3 third.cc).
+ * A PAUSE carries quanta of 512 bit times; the receiver of a PAUSE stops for quanta x 512 / rate
+ * unless refreshed or resumed (XON is a PAUSE with quanta 0). */
+#ifndef SGFABRIC_PFC_H
+#define SGFABRIC_PFC_H
+
+#include <stdint.h>
+
+enum pfc_threshold_kind { PFC_STATIC = 0, PFC_DYNAMIC = 1 };
+enum pfc_admit { PFC_ADMIT_DROP = 0, PFC_ADMIT_SHARED = 1, PFC_ADMIT_HEADROOM = 2 };
+
+struct pfc_params {
+  int enabled;             /* 0: lossy, a full buffer drops */
+  int kind;                /* enum pfc_threshold_kind */
+  double xoff_B, xon_B;    /* static thresholds */
+  double alpha;            /* dynamic threshold factor */
+  double resume_offset_B;  /* dynamic: XON = XOFF - offset */
+  double quanta;           /* pause quanta in a PAUSE frame (512 bit times each) */
+};
+
+struct pfc_pg {
+  double shared_B;   /* bytes held in the shared pool */
+  double headroom_B; /* bytes held in headroom */
+  uint8_t is_xoff;   /* PAUSE sent and not resumed */
+};
+
+struct pfc_stats {
+  uint64_t pause_sent;   /* PAUSE frames, refreshes included */
+  uint64_t resume_sent;  /* XON frames */
+  uint64_t headroom_overflow; /* drops with PFC on: headroom too small */
+};
+
+/* XOFF for a PG given the shared pool's free bytes. */
+double pfc_xoff(const struct pfc_params *p, double shared_free_B);
+double pfc_xon(const struct pfc_params *p, double xoff_B);
+/* Where a packet of bytes goes; updates the PG. */
+enum pfc_admit pfc_admit(const struct pfc_params *p, struct pfc_pg *pg, double bytes, double xoff_B,
+                         double headroom_size_B);
+/* A packet left the buffer: headroom drains first. Returns the bytes taken from the shared pool. */
+double pfc_release(struct pfc_pg *pg, double bytes);
+int pfc_should_pause(const struct pfc_params *p, const struct pfc_pg *pg, double xoff_B);
+int pfc_should_resume(const struct pfc_params *p, const struct pfc_pg *pg, double xoff_B);
+/* Duration of a PAUSE of p->quanta at rate_Bps. */
+double pfc_pause_time_s(const struct pfc_params *p, double rate_Bps);
+double pfc_headroom_mlx5(double rate_Bps, double latency_s, double mtu_B);
+double pfc_headroom_hpcc(double rate_Bps, double latency_s);
+
+#endif

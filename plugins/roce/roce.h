@@ -1,0 +1,41 @@
+/* RoCEv2 fabric model: PFC, ECN marking, DCQCN, ECMP over QPs, go-back-N (docs/roce.md).
+ *
+ * Selected with `--fabric roce`; parameters "roce/..." (sgfabric params). SimGrid-style entry
+ * point and getters; the model itself is a struct fab_model for the fabric core. */
+#ifndef SGFABRIC_ROCE_H
+#define SGFABRIC_ROCE_H
+
+#include <stdint.h>
+
+#include "fabric.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* SimGrid plugin style: registers the "roce/..." parameters (repeated calls are no-ops). Call it
+ * before the fabric is created. */
+void sg_roce_plugin_init(void);
+
+/* The model and its parameter table, for tools/run_common.c. */
+const struct fab_model *roce_model(void);
+void roce_register_params(void);
+
+/* Getters on a fabric built with roce_model(). */
+uint64_t sg_roce_get_pause_frames(const struct fabric *fab);
+double sg_roce_get_paused_time(const struct fabric *fab); /* summed over ports, seconds */
+uint64_t sg_roce_get_ecn_marks(const struct fabric *fab);
+uint64_t sg_roce_get_cnps(const struct fabric *fab);
+double sg_roce_get_retransmitted_bytes(const struct fabric *fab);
+uint64_t sg_roce_get_buffer_drops(const struct fabric *fab);
+uint64_t sg_roce_get_random_drops(const struct fabric *fab);
+double sg_roce_get_peak_buffer(const struct fabric *fab); /* largest switch buffer occupancy, bytes */
+/* DCQCN state of a flow (packet fidelity): current and target rate (bytes/s), alpha. Returns -1
+ * if the flow has no DCQCN state. */
+int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

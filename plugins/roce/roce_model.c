@@ -1,0 +1,438 @@
+/* The RoCEv2 model's hooks into the fabric core (struct fab_model), the NIC side of RoCE (RP
+ * and NP of DCQCN, go-back-N, QPs and ECMP keys) and the counters.
+ *
+ * Hooks used: init/fini (configuration, per-port and per-switch state), flow_start (QP keys,
+ * split over roce/qps-per-conn QPs with fabric_flow_split, DCQCN state), flow_done, may_send
+ * (PFC pause), on_transmit (ECN at dequeue), on_tx_done (buffer release, XON), on_arrive (random
+ * loss, buffer admission, XOFF; at the receiver: NP and go-back-N), on_injected (pacing at RC,
+ * byte counter, retransmitted bytes), on_rates (flow fidelity, roce_flow.c), on_event (PFC
+ * frames, CNPs, NACKs, DCQCN and retransmission timers), write_counters, write_series.
+ *
+ * CNPs and NACKs are not packets: each is an event delayed by the path's latency (links and
+ * switches, the reverse path of a symmetric fabric), the priority-6 CNP queueing ignored. */
+#include "roce.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roce_internal.h"
+
+static uint32_t flow_arg(const struct roce_flow *rf, int kind) { return rf->gen << 4 | (uint32_t)kind; }
+
+static struct roce_flow *rflow_alloc(struct roce_state *rs)
+{
+  if (rs->free_flows == NULL) {
+    enum { BLOCK = 1024 };
+    struct roce_flow *block = calloc(BLOCK, sizeof *block);
+    rs->blocks = realloc(rs->blocks, (rs->n_blocks + 1) * sizeof *rs->blocks);
+    if (block == NULL || rs->blocks == NULL)
+      abort();
+    rs->blocks[rs->n_blocks++] = block;
+    for (int i = BLOCK - 1; i >= 0; i--) {
+      block[i].free_next = rs->free_flows;
+      rs->free_flows = &block[i];
+    }
+  }
+  struct roce_flow *rf = rs->free_flows;
+  rs->free_flows = rf->free_next;
+  uint32_t gen = (rf->gen + 1) & 0x0FFFFFFF;
+  memset(rf, 0, sizeof *rf);
+  rf->gen = gen;
+  return rf;
+}
+
+static int roce_init(struct fabric *fab, char *err, size_t errlen)
+{
+  struct roce_state *rs = calloc(1, sizeof *rs);
+  if (rs == NULL)
+    return -1;
+  if (roce__config_read(&rs->cfg, fab, err, errlen) != 0) {
+    free(rs);
+    return -1;
+  }
+  int n_ports = fab->topo->n_ports;
+  rs->ports = calloc((size_t)n_ports + 1, sizeof *rs->ports);
+  rs->switches = calloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
+  rs->fl_demand = calloc((size_t)n_ports + 1, sizeof(double));
+  rs->fl_victim_cap = calloc((size_t)n_ports + 1, sizeof(double));
+  rs->fl_backlog = calloc((size_t)n_ports + 1, sizeof(double));
+  if (!rs->ports || !rs->switches || !rs->fl_demand || !rs->fl_victim_cap || !rs->fl_backlog)
+    abort();
+  rng_seed(&rs->rng, rng_next(&fab->rng));
+  fab->model_state = rs;
+  roce__switch_init(fab);
+  return 0;
+}
+
+static void roce_fini(struct fabric *fab)
+{
+  struct roce_state *rs = roce__state(fab);
+  if (rs == NULL)
+    return;
+  for (size_t i = 0; i < rs->n_blocks; i++)
+    free(rs->blocks[i]);
+  free(rs->blocks);
+  free(rs->ports);
+  free(rs->switches);
+  free(rs->fl_demand);
+  free(rs->fl_victim_cap);
+  free(rs->fl_backlog);
+  free(rs->flow_series.rows);
+  free(rs->port_series.rows);
+  free(rs);
+  fab->model_state = NULL;
+}
+
+static int uses_nvlink(const struct topo *t, int src, int dst)
+{
+  return t->gpus_per_node > 0 && src / t->gpus_per_node == dst / t->gpus_per_node && t->gpu_nvl_port[src] >= 0;
+}
+
+static int dcqcn_on(const struct roce_state *rs) { return rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF; }
+
+static void trace_flow(struct fabric *fab, struct roce_flow *rf)
+{
+  struct roce_state *rs = roce__state(fab);
+  if (rf->flow->parent == NULL && (long)rf->flow->id == rs->cfg.trace_flow)
+    roce__series_add(&rs->flow_series, fab->now, rf->cc.rc_Bps, rf->cc.rt_Bps, rf->cc.alpha, rs->cfg.trace_interval_s);
+}
+
+static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
+{
+  struct roce_state *rs = roce__state(fab);
+  const struct topo *t = fab->topo;
+  struct roce_flow *rf = rflow_alloc(rs);
+  rf->flow = flow;
+  rf->last_cnp_s = -1;
+  flow->model_data = rf;
+  flow->queue = (uint8_t)rs->cfg.priority;
+  gbn_rx_init(&rf->rx);
+  gbn_tx_init(&rf->tx);
+  int nvlink = uses_nvlink(t, flow->src_gpu, flow->dst_gpu) || t->gpu_nic_port[flow->src_gpu] < 0;
+  rf->line_port = nvlink ? -1 : t->gpu_nic_port[flow->src_gpu];
+  if (rf->line_port >= 0)
+    dcqcn_init(&rs->cfg.dcqcn, &rf->cc, t->ports[rf->line_port].rate_Bps);
+  if (flow->parent == NULL && rf->line_port >= 0) {
+    flow->key = roce__qp_key(&rs->cfg, fab->seed, flow->src_gpu, flow->dst_gpu, 0);
+    int qps = rs->cfg.qps_per_conn;
+    double share = floor(flow->bytes / qps / fab->mtu) * fab->mtu;
+    if (qps > 1 && share > 0)
+      for (int q = 1; q < qps; q++)
+        fabric_flow_split(fab, flow, share, roce__qp_key(&rs->cfg, fab->seed, flow->src_gpu, flow->dst_gpu, q));
+  }
+  if (fab->fidelity == FAB_FIDELITY_PACKET && rf->line_port >= 0) {
+    rf->rto_armed = 1;
+    fabric_schedule(fab, fab->now + rs->cfg.rto_s, FAB_EV_MODEL, flow_arg(rf, ROCE_EV_RTO), rf);
+  }
+  trace_flow(fab, rf);
+}
+
+static void roce_flow_done(struct fabric *fab, struct fab_flow *flow)
+{
+  struct roce_state *rs = roce__state(fab);
+  struct roce_flow *rf = flow->model_data;
+  if (rf == NULL)
+    return;
+  rf->gen = (rf->gen + 1) & 0x0FFFFFFF;
+  rf->flow = NULL;
+  rf->free_next = rs->free_flows;
+  rs->free_flows = rf;
+  flow->model_data = NULL;
+}
+
+static int roce_may_send(struct fabric *fab, int port, int queue, const struct fab_packet *pkt)
+{
+  (void)pkt;
+  return roce__may_send(fab, port, queue);
+}
+
+static void roce_on_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
+{
+  if (fab->topo->nodes[fab->topo->ports[port].node].kind == TOPO_SWITCH)
+    roce__switch_transmit(fab, port, pkt);
+}
+
+static void roce_on_tx_done(struct fabric *fab, int port) { roce__switch_tx_done(fab, port); }
+
+static double feedback_delay(const struct fabric *fab, const struct fab_flow *flow)
+{
+  return fabric_path_tail_latency(fab, flow, 0);
+}
+
+/* NP: a CNP for a marked packet, at most one per flow per CNP interval. */
+static void np_marked(struct fabric *fab, struct roce_flow *rf)
+{
+  struct roce_state *rs = roce__state(fab);
+  if (!dcqcn_on(rs) || rf->line_port < 0)
+    return;
+  if (rs->cfg.cnp_interval_s > 0 && rf->last_cnp_s >= 0 && fab->now - rf->last_cnp_s < rs->cfg.cnp_interval_s)
+    return;
+  rf->last_cnp_s = fab->now;
+  rs->stats.cnps_sent++;
+  fabric_schedule(fab, fab->now + feedback_delay(fab, rf->flow), FAB_EV_MODEL, flow_arg(rf, ROCE_EV_CNP), rf);
+}
+
+static int roce_on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
+{
+  struct roce_state *rs = roce__state(fab);
+  const struct topo *t = fab->topo;
+  struct roce_flow *rf = pkt->flow->model_data;
+  if (rs->cfg.drop_rate > 0 && !t->ports[pkt->in_port].is_nvlink && rng_uniform(&rs->rng) < rs->cfg.drop_rate) {
+    rs->stats.drops_random++;
+    rf->inflight--;
+    return FAB_ARRIVE_DROP;
+  }
+  if (t->nodes[node].kind == TOPO_SWITCH) {
+    int verdict = roce__switch_arrive(fab, node, pkt);
+    if (verdict == FAB_ARRIVE_DROP)
+      rf->inflight--;
+    return verdict;
+  }
+  if (t->nodes[node].kind != TOPO_GPU)
+    return FAB_ARRIVE_FORWARD;
+  rf->inflight--;
+  if (pkt->flags & ROCE_PKT_CE)
+    np_marked(fab, rf);
+  if (pkt->flow->state == FLOW_ACTIVE) {
+    enum gbn_verdict v = gbn_rx_receive(&rf->rx, &rs->stats.gbn, pkt->seq);
+    if (v == GBN_ACCEPT)
+      return FAB_ARRIVE_FORWARD;
+    if (v == GBN_NACK) {
+      rf->nack_psn = rf->rx.expected_psn;
+      rf->nack_sent_s = fab->now;
+      fabric_schedule(fab, fab->now + feedback_delay(fab, pkt->flow), FAB_EV_MODEL, flow_arg(rf, ROCE_EV_NACK), rf);
+    }
+  }
+  fabric_packet_free(fab, pkt);
+  return FAB_ARRIVE_TAKEN;
+}
+
+static void roce_on_injected(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt)
+{
+  struct roce_state *rs = roce__state(fab);
+  struct roce_flow *rf = flow->model_data;
+  rf->inflight++;
+  gbn_tx_on_send(&rf->tx, &rs->stats.gbn, pkt->seq, pkt->bytes);
+  if (!dcqcn_on(rs) || rf->line_port < 0)
+    return;
+  if (dcqcn_on_bytes(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn, pkt->bytes))
+    trace_flow(fab, rf);
+  flow->next_tx_s = fab->now + pkt->bytes / rf->cc.rc_Bps;
+}
+
+static void arm(struct fabric *fab, struct roce_flow *rf, int kind, double when)
+{
+  fabric_schedule(fab, when, FAB_EV_MODEL, flow_arg(rf, kind), rf);
+}
+
+static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
+{
+  struct roce_state *rs = roce__state(fab);
+  const struct dcqcn_params *p = &rs->cfg.dcqcn;
+  if (!rf->alpha_armed && rf->alpha_due_s > 0 && fab->now > rf->alpha_due_s)
+    rf->cc.alpha *= pow(1 - p->g, floor((fab->now - rf->alpha_due_s) / p->alpha_interval_s) + 1);
+  if (!dcqcn_on_cnp(p, &rf->cc, &rs->stats.dcqcn, fab->now))
+    return;
+  rf->alpha_due_s = fab->now + p->alpha_interval_s;
+  rf->rate_due_s = fab->now + p->timer_s;
+  if (!rf->alpha_armed) {
+    rf->alpha_armed = 1;
+    arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
+  }
+  if (!rf->rate_armed) {
+    rf->rate_armed = 1;
+    arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
+  }
+  trace_flow(fab, rf);
+}
+
+static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
+{
+  struct roce_state *rs = roce__state(fab);
+  const struct dcqcn_params *p = &rs->cfg.dcqcn;
+  struct fab_flow *flow = rf->flow;
+  switch (kind) {
+  case ROCE_EV_CNP:
+    rp_cnp(fab, rf);
+    break;
+  case ROCE_EV_NACK:
+    if (gbn_tx_on_nack(&rf->tx, rf->nack_psn, rf->nack_sent_s, fab->now))
+      fabric_flow_rewind(fab, flow, rf->nack_psn);
+    break;
+  case ROCE_EV_RTO:
+    if (flow->delivered == rf->last_progress && rf->inflight == 0 && flow->injected > flow->delivered) {
+      rs->stats.gbn.timeouts++;
+      rf->tx.rewind_s = fab->now;
+      rf->tx.rewind_psn = rf->rx.expected_psn;
+      rf->rx.nack_sent = 0;
+      fabric_flow_rewind(fab, flow, rf->rx.expected_psn);
+    }
+    rf->last_progress = flow->delivered;
+    arm(fab, rf, ROCE_EV_RTO, fab->now + rs->cfg.rto_s);
+    break;
+  case ROCE_EV_ALPHA:
+    if (fab->now < rf->alpha_due_s - 1e-15) {
+      arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
+      break;
+    }
+    dcqcn_on_alpha_timer(p, &rf->cc);
+    rf->alpha_due_s += p->alpha_interval_s;
+    if (dcqcn_is_at_line_rate(&rf->cc))
+      rf->alpha_armed = 0;
+    else
+      arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
+    break;
+  case ROCE_EV_RATE:
+    if (fab->now < rf->rate_due_s - 1e-15) {
+      arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
+      break;
+    }
+    if (!dcqcn_is_at_line_rate(&rf->cc)) {
+      dcqcn_on_rate_timer(p, &rf->cc, &rs->stats.dcqcn);
+      trace_flow(fab, rf);
+    }
+    rf->rate_due_s += p->timer_s;
+    if (dcqcn_is_at_line_rate(&rf->cc))
+      rf->rate_armed = 0;
+    else
+      arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
+    break;
+  default:
+    abort();
+  }
+}
+
+static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
+{
+  int kind = (int)(arg & 0xF);
+  if (kind >= ROCE_EV_CNP) {
+    struct roce_flow *rf = ptr;
+    if (rf->gen != arg >> 4 || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)
+      return;
+    flow_event(fab, rf, kind);
+  } else {
+    roce__port_event(fab, ptr, kind, (int)(arg >> 4));
+  }
+}
+
+static void roce_on_rates(struct fabric *fab) { roce__flow_rates(fab); }
+
+static double paused_total(const struct fabric *fab)
+{
+  const struct roce_state *rs = roce__state(fab);
+  double total = rs->stats.paused_s;
+  for (int p = 0; p < fab->topo->n_ports; p++)
+    for (int q = 0; q < FAB_MAX_QUEUES; q++)
+      if (rs->ports[p].is_paused[q])
+        total += fab->now - rs->ports[p].pause_start_s[q];
+  return total;
+}
+
+static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
+{
+  const struct roce_state *rs = roce__state(fab);
+  const struct roce_stats *s = &rs->stats;
+  const struct topo *t = fab->topo;
+  fprintf(out, "%s\"pfc_pause_frames\": %llu,\n", in, (unsigned long long)s->pfc.pause_sent);
+  fprintf(out, "%s\"pfc_resume_frames\": %llu,\n", in, (unsigned long long)s->pfc.resume_sent);
+  fprintf(out, "%s\"pfc_paused_s\": %.17g,\n", in, paused_total(fab));
+  fprintf(out, "%s\"ecn_marks\": %llu,\n", in, (unsigned long long)(s->ecn.marked_prob + s->ecn.marked_forced));
+  fprintf(out, "%s\"cnps\": %llu,\n", in, (unsigned long long)s->cnps_sent);
+  fprintf(out, "%s\"dcqcn_rate_cuts\": %llu,\n", in, (unsigned long long)s->dcqcn.cuts);
+  fprintf(out, "%s\"drops_buffer\": %llu,\n", in, (unsigned long long)s->drops_buffer);
+  fprintf(out, "%s\"drops_random\": %llu,\n", in, (unsigned long long)s->drops_random);
+  fprintf(out, "%s\"drops_headroom_overflow\": %llu,\n", in, (unsigned long long)s->pfc.headroom_overflow);
+  fprintf(out, "%s\"retransmitted_bytes\": %.17g,\n", in, s->gbn.retransmitted_B);
+  fprintf(out, "%s\"gbn_nacks\": %llu,\n", in, (unsigned long long)s->gbn.nacks);
+  fprintf(out, "%s\"gbn_timeouts\": %llu,\n", in, (unsigned long long)s->gbn.timeouts);
+  fprintf(out, "%s\"gbn_discarded_packets\": %llu,\n", in, (unsigned long long)s->gbn.discarded);
+  fprintf(out, "%s\"roce_peak_buffer_bytes\": %.17g,\n", in, sg_roce_get_peak_buffer(fab));
+  fprintf(out, "%s\"peak_queue_per_port\": {", in);
+  int first = 1;
+  for (int p = 0; p < t->n_ports; p++)
+    if (!t->ports[p].is_nvlink && fab->ports[p].peak_queued > 0) {
+      fprintf(out, "%s\"%s->%s\": %.17g", first ? "" : ", ", t->nodes[t->ports[p].node].name,
+              t->nodes[t->ports[p].peer_node].name, fab->ports[p].peak_queued);
+      first = 0;
+    }
+  fprintf(out, "},\n");
+}
+
+static int write_rows(FILE *f, const char *header, const struct roce_series *s)
+{
+  fprintf(f, "%s\n", header);
+  for (size_t i = 0; i < s->n; i++)
+    fprintf(f, "%.9g,%.9g,%.9g,%.9g\n", s->rows[i].t, s->rows[i].a, s->rows[i].b, s->rows[i].c);
+  int failed = ferror(f) != 0;
+  return fclose(f) != 0 || failed ? -1 : 0;
+}
+
+static int roce_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx)
+{
+  const struct roce_state *rs = roce__state(fab);
+  int failed = 0;
+  FILE *f;
+  if (rs->cfg.trace_flow >= 0 && (f = open(ctx, "roce_flow_rate.csv")) != NULL)
+    failed |= write_rows(f, "time_s,rc_Bps,rt_Bps,alpha", &rs->flow_series);
+  if (rs->cfg.trace_port >= 0 && (f = open(ctx, "roce_port_queue.csv")) != NULL)
+    failed |= write_rows(f, "time_s,queue_bytes,paused,switch_buffer_bytes", &rs->port_series);
+  return failed ? -1 : 0;
+}
+
+static const struct fab_model g_roce_model = {
+    .name = "roce",
+    .init = roce_init,
+    .fini = roce_fini,
+    .flow_start = roce_flow_start,
+    .flow_done = roce_flow_done,
+    .may_send = roce_may_send,
+    .on_transmit = roce_on_transmit,
+    .on_tx_done = roce_on_tx_done,
+    .on_arrive = roce_on_arrive,
+    .on_injected = roce_on_injected,
+    .on_rates = roce_on_rates,
+    .on_event = roce_on_event,
+    .write_counters = roce_write_counters,
+    .write_series = roce_write_series,
+};
+
+const struct fab_model *roce_model(void) { return &g_roce_model; }
+
+void sg_roce_plugin_init(void)
+{
+  fabric_register_params();
+  roce_register_params();
+}
+
+uint64_t sg_roce_get_pause_frames(const struct fabric *fab) { return roce__state(fab)->stats.pfc.pause_sent; }
+double sg_roce_get_paused_time(const struct fabric *fab) { return paused_total(fab); }
+uint64_t sg_roce_get_ecn_marks(const struct fabric *fab)
+{
+  return roce__state(fab)->stats.ecn.marked_prob + roce__state(fab)->stats.ecn.marked_forced;
+}
+uint64_t sg_roce_get_cnps(const struct fabric *fab) { return roce__state(fab)->stats.cnps_sent; }
+double sg_roce_get_retransmitted_bytes(const struct fabric *fab) { return roce__state(fab)->stats.gbn.retransmitted_B; }
+uint64_t sg_roce_get_buffer_drops(const struct fabric *fab) { return roce__state(fab)->stats.drops_buffer; }
+uint64_t sg_roce_get_random_drops(const struct fabric *fab) { return roce__state(fab)->stats.drops_random; }
+
+double sg_roce_get_peak_buffer(const struct fabric *fab)
+{
+  const struct roce_state *rs = roce__state(fab);
+  double peak = 0;
+  for (int n = 0; n < fab->topo->n_nodes; n++)
+    if (rs->switches[n].peak_B > peak)
+      peak = rs->switches[n].peak_B;
+  return peak;
+}
+
+int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha)
+{
+  const struct roce_flow *rf = flow->model_data;
+  if (rf == NULL || rf->line_port < 0)
+    return -1;
+  *rc_Bps = rf->cc.rc_Bps;
+  *rt_Bps = rf->cc.rt_Bps;
+  *alpha = rf->cc.alpha;
+  return 0;
+}

@@ -1,0 +1,230 @@
+/* The RoCEv2 parameter table and its reading into struct roce_config (one place for every
+ * default, unit, range and source; checks that name the parameter). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roce.h"
+#include "roce_internal.h"
+
+#define PRESET "preset"
+
+static const struct param_def roce_params[] = {
+    {"roce/pfc", PARAM_BOOL, UNIT_NONE, "on", 0, 1, NULL,
+     "Priority flow control on the RoCE priority; off: lossy RoCE, a full buffer drops",
+     "IEEE 802.1Qbb; lossy RoCE as in Mittal et al. IRN, SIGCOMM'18"},
+    {"roce/pfc-threshold", PARAM_ENUM, UNIT_NONE, "dynamic", 0, 0, "static|dynamic",
+     "XOFF rule: fixed byte counts, or alpha x free shared buffer",
+     "HPCC ns-3 USE_DYNAMIC_PFC_THRESHOLD=1 (parameters.md C)"},
+    {"roce/pfc-xoff", PARAM_REAL, UNIT_BYTES, "96KB", 0, 1e12, NULL,
+     "Static threshold: ingress PG bytes that send PAUSE", "[D] about 23 MTU; style.md example row"},
+    {"roce/pfc-xon", PARAM_REAL, UNIT_BYTES, "88KB", 0, 1e12, NULL,
+     "Static threshold: ingress PG bytes at or below which RESUME is sent (<= pfc-xoff)",
+     "[D] pfc-xoff minus 2 MTU (mlx5: xon = xoff - MTU)"},
+    {"roce/pfc-alpha", PARAM_REAL, UNIT_NONE, "0.125", 1.0 / 1024, 64, NULL,
+     "Dynamic threshold: XOFF = alpha x (buffer - headroom - shared used)",
+     "HPCC ns-3 switch-mmu shift 3 (alpha 1/8) at NIC rate (parameters.md C)"},
+    {"roce/pfc-resume-offset", PARAM_REAL, UNIT_BYTES, "3KB", 0, 1e9, NULL,
+     "Dynamic threshold: RESUME when shared bytes + offset <= XOFF", "HPCC ns-3 switch-mmu resume offset 3 KB"},
+    {"roce/pfc-headroom", PARAM_TEXT, UNIT_BYTES, "mlx5", 0, 0, NULL,
+     "Ingress headroom per port and priority: mlx5 formula, hpcc (3 x rate x delay) or a size (>= MTU)",
+     "Linux mlx5e commit 0696d60853d5; HPCC ns-3 third.cc (parameters.md C)"},
+    {"roce/pfc-quanta", PARAM_INT, UNIT_NONE, "65535", 1, 65535, NULL,
+     "Pause quanta (512 bit times each) of a PAUSE; refreshed at half while XOFF holds",
+     "IEEE 802.1Qbb 16-bit field; Intel Ethernet docs 512 bit times"},
+    {"roce/buffer", PARAM_REAL, UNIT_BYTES, "32MB", 16e3, 1e12, NULL, "Shared packet buffer of each switch",
+     "HPCC ns-3 mix/config.txt BUFFER_SIZE 32 MB (Spectrum-3 64 MB, TH2 42 MB)"},
+    {"roce/priority", PARAM_INT, UNIT_NONE, "3", 0, 7, NULL, "Ethernet priority (PFC class) of RoCE data",
+     "[K] common lossless class 3"},
+    {"roce/ecn", PARAM_BOOL, UNIT_NONE, "on", 0, 1, NULL, "ECN marking at switch egress (the DCQCN CP)",
+     "RFC 3168; DCQCN SIGCOMM'15 3.1"},
+    {"roce/ecn-kmin", PARAM_REAL, UNIT_BYTES, "5KB", 0, 1e12, NULL,
+     "RED Kmin at roce/ecn-ref-rate (scaled linearly with the port rate)", "DCQCN paper default (parameters.md B.1)"},
+    {"roce/ecn-kmax", PARAM_REAL, UNIT_BYTES, "200KB", 0, 1e12, NULL,
+     "RED Kmax at roce/ecn-ref-rate (scaled linearly with the port rate)", "DCQCN paper default (parameters.md B.1)"},
+    {"roce/ecn-pmax", PARAM_REAL, UNIT_NONE, "0.01", 0, 1, NULL, "RED marking probability at Kmax",
+     "DCQCN paper default 1% (parameters.md B.1)"},
+    {"roce/ecn-ref-rate", PARAM_REAL, UNIT_BPS, "40Gbps", 1e6, 1e13, NULL,
+     "Link rate at which ecn-kmin/kmax apply", "DCQCN testbed 40GbE; HPCC scales K linearly with rate"},
+    {"roce/dcqcn", PARAM_ENUM, UNIT_NONE, "nic", 0, 0, "nic|paper|off",
+     "DCQCN parameter preset (ConnectX firmware or SIGCOMM'15 paper) or no congestion control",
+     "parameters.md B.1 (paper), B.2 (mlxconfig defaults)"},
+    {"roce/dcqcn-g", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL, "Alpha gain g (number, or preset)",
+     "paper 1/256; nic 1/256 (ConWeave run.py, HPCC mix/config.txt)"},
+    {"roce/dcqcn-alpha-init", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL, "Alpha of a new flow",
+     "paper 1; nic 1023/1024 (INITIAL_ALPHA_VALUE)"},
+    {"roce/dcqcn-alpha-interval", PARAM_TEXT, UNIT_SECONDS, PRESET, 0, 0, NULL, "tau': alpha decay period",
+     "paper 55us; nic 55us (HPCC RdmaHw AlphaResumInterval)"},
+    {"roce/dcqcn-timer", PARAM_TEXT, UNIT_SECONDS, PRESET, 0, 0, NULL, "T: rate-increase timer",
+     "paper 55us; nic 300us (RPG_TIME_RESET)"},
+    {"roce/dcqcn-byte-counter", PARAM_TEXT, UNIT_BYTES, PRESET, 0, 0, NULL, "B: rate-increase byte counter",
+     "paper 10MB; nic 32767B (RPG_BYTE_RESET)"},
+    {"roce/dcqcn-f", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL, "F: fast-recovery steps",
+     "paper 5; nic 1 (RPG_THRESHOLD)"},
+    {"roce/dcqcn-rai", PARAM_TEXT, UNIT_BPS, PRESET, 0, 0, NULL, "R_AI: additive increase",
+     "paper 40Mbps; nic 5Mbps (RPG_AI_RATE)"},
+    {"roce/dcqcn-rhai", PARAM_TEXT, UNIT_BPS, PRESET, 0, 0, NULL, "R_HAI: hyper increase",
+     "paper 400Mbps [D: 10 x R_AI as nic]; nic 50Mbps (RPG_HAI_RATE)"},
+    {"roce/dcqcn-min-rate", PARAM_TEXT, UNIT_BPS, PRESET, 0, 0, NULL, "Floor of the sending rate",
+     "paper 1Mbps [D]; nic 1Mbps (RPG_MIN_RATE)"},
+    {"roce/dcqcn-dec-interval", PARAM_TEXT, UNIT_SECONDS, PRESET, 0, 0, NULL, "At most one rate cut per interval",
+     "paper 0 (CNPs already 50us apart); nic 4us (RATE_REDUCE_MONITOR_PERIOD)"},
+    {"roce/cnp-interval", PARAM_TEXT, UNIT_SECONDS, PRESET, 0, 0, NULL,
+     "NP: at most one CNP per flow per interval; 0 = a CNP for every marked packet",
+     "paper tau 50us; nic 4us (MIN_TIME_BETWEEN_CNPS, Barre paper)"},
+    {"roce/qps-per-conn", PARAM_INT, UNIT_NONE, "1", 1, 64, NULL,
+     "QPs a transfer is striped over; each QP has its own UDP source port, hence its own ECMP path",
+     "NCCL_IB_QPS_PER_CONNECTION default 1"},
+    {"roce/ecmp-seed", PARAM_INT, UNIT_NONE, "0", 0, 4294967295.0, NULL,
+     "Seed folded into QP numbers and the ECMP hash (0: the run's --seed)", ""},
+    {"roce/drop-rate", PARAM_REAL, UNIT_NONE, "0", 0, 1, NULL, "Probability that a link loses a packet",
+     "rule of thumb: RDMA needs < 1e-5 (parameters.md C)"},
+    {"roce/rto", PARAM_REAL, UNIT_SECONDS, "1ms", 1e-6, 10, NULL,
+     "Retransmission timeout: go back to the first unacknowledged PSN after no progress",
+     "Meta SIGCOMM'24: millisecond-scale local ACK timeout; HPCC NACK interval 500us"},
+    {"roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
+     "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv", ""},
+    {"roce/trace-port", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
+     "Port (\"leaf0->spine1\") whose egress queue goes to roce_port_queue.csv", ""},
+    {"roce/trace-interval", PARAM_REAL, UNIT_SECONDS, "1us", 0, 1, NULL, "Smallest interval between two trace rows",
+     ""},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+void roce_register_params(void) { param_register(roce_params); }
+
+/* The two DCQCN presets, in table order: g, alpha_init, tau', T, B, F, R_AI, R_HAI, min, dec, cnp. */
+static const double g_presets[2][11] = {
+    /* nic */ {1.0 / 256, 1023.0 / 1024, 55e-6, 300e-6, 32767, 1, 5e6 / 8, 50e6 / 8, 1e6 / 8, 4e-6, 4e-6},
+    /* paper */ {1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, 50e-6},
+};
+
+static const char *const g_preset_names[11] = {
+    "roce/dcqcn-g",    "roce/dcqcn-alpha-init", "roce/dcqcn-alpha-interval", "roce/dcqcn-timer",
+    "roce/dcqcn-byte-counter", "roce/dcqcn-f", "roce/dcqcn-rai", "roce/dcqcn-rhai",
+    "roce/dcqcn-min-rate", "roce/dcqcn-dec-interval", "roce/cnp-interval",
+};
+static const unit_kind g_preset_units[11] = {UNIT_NONE,  UNIT_NONE, UNIT_SECONDS, UNIT_SECONDS,
+                                             UNIT_BYTES, UNIT_NONE, UNIT_BPS,     UNIT_BPS,
+                                             UNIT_BPS,   UNIT_SECONDS, UNIT_SECONDS};
+
+static int fail(char *err, size_t errlen, const char *fmt, const char *name, const char *detail)
+{
+  snprintf(err, errlen, fmt, name, detail);
+  return -1;
+}
+
+int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err, size_t errlen)
+{
+  const struct param_set *ps = fab->params;
+  memset(c, 0, sizeof *c);
+  c->pfc.enabled = param_get_int(ps, "roce/pfc");
+  c->pfc.kind = param_get_choice(ps, "roce/pfc-threshold") == 0 ? PFC_STATIC : PFC_DYNAMIC;
+  c->pfc.xoff_B = param_get(ps, "roce/pfc-xoff");
+  c->pfc.xon_B = param_get(ps, "roce/pfc-xon");
+  c->pfc.alpha = param_get(ps, "roce/pfc-alpha");
+  c->pfc.resume_offset_B = param_get(ps, "roce/pfc-resume-offset");
+  c->pfc.quanta = param_get(ps, "roce/pfc-quanta");
+  c->buffer_B = param_get(ps, "roce/buffer");
+  c->priority = param_get_int(ps, "roce/priority");
+  c->ecn_enabled = param_get_int(ps, "roce/ecn");
+  c->ecn_ref.kmin_B = param_get(ps, "roce/ecn-kmin");
+  c->ecn_ref.kmax_B = param_get(ps, "roce/ecn-kmax");
+  c->ecn_ref.pmax = param_get(ps, "roce/ecn-pmax");
+  c->ecn_ref_rate_Bps = param_get(ps, "roce/ecn-ref-rate");
+  c->qps_per_conn = param_get_int(ps, "roce/qps-per-conn");
+  c->ecmp_seed = (uint64_t)param_get(ps, "roce/ecmp-seed");
+  if (c->ecmp_seed == 0)
+    c->ecmp_seed = fab->seed;
+  c->drop_rate = param_get(ps, "roce/drop-rate");
+  c->rto_s = param_get(ps, "roce/rto");
+  c->trace_interval_s = param_get(ps, "roce/trace-interval");
+
+  if (c->ecn_ref.kmin_B > c->ecn_ref.kmax_B)
+    return fail(err, errlen, "parameter '%s': Kmin is larger than roce/ecn-kmax%s", "roce/ecn-kmin", "");
+  if (c->ecn_ref.pmax < 0 || c->ecn_ref.pmax > 1)
+    return fail(err, errlen, "parameter '%s': Pmax must be within [0, 1]%s", "roce/ecn-pmax", "");
+  if (c->pfc.kind == PFC_STATIC && c->pfc.xon_B > c->pfc.xoff_B)
+    return fail(err, errlen, "parameter '%s': XON is above roce/pfc-xoff%s", "roce/pfc-xon", "");
+
+  const char *headroom = param_get_text(ps, "roce/pfc-headroom");
+  if (!strcmp(headroom, "mlx5"))
+    c->headroom_mode = 0;
+  else if (!strcmp(headroom, "hpcc"))
+    c->headroom_mode = 1;
+  else {
+    c->headroom_mode = 2;
+    if (unit_parse_size(headroom, &c->headroom_fixed_B) != 0)
+      return fail(err, errlen, "parameter '%s': '%s' is not mlx5, hpcc or a size", "roce/pfc-headroom", headroom);
+    if (c->headroom_fixed_B < fab->mtu)
+      return fail(err, errlen, "parameter '%s': %s is below one MTU (fabric/mtu)", "roce/pfc-headroom", headroom);
+  }
+
+  int preset = param_get_choice(ps, "roce/dcqcn");
+  c->dcqcn_preset = preset;
+  const double *base = g_presets[preset == ROCE_DCQCN_PAPER ? 1 : 0];
+  double v[11];
+  for (int i = 0; i < 11; i++) {
+    const char *text = param_get_text(ps, g_preset_names[i]);
+    v[i] = base[i];
+    if (!strcmp(text, PRESET))
+      continue;
+    if (unit_parse(g_preset_units[i], text, &v[i]) != 0 &&
+        !(g_preset_units[i] == UNIT_NONE && unit_parse_number(text, &v[i]) == 0))
+      return fail(err, errlen, "parameter '%s': '%s' is not 'preset' or a valid value", g_preset_names[i], text);
+  }
+  if (v[0] <= 0 || v[0] > 1)
+    return fail(err, errlen, "parameter '%s': g must be within (0, 1]%s", g_preset_names[0], "");
+  if (v[1] < 0 || v[1] > 1)
+    return fail(err, errlen, "parameter '%s': alpha must be within [0, 1]%s", g_preset_names[1], "");
+  if (v[2] <= 0 || v[3] <= 0)
+    return fail(err, errlen, "parameter '%s': timers must be positive%s", g_preset_names[v[2] <= 0 ? 2 : 3], "");
+  if (v[5] != floor(v[5]) || v[5] > 1000)
+    return fail(err, errlen, "parameter '%s': F must be an integer in [0, 1000]%s", g_preset_names[5], "");
+  c->dcqcn.g = v[0];
+  c->dcqcn.alpha_init = v[1];
+  c->dcqcn.alpha_interval_s = v[2];
+  c->dcqcn.timer_s = v[3];
+  c->dcqcn.byte_counter_B = v[4];
+  c->dcqcn.fast_recovery = (int)v[5];
+  c->dcqcn.rai_Bps = v[6];
+  c->dcqcn.rhai_Bps = v[7];
+  c->dcqcn.min_rate_Bps = v[8] > 0 ? v[8] : 1;
+  c->dcqcn.dec_interval_s = v[9];
+  c->cnp_interval_s = v[10];
+
+  const char *trace = param_get_text(ps, "roce/trace-flow");
+  c->trace_flow = -1;
+  if (strcmp(trace, "none")) {
+    char *end;
+    long id = strtol(trace, &end, 10);
+    if (*trace == '\0' || *end != '\0' || id < 0)
+      return fail(err, errlen, "parameter '%s': '%s' is not none or a flow id", "roce/trace-flow", trace);
+    c->trace_flow = id;
+  }
+  trace = param_get_text(ps, "roce/trace-port");
+  c->trace_port = -1;
+  if (strcmp(trace, "none")) {
+    const struct topo *t = fab->topo;
+    for (int p = 0; p < t->n_ports && c->trace_port < 0; p++) {
+      char name[64];
+      snprintf(name, sizeof name, "%s->%s", t->nodes[t->ports[p].node].name, t->nodes[t->ports[p].peer_node].name);
+      if (!strcmp(name, trace))
+        c->trace_port = p;
+    }
+    if (c->trace_port < 0)
+      return fail(err, errlen, "parameter '%s': no port '%s' (write node->peer, e.g. leaf0->spine1)",
+                  "roce/trace-port", trace);
+  }
+  return 0;
+}
+
+uint64_t roce__qp_key(const struct roce_config *c, uint64_t run_seed, int src, int dst, int qp)
+{
+  (void)run_seed;
+  uint64_t sip = 0x0A000000u | (uint32_t)src, dip = 0x0A000000u | (uint32_t)dst;
+  uint32_t qpn = (uint32_t)(rng_mix64(((uint64_t)src << 40) ^ ((uint64_t)dst << 16) ^ (uint64_t)qp ^ c->ecmp_seed) &
+                            0xFFFFFF);
+  uint64_t sport = 0xC000u | (qpn & 0x3FFF);
+  return rng_mix64((sip << 32 | dip) ^ rng_mix64(sport << 16 | ROCE_UDP_DPORT));
+}

@@ -1,0 +1,141 @@
+/* RoCE algorithms without a fabric: DCQCN rate machine, RED marking, PFC thresholds, go-back-N,
+ * and the parameters the model refuses. */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <string.h>
+
+#include "dcqcn.h"
+#include "ecn_red.h"
+#include "gbn.h"
+#include "pfc.h"
+#include "roce.h"
+#include "test_support.h"
+
+static const struct dcqcn_params g_paper = {1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0};
+
+static void test_dcqcn_cut_and_recovery(void)
+{
+  struct dcqcn_vars v;
+  struct dcqcn_stats s = {0};
+  dcqcn_init(&g_paper, &v, 12.5e9);
+  CU_ASSERT_DOUBLE_EQUAL(v.rc_Bps, 12.5e9, 1); /* starts at line rate */
+  CU_ASSERT(dcqcn_on_cnp(&g_paper, &v, &s, 0));
+  CU_ASSERT_DOUBLE_EQUAL(v.rc_Bps, 12.5e9 * 0.5, 1); /* alpha = 1: RC (1 - 1/2) */
+  CU_ASSERT_DOUBLE_EQUAL(v.rt_Bps, 12.5e9, 1);
+  CU_ASSERT_DOUBLE_EQUAL(v.alpha, 1.0, 1e-12);
+  for (int i = 0; i < 5; i++)
+    dcqcn_on_rate_timer(&g_paper, &v, &s); /* fast recovery halves the gap each step */
+  CU_ASSERT_DOUBLE_EQUAL(v.rc_Bps, 12.5e9 - 6.25e9 / 32, 1);
+  CU_ASSERT_EQUAL(s.fast_recovery, 4);
+  CU_ASSERT_EQUAL(s.additive, 1);
+  dcqcn_on_alpha_timer(&g_paper, &v);
+  CU_ASSERT_DOUBLE_EQUAL(v.alpha, 1 - 1.0 / 256, 1e-12);
+  struct dcqcn_params nic = g_paper;
+  nic.dec_interval_s = 4e-6;
+  dcqcn_init(&nic, &v, 12.5e9);
+  CU_ASSERT(dcqcn_on_cnp(&nic, &v, &s, 1e-6));
+  CU_ASSERT(!dcqcn_on_cnp(&nic, &v, &s, 3e-6)); /* one cut per decrease interval */
+  CU_ASSERT(dcqcn_on_cnp(&nic, &v, &s, 6e-6));
+}
+
+static void test_ecn_red_profile(void)
+{
+  struct ecn_red_params ref = {5e3, 200e3, 0.01}, p;
+  ecn_red_scale(&p, &ref, 5e9, 12.5e9);
+  CU_ASSERT_DOUBLE_EQUAL(p.kmin_B, 12.5e3, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(ecn_red_probability(&p, 12e3), 0, 0);
+  CU_ASSERT_DOUBLE_EQUAL(ecn_red_probability(&p, (p.kmin_B + p.kmax_B) / 2), 0.005, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(ecn_red_probability(&p, 600e3), 1, 0);
+}
+
+static void test_pfc_pause_and_resume(void)
+{
+  struct pfc_params p = {1, PFC_STATIC, 10e3, 6e3, 0, 0, 65535};
+  struct pfc_pg pg = {0};
+  CU_ASSERT_EQUAL(pfc_admit(&p, &pg, 4e3, 10e3, 20e3), PFC_ADMIT_SHARED);
+  CU_ASSERT_EQUAL(pfc_admit(&p, &pg, 4e3, 10e3, 20e3), PFC_ADMIT_SHARED);
+  CU_ASSERT(!pfc_should_pause(&p, &pg, 10e3));
+  CU_ASSERT_EQUAL(pfc_admit(&p, &pg, 4e3, 10e3, 20e3), PFC_ADMIT_HEADROOM);
+  CU_ASSERT(pfc_should_pause(&p, &pg, 10e3));
+  pg.is_xoff = 1;
+  pfc_release(&pg, 4e3);
+  CU_ASSERT(!pfc_should_resume(&p, &pg, 10e3)); /* 8 KB > XON */
+  pfc_release(&pg, 4e3);
+  CU_ASSERT(pfc_should_resume(&p, &pg, 10e3));
+  /* 400G, 5 m cable (25 ns), MTU 4096: (301 + 10.8) x 400 + 11141 = 135.9 KB */
+  CU_ASSERT_DOUBLE_EQUAL(pfc_headroom_mlx5(50e9, 25e-9, 4096), 311.8 * 400 + 2.72 * 4096, 1);
+  /* 65535 quanta at 100 Gb/s: 335.5 us */
+  CU_ASSERT_DOUBLE_EQUAL(pfc_pause_time_s(&p, 12.5e9), 335.5e-6, 0.1e-6);
+  struct pfc_params d = {1, PFC_DYNAMIC, 0, 0, 0.125, 3e3, 65535};
+  CU_ASSERT_DOUBLE_EQUAL(pfc_xoff(&d, 8e6), 1e6, 1e-6);
+}
+
+static void test_gbn_nack_once_and_go_back(void)
+{
+  struct gbn_rx rx;
+  struct gbn_tx tx;
+  struct gbn_stats s = {0};
+  gbn_rx_init(&rx);
+  gbn_tx_init(&tx);
+  CU_ASSERT_EQUAL(gbn_rx_receive(&rx, &s, 0), GBN_ACCEPT);
+  CU_ASSERT_EQUAL(gbn_rx_receive(&rx, &s, 2), GBN_NACK); /* PSN 1 lost */
+  CU_ASSERT_EQUAL(gbn_rx_receive(&rx, &s, 3), GBN_OUT_OF_ORDER);
+  CU_ASSERT_EQUAL(rx.expected_psn, 1);
+  CU_ASSERT(gbn_tx_on_nack(&tx, 1, 1e-6, 2e-6));
+  CU_ASSERT(!gbn_tx_on_nack(&tx, 1, 1.5e-6, 2.5e-6)); /* an older NACK for a covered PSN */
+  CU_ASSERT_EQUAL(gbn_rx_receive(&rx, &s, 1), GBN_ACCEPT);
+  CU_ASSERT_EQUAL(gbn_rx_receive(&rx, &s, 1), GBN_DUPLICATE);
+  for (uint32_t i = 0; i < 4; i++)
+    gbn_tx_on_send(&tx, &s, i, 100);
+  gbn_tx_on_send(&tx, &s, 1, 100);
+  CU_ASSERT_DOUBLE_EQUAL(s.retransmitted_B, 100, 0);
+}
+
+/* Each bad value is refused with the parameter's name, by the parameter layer or by init. */
+static void refused(const char *const *cfg, const char *name)
+{
+  sg_roce_plugin_init();
+  struct param_set *ps = param_set_new();
+  struct topo *t = topo_single_switch(2, 12.5e9, 1e-6, 300e-9);
+  char err[256] = "";
+  int failed = 0;
+  for (int i = 0; cfg[i] && !failed; i++)
+    failed = param_set_cfg(ps, cfg[i], err, sizeof err) != 0;
+  if (!failed) {
+    struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_PACKET, 1, err, sizeof err);
+    failed = fab == NULL;
+    fabric_free(fab);
+  }
+  fprintf(stderr, "  refused: %s\n", err);
+  CU_ASSERT(failed);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, name));
+  topo_free(t);
+  param_set_free(ps);
+}
+
+static void test_roce_bad_parameters_refused(void)
+{
+  refused((const char *const[]){"roce/ecn-kmin:300KB", "roce/ecn-kmax:200KB", NULL}, "roce/ecn-kmin");
+  refused((const char *const[]){"roce/ecn-pmax:1.5", NULL}, "roce/ecn-pmax");
+  refused((const char *const[]){"roce/pfc-threshold:static", "roce/pfc-xoff:50KB", "roce/pfc-xon:60KB", NULL},
+          "roce/pfc-xon");
+  refused((const char *const[]){"roce/pfc-headroom:1000", NULL}, "roce/pfc-headroom");
+  refused((const char *const[]){"roce/dcqcn:fancy", NULL}, "roce/dcqcn");
+  refused((const char *const[]){"roce/dcqcn-rai:fast", NULL}, "roce/dcqcn-rai");
+}
+
+int main(void)
+{
+  CU_initialize_registry();
+  CU_pSuite s = CU_add_suite("roce_units", NULL, NULL);
+  CU_add_test(s, "dcqcn_cut_and_recovery", test_dcqcn_cut_and_recovery);
+  CU_add_test(s, "ecn_red_profile", test_ecn_red_profile);
+  CU_add_test(s, "pfc_pause_and_resume", test_pfc_pause_and_resume);
+  CU_add_test(s, "gbn_nack_once_and_go_back", test_gbn_nack_once_and_go_back);
+  CU_add_test(s, "roce_bad_parameters_refused", test_roce_bad_parameters_refused);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  int failures = (int)CU_get_number_of_failures();
+  CU_cleanup_registry();
+  return failures != 0;
+}
