@@ -47,7 +47,8 @@ int results_close(FILE *f)
   return failed ? -1 : 0;
 }
 
-/* Removes a directory that holds only regular files; returns -1 if it holds anything else. */
+/* Removes a results directory: regular files and results subdirectories (sgfabric compare keeps
+ * one run per fabric); returns -1 if it holds anything else. */
 static int remove_flat_dir(const char *dir)
 {
   DIR *d = opendir(dir);
@@ -61,7 +62,12 @@ static int remove_flat_dir(const char *dir)
       continue;
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || unlink(path) != 0)
+    if (lstat(path, &st) != 0)
+      rc = -1;
+    else if (S_ISDIR(st.st_mode)) {
+      if (remove_flat_dir(path) != 0)
+        rc = -1;
+    } else if (!S_ISREG(st.st_mode) || unlink(path) != 0)
       rc = -1;
   }
   closedir(d);

@@ -14,6 +14,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"compare", cmd_compare, "the main job: one training job on InfiniBand and RoCEv2, side by side"},
     {"platform", platform_cli_main, "generate a fat-tree platform XML"},
     {"workload", workload_cli_main, "generate an LLM-training workload trace"},
     {"deployment", cmd_deployment, "write a rank-to-GPU placement (SimGrid deployment XML)"},
