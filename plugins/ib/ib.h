@@ -1,0 +1,38 @@
+/* The InfiniBand fabric model (--fabric ib): credit-based link-level flow control per VL,
+ * SL-to-VL mapping and VL arbitration, switches with input buffers and a crossbar, D-mod-K
+ * forwarding tables and adaptive routing; at packet and at flow fidelity. docs/ib.md describes
+ * it; `sgfabric params` lists its ib/ parameters. */
+#ifndef SGFABRIC_IB_H
+#define SGFABRIC_IB_H
+
+#include <stdint.h>
+
+#include "fabric.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* For SimGrid programs, in SimGrid's plugin style: registers the fabric and ib/ parameter tables
+ * and selects the model for sg_ib_selected_model(). Call it before loading the platform (its
+ * props may set ib/ parameters); a repeated call is a no-op. */
+void sg_ib_plugin_init(void);
+/* The model a program that called sg_ib_plugin_init() passes to fabric_new(), or NULL. */
+const struct fab_model *sg_ib_selected_model(void);
+
+/* The model and its parameter table (the sgfabric tool's registry uses these). */
+const struct fab_model *ib_model(void);
+void ib_register_params(void);
+
+/* Getters on a fabric running the ib model (0 on other fabrics). */
+double sg_ib_get_credit_stall_time(const struct fabric *fab);            /* all ports, seconds */
+double sg_ib_get_port_stall_time(const struct fabric *fab, int port);   /* one port, seconds */
+double sg_ib_get_port_peak_buffer(const struct fabric *fab, int port);  /* bytes, buffer fed by port */
+int32_t sg_ib_get_port_credits(const struct fabric *fab, int port, int vl); /* free 64-byte blocks */
+uint64_t sg_ib_get_ar_decisions(const struct fabric *fab);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

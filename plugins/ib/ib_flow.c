@@ -1,0 +1,268 @@
+/* InfiniBand at flow fidelity: the same mechanisms as fluid-rate effects.
+ *
+ *  - routing: a flow follows its D-mod-K path (static tables) or, under adaptive routing, is
+ *    spread evenly over all its minimal paths (one part per path, fabric_flow_split): per-packet
+ *    AR sends each packet to the least loaded up-port, which in steady state balances a flow's
+ *    bytes over the paths that are not congested;
+ *  - credit window: a sender can have at most one receive buffer of unacknowledged bytes per
+ *    hop, whose credits come back one credit round trip later, so a flow's rate is capped at
+ *    min over hops of floor(buffer / MTU) x MTU / RTT_hop with
+ *      RTT_hop = 2 x link delay + MTU / rate + credit delay (+ switch latency into a switch);
+ *  - congestion trees: a flow whose bottleneck is a port further downstream fills the input
+ *    buffers it crosses before that port; a flow that shares one of those buffers (same
+ *    upstream port, same VL) then gets credits only in turn with the blocked traffic, so its
+ *    rate is capped (ib__on_rates says how much), after max-min, iterated to a fixed point
+ *    through the on_rates hook. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ib_internal.h"
+
+#define IB_MAX_PATHS 4096
+
+double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow)
+{
+  const struct ib_state *st = ib__state(fab);
+  const struct topo *t = fab->topo;
+  double window = floor((double)st->p.buffer_blocks * st->p.block_bytes / st->p.mtu_bytes) * st->p.mtu_bytes;
+  double cap = INFINITY;
+  for (int h = 0; h < flow->hops; h++) {
+    const struct topo_port *p = &t->ports[flow->path[h]];
+    if (p->is_nvlink)
+      continue;
+    double rtt = 2 * p->latency_s + st->p.mtu_bytes / p->rate_Bps + st->p.credit_delay_s;
+    if (t->nodes[p->peer_node].kind == TOPO_SWITCH)
+      rtt += fab->switch_latency_s;
+    int shared = h == 0 || h == flow->hops - 1 ? ib__flow_parts(flow) : 1;
+    if (window / rtt / shared < cap)
+      cap = window / rtt / shared;
+  }
+  const struct topo_port *first = &t->ports[flow->path[0]];
+  return cap < first->rate_Bps / ib__flow_parts(flow) ? cap : 0;
+}
+
+/* The minimal paths between two GPUs in depth-first order (candidates in port order): their
+ * count, and the one numbered want (written to ports, its hop count returned). */
+struct path_walk {
+  const struct topo *t;
+  int dst_gpu, dst_node, want, seen, hops;
+  int cur[ROUTE_MAX_HOPS];
+  int *ports;
+};
+
+static void walk(struct path_walk *w, int node, int depth)
+{
+  if (node == w->dst_node) {
+    if (w->seen++ == w->want) {
+      memcpy(w->ports, w->cur, sizeof(int) * (size_t)depth);
+      w->hops = depth;
+    }
+    return;
+  }
+  if (depth == ROUTE_MAX_HOPS || w->seen >= IB_MAX_PATHS)
+    return;
+  int cand[ROUTE_MAX_CANDIDATES];
+  int n = route_candidates(w->t, node, w->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+  for (int i = 0; i < n && w->seen < IB_MAX_PATHS; i++) {
+    w->cur[depth] = cand[i];
+    walk(w, w->t->ports[cand[i]].peer_node, depth + 1);
+  }
+}
+
+static int nth_path(const struct topo *t, int src_gpu, int dst_gpu, int want, int *ports, int *count)
+{
+  struct path_walk w = {.t = t, .dst_gpu = dst_gpu, .dst_node = t->gpu_node[dst_gpu], .want = want, .hops = -1,
+                        .ports = ports};
+  walk(&w, t->gpu_node[src_gpu], 0);
+  *count = w.seen;
+  return w.hops;
+}
+
+void ib__flow_spread(struct fabric *fab, struct fab_flow *flow)
+{
+  const struct ib_state *st = ib__state(fab);
+  if (fab->fidelity != FAB_FIDELITY_FLOW || st->p.routing != IB_ROUTING_AR || flow->parent != NULL ||
+      flow->src_gpu == flow->dst_gpu)
+    return;
+  int ports[ROUTE_MAX_HOPS], count;
+  nth_path(fab->topo, flow->src_gpu, flow->dst_gpu, 0, ports, &count);
+  if (count <= 1)
+    return;
+  double part = flow->bytes / count;
+  for (int i = 1; i < count; i++)
+    fabric_flow_split(fab, flow, part, (uint64_t)i);
+}
+
+int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
+{
+  struct ib_state *st = ib__state(fab);
+  const struct topo *t = fab->topo;
+  int hops = ib_lft_path(&st->lft, t, flow->src_gpu, flow->dst_gpu, flow->path, ROUTE_MAX_HOPS);
+  if (hops < 0 || fab->fidelity != FAB_FIDELITY_FLOW)
+    return hops;
+  if (st->p.routing == IB_ROUTING_AR) {
+    int want = flow->parent ? (int)flow->key : 0, count;
+    int spread = nth_path(t, flow->src_gpu, flow->dst_gpu, want, flow->path, &count);
+    if (spread > 0)
+      hops = spread;
+    if (count > 1)
+      flow->model_data = (void *)(uintptr_t)count;
+  }
+  flow->hops = (uint8_t)hops;
+  flow->rate_cap_Bps = ib__window_cap(fab, flow);
+  if (flow->rate_cap_Bps > 0)
+    st->stats.window_caps++;
+  return hops;
+}
+
+/* The hop of the flow's bottleneck port (saturated, the flow among its largest), or -1 when
+ * its own cap limits it. */
+static int bottleneck_hop(const struct fabric *fab, const struct ib_state *st, const struct fab_flow *f,
+                          double own_cap)
+{
+  const double eps = 1e-6;
+  if (own_cap > 0 && f->rate_Bps >= own_cap * (1 - eps))
+    return -1;
+  for (int h = 0; h < f->hops; h++) {
+    int p = f->path[h];
+    if (st->port_sum[p] >= fab->topo->ports[p].rate_Bps * (1 - eps) && f->rate_Bps >= st->port_max[p] * (1 - eps))
+      return h;
+  }
+  return -1;
+}
+
+/* One flow crossing one switch input buffer (upstream port, VL). */
+struct crossing {
+  int64_t buffer;   /* port x num_vls + VL */
+  int64_t unit;     /* what the upstream port's arbiter serves in turn: the flow at a NIC, the input port at a switch */
+  int32_t flow;     /* index in the active set */
+  int32_t blocked;  /* the flow's bottleneck is further downstream */
+};
+
+static int crossing_order(const void *a, const void *b)
+{
+  const struct crossing *x = a, *y = b;
+  if (x->buffer != y->buffer)
+    return x->buffer < y->buffer ? -1 : 1;
+  if (x->unit != y->unit)
+    return x->unit < y->unit ? -1 : 1;
+  return x->flow - y->flow;
+}
+
+/* After max-min: caps of congestion-tree victims. Once a blocked flow has filled an input buffer,
+ * each credit it frees goes to the upstream port's arbiter, which serves its units in turn (flows
+ * at an HCA, input ports at a switch): every unit gets the grant rate g of the slowest blocked
+ * unit, g = min over units u with blocked flows of the sum of their rates. A victim flow is capped
+ * at g divided by the flows of its unit in that buffer. Iterated to a fixed point. */
+void ib__on_rates(struct fabric *fab)
+{
+  struct ib_state *st = ib__state(fab);
+  const struct topo *t = fab->topo;
+  size_t n;
+  struct fab_flow **flows = fabric_active_flows(fab, &n);
+  if (n == 0 || fab->fidelity != FAB_FIDELITY_FLOW)
+    return;
+  if (fab->now != st->rates_time) {
+    st->rates_time = fab->now;
+    st->rates_rounds = 0;
+  }
+  if (++st->rates_rounds > 8)
+    return;
+  int nvl = st->p.num_vls;
+  for (size_t i = 0; i < n; i++)
+    for (int h = 0; h < flows[i]->hops; h++) {
+      st->port_sum[flows[i]->path[h]] = 0;
+      st->port_max[flows[i]->path[h]] = 0;
+    }
+  size_t count = 0;
+  for (size_t i = 0; i < n; i++)
+    for (int h = 0; h < flows[i]->hops; h++) {
+      int p = flows[i]->path[h];
+      st->port_sum[p] += flows[i]->rate_Bps;
+      if (flows[i]->rate_Bps > st->port_max[p])
+        st->port_max[p] = flows[i]->rate_Bps;
+      count += t->nodes[t->ports[p].peer_node].kind == TOPO_SWITCH;
+    }
+  if (count > st->cap_crossings) {
+    free(st->crossings);
+    st->cap_crossings = 2 * count;
+    st->crossings = malloc(st->cap_crossings * sizeof *st->crossings);
+    if (st->crossings == NULL)
+      abort();
+  }
+  if (n > st->cap_limits) {
+    free(st->cap_limit);
+    st->cap_limits = 2 * n;
+    st->cap_limit = malloc(st->cap_limits * sizeof *st->cap_limit);
+    if (st->cap_limit == NULL)
+      abort();
+  }
+  struct crossing *c = st->crossings;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct fab_flow *f = flows[i];
+    int b = bottleneck_hop(fab, st, f, f->rate_cap_Bps);
+    for (int h = 0; h < f->hops; h++) {
+      int p = f->path[h];
+      if (t->nodes[t->ports[p].peer_node].kind != TOPO_SWITCH)
+        continue;
+      c[m].buffer = (int64_t)p * nvl + f->queue;
+      c[m].unit = h == 0 ? -1 - (int64_t)f->id : f->path[h - 1];
+      c[m].flow = (int32_t)i;
+      c[m].blocked = h < b;
+      m++;
+    }
+  }
+  qsort(c, m, sizeof *c, crossing_order);
+  for (size_t i = 0; i < n; i++) {
+    double cap = ib__window_cap(fab, flows[i]);
+    st->cap_limit[i] = cap > 0 ? cap : INFINITY;
+  }
+  for (size_t lo = 0; lo < m;) {
+    size_t hi = lo;
+    double grant = INFINITY;
+    while (hi < m && c[hi].buffer == c[lo].buffer) {
+      size_t u = hi;
+      double blocked = 0;
+      while (hi < m && c[hi].buffer == c[lo].buffer && c[hi].unit == c[u].unit) {
+        if (c[hi].blocked)
+          blocked += flows[c[hi].flow]->rate_Bps;
+        hi++;
+      }
+      if (blocked > 0 && blocked < grant)
+        grant = blocked;
+    }
+    if (!isinf(grant))
+      for (size_t u = lo; u < hi;) {
+        size_t e = u;
+        while (e < hi && c[e].unit == c[u].unit)
+          e++;
+        for (size_t k = u; k < e; k++) {
+          if (c[k].blocked)
+            continue;
+          const struct fab_flow *f = flows[c[k].flow];
+          double share = grant / (double)(e - u);
+          int binding = share < f->rate_Bps * (1 - 1e-6) ||
+                        (f->rate_cap_Bps > 0 && share < f->rate_Bps * (1 + 1e-6) && share >= f->rate_cap_Bps * (1 - 1e-6));
+          if (binding && share < st->cap_limit[c[k].flow])
+            st->cap_limit[c[k].flow] = share;
+        }
+        u = e;
+      }
+    lo = hi;
+  }
+  int changed = 0;
+  for (size_t i = 0; i < n; i++) {
+    struct fab_flow *f = flows[i];
+    double new_cap = isinf(st->cap_limit[i]) ? 0 : st->cap_limit[i];
+    if (fabs(new_cap - f->rate_cap_Bps) > 1e-9 * (new_cap + f->rate_cap_Bps)) {
+      if (new_cap > 0 && new_cap != ib__window_cap(fab, f))
+        st->stats.ct_caps++;
+      f->rate_cap_Bps = new_cap;
+      changed = 1;
+    }
+  }
+  if (changed)
+    fabric_flow_caps_changed(fab);
+}

@@ -1,0 +1,135 @@
+/* State shared by the files of the InfiniBand model (not public: ib.h is). */
+#ifndef SGFABRIC_IB_INTERNAL_H
+#define SGFABRIC_IB_INTERNAL_H
+
+#include <stdint.h>
+
+#include "fabric.h"
+#include "ib_credit.h"
+#include "ib_lft.h"
+#include "ib_vlarb.h"
+
+typedef enum { IB_ROUTING_DMODK, IB_ROUTING_AR } ib_routing;
+typedef enum { IB_QUEUE_VOQ, IB_QUEUE_FIFO } ib_input_queue;
+
+/* The run's configuration, read from the ib/ parameters (read-only after init). */
+struct ib_params {
+  uint32_t mtu_bytes;          /* packet payload, IBTA MTU */
+  uint32_t block_bytes;        /* credit unit (64) */
+  int32_t buffer_blocks;       /* receive buffer per VL per input port, in blocks */
+  int num_vls;                 /* data VLs, 1..8 */
+  uint8_t sl2vl[IB_NUM_SLS];   /* SL -> VL */
+  struct ib_vlarb_table vlarb; /* arbitration tables of every output port */
+  double credit_delay_s;       /* flow-control packet processing added to the link delay */
+  ib_routing routing;          /* static D-mod-K tables or adaptive routing */
+  ib_input_queue input_queue;  /* input buffer organisation: per-output queues or one FIFO */
+  double ar_threshold_bytes;   /* AR keeps the table's port while its load is at most this */
+  int series;                  /* sample ib_series.csv */
+  double series_interval_s;    /* sampling period */
+  char series_port[96];        /* "all", a node name or "node->peer" */
+};
+
+/* Counters of a run (summary.json). */
+struct ib_stats {
+  double credit_stall_s;       /* port-seconds with a packet ready and no credit for it */
+  double peak_buffer_bytes;    /* largest occupancy of one input buffer (one VL) */
+  int peak_buffer_port;        /* the port feeding it (-1: none) */
+  int peak_buffer_vl;
+  uint64_t ar_decisions;       /* packets routed adaptively at a switch with several ports */
+  uint64_t ar_deviations;      /* ... that left by another port than the D-mod-K table's */
+  uint64_t credit_updates;     /* flow-control credit returns */
+  uint64_t ct_caps;            /* flow fidelity: flows capped as congestion-tree victims */
+  uint64_t window_caps;        /* flow fidelity: flows capped by the credit window */
+};
+
+/* A FIFO of packets: an input buffer (one upstream port, one VL) at a switch. */
+struct ib_fifo {
+  struct fab_packet *head, *tail;
+};
+
+/* Inputs whose head packet waits for an output port and VL, first come first served. */
+struct ib_waitq {
+  int32_t *slot; /* circular, capacity cap */
+  int32_t cap, first, count;
+};
+
+/* Per port (the egress side of one link direction) and the input buffer it feeds. */
+struct ib_port {
+  struct ib_credit credit[IB_MAX_VLS];  /* the downstream input buffer's free blocks per VL */
+  struct ib_fifo *in[IB_MAX_VLS];       /* packets received through this port, waiting at the peer switch:
+                                           one FIFO, or one per output of the peer (VOQ) */
+  double occupancy[IB_MAX_VLS];         /* bytes held in that input buffer, arrival to departure */
+  double out_load;                      /* bytes in this node's input buffers routed to this port */
+  struct ib_waitq wait[IB_MAX_VLS];     /* inputs of this node whose head goes out here */
+  struct ib_vlarb_state arb;            /* VL arbitration of this output */
+  double stall_since;                   /* start of the current credit stall, -1 when none */
+  double stall_s;                       /* credit stall time of this port */
+  double peak_occupancy;                /* largest occupancy of the buffer it feeds (any VL) */
+  uint8_t credited;                     /* an InfiniBand link (not NVLink) */
+  uint8_t kick_pending;                 /* a deferred kick is scheduled */
+};
+
+struct crossing;
+
+struct ib_sample {
+  double time_s;
+  int32_t port;
+  int32_t credits;
+  double buffer_bytes;
+};
+
+struct ib_state {
+  struct ib_params p;
+  struct ib_stats stats;
+  struct ib_port *ports;
+  int32_t *wait_pool;
+  struct ib_fifo *fifo_pool;
+  struct ib_lft lft;
+  /* flow fidelity */
+  double *port_sum;      /* scratch: sum of rates per port */
+  double *port_max;      /* scratch: largest rate per port */
+  struct crossing *crossings; /* scratch: flows crossing switch input buffers */
+  size_t cap_crossings;
+  double *cap_limit;     /* scratch: per active flow, its new cap */
+  size_t cap_limits;
+  double rates_time;     /* date of the last congestion-tree pass */
+  int rates_rounds;      /* passes at that date */
+  /* time series */
+  struct ib_sample *samples;
+  size_t n_samples, cap_samples;
+  uint8_t *series_on;    /* per port: sampled */
+  int sampler_running;
+};
+
+/* Calendar events of the model (FAB_EV_MODEL): the kind and its operands packed into ptr. */
+enum { IB_EV_CREDIT = 1, IB_EV_KICK = 2, IB_EV_SAMPLE = 3 };
+
+static inline struct ib_state *ib__state(const struct fabric *fab) { return fab->model_state; }
+
+int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t errlen);
+
+/* ib_switch.c: the packet fidelity mechanisms. */
+int ib__switch_init(struct fabric *fab, struct ib_state *st);
+int ib__may_send(struct fabric *fab, int port, int queue, const struct fab_packet *pkt);
+struct fab_packet *ib__next_packet(struct fabric *fab, int port);
+void ib__on_transmit(struct fabric *fab, int port, struct fab_packet *pkt);
+void ib__on_tx_done(struct fabric *fab, int port);
+int ib__on_arrive(struct fabric *fab, int node, struct fab_packet *pkt);
+void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg);
+void ib__sample(struct fabric *fab);
+
+/* ib_flow.c: the flow fidelity counterparts and the path of a flow. */
+int ib__flow_path(struct fabric *fab, struct fab_flow *flow);
+/* Under AR, splits a starting flow into one part per minimal path. */
+void ib__flow_spread(struct fabric *fab, struct fab_flow *flow);
+void ib__on_rates(struct fabric *fab);
+/* Parts a flow was spread over under AR at flow fidelity (its model_data), 1 otherwise. */
+static inline int ib__flow_parts(const struct fab_flow *flow)
+{
+  return flow->model_data ? (int)(uintptr_t)flow->model_data : 1;
+}
+/* Throughput the credit window allows a flow on its path (0: the line rate). For a part, the
+ * window of the first and last hops is shared with the other parts. */
+double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow);
+
+#endif

@@ -1,0 +1,252 @@
+/* The InfiniBand model's hooks (struct fab_model), counters, time series and public getters.
+ *
+ * Hooks used and why:
+ *   init/fini        parameters (checked, errors name the parameter), per-port state, tables;
+ *   flow_start       SL (the transfer's tag) -> VL; at flow fidelity under AR, one part per path;
+ *   flow_path        the D-mod-K path (static) or, at flow fidelity under AR, the part's path;
+ *   may_send         HCA injection waits for credits;
+ *   on_arrive        switches take packets into their input buffers; HCAs free credits;
+ *   next_packet      crossbar: VL arbitration and first-come service of input heads;
+ *   on_transmit      credits consumed; on_tx_done: the buffer frees, credits return later;
+ *   on_event         credit returns, deferred kicks, series sampling;
+ *   on_rates         flow fidelity: credit window and congestion-tree caps;
+ *   write_counters, write_series   summary.json counters, ib_ports.csv and ib_series.csv.
+ * No SimGrid include: the model runs under CUnit with fabric_run(). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ib.h"
+#include "ib_internal.h"
+
+static int ib_init(struct fabric *fab, char *err, size_t errlen)
+{
+  struct ib_state *st = calloc(1, sizeof *st);
+  if (st == NULL) {
+    snprintf(err, errlen, "ib: out of memory");
+    return -1;
+  }
+  fab->model_state = st;
+  if (ib__params_load(&st->p, fab, err, errlen) != 0)
+    return -1;
+  const struct topo *t = fab->topo;
+  st->stats.peak_buffer_port = -1;
+  st->ports = calloc((size_t)t->n_ports + 1, sizeof *st->ports);
+  st->series_on = calloc((size_t)t->n_ports + 1, 1);
+  if (st->ports == NULL || st->series_on == NULL || ib_lft_init(&st->lft, t) != 0 || ib__switch_init(fab, st) != 0) {
+    snprintf(err, errlen, "ib: out of memory");
+    return -1;
+  }
+  if (fab->fidelity == FAB_FIDELITY_FLOW) {
+    size_t n = (size_t)t->n_ports + 1;
+    st->port_sum = calloc(n, sizeof *st->port_sum);
+    st->port_max = calloc(n, sizeof *st->port_max);
+    st->rates_time = -1;
+    if (!st->port_sum || !st->port_max) {
+      snprintf(err, errlen, "ib: out of memory");
+      return -1;
+    }
+  }
+  if (st->p.series && fab->fidelity == FAB_FIDELITY_PACKET) {
+    const char *sel = st->p.series_port;
+    const char *arrow = strstr(sel, "->");
+    int found = 0;
+    for (int p = 0; p < t->n_ports; p++) {
+      if (t->ports[p].is_nvlink)
+        continue;
+      const char *from = t->nodes[t->ports[p].node].name, *to = t->nodes[t->ports[p].peer_node].name;
+      int on = !strcmp(sel, "all") || !strcmp(sel, from);
+      if (arrow)
+        on = strlen(from) == (size_t)(arrow - sel) && !strncmp(sel, from, strlen(from)) && !strcmp(arrow + 2, to);
+      st->series_on[p] = (uint8_t)on;
+      found += on;
+    }
+    if (!found) {
+      snprintf(err, errlen, "ib/series-port: '%s' names no fabric port ('all', a node such as leaf0, or leaf0->spine1)",
+               sel);
+      return -1;
+    }
+    st->sampler_running = 1;
+    fabric_schedule(fab, fab->now, FAB_EV_MODEL, 0, (void *)(uintptr_t)IB_EV_SAMPLE);
+  }
+  return 0;
+}
+
+static void ib_fini(struct fabric *fab)
+{
+  struct ib_state *st = ib__state(fab);
+  if (st == NULL)
+    return;
+  ib_lft_free(&st->lft);
+  free(st->ports);
+  free(st->wait_pool);
+  free(st->fifo_pool);
+  free(st->port_sum);
+  free(st->port_max);
+  free(st->crossings);
+  free(st->cap_limit);
+  free(st->samples);
+  free(st->series_on);
+  free(st);
+  fab->model_state = NULL;
+}
+
+static void ib_flow_start(struct fabric *fab, struct fab_flow *flow)
+{
+  struct ib_state *st = ib__state(fab);
+  flow->queue = st->p.sl2vl[flow->tag % IB_NUM_SLS];
+  ib__flow_spread(fab, flow);
+  if (st->p.series && !st->sampler_running && fab->fidelity == FAB_FIDELITY_PACKET) {
+    st->sampler_running = 1;
+    fabric_schedule(fab, fab->now, FAB_EV_MODEL, 0, (void *)(uintptr_t)IB_EV_SAMPLE);
+  }
+}
+
+static void port_name(const struct topo *t, int port, char *buf, size_t len)
+{
+  snprintf(buf, len, "%s->%s", t->nodes[t->ports[port].node].name, t->nodes[t->ports[port].peer_node].name);
+}
+
+static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
+{
+  struct ib_state *st = ib__state(fab);
+  const struct topo *t = fab->topo;
+  if (fab->stats.drops != 0) {
+    fprintf(stderr, "sgfabric: ib: internal error: %llu packets dropped on a lossless fabric\n",
+            (unsigned long long)fab->stats.drops);
+    abort();
+  }
+  char name[64];
+  double worst = 0;
+  int worst_port = -1;
+  for (int p = 0; p < t->n_ports; p++)
+    if (st->ports[p].stall_s > worst) {
+      worst = st->ports[p].stall_s;
+      worst_port = p;
+    }
+  fprintf(out, "%s\"ib_routing\": \"%s\",\n", indent, st->p.routing == IB_ROUTING_AR ? "ar" : "dmodk");
+  fprintf(out, "%s\"credit_stall_s\": %.17g,\n", indent, st->stats.credit_stall_s);
+  fprintf(out, "%s\"credit_stall_max_port_s\": %.17g,\n", indent, worst);
+  if (worst_port >= 0) {
+    port_name(t, worst_port, name, sizeof name);
+    fprintf(out, "%s\"credit_stall_max_at\": \"%s\",\n", indent, name);
+  }
+  fprintf(out, "%s\"credit_updates\": %llu,\n", indent, (unsigned long long)st->stats.credit_updates);
+  fprintf(out, "%s\"ib_peak_buffer_bytes\": %.17g,\n", indent, st->stats.peak_buffer_bytes);
+  if (st->stats.peak_buffer_port >= 0) {
+    int p = st->stats.peak_buffer_port;
+    fprintf(out, "%s\"ib_peak_buffer_at\": \"%s input from %s, VL %d\",\n", indent,
+            t->nodes[t->ports[p].peer_node].name, t->nodes[t->ports[p].node].name, st->stats.peak_buffer_vl);
+  }
+  fprintf(out, "%s\"ib_buffer_per_vl_bytes\": %.17g,\n", indent, (double)st->p.buffer_blocks * st->p.block_bytes);
+  fprintf(out, "%s\"adaptive_routing_decisions\": %llu,\n", indent, (unsigned long long)st->stats.ar_decisions);
+  fprintf(out, "%s\"adaptive_routing_deviations\": %llu,\n", indent, (unsigned long long)st->stats.ar_deviations);
+  fprintf(out, "%s\"flow_window_caps\": %llu,\n", indent, (unsigned long long)st->stats.window_caps);
+  fprintf(out, "%s\"flow_congestion_tree_caps\": %llu,\n", indent, (unsigned long long)st->stats.ct_caps);
+}
+
+static int ib_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx)
+{
+  struct ib_state *st = ib__state(fab);
+  const struct topo *t = fab->topo;
+  char name[64];
+  FILE *f = open(ctx, "ib_ports.csv");
+  if (f == NULL)
+    return -1;
+  fprintf(f, "port,from,to,credit_stall_s,peak_buffer_bytes,free_credits_end\n");
+  for (int p = 0; p < t->n_ports; p++) {
+    if (!st->ports[p].credited)
+      continue;
+    int32_t credits = 0;
+    for (int v = 0; v < st->p.num_vls; v++)
+      credits += st->ports[p].credit[v].free_blocks;
+    port_name(t, p, name, sizeof name);
+    fprintf(f, "%s,%s,%s,%.17g,%.17g,%d\n", name, t->nodes[t->ports[p].node].name, t->nodes[t->ports[p].peer_node].name,
+            st->ports[p].stall_s, st->ports[p].peak_occupancy, credits);
+  }
+  int failed = ferror(f);
+  if (fclose(f) != 0 || failed)
+    return -1;
+  if (!st->p.series)
+    return 0;
+  f = open(ctx, "ib_series.csv");
+  if (f == NULL)
+    return -1;
+  fprintf(f, "time_s,port,buffer_bytes,free_credits\n");
+  for (size_t i = 0; i < st->n_samples; i++) {
+    port_name(t, st->samples[i].port, name, sizeof name);
+    fprintf(f, "%.12g,%s,%.17g,%d\n", st->samples[i].time_s, name, st->samples[i].buffer_bytes,
+            st->samples[i].credits);
+  }
+  failed = ferror(f);
+  return fclose(f) != 0 || failed ? -1 : 0;
+}
+
+static const struct fab_model ib_model_ops = {
+    .name = "ib",
+    .init = ib_init,
+    .fini = ib_fini,
+    .flow_start = ib_flow_start,
+    .may_send = ib__may_send,
+    .next_packet = ib__next_packet,
+    .on_transmit = ib__on_transmit,
+    .on_tx_done = ib__on_tx_done,
+    .on_arrive = ib__on_arrive,
+    .on_rates = ib__on_rates,
+    .on_event = ib__on_event,
+    .write_counters = ib_write_counters,
+    .write_series = ib_write_series,
+    .flow_path = ib__flow_path,
+};
+
+const struct fab_model *ib_model(void) { return &ib_model_ops; }
+
+static int g_ib_initialized; /* the one plugin-wide global: sg_ib_plugin_init() was called */
+
+void sg_ib_plugin_init(void)
+{
+  if (g_ib_initialized)
+    return;
+  g_ib_initialized = 1;
+  fabric_register_params();
+  ib_register_params();
+}
+
+const struct fab_model *sg_ib_selected_model(void) { return g_ib_initialized ? &ib_model_ops : NULL; }
+
+static const struct ib_state *state_of(const struct fabric *fab)
+{
+  return fab && fab->model == &ib_model_ops ? fab->model_state : NULL;
+}
+
+double sg_ib_get_credit_stall_time(const struct fabric *fab)
+{
+  const struct ib_state *st = state_of(fab);
+  return st ? st->stats.credit_stall_s : 0;
+}
+
+double sg_ib_get_port_stall_time(const struct fabric *fab, int port)
+{
+  const struct ib_state *st = state_of(fab);
+  return st && port >= 0 && port < fab->topo->n_ports ? st->ports[port].stall_s : 0;
+}
+
+double sg_ib_get_port_peak_buffer(const struct fabric *fab, int port)
+{
+  const struct ib_state *st = state_of(fab);
+  return st && port >= 0 && port < fab->topo->n_ports ? st->ports[port].peak_occupancy : 0;
+}
+
+int32_t sg_ib_get_port_credits(const struct fabric *fab, int port, int vl)
+{
+  const struct ib_state *st = state_of(fab);
+  if (!st || port < 0 || port >= fab->topo->n_ports || vl < 0 || vl >= st->p.num_vls)
+    return 0;
+  return st->ports[port].credit[vl].free_blocks;
+}
+
+uint64_t sg_ib_get_ar_decisions(const struct fabric *fab)
+{
+  const struct ib_state *st = state_of(fab);
+  return st ? st->stats.ar_decisions : 0;
+}

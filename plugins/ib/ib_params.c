@@ -1,0 +1,149 @@
+/* The InfiniBand model's parameter table ("ib/...") and its checks. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ib.h"
+#include "ib_internal.h"
+
+static const struct param_def ib_params[] = {
+    {"ib/routing", PARAM_ENUM, UNIT_NONE, "ar", 0, 0, "dmodk|ar",
+     "Switch routing: static D-mod-K forwarding tables, or adaptive routing (least-loaded allowed port per packet)",
+     "OpenSM ftree / Zahavi D-mod-K; NVIDIA Quantum AR (ar_ftree), on by default on NDR fabrics"},
+    {"ib/input-queue", PARAM_ENUM, UNIT_NONE, "voq", 0, 0, "voq|fifo",
+     "Switch input buffer per VL: queues per output sharing the buffer's credits (VOQ), or one FIFO (textbook HOL)",
+     "Quantum-class switches queue per output inside the input buffer; FIFO: Karol et al. 1987 HOL model"},
+    {"ib/mtu", PARAM_INT, UNIT_BYTES, "0", 0, 4096, NULL,
+     "IB MTU (256, 512, 1024, 2048 or 4096); 0 takes fabric/mtu", "IBTA Vol.1 7.7.2: MTU 256..4096, 4096 usual"},
+    {"ib/credit-block", PARAM_INT, UNIT_BYTES, "64", 0, 4096, NULL,
+     "Credit unit: receive buffers are counted in blocks of this size", "IBTA Vol.1 7.9.4: 64-byte blocks"},
+    {"ib/buffer-per-vl", PARAM_INT, UNIT_BYTES, "64KiB", 0, 1e9, NULL,
+     "Receive buffer per data VL per input port (switch input buffer, HCA receive buffer)",
+     "ib_flit_sim: IS4 ibuf 1000 x 64B flits per port; NDR sizes unpublished"},
+    {"ib/num-vls", PARAM_INT, UNIT_NONE, "1", 0, 15, NULL, "Data VLs per port (1 to 8)",
+     "IBTA Vol.1 7.6.3: 1, 2, 4, 8 or 15 data VLs; NCCL uses one SL by default"},
+    {"ib/sl2vl", PARAM_TEXT, UNIT_NONE, "mod", 0, 0, NULL,
+     "SL to VL map: 'mod' (SL mod num-vls) or up to 16 VLs 'v0,v1,...'; a transfer's SL is its tag",
+     "IBTA Vol.1 7.6.6 SL2VLMappingTable"},
+    {"ib/vlarb-high", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
+     "High-priority VL arbitration table 'VL:weight,...' (weight in 64-byte units, 0..255) or 'none'",
+     "IBTA Vol.1 7.6.9 VLArbitrationTable"},
+    {"ib/vlarb-low", PARAM_TEXT, UNIT_NONE, "equal", 0, 0, NULL,
+     "Low-priority VL arbitration table 'VL:weight,...', or 'equal' (every data VL, weight 64 = 4 KB)",
+     "IBTA Vol.1 7.6.9 VLArbitrationTable"},
+    {"ib/vlarb-high-limit", PARAM_INT, UNIT_NONE, "16", 0, 255, NULL,
+     "High-priority bytes (4 KB units) sent before a waiting low-priority packet goes; 255 unlimited",
+     "IBTA Vol.1 7.6.9 LimitOfHighPriority; ib_flit_sim vlHighLimit 16"},
+    {"ib/switch-latency", PARAM_TEXT, UNIT_SECONDS, "platform", 0, 0, NULL,
+     "Switch cut-through latency, e.g. 110ns; 'platform' keeps the platform's sgfabric/switch-latency",
+     "NDR class 100-130ns (HDR QM8700 130ns)"},
+    {"ib/nic-latency", PARAM_TEXT, UNIT_SECONDS, "fabric", 0, 0, NULL,
+     "HCA send processing before a transfer's first packet; 'fabric' keeps fabric/nic-latency",
+     "ConnectX HCA 0.5-1us"},
+    {"ib/credit-delay", PARAM_REAL, UNIT_SECONDS, "256ns", 0, 1e-3, NULL,
+     "Flow-control packet processing added to the link delay before returned credits count",
+     "ib_flit_sim credMinTime 0.256us"},
+    {"ib/ar-threshold", PARAM_INT, UNIT_BYTES, "0", 0, 1e9, NULL,
+     "Adaptive routing keeps the forwarding table's port while its load (bytes queued and in flight) is at most this",
+     "ib_flit_sim AR 'bounded' queue thresholds; 0 = always least loaded"},
+    {"ib/series", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
+     "Write ib_series.csv: buffer occupancy and free credits of ports over time (packet fidelity)", ""},
+    {"ib/series-interval", PARAM_REAL, UNIT_SECONDS, "1us", 1e-9, 1, NULL, "Sampling period of ib_series.csv", ""},
+    {"ib/series-port", PARAM_TEXT, UNIT_NONE, "all", 0, 0, NULL,
+     "Ports sampled: 'all', a node name (its ports) or 'node->peer'", ""},
+    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+};
+
+void ib_register_params(void) { param_register(ib_params); }
+
+static int parse_latency(const struct param_set *set, const char *name, const char *keep, double *out, char *err,
+                         size_t errlen)
+{
+  const char *text = param_get_text(set, name);
+  if (strcmp(text, keep) == 0)
+    return 0;
+  if (unit_parse_time(text, out) != 0) {
+    snprintf(err, errlen, "%s: '%s' is not '%s' or a duration with a unit (e.g. 110ns)", name, text, keep);
+    return -1;
+  }
+  return 0;
+}
+
+int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t errlen)
+{
+  const struct param_set *set = fab->params;
+  char message[192];
+  memset(p, 0, sizeof *p);
+  int mtu = param_get_int(set, "ib/mtu");
+  if (mtu == 0)
+    mtu = (int)fab->mtu;
+  if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096) {
+    snprintf(err, errlen, "ib/mtu: %d B is not an IB MTU (256, 512, 1024, 2048 or 4096; 0 takes fabric/mtu)", mtu);
+    return -1;
+  }
+  p->mtu_bytes = (uint32_t)mtu;
+  fab->mtu = mtu;
+  int block = param_get_int(set, "ib/credit-block");
+  if (block == 0) {
+    snprintf(err, errlen, "ib/credit-block: 0 B gives zero credits (IBTA counts credits in 64-byte blocks)");
+    return -1;
+  }
+  p->block_bytes = (uint32_t)block;
+  double buffer = param_get(set, "ib/buffer-per-vl");
+  p->buffer_blocks = (int32_t)floor(buffer / block);
+  if (p->buffer_blocks == 0) {
+    snprintf(err, errlen, "ib/buffer-per-vl: %.0f B gives zero credits per VL: no packet could ever be sent", buffer);
+    return -1;
+  }
+  if ((double)p->buffer_blocks * block < mtu) {
+    snprintf(err, errlen,
+             "ib/buffer-per-vl: %.0f B is smaller than one MTU (%d B): a full packet could never be sent (give at "
+             "least %d B)",
+             buffer, mtu, mtu);
+    return -1;
+  }
+  p->num_vls = param_get_int(set, "ib/num-vls");
+  if (p->num_vls < 1 || p->num_vls > IB_MAX_VLS) {
+    snprintf(err, errlen, "ib/num-vls: %d data VLs; this model supports 1 to %d", p->num_vls, IB_MAX_VLS);
+    return -1;
+  }
+  if (fab->fidelity == FAB_FIDELITY_PACKET && p->num_vls > FAB_MAX_QUEUES) {
+    snprintf(err, errlen, "ib/num-vls: at most %d", FAB_MAX_QUEUES);
+    return -1;
+  }
+  if (ib_sl2vl_parse(p->sl2vl, param_get_text(set, "ib/sl2vl"), p->num_vls, message, sizeof message) != 0) {
+    snprintf(err, errlen, "ib/sl2vl: %s", message);
+    return -1;
+  }
+  if (ib_vlarb_parse(&p->vlarb, 0, param_get_text(set, "ib/vlarb-high"), p->num_vls, message, sizeof message) != 0) {
+    snprintf(err, errlen, "ib/vlarb-high: %s", message);
+    return -1;
+  }
+  const char *low = param_get_text(set, "ib/vlarb-low");
+  if (strcmp(low, "equal") == 0)
+    ib_vlarb_equal(&p->vlarb, 1, p->num_vls, 64);
+  else if (ib_vlarb_parse(&p->vlarb, 1, low, p->num_vls, message, sizeof message) != 0) {
+    snprintf(err, errlen, "ib/vlarb-low: %s", message);
+    return -1;
+  }
+  p->vlarb.high_limit = param_get_int(set, "ib/vlarb-high-limit");
+  for (int s = 0; s < IB_NUM_SLS; s++)
+    if (!ib_vlarb_serves(&p->vlarb, p->sl2vl[s])) {
+      snprintf(err, errlen,
+               "ib/vlarb-low: VL %d (SL %d maps to it through ib/sl2vl) has no entry of non-zero weight in "
+               "ib/vlarb-high or ib/vlarb-low: its packets would never leave a switch",
+               p->sl2vl[s], s);
+      return -1;
+    }
+  if (parse_latency(set, "ib/switch-latency", "platform", &fab->switch_latency_s, err, errlen) != 0 ||
+      parse_latency(set, "ib/nic-latency", "fabric", &fab->nic_latency_s, err, errlen) != 0)
+    return -1;
+  p->credit_delay_s = param_get(set, "ib/credit-delay");
+  p->routing = (ib_routing)param_get_choice(set, "ib/routing");
+  p->input_queue = (ib_input_queue)param_get_choice(set, "ib/input-queue");
+  p->ar_threshold_bytes = param_get(set, "ib/ar-threshold");
+  p->series = param_get_int(set, "ib/series");
+  p->series_interval_s = param_get(set, "ib/series-interval");
+  snprintf(p->series_port, sizeof p->series_port, "%s", param_get_text(set, "ib/series-port"));
+  return 0;
+}

@@ -1,0 +1,328 @@
+/* InfiniBand packet fidelity: credits per VL, switch input buffers, crossbar arbitration, routing.
+ *
+ * A packet that reaches a switch is routed at once (D-mod-K table or adaptive choice) and waits
+ * in the input buffer of the link and VL it came through. That buffer's credits are what the
+ * upstream port sees (IBTA 7.9); inside it, packets queue per output (ib/input-queue:voq, as
+ * switch ASICs do) or in one FIFO (fifo, the textbook input-queued switch). An idle output port
+ * serves the queues whose head packet goes out through it: VL arbitration first (IBTA 7.6.9),
+ * then first come first served among the inputs, and only when the downstream buffer has
+ * credits for the whole packet. Blocking arises by itself: a full input buffer stops its
+ * upstream port for every flow it carries (congestion trees, victim flows), and with a FIFO a
+ * blocked head also holds back the packets behind it. When a packet has left a buffer (the end
+ * of its transmission at the next port; its arrival at a destination HCA), its blocks return to
+ * the upstream port after the link delay and the flow-control processing. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ib_internal.h"
+
+static inline void *ev_ptr(int kind, int vl, int32_t blocks)
+{
+  return (void *)(uintptr_t)((uintptr_t)kind | ((uintptr_t)vl << 4) | ((uintptr_t)blocks << 8));
+}
+
+/* Queues of the input buffer fed by port: one per output of the receiving switch (VOQ), or one. */
+static int queues_per_input(const struct ib_state *st, const struct topo *t, int port)
+{
+  const struct topo_node *peer = &t->nodes[t->ports[port].peer_node];
+  return st->p.input_queue == IB_QUEUE_VOQ && peer->kind == TOPO_SWITCH ? peer->port_count : 1;
+}
+
+/* The queue of input in's buffer (one VL) that holds packets for output out. */
+static inline struct ib_fifo *input_queue(const struct ib_state *st, const struct topo *t, int in, int vl, int out)
+{
+  int k = st->p.input_queue == IB_QUEUE_VOQ ? out - t->nodes[t->ports[out].node].first_port : 0;
+  return &st->ports[in].in[vl][k];
+}
+
+int ib__switch_init(struct fabric *fab, struct ib_state *st)
+{
+  const struct topo *t = fab->topo;
+  size_t slots = 0;
+  for (int p = 0; p < t->n_ports; p++)
+    slots += (size_t)t->nodes[t->ports[p].node].port_count * (size_t)st->p.num_vls;
+  st->wait_pool = malloc((slots + 1) * sizeof *st->wait_pool);
+  size_t queues = 0;
+  for (int p = 0; p < t->n_ports; p++)
+    queues += (size_t)queues_per_input(st, t, p) * (size_t)st->p.num_vls;
+  st->fifo_pool = calloc(queues + 1, sizeof *st->fifo_pool);
+  if (st->wait_pool == NULL || st->fifo_pool == NULL)
+    return -1;
+  size_t next_queue = 0;
+  size_t used = 0;
+  for (int p = 0; p < t->n_ports; p++) {
+    struct ib_port *ip = &st->ports[p];
+    ip->credited = !t->ports[p].is_nvlink;
+    ip->stall_since = -1;
+    int cap = t->nodes[t->ports[p].node].port_count;
+    for (int v = 0; v < st->p.num_vls; v++) {
+      ib_credit_init(&ip->credit[v], st->p.buffer_blocks);
+      ip->in[v] = st->fifo_pool + next_queue;
+      next_queue += (size_t)queues_per_input(st, t, p);
+      ip->wait[v].slot = st->wait_pool + used;
+      ip->wait[v].cap = cap;
+      used += (size_t)cap;
+    }
+  }
+  return 0;
+}
+
+static void waitq_push(struct ib_waitq *q, int32_t in_port)
+{
+  if (q->count == q->cap)
+    abort(); /* at most one head per input of the node */
+  q->slot[(q->first + q->count) % q->cap] = in_port;
+  q->count++;
+}
+
+static int32_t waitq_pop(struct ib_waitq *q)
+{
+  int32_t in_port = q->slot[q->first];
+  q->first = (q->first + 1) % q->cap;
+  q->count--;
+  return in_port;
+}
+
+static void stall_begin(struct fabric *fab, struct ib_port *ip)
+{
+  if (ip->stall_since < 0)
+    ip->stall_since = fab->now;
+}
+
+static void stall_end(struct fabric *fab, struct ib_state *st, struct ib_port *ip)
+{
+  if (ip->stall_since < 0)
+    return;
+  ip->stall_s += fab->now - ip->stall_since;
+  st->stats.credit_stall_s += fab->now - ip->stall_since;
+  ip->stall_since = -1;
+}
+
+/* Kicks a port from a dedicated event: a kick from inside another port's arbitration could
+ * start a second transmission on a port the engine has not yet marked busy. */
+static void kick_later(struct fabric *fab, struct ib_state *st, int port)
+{
+  if (st->ports[port].kick_pending)
+    return;
+  st->ports[port].kick_pending = 1;
+  fabric_schedule(fab, fab->now, FAB_EV_MODEL, (uint32_t)port, ev_ptr(IB_EV_KICK, 0, 0));
+}
+
+static void credit_return_later(struct fabric *fab, struct ib_state *st, int port, int vl, uint32_t bytes)
+{
+  int32_t blocks = ib_credit_blocks(bytes, st->p.block_bytes);
+  double when = fab->now + fab->topo->ports[port].latency_s + st->p.credit_delay_s;
+  fabric_schedule(fab, when, FAB_EV_MODEL, (uint32_t)port, ev_ptr(IB_EV_CREDIT, vl, blocks));
+}
+
+int ib__may_send(struct fabric *fab, int port, int queue, const struct fab_packet *pkt)
+{
+  struct ib_state *st = ib__state(fab);
+  struct ib_port *ip = &st->ports[port];
+  if (!ip->credited || ib_credit_has(&ip->credit[queue], ib_credit_blocks(pkt->bytes, st->p.block_bytes)))
+    return 1;
+  stall_begin(fab, ip);
+  return 0;
+}
+
+/* Load of a candidate output: bytes waiting here for it plus bytes it sent that still occupy
+ * the downstream buffer (credits not yet returned). */
+static double port_load(const struct ib_state *st, int port, int vl)
+{
+  const struct ib_port *ip = &st->ports[port];
+  const struct ib_credit *c = &ip->credit[vl];
+  return ip->out_load + (double)(c->max_blocks - c->free_blocks) * st->p.block_bytes;
+}
+
+static int route_at_switch(struct fabric *fab, struct ib_state *st, int node, const struct fab_packet *pkt)
+{
+  const struct topo *t = fab->topo;
+  int cand[ROUTE_MAX_CANDIDATES];
+  int n = route_candidates(t, node, pkt->flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+  if (n <= 0) {
+    fprintf(stderr, "sgfabric: ib: no route at %s toward GPU %d\n", t->nodes[node].name, pkt->flow->dst_gpu);
+    abort();
+  }
+  int table = ib_lft_pick(&st->lft, t, node, pkt->flow->dst_gpu, cand, n);
+  if (n == 1 || st->p.routing == IB_ROUTING_DMODK)
+    return cand[table];
+  st->stats.ar_decisions++;
+  double best_load = port_load(st, cand[table], pkt->queue);
+  if (best_load <= st->p.ar_threshold_bytes)
+    return cand[table];
+  int best = table;
+  for (int i = 0; i < n; i++) {
+    double load = port_load(st, cand[i], pkt->queue);
+    if (load < best_load) {
+      best_load = load;
+      best = i;
+    }
+  }
+  if (best != table)
+    st->stats.ar_deviations++;
+  return cand[best];
+}
+
+int ib__on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
+{
+  struct ib_state *st = ib__state(fab);
+  const struct topo *t = fab->topo;
+  int in = pkt->in_port;
+  int vl = pkt->queue;
+  struct ib_port *ip = &st->ports[in];
+  if (!ip->credited || t->nodes[node].kind == TOPO_NVSWITCH)
+    return FAB_ARRIVE_FORWARD;
+  if (t->nodes[node].kind == TOPO_GPU) {
+    /* The HCA consumes the packet as it arrives: its receive buffer frees at once. */
+    credit_return_later(fab, st, in, vl, pkt->bytes);
+    return FAB_ARRIVE_FORWARD;
+  }
+  int out = route_at_switch(fab, st, node, pkt);
+  pkt->out_port = out;
+  pkt->next = NULL;
+  struct ib_fifo *f = input_queue(st, t, in, vl, out);
+  int was_empty = f->head == NULL;
+  if (f->tail)
+    f->tail->next = pkt;
+  else
+    f->head = pkt;
+  f->tail = pkt;
+  ip->occupancy[vl] += pkt->bytes;
+  if (ip->occupancy[vl] > (double)ip->credit[vl].max_blocks * st->p.block_bytes) {
+    fprintf(stderr, "sgfabric: ib: internal error: input buffer above its size at %s\n", t->nodes[node].name);
+    abort();
+  }
+  if (ip->occupancy[vl] > ip->peak_occupancy)
+    ip->peak_occupancy = ip->occupancy[vl];
+  if (ip->occupancy[vl] > st->stats.peak_buffer_bytes) {
+    st->stats.peak_buffer_bytes = ip->occupancy[vl];
+    st->stats.peak_buffer_port = in;
+    st->stats.peak_buffer_vl = vl;
+  }
+  st->ports[out].out_load += pkt->bytes;
+  if (was_empty) {
+    waitq_push(&st->ports[out].wait[vl], in);
+    fabric_port_kick(fab, out);
+  }
+  return FAB_ARRIVE_TAKEN;
+}
+
+struct fab_packet *ib__next_packet(struct fabric *fab, int port)
+{
+  struct ib_state *st = ib__state(fab);
+  const struct topo *t = fab->topo;
+  if (t->nodes[t->ports[port].node].kind != TOPO_SWITCH)
+    return NULL;
+  struct ib_port *op = &st->ports[port];
+  uint32_t eligible = 0;
+  int waiting = 0;
+  for (int v = 0; v < st->p.num_vls; v++) {
+    struct ib_waitq *q = &op->wait[v];
+    if (q->count == 0)
+      continue;
+    waiting = 1;
+    const struct fab_packet *head = input_queue(st, t, q->slot[q->first], v, port)->head;
+    if (ib_credit_has(&op->credit[v], ib_credit_blocks(head->bytes, st->p.block_bytes)))
+      eligible |= 1u << v;
+  }
+  if (eligible == 0) {
+    if (waiting)
+      stall_begin(fab, op);
+    return NULL;
+  }
+  int vl = ib_vlarb_pick(&st->p.vlarb, &op->arb, eligible);
+  if (vl < 0)
+    return NULL;
+  int in = waitq_pop(&op->wait[vl]);
+  struct ib_fifo *f = input_queue(st, t, in, vl, port);
+  struct fab_packet *pkt = f->head;
+  f->head = pkt->next;
+  if (f->head == NULL)
+    f->tail = NULL;
+  pkt->next = NULL;
+  ib_vlarb_charge(&st->p.vlarb, &op->arb, pkt->bytes);
+  op->out_load -= pkt->bytes;
+  if (f->head) {
+    int next_out = st->p.input_queue == IB_QUEUE_VOQ ? port : f->head->out_port;
+    waitq_push(&st->ports[next_out].wait[vl], in);
+    if (next_out != port)
+      kick_later(fab, st, next_out);
+  }
+  return pkt;
+}
+
+void ib__on_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
+{
+  struct ib_state *st = ib__state(fab);
+  struct ib_port *ip = &st->ports[port];
+  if (!ip->credited)
+    return;
+  ib_credit_consume(&ip->credit[pkt->queue], ib_credit_blocks(pkt->bytes, st->p.block_bytes));
+  stall_end(fab, st, ip);
+}
+
+void ib__on_tx_done(struct fabric *fab, int port)
+{
+  struct ib_state *st = ib__state(fab);
+  const struct fab_port *fp = &fab->ports[port];
+  int in = fp->cur_in_port;
+  if (in < 0 || !st->ports[in].credited || fab->topo->nodes[fab->topo->ports[port].node].kind != TOPO_SWITCH)
+    return;
+  st->ports[in].occupancy[fp->cur_queue] -= fp->cur_bytes;
+  credit_return_later(fab, st, in, fp->cur_queue, fp->cur_bytes);
+}
+
+void ib__sample(struct fabric *fab)
+{
+  struct ib_state *st = ib__state(fab);
+  const struct topo *t = fab->topo;
+  for (int p = 0; p < t->n_ports; p++) {
+    if (!st->series_on[p])
+      continue;
+    if (st->n_samples == st->cap_samples) {
+      st->cap_samples = st->cap_samples ? 2 * st->cap_samples : 4096;
+      st->samples = realloc(st->samples, st->cap_samples * sizeof *st->samples);
+      if (st->samples == NULL)
+        abort();
+    }
+    struct ib_sample *s = &st->samples[st->n_samples++];
+    s->time_s = fab->now;
+    s->port = p;
+    s->credits = 0;
+    s->buffer_bytes = 0;
+    for (int v = 0; v < st->p.num_vls; v++) {
+      s->credits += st->ports[p].credit[v].free_blocks;
+      s->buffer_bytes += st->ports[p].occupancy[v];
+    }
+  }
+  if (fab->active_flows > 0 || heap_size(&fab->events) > 0)
+    fabric_schedule(fab, fab->now + st->p.series_interval_s, FAB_EV_MODEL, 0, ev_ptr(IB_EV_SAMPLE, 0, 0));
+  else
+    st->sampler_running = 0;
+}
+
+void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg)
+{
+  struct ib_state *st = ib__state(fab);
+  uintptr_t word = (uintptr_t)ptr;
+  int kind = (int)(word & 15);
+  switch (kind) {
+  case IB_EV_CREDIT: {
+    int vl = (int)((word >> 4) & 15);
+    int32_t blocks = (int32_t)(word >> 8);
+    ib_credit_return(&st->ports[arg].credit[vl], blocks);
+    st->stats.credit_updates++;
+    fabric_port_kick(fab, (int)arg);
+    break;
+  }
+  case IB_EV_KICK:
+    st->ports[arg].kick_pending = 0;
+    fabric_port_kick(fab, (int)arg);
+    break;
+  case IB_EV_SAMPLE:
+    ib__sample(fab);
+    break;
+  default:
+    abort();
+  }
+}

@@ -1,0 +1,135 @@
+/* InfiniBand at flow fidelity against packet fidelity: congestion trees, and mean completion
+ * times on the scenarios of test_ib_packet.c and a 128-GPU random permutation. */
+#include "test_ib_support.h"
+
+/* GPU 1 sends to A = GPU 0 (with GPUs 2..8: an incast) and an innocent flow to the idle GPU
+ * B = GPU 9. Both of GPU 1's flows share its switch input buffer: the head-of-line packet for
+ * A holds the innocent one back. */
+static double innocent_fct(fab_fidelity fid, int with_incast)
+{
+  struct topo *t = topo_single_switch(10, RATE, LINK_LAT, SWITCH_LAT);
+  struct xfer x[9];
+  int n = 0;
+  x[n++] = (struct xfer){.src = 1, .dst = 9, .bytes = 1e6};
+  if (with_incast)
+    for (int i = 1; i <= 8; i++)
+      x[n++] = (struct xfer){.src = i, .dst = 0, .bytes = 4e6};
+  const char *cfg[] = {"ib/buffer-per-vl:32KiB", NULL};
+  run_all(t, fid, cfg, x, n, NULL);
+  topo_free(t);
+  return x[0].finish_s;
+}
+
+static void test_ib_congestion_tree_slows_innocent_flow(void)
+{
+  double alone = innocent_fct(FAB_FIDELITY_PACKET, 0);
+  double packet = innocent_fct(FAB_FIDELITY_PACKET, 1);
+  double flow_alone = innocent_fct(FAB_FIDELITY_FLOW, 0);
+  double flow = innocent_fct(FAB_FIDELITY_FLOW, 1);
+  double slow_packet = packet / alone, slow_flow = flow / flow_alone;
+  fprintf(stderr,
+          "\n    innocent 1 MB flow behind an 8->1 incast (shared input buffer): packet FCT %.2f us alone, %.2f us "
+          "with incast (x%.2f); flow %.2f us / %.2f us (x%.2f, %+.2f%% vs packet)\n",
+          alone * 1e6, packet * 1e6, slow_packet, flow_alone * 1e6, flow * 1e6, slow_flow,
+          100 * (flow - packet) / packet);
+  CU_ASSERT(slow_packet > 2); /* max-min alone would give it 7/8 of its NIC: x1.14 */
+  CU_ASSERT(within(flow, packet, 0.10));
+}
+
+/* tiny-16 under AR: an incast 0,1,2 -> 8 fills leaf2's input buffers from every spine, and
+ * GPU 4 -> 9 crosses those buffers. The spines' arbiters serve their input ports in turn, so the
+ * innocent flow (alone on leaf1's input) keeps its rate: the flow model must not throttle it. */
+static void test_ib_congestion_tree_spares_flow_with_own_input(void)
+{
+  struct platform *p = load_shipped("tiny-16.xml");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  double fct[2];
+  for (int fid = 0; fid < 2; fid++) {
+    struct xfer x[4] = {{.src = 4, .dst = 9, .bytes = 1e6},
+                        {.src = 0, .dst = 8, .bytes = 4e6},
+                        {.src = 1, .dst = 8, .bytes = 4e6},
+                        {.src = 2, .dst = 8, .bytes = 4e6}};
+    run_all(p->topo, (fab_fidelity)fid, NULL, x, 4, NULL);
+    fct[fid] = x[0].finish_s;
+  }
+  fprintf(stderr, "\n    tiny-16 AR, innocent 4->9 through leaf2's congested inputs: FCT packet %.2f us, flow %.2f us "
+                  "(%+.2f%%); alone 21.29 us\n",
+          fct[0] * 1e6, fct[1] * 1e6, 100 * (fct[1] - fct[0]) / fct[0]);
+  CU_ASSERT(within(fct[1], fct[0], 0.10));
+  platform_free(p);
+}
+
+static double compare(const char *what, struct topo *t, const char *const *cfg, struct xfer *x, int n)
+{
+  double packet = run_all(t, FAB_FIDELITY_PACKET, cfg, x, n, NULL);
+  double flow = run_all(t, FAB_FIDELITY_FLOW, cfg, x, n, NULL);
+  double err = (flow - packet) / packet;
+  fprintf(stderr, "    %-46s mean FCT packet %9.3f us, flow %9.3f us (%+.2f%%)\n", what, packet * 1e6, flow * 1e6,
+          100 * err);
+  return err;
+}
+
+static void test_ib_flow_matches_packet(void)
+{
+  fprintf(stderr, "\n");
+  static struct xfer x[128];
+  /* 1: incast */
+  struct topo *t = topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT);
+  for (int i = 0; i < 8; i++)
+    x[i] = (struct xfer){.src = 1 + i, .dst = 0, .bytes = 2e6};
+  const char *small[] = {"ib/buffer-per-vl:32KiB", NULL};
+  CU_ASSERT(fabs(compare("1 incast 8->1, 2 MB, 32 KiB/VL", t, small, x, 8)) <= 0.05);
+  topo_free(t);
+  /* 2: credit window */
+  t = topo_single_switch(2, RATE, 10e-6, SWITCH_LAT);
+  x[0] = (struct xfer){.src = 0, .dst = 1, .bytes = 16e6};
+  const char *window[] = {"ib/buffer-per-vl:256KiB", NULL};
+  CU_ASSERT(fabs(compare("2 credit window, 10 us links, 256 KiB/VL", t, window, x, 1)) <= 0.05);
+  const char *bdp[] = {"ib/buffer-per-vl:2MiB", NULL};
+  CU_ASSERT(fabs(compare("2 credit window, 10 us links, 2 MiB/VL", t, bdp, x, 1)) <= 0.05);
+  topo_free(t);
+  /* 4: routing on ft2-128 */
+  struct platform *p = load_shipped("ft2-128.xml");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  struct ib_lft lft;
+  ib_lft_init(&lft, p->topo);
+  int by_rank[128];
+  for (int g = 0; g < 128; g++)
+    by_rank[lft.rank[g]] = g;
+  ib_lft_free(&lft);
+  for (int r = 0; r < 128; r++)
+    x[r] = (struct xfer){.src = by_rank[r], .dst = by_rank[(r + 13) % 128], .bytes = 4e6};
+  const char *dmodk[] = {"ib/routing:dmodk", NULL};
+  CU_ASSERT(fabs(compare("4 ft2-128 shift 13, 4 MB, D-mod-K", p->topo, dmodk, x, 128)) <= 0.05);
+  int perm[128];
+  random_permutation(128, 7, perm);
+  for (int i = 0; i < 128; i++)
+    x[i] = (struct xfer){.src = i, .dst = perm[i], .bytes = 4e6};
+  CU_ASSERT(fabs(compare("4 ft2-128 random permutation, 4 MB, D-mod-K", p->topo, dmodk, x, 128)) <= 0.05);
+  /* 128-GPU random permutations under the default routing (AR). The permutation of seed 3 is
+   * the core engine test's; the others show the spread of the known gap (docs/ib.md: even
+   * spreading is slightly optimistic where per-packet AR runs links at 100% load). */
+  for (uint64_t seed = 3; seed <= 5; seed++) {
+    random_permutation(128, seed, perm);
+    for (int i = 0; i < 128; i++)
+      x[i] = (struct xfer){.src = i, .dst = perm[i], .bytes = 4e6};
+    char what[64];
+    snprintf(what, sizeof what, "ft2-128 random permutation %d, 4 MB, AR", (int)seed);
+    CU_ASSERT(fabs(compare(what, p->topo, NULL, x, 128)) <= (seed == 3 ? 0.05 : 0.08));
+  }
+  platform_free(p);
+}
+
+int main(void)
+{
+  CU_initialize_registry();
+  CU_pSuite s = CU_add_suite("ib_flow", NULL, NULL);
+  CU_add_test(s, "congestion tree slows an innocent flow", test_ib_congestion_tree_slows_innocent_flow);
+  CU_add_test(s, "congestion tree spares a flow with its own input", test_ib_congestion_tree_spares_flow_with_own_input);
+  CU_add_test(s, "flow fidelity matches packet fidelity", test_ib_flow_matches_packet);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failures = CU_get_number_of_failures();
+  CU_cleanup_registry();
+  return failures ? 1 : 0;
+}
