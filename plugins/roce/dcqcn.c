@@ -48,7 +48,7 @@ static void increase(const struct dcqcn_params *p, struct dcqcn_vars *v, struct 
 {
   int hi = v->timer_count > v->byte_count ? v->timer_count : v->byte_count;
   int lo = v->timer_count < v->byte_count ? v->timer_count : v->byte_count;
-  if (hi < p->fast_recovery) {
+  if (hi <= p->fast_recovery) { /* the first F events after a cut (QCN: F cycles of fast recovery) */
     s->fast_recovery++;
   } else if (lo > p->fast_recovery) {
     v->rt_Bps = clamp_rate(p, v, v->rt_Bps + (lo - p->fast_recovery) * p->rhai_Bps);

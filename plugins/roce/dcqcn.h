@@ -6,8 +6,9 @@
  *     RT <- RC;  RC <- RC (1 - alpha/2);  alpha <- (1 - g) alpha + g
  * Every alpha_interval_s without a CNP:  alpha <- (1 - g) alpha
  * Rate increase, QCN style, on each expiry of the timer T and each B bytes sent (counters reset
- * by a cut); with F fast-recovery steps:
- *     max(timer, bytes) < F          fast recovery   RC <- (RT + RC) / 2
+ * by a cut); timer and bytes count the expiries since the cut, the current one included, so the
+ * first F events after a cut are fast-recovery steps:
+ *     max(timer, bytes) <= F         fast recovery   RC <- (RT + RC) / 2
  *     min(timer, bytes) > F          hyper increase  RT += i R_HAI (i = min - F);  RC <- (RT + RC)/2
  *     otherwise                      additive        RT += R_AI;  RC <- (RT + RC) / 2
  * RC and RT stay within [min_rate, line rate]; a flow starts at line rate (no slow start).

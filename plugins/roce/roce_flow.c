@@ -3,11 +3,16 @@
  *  - ECMP: the same QP keys, hence the same paths, as packet fidelity (roce_model.c flow_start);
  *  - DCQCN: its steady state, the max-min fair share of the flow engine (the CoNEXT'16 fixed
  *    point keeps the bottleneck busy: sum RC = C), no transient;
- *  - PFC pause spreading (DCQCN off, PFC on): a switch egress whose senders' line rates exceed its
+ *  - FIFO shares (DCQCN off): senders transmit at line rate and a saturated switch egress serves
+ *    its flows in proportion to their arrival rates (fifo_shares below), which caps the flows;
+ *    with DCQCN on the rates converge to the fair shares and max-min stays;
+ *  - PFC pause spreading (DCQCN off, PFC on): a switch egress whose arrival rate exceeds its
  *    capacity fills the ingress PGs feeding it past XOFF, so each of those ingress links is paused
  *    for part of the time (only when the bytes the egress cannot drain, sum over its flows of
- *    remaining x (1 - C / demand), exceed the XOFF of an empty switch); a flow that crosses such a link toward another, idle egress is throttled
- *    to the rate of the incast flows sharing that link (FIFO service of the paused link);
+ *    remaining x (1 - C / arrival), exceed the XOFF of an empty switch); a flow that crosses such
+ *    a link toward another, idle egress is throttled to the FIFO share of the incast flows
+ *    sharing that link (FIFO service of the paused link). The pause is taken to hold for the
+ *    whole transfer: the victim's unthrottled start, before XOFF is reached, is missing;
  *  - loss: go-back-N goodput, rate cap = line rate x (1 - P) / (1 + P W), P the path loss
  *    probability per packet and W the window in packets (one bandwidth-delay product). */
 #include "roce_internal.h"
@@ -41,6 +46,56 @@ static double xoff_estimate(const struct fabric *fab, int node)
   return pfc_xoff(&rs->cfg.pfc, rs->cfg.buffer_B - rs->switches[node].headroom_total_B);
 }
 
+/* Without congestion control every sender transmits at its NIC's share of the line rate, and a
+ * switch egress is a FIFO: when the bytes arriving at a port exceed its capacity C, each flow
+ * leaves it at C x (its arrival rate / total arrival rate), not at the max-min share (Jain's FIFO
+ * fluid model; a flow slowed upstream keeps less of a later bottleneck). The arrival rates
+ * depend on the upstream ports' shares: a Jacobi iteration over the hops from the NIC (round
+ * robin among its flows, an equal split) to the last hop reaches their fixed point. out[i]
+ * receives flow i's rate after its last hop. */
+static void fifo_shares(struct fabric *fab, struct fab_flow **flows, size_t n, double *out)
+{
+  struct roce_state *rs = roce__state(fab);
+  const struct topo *t = fab->topo;
+  double *in = rs->fl_scratch;
+  for (size_t i = 0; i < n; i++)
+    rs->fl_demand[flows[i]->path[0]] += 1; /* flows per NIC port */
+  for (size_t i = 0; i < n; i++) {
+    const struct fab_flow *f = flows[i];
+    double r = t->ports[f->path[0]].rate_Bps / rs->fl_demand[f->path[0]];
+    for (int h = 1; h < f->hops; h++)
+      in[i * ROUTE_MAX_HOPS + h] = r;
+  }
+  for (size_t i = 0; i < n; i++)
+    rs->fl_demand[flows[i]->path[0]] = 0;
+  for (int iter = 0; iter < 64; iter++) {
+    for (size_t i = 0; i < n; i++)
+      for (int h = 1; h < flows[i]->hops; h++)
+        rs->fl_demand[flows[i]->path[h]] += in[i * ROUTE_MAX_HOPS + h];
+    double moved = 0;
+    for (size_t i = 0; i < n; i++) {
+      const struct fab_flow *f = flows[i];
+      double r = in[i * ROUTE_MAX_HOPS + 1];
+      for (int h = 1; h < f->hops; h++) {
+        int p = f->path[h];
+        if (h > 1) {
+          moved = fmax(moved, fabs(in[i * ROUTE_MAX_HOPS + h] - r) / r);
+          in[i * ROUTE_MAX_HOPS + h] = r;
+        }
+        double c = t->ports[p].rate_Bps;
+        if (rs->fl_demand[p] > c)
+          r *= c / rs->fl_demand[p];
+      }
+      out[i] = r;
+    }
+    for (size_t i = 0; i < n; i++)
+      for (int h = 1; h < flows[i]->hops; h++)
+        rs->fl_demand[flows[i]->path[h]] = 0;
+    if (moved < 1e-6)
+      break;
+  }
+}
+
 void roce__flow_rates(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
@@ -48,10 +103,21 @@ void roce__flow_rates(struct fabric *fab)
   size_t n;
   struct fab_flow **flows = fabric_active_flows(fab, &n);
   int spreading = rs->cfg.pfc.enabled && rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF;
+  int fifo = rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF;
+  if (fifo) {
+    if (n > rs->fl_cap) {
+      rs->fl_cap = 2 * n;
+      rs->fl_scratch = realloc(rs->fl_scratch, rs->fl_cap * ROUTE_MAX_HOPS * sizeof(double));
+      rs->fl_fifo = realloc(rs->fl_fifo, rs->fl_cap * sizeof(double));
+      if (rs->fl_scratch == NULL || rs->fl_fifo == NULL)
+        abort();
+    }
+    fifo_shares(fab, flows, n, rs->fl_fifo);
+  }
   if (spreading) {
     for (size_t i = 0; i < n; i++)
-      for (int h = 0; h < flows[i]->hops; h++)
-        rs->fl_demand[flows[i]->path[h]] += line_rate(fab, flows[i]);
+      for (int h = 0; h < flows[i]->hops; h++) /* arrival rates: the FIFO shares upstream of each hop */
+        rs->fl_demand[flows[i]->path[h]] += h == 0 ? line_rate(fab, flows[i]) : rs->fl_scratch[i * ROUTE_MAX_HOPS + h];
     for (size_t i = 0; i < n; i++)
       for (int h = 1; h < flows[i]->hops; h++) {
         int e = flows[i]->path[h];
@@ -63,8 +129,8 @@ void roce__flow_rates(struct fabric *fab)
       for (int h = 1; h < f->hops; h++) {
         int e = f->path[h];
         if (is_switch_port(fab, e) && rs->fl_demand[e] > t->ports[e].rate_Bps * (1 + 1e-9) &&
-            rs->fl_backlog[e] > xoff_estimate(fab, t->ports[e].node) && f->rate_Bps > rs->fl_victim_cap[f->path[h - 1]])
-          rs->fl_victim_cap[f->path[h - 1]] = f->rate_Bps;
+            rs->fl_backlog[e] > xoff_estimate(fab, t->ports[e].node) && rs->fl_fifo[i] > rs->fl_victim_cap[f->path[h - 1]])
+          rs->fl_victim_cap[f->path[h - 1]] = rs->fl_fifo[i];
       }
     }
   }
@@ -75,6 +141,8 @@ void roce__flow_rates(struct fabric *fab)
     double window = ceil(line_rate(fab, f) * rtt / fab->mtu) + 1;
     double factor = roce__loss_goodput_factor(rs->cfg.drop_rate, f->hops, window);
     double cap = factor < 1 ? factor * line_rate(fab, f) : 0;
+    if (fifo && rs->fl_fifo[i] < line_rate(fab, f) * (1 - 1e-9) && (cap == 0 || rs->fl_fifo[i] < cap))
+      cap = rs->fl_fifo[i];
     if (spreading)
       for (int h = 0; h + 1 < f->hops; h++) {
         int u = f->path[h], next = f->path[h + 1];

@@ -125,6 +125,9 @@ struct roce_state {
   double *fl_demand;     /* per port: sum of sender line rates crossing it */
   double *fl_victim_cap; /* per port: rate of the paused ingress flows crossing it (0: none) */
   double *fl_backlog;    /* per port: bytes a congested egress cannot drain */
+  double *fl_scratch;    /* per active flow and hop: its arrival rate at the hop (FIFO shares) */
+  double *fl_fifo;       /* per active flow: its FIFO share after its last hop */
+  size_t fl_cap;         /* flows the two arrays hold */
 };
 
 static inline struct roce_state *roce__state(const struct fabric *fab) { return fab->model_state; }

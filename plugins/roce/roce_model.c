@@ -78,6 +78,8 @@ static void roce_fini(struct fabric *fab)
   free(rs->fl_demand);
   free(rs->fl_victim_cap);
   free(rs->fl_backlog);
+  free(rs->fl_scratch);
+  free(rs->fl_fifo);
   free(rs->flow_series.rows);
   free(rs->port_series.rows);
   free(rs);

@@ -6,58 +6,85 @@
 #define G100 12.5e9
 #define G400 50e9
 
-/* 1. Two senders into one receiver at 100 Gb/s, paper preset: equal shares, queue near q*. */
+/* 1. Two senders into one receiver at 100 Gb/s, paper preset: equal shares, queue near q*.
+ * The second flow joins 1 ms after the first; 1 ms windows of each flow's delivered bytes over
+ * 300 ms, several seeds (ECN marks are Bernoulli draws, so the rates keep a random wander of a
+ * few percent around the fair share: docs/roce.md, Validation 1). Per seed: the last window
+ * outside 10% of the fair share (the issue's convergence time: in the band for the rest of the
+ * run; the last window when it never settles), the fraction of windows in the band after 50 ms,
+ * flow 0's share and the mean queue over the second half. */
 static void test_dcqcn_two_flows_converge(void)
 {
+  enum { SEEDS = 6, WINDOWS = 300 };
+  const double second_start = 1e-3, w = 1e-3;
   struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
   const char *cfg[] = {"roce/dcqcn:paper", NULL};
-  struct param_set *ps = roce_params_with(cfg);
-  char err[256];
-  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_PACKET, 1, err, sizeof err);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
-  const double second_start = 1e-3, end = 201e-3, step = 10e-3;
-  struct fab_flow *f[2] = {fabric_post(fab, 0, 2, 4e9, 0, 0, NULL, NULL),
-                           fabric_post(fab, 1, 2, 4e9, second_start, 0, NULL, NULL)};
-  int port = t->ports[t->gpu_nic_port[2]].peer_port; /* switch -> receiver */
-  double last[2] = {0, 0}, converged = -1, q_sum = 0, share_sum = 0, util_sum = 0;
-  int q_n = 0;
-  for (double now = second_start + step; now <= end + 1e-12; now += step) {
-    double q_step = 0;
-    int q_samples = 0;
-    for (int k = 1; k <= 20; k++) {
-      fabric_advance(fab, now - step + k * step / 20);
-      q_step += fab->ports[port].total_queued;
-      q_samples++;
-    }
-    double r[2];
-    for (int i = 0; i < 2; i++) {
-      r[i] = (f[i]->delivered - last[i]) / step;
-      last[i] = f[i]->delivered;
-    }
-    double gap = fabs(r[0] - r[1]) / ((r[0] + r[1]) / 2);
-    if (gap < 0.1 && converged < 0)
-      converged = now - second_start;
-    if (now - second_start >= 100e-3) {
-      q_sum += q_step / q_samples;
-      q_n++;
-      share_sum += r[0] / (r[0] + r[1]);
-      util_sum += (r[0] + r[1]) / G100;
-    }
-  }
   struct dcqcn_params paper = {1.0 / 256, 1, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0};
   double p_star = dcqcn_fixed_point_p(&paper, 2, G100, 4096);
   double kmin = 5e3 * G100 / 5e9, kmax = 200e3 * G100 / 5e9;
   double q_star = kmin + p_star / 0.01 * (kmax - kmin);
-  double q_mean = q_sum / q_n;
-  fprintf(stderr, "\n  [dcqcn] converged within 10%% after %.0f us; share of flow 0 %.3f; utilisation %.3f; "
-          "mean queue %.1f KB vs fluid q* %.1f KB (p* %.2e); marks %llu\n",
-          converged * 1e6, share_sum / q_n, util_sum / q_n, q_mean / 1e3, q_star / 1e3, p_star,
-          (unsigned long long)sg_roce_get_ecn_marks(fab));
-  CU_ASSERT(converged >= 0 && converged < 100e-3);
-  CU_ASSERT(fabs(share_sum / q_n - 0.5) < 0.05);
-  CU_ASSERT(q_mean > q_star / 3 && q_mean < q_star * 3);
-  fabric_free(fab);
-  param_set_free(ps);
+  double share_all = 0, q_all = 0, worst_fraction = 1, conv[SEEDS];
+  int converged_seeds = 0;
+  fprintf(stderr, "\n");
+  for (int seed = 1; seed <= SEEDS; seed++) {
+    struct param_set *ps = roce_params_with(cfg);
+    char err[256];
+    struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_PACKET, (uint64_t)seed, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+    struct fab_flow *f[2] = {fabric_post(fab, 0, 2, 40e9, 0, 0, NULL, NULL),
+                             fabric_post(fab, 1, 2, 40e9, second_start, 0, NULL, NULL)};
+    int port = t->ports[t->gpu_nic_port[2]].peer_port; /* switch -> receiver */
+    fabric_advance(fab, second_start);
+    double last[2] = {f[0]->delivered, f[1]->delivered}, last_out = 0, q_sum = 0, share = 0;
+    int q_n = 0, share_n = 0, band_n = 0, in_band = 0;
+    for (int k = 1; k <= WINDOWS; k++) {
+      double now = second_start + k * w;
+      for (int j = 1; j <= 20; j++) {
+        fabric_advance(fab, now - w + j * w / 20);
+        if (k > WINDOWS / 2) {
+          q_sum += fab->ports[port].total_queued;
+          q_n++;
+        }
+      }
+      double r[2];
+      for (int i = 0; i < 2; i++) {
+        r[i] = (f[i]->delivered - last[i]) / w;
+        last[i] = f[i]->delivered;
+      }
+      double fair = (r[0] + r[1]) / 2;
+      int ok = fabs(r[0] - fair) <= 0.1 * fair; /* r[1] is as far on the other side */
+      if (!ok)
+        last_out = k * w;
+      if (now >= 50e-3) {
+        band_n++;
+        in_band += ok;
+      }
+      if (k > WINDOWS / 2) {
+        share += r[0] / (r[0] + r[1]);
+        share_n++;
+      }
+    }
+    conv[seed - 1] = last_out;
+    converged_seeds += last_out < (WINDOWS - 10) * w; /* in the band for the last 10 ms at least */
+    double fraction = (double)in_band / band_n;
+    fprintf(stderr, "  [dcqcn seed %d] last 1 ms window outside 10%% at %.0f ms, %.0f%% of 1 ms windows "
+            "within 10%% after 50 ms, share of flow 0 %.3f, mean queue %.1f KB\n",
+            seed, last_out * 1e3, 100 * fraction, share / share_n, q_sum / q_n / 1e3);
+    share_all += share / share_n / SEEDS;
+    q_all += q_sum / q_n / SEEDS;
+    if (fraction < worst_fraction)
+      worst_fraction = fraction;
+    fabric_free(fab);
+    param_set_free(ps);
+  }
+  fprintf(stderr, "  [dcqcn] %d seeds: share of flow 0 %.3f; %.0f%% of windows within 10%% (worst seed); in the band for the rest of the %.0f ms run after "
+          "%.0f/%.0f/%.0f/%.0f/%.0f/%.0f ms (%d of %d seeds settle); mean queue %.1f KB vs fluid q* %.1f KB (p* %.2e)\n",
+          SEEDS, share_all, 100 * worst_fraction, WINDOWS * w * 1e3, conv[0] * 1e3, conv[1] * 1e3, conv[2] * 1e3,
+          conv[3] * 1e3, conv[4] * 1e3, conv[5] * 1e3, converged_seeds, SEEDS, q_all / 1e3, q_star / 1e3, p_star);
+  CU_ASSERT(fabs(share_all - 0.5) < 0.02);
+  CU_ASSERT(converged_seeds >= SEEDS / 2); /* the 10% met for the rest of the run by half the seeds */
+  CU_ASSERT(worst_fraction > 0.75);
+  CU_ASSERT(q_all > 0.75 * q_star && q_all < 1.25 * q_star);
   topo_free(t);
 }
 
@@ -118,9 +145,11 @@ static void test_pfc_congestion_spreading(void)
   spreading_case(FAB_FIDELITY_FLOW, "roce/pfc:off", &off_f, &pauses);
   fprintf(stderr, "\n  [spreading] victim goodput packet: PFC on %.1f Gb/s, PFC off %.1f Gb/s; "
           "flow: PFC on %.1f, off %.1f Gb/s\n", on, off, on_f, off_f);
-  CU_ASSERT(on < 0.8 * off);
+  CU_ASSERT(on < 0.8 * off); /* packet: the victim slows with PFC on, not with PFC off */
   CU_ASSERT(off > 40);
   CU_ASSERT(on_f < 0.6 * off_f);
+  CU_ASSERT(fabs(off_f - off) < 0.05 * off);  /* flow vs packet, PFC off: FIFO shares (measured 0.0%) */
+  CU_ASSERT(fabs(on_f - on) < 0.35 * on);     /* PFC on: measured 31% low, docs/roce.md */
 }
 
 /* Exact E[max load] of n balls in n bins: P(max <= m) = n!/n^n [x^n] (sum_{k<=m} x^k/k!)^n. */
@@ -298,7 +327,7 @@ static void test_flow_matches_packet(void)
     fprintf(stderr, "  [flow vs packet] 128-GPU permutation, DCQCN off: packet %.1f us, flow %.1f us (%.1f%%), "
             "marks %llu\n", p.mean_fct * 1e6, f.mean_fct * 1e6, 100 * rel(f.mean_fct, p.mean_fct),
             (unsigned long long)p.marks);
-    CU_ASSERT(rel(f.mean_fct, p.mean_fct) < 0.06); /* measured 5.2%: misses the 5% target, docs/roce.md */
+    CU_ASSERT(rel(f.mean_fct, p.mean_fct) < 0.05); /* measured 3.4% with FIFO shares (5.4% with max-min) */
     platform_free(pl);
   }
 }

@@ -26,8 +26,10 @@ static void test_dcqcn_cut_and_recovery(void)
   for (int i = 0; i < 5; i++)
     dcqcn_on_rate_timer(&g_paper, &v, &s); /* fast recovery halves the gap each step */
   CU_ASSERT_DOUBLE_EQUAL(v.rc_Bps, 12.5e9 - 6.25e9 / 32, 1);
-  CU_ASSERT_EQUAL(s.fast_recovery, 4);
-  CU_ASSERT_EQUAL(s.additive, 1);
+  CU_ASSERT_EQUAL(s.fast_recovery, 5); /* F = 5 fast-recovery steps, */
+  CU_ASSERT_EQUAL(s.additive, 0);
+  dcqcn_on_rate_timer(&g_paper, &v, &s);
+  CU_ASSERT_EQUAL(s.additive, 1); /* then additive increase */
   dcqcn_on_alpha_timer(&g_paper, &v);
   CU_ASSERT_DOUBLE_EQUAL(v.alpha, 1 - 1.0 / 256, 1e-12);
   struct dcqcn_params nic = g_paper;
