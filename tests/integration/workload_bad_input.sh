@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# workload_bad_input CASE: one bogus workload (or placement) given to "sgfabric run". The run must
+# fail with status 1 or 2 (not a crash), say why on stderr after "sgfabric run: " naming the file
+# and, for the workload files, the line, and leave no --out directory (nor a temporary sibling).
+# The bogus traces and SimAI files are the unit tests' (tests/unit/workloads/bogus).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+[ $# -eq 1 ] || die "usage: $0 SGFABRIC_BINARY SOURCE_DIR CASE"
+name=$1
+bogus=$SRC/tests/unit/workloads/bogus
+tiny=$PLATFORMS/tiny-16.xml
+
+# expect_fail "FRAGMENT[|FRAGMENT...]" ARGS...: runs sgfabric run ARGS... --out WORK/out and checks
+# the failure; every |-separated fragment must appear in stderr (fixed strings).
+expect_fail() {
+  local fragments=$1
+  shift
+  local out=$WORK/out status=0
+  "$SGF" run "$@" --no-progress --out "$out" >"$WORK/stdout" 2>"$WORK/stderr" || status=$?
+  local err
+  err=$(cat "$WORK/stderr")
+  echo "sgfabric run $* --out $out"
+  echo "  exit status $status, stderr: $err"
+  [ "$status" -ne 0 ] || die "$name: the run succeeded"
+  [ "$status" -eq 1 ] || [ "$status" -eq 2 ] || die "$name: exit status $status, expected 1 or 2 (a crash?)"
+  [ -n "$err" ] || die "$name: nothing on stderr"
+  if [ -n "${SIMGRID_FIRST:-}" ]; then # SimGrid's own report may come first
+    grep -q '^sgfabric run: ' "$WORK/stderr" || die "$name: no stderr line starts with 'sgfabric run: '"
+  else
+    case $err in
+    "sgfabric run: "*) ;;
+    *) die "$name: stderr does not start with 'sgfabric run: '" ;;
+    esac
+  fi
+  local IFS='|' fragment
+  for fragment in $fragments; do
+    grep -qF -- "$fragment" "$WORK/stderr" || die "$name: stderr does not contain '$fragment'"
+  done
+  [ ! -e "$out" ] || die "$name: $out exists after a failed run"
+  compgen -G "$out.tmp*" >/dev/null && die "$name: a temporary results directory was left: $(ls -d "$out".tmp*)"
+  compgen -G "$out.*" >/dev/null && die "$name: something was left next to $out: $(ls -d "$out".*)"
+  return 0
+}
+
+# run_bogus FILE FRAGMENTS [PREFIX]: the trace FILE of the bogus directory (PREFIX simai: for SimAI).
+run_bogus() {
+  expect_fail "$1|$2" --platform "$tiny" --workload "${3:-}$bogus/$1" --fabric ideal
+}
+
+case $name in
+unknown_op) run_bogus unknown-op.trace ".trace:8: |unknown op 'teleport'" ;;
+group_too_large) run_bogus group-too-large.trace ".trace:3: |group tp of 16 ranks is larger than the job (8 gpus)" ;;
+truncated) run_bogus truncated.trace ".trace:8: |truncated: program 0 declares 3 ops, found 2" ;;
+negative_size) run_bogus negative-size.trace ".trace:8: |negative value -4096" ;;
+wrong_version) run_bogus wrong-version.trace ".trace:1: |unsupported format version 7" ;;
+non_numeric) run_bogus non-numeric.trace ".trace:7: |field 'flops': 'lots' is not a number" ;;
+simai_unknown_comm) run_bogus simai-unknown-comm.txt ".txt:4: |unknown comm type 'ALLSHUFFLE'" simai: ;;
+simai_truncated_row) run_bogus simai-truncated-row.txt ".txt:4: |truncated row" simai: ;;
+simai_negative) run_bogus simai-negative.txt ".txt:3: |negative value -1024" simai: ;;
+simai_group_too_large) run_bogus simai-group-too-large.txt ".txt:1: |group larger than the job" simai: ;;
+simai_bad_policy) run_bogus simai-bad-policy.txt ".txt:1: |unsupported SimAI policy" simai: ;;
+workload_missing)
+  expect_fail "no-such.trace" --platform "$tiny" --workload "$WORK/no-such.trace" --fabric ideal ;;
+two_ranks_one_gpu) # a valid 16-rank trace, but ranks 4 and 5 both placed on gpu4 (line 10)
+  expect_fail "two-ranks-one-gpu.xml:10: |gpu4 runs two ranks" --platform "$tiny" \
+    --workload "$DATA/workloads/allreduce-dp16.trace" --deployment "$DATA/workloads/two-ranks-one-gpu.xml" \
+    --fabric ideal ;;
+more_ranks_than_gpus) # a valid 32-rank trace on the 16-GPU platform
+  expect_fail "ranks32.trace|32 ranks|16 GPUs" --platform "$tiny" --workload "$DATA/workloads/ranks32.trace" \
+    --fabric ideal ;;
+deadlock) # parses, but stage 1 receives a message stage 0 never sends: found when the replay ends
+  SIMGRID_FIRST=1 expect_fail "deadlock.trace|rank 1 never finished its program" --platform "$tiny" \
+    --workload "$DATA/workloads/deadlock.trace" --fabric ideal ;;
+*) die "unknown case '$name'" ;;
+esac
+echo "PASS"

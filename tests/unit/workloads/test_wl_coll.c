@@ -1,0 +1,352 @@
+/* Collectives (workloads/collectives) on the ideal fabric, driven without SimGrid: every
+ * algorithm against what it must do.
+ *
+ *  - ring all-reduce of S bytes over N GPUs (one GPU per node): 2(N-1) steps, each costing
+ *    S/(N*B) + NIC latency + path latency (links + switches); the whole within 1% (it is in fact
+ *    exact), and nccl-tests' busbw = algbw * 2(N-1)/N;
+ *  - tree all-reduce finishes and moves 2(N-1)*S bytes (two trees of S/2, up and down);
+ *  - hierarchical all-reduce on L nodes x g GPUs: the intra-node phases ride NVLink, the fabric
+ *    carries only the inter-node ring of S/g per rail: 2(L-1)*S bytes; NVLink 2L(g-1)*S;
+ *  - all-to-all moves S/N between every ordered pair;
+ *  - broadcast delivers S to every member but the root.
+ *
+ * Per-flow accounting comes from a recording copy of the ideal model (its flow_done hook). */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <string.h>
+
+#include "coll.h"
+#include "../fabric/test_support.h"
+
+#define RATE 50e9 /* 400 Gbps */
+#define LINK_LAT 100e-9
+#define SWITCH_LAT 130e-9
+#define NIC_LAT 500e-9
+#define TAG 3
+#define MAXG 16
+
+/* What the recording model saw. */
+static struct {
+  double pair_bytes[MAXG][MAXG]; /* src, dst */
+  long flows;
+} g_rec;
+
+static void rec_flow_done(struct fabric *fab, struct fab_flow *flow)
+{
+  (void)fab;
+  if (flow->parent == NULL && flow->src_gpu < MAXG && flow->dst_gpu < MAXG) {
+    g_rec.pair_bytes[flow->src_gpu][flow->dst_gpu] += flow->bytes;
+    g_rec.flows++;
+  }
+}
+
+struct outcome {
+  struct coll_report report;
+  int finished;           /* the finish callback ran */
+  int members_done;       /* done callbacks */
+  int transfers;          /* coll_transfer_count */
+  enum coll_algo algo;    /* coll_algorithm */
+  double fabric_bytes;    /* fabric bytes of TAG */
+  double nvlink_bytes;    /* NVLink bytes of TAG */
+  double other_tag_bytes; /* bytes counted under any other tag (must be 0) */
+};
+
+static void on_member_done(void *ctx, int member)
+{
+  (void)member;
+  ((struct outcome *)ctx)->members_done++;
+}
+
+static void on_finish(void *ctx, const struct coll_report *r)
+{
+  struct outcome *o = ctx;
+  o->report = *r;
+  o->finished++;
+}
+
+/* Runs one collective on gpus[0..n) of topo, every member joining at time 0. */
+static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo, enum coll_kind kind, double bytes,
+                     const int *gpus, int n, int root, int gpus_per_node, struct outcome *o)
+{
+  struct param_set *params = default_params();
+  char err[256];
+  struct fab_model recorder = fab_model_ideal;
+  recorder.flow_done = rec_flow_done;
+  memset(&g_rec, 0, sizeof g_rec);
+  memset(o, 0, sizeof *o);
+  struct fabric *fab = fabric_new(topo, params, &recorder, fidelity, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  CU_ASSERT_DOUBLE_EQUAL(fab->nic_latency_s, NIC_LAT, 1e-15); /* fabric/nic-latency default */
+  struct coll_params p;
+  coll_params_init(&p);
+  if (algo && !strcmp(algo, "ring"))
+    p.algo = COLL_ALGO_RING;
+  else if (algo && !strcmp(algo, "tree"))
+    p.algo = COLL_ALGO_TREE;
+  else if (algo && !strcmp(algo, "hierarchical"))
+    p.algo = COLL_ALGO_HIERARCHICAL;
+  struct coll_desc d = {kind, bytes, n, gpus, root, TAG, gpus_per_node};
+  struct coll_instance *c = coll_create(fab, &p, &d, on_member_done, on_finish, o);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  o->transfers = coll_transfer_count(c);
+  o->algo = coll_algorithm(c);
+  for (int m = 0; m < n; m++) /* the instance frees itself after the last member is done */
+    coll_join(c, m);
+  fabric_run(fab);
+  o->fabric_bytes = fab->stats.fabric_bytes[TAG];
+  o->nvlink_bytes = fab->stats.nvlink_bytes[TAG];
+  for (int t = 0; t < FAB_MAX_TAGS; t++)
+    if (t != TAG)
+      o->other_tag_bytes += fab->stats.fabric_bytes[t] + fab->stats.nvlink_bytes[t];
+  CU_ASSERT_EQUAL(o->finished, 1);
+  CU_ASSERT_EQUAL(o->members_done, n);
+  CU_ASSERT_EQUAL(fab->stats.flows_done, fab->stats.flows_posted);
+  CU_ASSERT_EQUAL(fab->stats.drops, 0);
+  CU_ASSERT_EQUAL(o->other_tag_bytes, 0);
+  fabric_free(fab);
+  param_set_free(params);
+}
+
+static int within(double value, double expected, double tolerance)
+{
+  return fabs(value - expected) <= tolerance * fabs(expected);
+}
+
+static const char *const fidelity_name[] = {"packet", "flow"};
+
+/* Ring all-reduce, 4 GPUs on 4 nodes of one switch: path = 2 links + 1 switch. A large buffer
+ * (busbw reaches the line rate) and a small one (the latency terms are 40% of a step, so a missing
+ * or extra latency term fails the 1% bound). */
+static void ring_single_switch(double S)
+{
+  const int N = 4;
+  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  int gpus[4] = {0, 1, 2, 3};
+  double step = S / (N * RATE) + NIC_LAT + 2 * LINK_LAT + SWITCH_LAT;
+  double expected = 2 * (N - 1) * step;
+  int large = S >= 16e6;
+  for (int fid = 0; fid < 2; fid++) {
+    struct outcome o;
+    run_coll(t, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &o);
+    CU_ASSERT_EQUAL(o.algo, COLL_ALGO_RING);
+    CU_ASSERT_EQUAL(o.report.algo, COLL_ALGO_RING);
+    /* Packet fidelity moves the ring step by step; flow fidelity as one pipelined transfer per
+     * edge (coll/ring:auto), with the same time. */
+    CU_ASSERT_EQUAL(o.transfers, fid == FAB_FIDELITY_PACKET ? 2 * (N - 1) * N : N);
+    double time = o.report.end_s - o.report.start_s;
+    double algbw = S / time, busbw = algbw * coll_busbw_factor(COLL_ALLREDUCE, N);
+    fprintf(stderr,
+            "\n    ring all-reduce %.3g MB, %d GPUs, single switch, %s: %.3f us, expected %.3f us (%+.4f%%); "
+            "algbw %.2f GB/s, busbw %.2f GB/s (line rate %.0f GB/s)",
+            S / 1e6, N, fidelity_name[fid], time * 1e6, expected * 1e6, 100 * (time - expected) / expected,
+            algbw / 1e9, busbw / 1e9, RATE / 1e9);
+    CU_ASSERT(within(time, expected, 0.01));
+    /* Every byte crossed the fabric: 2(N-1) steps of N transfers of S/N. */
+    CU_ASSERT(within(o.fabric_bytes, 2.0 * (N - 1) * S, 1e-12));
+    CU_ASSERT_EQUAL(o.nvlink_bytes, 0);
+    /* nccl-tests' definition, and for a large buffer the bus bandwidth is the line rate. */
+    CU_ASSERT_DOUBLE_EQUAL(coll_busbw_factor(COLL_ALLREDUCE, N), 2.0 * (N - 1) / N, 1e-15);
+    CU_ASSERT(within(busbw, S / expected * 2.0 * (N - 1) / N, 0.01));
+    if (large)
+      CU_ASSERT(within(busbw, RATE, 0.01));
+    CU_ASSERT(busbw <= RATE);
+    /* Each GPU sends to its ring successor only, S/N per step. */
+    for (int i = 0; i < N; i++)
+      for (int j = 0; j < N; j++)
+        CU_ASSERT(within(g_rec.pair_bytes[i][j] + 1, (j == (i + 1) % N ? 2.0 * (N - 1) * S / N : 0) + 1, 1e-12));
+  }
+  topo_free(t);
+}
+
+static void test_coll_ring_allreduce_analytic_single_switch(void)
+{
+  ring_single_switch(64e6);
+  ring_single_switch(256e3);
+}
+
+/* Ring all-reduce, 8 GPUs on 8 nodes of a generated 2-tier fat-tree (radix 8: GPU i on leaf i/4):
+ * the ring 0..7 crosses leaves at 3->4 and 7->0 (4 links, 3 switches); those steps pace the ring. */
+static void test_coll_ring_allreduce_analytic_fat_tree(void)
+{
+  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "1", "--radix", "8"};
+  struct platform *p = load_generated(opts, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT_EQUAL_FATAL(p->topo->n_gpus, 8);
+  CU_ASSERT_EQUAL_FATAL(p->topo->gpus_per_node, 1);
+  CU_ASSERT_EQUAL(p->topo->gpu_leaf[3], 0);
+  CU_ASSERT_EQUAL(p->topo->gpu_leaf[4], 1);
+  const int N = 8;
+  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  const double sizes[2] = {16e6, 512e3}; /* 512 KB: the latency terms are a third of a step */
+  for (int k = 0; k < 4; k++) {
+    int fid = k % 2;
+    double S = sizes[k / 2];
+    double step = S / (N * RATE) + NIC_LAT + 4 * LINK_LAT + 3 * SWITCH_LAT;
+    double expected = 2 * (N - 1) * step;
+    struct outcome o;
+    run_coll(p->topo, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &o);
+    CU_ASSERT_EQUAL(o.algo, COLL_ALGO_RING);
+    double time = o.report.end_s - o.report.start_s;
+    double busbw = S / time * 2.0 * (N - 1) / N;
+    fprintf(stderr,
+            "\n    ring all-reduce %.3g MB, %d GPUs, fat-tree, %s: %.3f us, expected %.3f us (%+.4f%%); busbw %.2f GB/s",
+            S / 1e6, N, fidelity_name[fid], time * 1e6, expected * 1e6, 100 * (time - expected) / expected,
+            busbw / 1e9);
+    CU_ASSERT(within(time, expected, 0.01));
+    CU_ASSERT(within(o.fabric_bytes, 2.0 * (N - 1) * S, 1e-12));
+  }
+  platform_free(p);
+}
+
+/* Tree all-reduce: two mirrored binary trees carrying S/2 each, chunks of coll/chunk bytes. */
+static void test_coll_tree_allreduce_bytes(void)
+{
+  const int N = 8;
+  const double S = 16e6; /* 8 MB per tree: 2 chunks of 4 MB */
+  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  struct outcome tree, ring;
+  run_coll(t, FAB_FIDELITY_PACKET, "tree", COLL_ALLREDUCE, S, gpus, N, 0, 1, &tree);
+  run_coll(t, FAB_FIDELITY_PACKET, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &ring);
+  double time = tree.report.end_s - tree.report.start_s;
+  double ring_time = ring.report.end_s - ring.report.start_s;
+  fprintf(stderr, "\n    tree all-reduce %.0f MB, %d GPUs: %.3f us (ring %.3f us), %d transfers, %.0f fabric bytes", S / 1e6, N,
+          time * 1e6, ring_time * 1e6, tree.transfers, tree.fabric_bytes);
+  CU_ASSERT_EQUAL(tree.algo, COLL_ALGO_TREE);
+  CU_ASSERT_EQUAL(tree.report.algo, COLL_ALGO_TREE);
+  CU_ASSERT_EQUAL(tree.transfers, 2 /* trees */ * 2 /* chunks */ * 2 * (N - 1) /* up + down */);
+  /* Each of the N-1 edges of each tree carries its half up and down. */
+  CU_ASSERT(within(tree.fabric_bytes, 2.0 * (N - 1) * S, 1e-12));
+  /* Every member but the root of a tree receives that tree's half on the way down, so every
+   * member receives at least S/2 and the sum of everything received is 2(N-1)S. */
+  double total = 0;
+  for (int j = 0; j < N; j++) {
+    double in = 0;
+    for (int i = 0; i < N; i++)
+      in += g_rec.pair_bytes[i][j];
+    CU_ASSERT(in >= S / 2 * (1 - 1e-12));
+    total += in;
+  }
+  CU_ASSERT(within(total, 2.0 * (N - 1) * S, 1e-12));
+  /* Member 0, root of the first tree, receives both children's halves (S) over its one link. */
+  CU_ASSERT(time >= S / RATE);
+  CU_ASSERT(time > 0);
+  topo_free(t);
+}
+
+/* Hierarchical all-reduce on L nodes x g GPUs: NVLink reduce-scatter and all-gather inside nodes,
+ * the fabric only for the inter-node rings (one per rail, 2(L-1) steps of L transfers of S/(gL)). */
+static void hierarchical_case(int nodes, int per_node)
+{
+  char gpus_text[8], per_node_text[8];
+  snprintf(gpus_text, sizeof gpus_text, "%d", nodes * per_node);
+  snprintf(per_node_text, sizeof per_node_text, "%d", per_node);
+  const char *opts[] = {"--gpus", gpus_text, "--gpus-per-node", per_node_text, "--radix", "8"};
+  struct platform *p = load_generated(opts, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT_EQUAL_FATAL(p->topo->gpus_per_node, per_node);
+  const int N = nodes * per_node, L = nodes, g = per_node;
+  const double S = 16e6;
+  int gpus[MAXG];
+  for (int i = 0; i < N; i++)
+    gpus[i] = i;
+  struct outcome h, ring;
+  run_coll(p->topo, FAB_FIDELITY_PACKET, "hierarchical", COLL_ALLREDUCE, S, gpus, N, 0, per_node, &h);
+  double expected_fabric = 2.0 * (L - 1) * S;     /* g rails x 2(L-1) steps x L transfers x S/(gL) */
+  double expected_nvlink = 2.0 * L * (g - 1) * S; /* L nodes x 2 phases x (g-1) steps x g x S/g */
+  double time = h.report.end_s - h.report.start_s;
+  fprintf(stderr, "\n    hierarchical all-reduce %.0f MB, %d nodes x %d GPUs: %.3f us, fabric %.0f B (expected %.0f), "
+          "NVLink %.0f B (expected %.0f)",
+          S / 1e6, L, g, time * 1e6, h.fabric_bytes, expected_fabric, h.nvlink_bytes, expected_nvlink);
+  CU_ASSERT_EQUAL(h.algo, COLL_ALGO_HIERARCHICAL);
+  CU_ASSERT_EQUAL(h.report.algo, COLL_ALGO_HIERARCHICAL);
+  CU_ASSERT(within(h.fabric_bytes, expected_fabric, 1e-12));
+  CU_ASSERT(within(h.nvlink_bytes, expected_nvlink, 1e-12));
+  /* Inter-node traffic only between GPUs of the same local index (the rail). */
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      if (i / g != j / g && i % g != j % g)
+        CU_ASSERT_EQUAL(g_rec.pair_bytes[i][j], 0);
+  /* The flat ring on the same GPUs puts 2(N-1)/N * S per cut link: the hierarchy saves fabric bytes. */
+  run_coll(p->topo, FAB_FIDELITY_PACKET, "ring", COLL_ALLREDUCE, S, gpus, N, 0, per_node, &ring);
+  CU_ASSERT(within(ring.fabric_bytes, 2.0 * (N - 1) * S / N * L, 1e-12));
+  CU_ASSERT(h.fabric_bytes < ring.fabric_bytes);
+  /* AUTO with a node size picks the hierarchy. */
+  struct outcome a;
+  run_coll(p->topo, FAB_FIDELITY_FLOW, NULL, COLL_ALLREDUCE, S, gpus, N, 0, per_node, &a);
+  CU_ASSERT_EQUAL(a.algo, COLL_ALGO_HIERARCHICAL);
+  CU_ASSERT(within(a.fabric_bytes, expected_fabric, 1e-12));
+  platform_free(p);
+}
+
+static void test_coll_hierarchical_2x4(void) { hierarchical_case(2, 4); }
+static void test_coll_hierarchical_4x2(void) { hierarchical_case(4, 2); }
+
+/* All-to-all: S/N from every member to every other, all at once: each NIC link carries N-1 flows. */
+static void test_coll_alltoall_pairs(void)
+{
+  const int N = 4;
+  const double S = 16e6;
+  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  int gpus[4] = {0, 1, 2, 3};
+  for (int fid = 0; fid < 2; fid++) {
+    struct outcome o;
+    run_coll(t, (fab_fidelity)fid, NULL, COLL_ALLTOALL, S, gpus, N, 0, 1, &o);
+    CU_ASSERT_EQUAL(o.transfers, N * (N - 1));
+    CU_ASSERT_EQUAL(g_rec.flows, N * (N - 1));
+    for (int i = 0; i < N; i++)
+      for (int j = 0; j < N; j++)
+        CU_ASSERT(within(g_rec.pair_bytes[i][j] + 1, (i == j ? 0 : S / N) + 1, 1e-12));
+    CU_ASSERT(within(o.fabric_bytes, (N - 1) * S, 1e-12));
+    double time = o.report.end_s - o.report.start_s;
+    double expected = (N - 1) * S / N / RATE + NIC_LAT + 2 * LINK_LAT + SWITCH_LAT;
+    fprintf(stderr, "\n    all-to-all %.0f MB, %d GPUs, %s: %.3f us, expected %.3f us (%+.3f%%)", S / 1e6, N,
+            fidelity_name[fid], time * 1e6, expected * 1e6, 100 * (time - expected) / expected);
+    CU_ASSERT(within(time, expected, 0.01));
+  }
+  topo_free(t);
+}
+
+/* Broadcast from member 2 of 4: a pipelined chain; every other member receives S, the root none. */
+static void test_coll_broadcast_delivers(void)
+{
+  const int N = 4, root = 2;
+  const double S = 10e6; /* 2 chunks of 5 MB with the default 4 MB chunk */
+  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  int gpus[4] = {0, 1, 2, 3};
+  struct outcome o;
+  run_coll(t, FAB_FIDELITY_PACKET, NULL, COLL_BROADCAST, S, gpus, N, root, 1, &o);
+  for (int j = 0; j < N; j++) {
+    double in = 0;
+    for (int i = 0; i < N; i++)
+      in += g_rec.pair_bytes[i][j];
+    CU_ASSERT(within(in + 1, (j == root ? 0 : S) + 1, 1e-12));
+  }
+  double time = o.report.end_s - o.report.start_s;
+  /* Chain of N-1 hops, 2 chunks: (chunks + hops - 1) chunk times. */
+  double chunk_step = S / 2 / RATE + NIC_LAT + 2 * LINK_LAT + SWITCH_LAT;
+  double expected = (2 + (N - 1) - 1) * chunk_step;
+  fprintf(stderr, "\n    broadcast %.0f MB from member %d of %d: %.3f us, expected %.3f us, %.0f fabric bytes", S / 1e6,
+          root, N, time * 1e6, expected * 1e6, o.fabric_bytes);
+  CU_ASSERT(within(o.fabric_bytes, (N - 1) * S, 1e-12));
+  CU_ASSERT(within(time, expected, 0.01));
+  topo_free(t);
+}
+
+int main(void)
+{
+  CU_initialize_registry();
+  CU_pSuite s = CU_add_suite("collectives", NULL, NULL);
+  CU_add_test(s, "coll_ring_allreduce_analytic_single_switch", test_coll_ring_allreduce_analytic_single_switch);
+  CU_add_test(s, "coll_ring_allreduce_analytic_fat_tree", test_coll_ring_allreduce_analytic_fat_tree);
+  CU_add_test(s, "coll_tree_allreduce_bytes", test_coll_tree_allreduce_bytes);
+  CU_add_test(s, "coll_hierarchical_2x4", test_coll_hierarchical_2x4);
+  CU_add_test(s, "coll_hierarchical_4x2", test_coll_hierarchical_4x2);
+  CU_add_test(s, "coll_alltoall_pairs", test_coll_alltoall_pairs);
+  CU_add_test(s, "coll_broadcast_delivers", test_coll_broadcast_delivers);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  int failures = (int)CU_get_number_of_failures();
+  CU_cleanup_registry();
+  return failures != 0;
+}
