@@ -124,6 +124,21 @@ void fabric_free(struct fabric *fab)
   free(fab);
 }
 
+struct fab_call {
+  void (*fn)(struct fabric *fab, void *ctx);
+  void *ctx;
+};
+
+void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *fab, void *ctx), void *ctx)
+{
+  struct fab_call *call = malloc(sizeof *call);
+  if (call == NULL)
+    abort();
+  call->fn = fn;
+  call->ctx = ctx;
+  fabric_schedule(fab, time, FAB_EV_CALL, 0, call);
+}
+
 void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr)
 {
   heap_push(&fab->events, time, type, arg, ptr);
@@ -272,6 +287,12 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
   case FAB_EV_FLOW_RECOMPUTE:
     flow_engine_event(fab, ev);
     break;
+  case FAB_EV_CALL: {
+    struct fab_call *call = ev->ptr;
+    call->fn(fab, call->ctx);
+    free(call);
+    break;
+  }
   case FAB_EV_MODEL:
     if (fab->model->on_event)
       fab->model->on_event(fab, ev->ptr, ev->arg);

@@ -217,6 +217,7 @@ enum {
   FAB_EV_FLOW_DONE,
   FAB_EV_FLOW_RECOMPUTE,
   FAB_EV_MODEL,
+  FAB_EV_CALL, /* fabric_call_at */
 };
 
 /* The core's parameter table ("fabric/..."); registered by fabric_register_params(). */
@@ -243,6 +244,8 @@ void fabric_advance(struct fabric *fab, double until);
 /* Processes events until none is left (tests and flow-only runs). */
 void fabric_run(struct fabric *fab);
 
+/* Calls fn(fab, ctx) at date time (a timer for the layers above the fabric: collectives). */
+void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *fab, void *ctx), void *ctx);
 /* Schedules an event for the model. */
 void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr);
 /* Packet engine: (re)tries transmission on a port, e.g. after credits returned or a pause ended. */

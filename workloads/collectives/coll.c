@@ -8,6 +8,8 @@ struct xfer {
   struct coll_instance *owner;
   int src, dst;     /* member indices */
   double bytes;
+  double later_steps; /* pipelined ring: steps whose latency follows the transfer's end */
+  int ring;           /* pipelined ring it is an edge of, -1 */
   int waiting;      /* predecessors not done + ends not joined */
   int succ_first;   /* successors: succ[succ_first .. succ_first + succ_count) */
   int succ_count;
@@ -31,6 +33,9 @@ struct coll_instance {
   uint8_t *joined;
   int joined_count, done_count;
   double start_s;
+  int pipelined_rings;
+  struct ring { int first, count, finished; } *rings; /* pipelined rings: consecutive edges */
+  int n_rings, cap_rings;
   coll_done_fn done;
   coll_finish_fn finish;
   void *ctx;
@@ -57,7 +62,7 @@ static int add_xfer(struct coll_instance *c, int src, int dst, double bytes)
     c->cap_x = c->cap_x ? 2 * c->cap_x : 64;
     c->x = xrealloc(c->x, (size_t)c->cap_x * sizeof *c->x);
   }
-  c->x[c->nx] = (struct xfer){c, src, dst, bytes, 2, 0, 0};
+  c->x[c->nx] = (struct xfer){c, src, dst, bytes, 0, -1, 2, 0, 0};
   return c->nx++;
 }
 
@@ -91,6 +96,33 @@ static void build_ring(struct coll_instance *c, const int *order, int k, int ste
 {
   if (k < 2 || steps < 1)
     return;
+  if (c->pipelined_rings) {
+    /* The ring moves in lockstep: every edge ends when the slowest one has (struct ring). */
+    if (c->n_rings == c->cap_rings) {
+      c->cap_rings = c->cap_rings ? 2 * c->cap_rings : 8;
+      c->rings = xrealloc(c->rings, (size_t)c->cap_rings * sizeof *c->rings);
+    }
+    c->rings[c->n_rings] = (struct ring){c->nx, k, 0};
+    int *edge = malloc(sizeof(int) * (size_t)k);
+    for (int i = 0; i < k; i++) {
+      int me = order[i];
+      edge[i] = add_xfer(c, me, order[(i + 1) % k], chunk * steps);
+      c->x[edge[i]].later_steps = steps - 1;
+      c->x[edge[i]].ring = c->n_rings;
+      if (entry) {
+        add_edge(c, entry->last_send[me], edge[i]);
+        add_edge(c, entry->last_recv[me], edge[i]);
+      }
+    }
+    if (exit)
+      for (int i = 0; i < k; i++) {
+        exit->last_send[order[i]] = edge[i];
+        exit->last_recv[order[(i + 1) % k]] = edge[i];
+      }
+    free(edge);
+    c->n_rings++;
+    return;
+  }
   int *prev = malloc(sizeof(int) * (size_t)k);
   for (int i = 0; i < k; i++)
     prev[i] = -1;
@@ -373,6 +405,8 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
   c->done = done;
   c->finish = finish;
   c->ctx = ctx;
+  c->pipelined_rings = p->ring_mode == COLL_RING_PIPELINED ||
+                       (p->ring_mode == COLL_RING_AUTO && fab->fidelity == FAB_FIDELITY_FLOW);
   if (d->n > 1 && d->bytes > 0)
     build(c, p, d);
   else
@@ -384,6 +418,7 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
 static void instance_free(struct coll_instance *c)
 {
   free(c->x);
+  free(c->rings);
   free(c->succ);
   free(c->member_first);
   free(c->member_xfers);
@@ -394,6 +429,7 @@ static void instance_free(struct coll_instance *c)
 }
 
 static void xfer_start(struct coll_instance *c, int t);
+static int member_done(struct coll_instance *c, int m);
 
 /* A member finished its part; the last one reports and frees the instance. Returns 1 if freed. */
 static int member_done(struct coll_instance *c, int m)
@@ -411,24 +447,53 @@ static int member_done(struct coll_instance *c, int m)
   return 1;
 }
 
-static void xfer_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
+/* A transfer is complete: release its successors, and the members it was the last one of.
+ * Returns 1 if that freed the instance. */
+static int xfer_complete(struct coll_instance *c, struct xfer *x)
 {
-  (void)fab;
-  (void)flow;
-  struct xfer *x = ctx;
-  struct coll_instance *c = x->owner;
-  int t = (int)(x - c->x);
   for (int k = 0; k < x->succ_count; k++) {
     int s = c->succ[x->succ_first + k];
     if (--c->x[s].waiting == 0)
       xfer_start(c, s);
   }
   int ends[2] = {x->src, x->dst};
-  (void)t;
   for (int e = 0; e < 2; e++)
     if (--c->remaining[ends[e]] == 0 && c->joined[ends[e]])
       if (member_done(c, ends[e]))
-        return;
+        return 1;
+  return 0;
+}
+
+/* A transfer's data arrived (a pipelined edge: and its later steps' latency passed). */
+static void xfer_arrived(struct fabric *fab, void *ctx)
+{
+  (void)fab;
+  struct xfer *x = ctx;
+  struct coll_instance *c = x->owner;
+  if (x->ring < 0) {
+    xfer_complete(c, x);
+    return;
+  }
+  struct ring *r = &c->rings[x->ring];
+  if (++r->finished < r->count)
+    return;
+  for (int i = 0; i < r->count; i++)
+    if (xfer_complete(c, &c->x[r->first + i]))
+      return;
+}
+
+static void xfer_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
+{
+  struct xfer *x = ctx;
+  if (x->later_steps > 0) {
+    /* A pipelined ring edge: the steps after the first each add the latency of one step (NIC,
+     * links, switches, and one chunk's re-serialisation when storing and forwarding). */
+    double chunk = x->bytes / (x->later_steps + 1);
+    double step = fab->nic_latency_s + fabric_path_tail_latency(fab, flow, chunk < fab->mtu ? chunk : fab->mtu);
+    fabric_call_at(fab, fab->now + x->later_steps * step, xfer_arrived, x);
+    return;
+  }
+  xfer_arrived(fab, x);
 }
 
 static void xfer_start(struct coll_instance *c, int t)

@@ -23,8 +23,15 @@
 enum coll_kind { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_ALLTOALL, COLL_BROADCAST, COLL_KIND_COUNT };
 enum coll_algo { COLL_ALGO_AUTO, COLL_ALGO_RING, COLL_ALGO_TREE, COLL_ALGO_HIERARCHICAL };
 
+/* How a ring moves its data: step by step (2(n-1) transfers per member for an all-reduce, each
+ * waiting for the chunk it forwards), or as one pipelined transfer per ring edge carrying every
+ * step's bytes, plus the latency of the steps after the first. The two give the same time on a
+ * ring whose edges share nothing; the pipelined form costs n transfers instead of 2n(n-1). */
+enum coll_ring_mode { COLL_RING_AUTO, COLL_RING_STEPS, COLL_RING_PIPELINED };
+
 struct coll_params {
   enum coll_algo algo; /* all-reduce algorithm (reduce-scatter and all-gather: ring or hierarchical) */
+  enum coll_ring_mode ring_mode; /* AUTO: pipelined at flow fidelity, steps at packet fidelity */
   int channels;        /* parallel rings/trees a collective is split into */
   double chunk_bytes;  /* pipelining unit of trees and broadcast chains */
 };
