@@ -44,6 +44,7 @@ struct coll_instance {
 void coll_params_init(struct coll_params *p)
 {
   p->algo = COLL_ALGO_AUTO;
+  p->ring_mode = COLL_RING_AUTO;
   p->channels = 1;
   p->chunk_bytes = 4e6;
 }

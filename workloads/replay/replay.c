@@ -460,9 +460,13 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
   }
   for (int rank = 0; rank < n; rank++) {
     struct rank_state *r = &g_replay.ranks[rank];
-    double accounted = r->compute_s + r->bubble_s;
+    /* With a pipeline, a stage that finished its last backward early idles in the pipeline's
+     * cool-down: that is bubble too (the warm-up shows as receives waiting for unsent messages). */
+    double cool_down = g_replay.cfg.trace->layout.pp > 1 ? out->iteration_s - r->end_s : 0;
+    double bubble = r->bubble_s + cool_down;
+    double accounted = r->compute_s + bubble;
     out->compute_s += r->compute_s / n;
-    out->bubble_s += r->bubble_s / n;
+    out->bubble_s += bubble / n;
     for (int g = 0; g < WL_GROUP_COUNT; g++) {
       out->exposed_s[g] += r->exposed_s[g] / n;
       accounted += r->exposed_s[g];
