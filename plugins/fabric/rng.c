@@ -46,3 +46,22 @@ uint64_t rng_below(struct fab_rng *r, uint64_t n)
   while (x >= limit);
   return x % n;
 }
+
+void rng_derangement(struct fab_rng *r, int n, int *perm)
+{
+  for (;;) {
+    for (int i = 0; i < n; i++)
+      perm[i] = i;
+    for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+      int j = (int)rng_below(r, (uint64_t)i + 1);
+      int tmp = perm[i];
+      perm[i] = perm[j];
+      perm[j] = tmp;
+    }
+    int fixed = 0;
+    for (int i = 0; i < n; i++)
+      fixed += perm[i] == i;
+    if (!fixed)
+      return;
+  }
+}

@@ -16,6 +16,10 @@ uint64_t rng_next(struct fab_rng *r);
 double rng_uniform(struct fab_rng *r);
 /* Uniform integer in [0, n) for n > 0. */
 uint64_t rng_below(struct fab_rng *r, uint64_t n);
+/* A uniformly random permutation of 0..n-1 without fixed points (a derangement, n >= 2), drawn
+ * by shuffling until none is left (about e tries): the random-permutation traffic of
+ * benchmarks and tests. */
+void rng_derangement(struct fab_rng *r, int n, int *perm);
 /* A 64-bit mix of a value with a seed (splitmix64 finaliser), for hashing. */
 uint64_t rng_mix64(uint64_t x);
 

@@ -35,6 +35,7 @@
 #include "fabric.h"
 #include "param.h"
 #include "platform.h"
+#include "rng.h"
 
 #define GOAL_HOPS_PER_S 10e6
 #define GOAL_BUILD_S 5.0
@@ -63,34 +64,12 @@ struct measure {
 
 /* ---- the permutation ---- */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-/* A uniformly random derangement of 0..n-1 (Fisher-Yates, rejected while it has a fixed point:
- * about e tries). */
+/* The seeded derangement every benchmark and test of random permutations uses (rng.h). */
 static void derangement(int n, uint64_t seed, int *perm)
 {
-  uint64_t state = seed;
-  for (;;) {
-    for (int i = 0; i < n; i++)
-      perm[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-      int j = (int)(splitmix64(&state) % (uint64_t)(i + 1));
-      int tmp = perm[i];
-      perm[i] = perm[j];
-      perm[j] = tmp;
-    }
-    int fixed = 0;
-    for (int i = 0; i < n && !fixed; i++)
-      fixed = perm[i] == i;
-    if (!fixed)
-      return;
-  }
+  struct fab_rng rng;
+  rng_seed(&rng, seed);
+  rng_derangement(&rng, n, perm);
 }
 
 /* ---- cases ---- */

@@ -54,14 +54,7 @@ int main(int argc, char **argv)
   int *perm = malloc((size_t)n * sizeof *perm);
   struct fab_rng rng;
   rng_seed(&rng, 1);
-  for (int i = 0; i < n; i++)
-    perm[i] = i;
-  for (int i = n - 1; i > 0; i--) {
-    int j = (int)rng_below(&rng, (uint64_t)i + 1);
-    int tmp = perm[i];
-    perm[i] = perm[j];
-    perm[j] = tmp;
-  }
+  rng_derangement(&rng, n, perm);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int posted = 0;

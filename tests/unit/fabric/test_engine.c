@@ -125,21 +125,7 @@ static int make_permutation(int n, uint64_t seed, struct flow_spec *f, double by
   int perm[2048];
   struct fab_rng rng;
   rng_seed(&rng, seed);
-  for (;;) {
-    for (int i = 0; i < n; i++)
-      perm[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-      int j = (int)rng_below(&rng, (uint64_t)i + 1);
-      int tmp = perm[i];
-      perm[i] = perm[j];
-      perm[j] = tmp;
-    }
-    int fixed = 0;
-    for (int i = 0; i < n; i++)
-      fixed += perm[i] == i;
-    if (!fixed)
-      break;
-  }
+  rng_derangement(&rng, n, perm);
   for (int i = 0; i < n; i++)
     f[i] = (struct flow_spec){i, perm[i], bytes, 0};
   return n;

@@ -111,21 +111,7 @@ static inline void random_permutation(int n, uint64_t seed, int *perm)
 {
   struct fab_rng rng;
   rng_seed(&rng, seed);
-  for (;;) {
-    for (int i = 0; i < n; i++)
-      perm[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-      int j = (int)rng_below(&rng, (uint64_t)i + 1);
-      int tmp = perm[i];
-      perm[i] = perm[j];
-      perm[j] = tmp;
-    }
-    int fixed = 0;
-    for (int i = 0; i < n; i++)
-      fixed += perm[i] == i;
-    if (!fixed)
-      return;
-  }
+  rng_derangement(&rng, n, perm);
 }
 
 #endif
