@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_TOKENS 48
 #define LINE_MAX_CHARS 65536
@@ -94,13 +95,17 @@ int wl_trace_write(const struct wl_trace *t, FILE *out)
 
 int wl_trace_save(const struct wl_trace *t, const char *path, char *err, size_t errlen)
 {
-  FILE *f = fopen(path, "w");
+  /* Written next to its final name and renamed when complete: never a half-written trace. */
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
   if (f == NULL) {
     snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
     return -1;
   }
   int rc = wl_trace_write(t, f);
-  if (fclose(f) != 0 || rc != 0) {
+  if (fclose(f) != 0 || rc != 0 || rename(tmp, path) != 0) {
+    unlink(tmp);
     snprintf(err, errlen, "%s: write failed", path);
     return -1;
   }
