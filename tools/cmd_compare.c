@@ -152,6 +152,8 @@ static const struct row rows[] = {
     {"ECN marks", "counters", "ecn_marks", 1, ""},
     {"CNPs", "counters", "cnps", 1, ""},
     {"DCQCN rate cuts", "counters", "dcqcn_rate_cuts", 1, ""},
+    {"ECN marks (fluid est.)", "counters", "ecn_marks_est", 1, ""},
+    {"CNPs (fluid est.)", "counters", "cnps_est", 1, ""},
     {"drops", "counters", "drops", 1, ""},
     {"retransmitted bytes", "counters", "retransmitted_bytes", 1e-9, "GB"},
 };

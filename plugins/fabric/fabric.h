@@ -62,6 +62,7 @@ struct fab_flow {
   /* flow engine */
   double rate_Bps;     /* current max-min rate */
   double rate_cap_Bps; /* a model's limit on this flow's rate (0: none) */
+  double extra_latency_s; /* a model's delay added after draining (e.g. a standing queue it met) */
   double remaining;    /* bytes not yet drained at the current rate */
   double last_s;       /* date remaining was last brought up to date */
   uint32_t version;    /* invalidates completion events scheduled under older rates */
@@ -263,6 +264,8 @@ struct fab_flow *fabric_flow_split(struct fabric *fab, struct fab_flow *flow, do
 int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt);
 /* Flow engine: the model changed a rate cap; rates are recomputed. */
 void fabric_flow_caps_changed(struct fabric *fab);
+/* Flow engine: sets one flow's rate cap; only its component is recomputed. */
+void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_Bps);
 /* Flow engine: the flows currently holding bandwidth. */
 struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count);
 

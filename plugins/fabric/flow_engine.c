@@ -134,6 +134,17 @@ void fabric_flow_caps_changed(struct fabric *fab)
   request_recompute(fab);
 }
 
+void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_Bps)
+{
+  struct flow_engine *fe = fab->fe;
+  flow->rate_cap_Bps = cap_Bps;
+  if (fe == NULL || flow->active_index < 0)
+    return;
+  for (int h = 0; h < flow->hops; h++)
+    mark_dirty(fe, flow->path[h]);
+  request_recompute(fab);
+}
+
 static void remove_active(struct flow_engine *fe, struct fab_flow *flow)
 {
   size_t i = (size_t)flow->active_index;
@@ -295,7 +306,7 @@ void flow_engine_event(struct fabric *fab, const struct fab_event *ev)
     remove_active(fe, f);
     /* Store-and-forward, the train's largest packet sets the pace of the last hops. */
     double largest_packet = f->bytes < fab->mtu ? f->bytes : fab->mtu;
-    fabric_schedule(fab, fab->now + fabric_path_tail_latency(fab, f, largest_packet), FAB_EV_FLOW_DONE, 0, f);
+    fabric_schedule(fab, fab->now + fabric_path_tail_latency(fab, f, largest_packet) + f->extra_latency_s, FAB_EV_FLOW_DONE, 0, f);
     request_recompute(fab);
     break;
   }

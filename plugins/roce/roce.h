@@ -30,7 +30,12 @@ double sg_roce_get_retransmitted_bytes(const struct fabric *fab);
 uint64_t sg_roce_get_buffer_drops(const struct fabric *fab);
 uint64_t sg_roce_get_random_drops(const struct fabric *fab);
 double sg_roce_get_peak_buffer(const struct fabric *fab); /* largest switch buffer occupancy, bytes */
-/* DCQCN state of a flow (packet fidelity): current and target rate (bytes/s), alpha. Returns -1
+/* Flow fidelity, fluid DCQCN (docs/roce.md): the fluid queue of a port (in transient) or the
+ * standing queue its last transient left, bytes; ECN marks and CNPs estimated by the fluid model. */
+double sg_roce_get_fluid_queue(const struct fabric *fab, int port);
+double sg_roce_get_ecn_marks_est(const struct fabric *fab);
+double sg_roce_get_cnps_est(const struct fabric *fab);
+/* DCQCN state of a flow (packet fidelity; at flow fidelity, of the fluid model): current and target rate (bytes/s), alpha. Returns -1
  * if the flow has no DCQCN state. */
 int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha);
 

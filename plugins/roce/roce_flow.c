@@ -2,7 +2,8 @@
  *
  *  - ECMP: the same QP keys, hence the same paths, as packet fidelity (roce_model.c flow_start);
  *  - DCQCN: its steady state, the max-min fair share of the flow engine (the CoNEXT'16 fixed
- *    point keeps the bottleneck busy: sum RC = C), no transient;
+ *    point keeps the bottleneck busy: sum RC = C), and while a bottleneck is in transient the
+ *    CoNEXT'16 fluid model (roce_fluid.c), which caps its flows;
  *  - FIFO shares (DCQCN off): senders transmit at line rate and a saturated switch egress serves
  *    its flows in proportion to their arrival rates (fifo_shares below), which caps the flows;
  *    with DCQCN on the rates converge to the fair shares and max-min stays;
@@ -104,6 +105,12 @@ void roce__flow_rates(struct fabric *fab)
   struct fab_flow **flows = fabric_active_flows(fab, &n);
   int spreading = rs->cfg.pfc.enabled && rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF;
   int fifo = rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF;
+  int fluid = !fifo && rs->cfg.fluid && fab->fidelity == FAB_FIDELITY_FLOW;
+  if (fluid) {
+    if (!roce__fluid_flows_changed(fab))
+      return; /* a cap moved (a fluid step): the loss caps cannot have changed */
+    roce__fluid_detect(fab, flows, n);
+  }
   if (fifo) {
     if (n > rs->fl_cap) {
       rs->fl_cap = 2 * n;
@@ -141,6 +148,8 @@ void roce__flow_rates(struct fabric *fab)
     double window = ceil(line_rate(fab, f) * rtt / fab->mtu) + 1;
     double factor = roce__loss_goodput_factor(rs->cfg.drop_rate, f->hops, window);
     double cap = factor < 1 ? factor * line_rate(fab, f) : 0;
+    if (fluid)
+      cap = roce__fluid_cap(fab, f, cap);
     if (fifo && rs->fl_fifo[i] < line_rate(fab, f) * (1 - 1e-9) && (cap == 0 || rs->fl_fifo[i] < cap))
       cap = rs->fl_fifo[i];
     if (spreading)

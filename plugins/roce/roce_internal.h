@@ -27,7 +27,10 @@ enum roce_event {
   ROCE_EV_RTO,           /* retransmission timer */
   ROCE_EV_ALPHA,         /* DCQCN alpha timer */
   ROCE_EV_RATE,          /* DCQCN rate-increase timer */
+  ROCE_EV_FLUID,         /* flow fidelity: one step of the fluid DCQCN model (ptr: struct roce_state) */
 };
+
+#define ROCE_FLUID_HIST 32 /* steps of history kept for the feedback delay tau* */
 
 struct roce_config {
   struct pfc_params pfc;
@@ -48,6 +51,9 @@ struct roce_config {
   long trace_flow;          /* flow id to trace, -1 none */
   int trace_port;           /* port to trace, -1 none */
   double trace_interval_s;
+  int fluid;                /* flow fidelity: integrate the DCQCN fluid model in transients */
+  double fluid_step_s;      /* its fixed integration step */
+  double fluid_settle;      /* relative RC range over a window below which a transient ends */
 };
 
 /* Per topology port. The ingress side (pg) is used at switches: traffic arriving from this
@@ -87,6 +93,15 @@ struct roce_flow {
   double last_progress;     /* delivered at the last RTO check */
   int32_t inflight;         /* packets in the network */
   double last_trace_s;
+  /* flow fidelity, fluid DCQCN (roce_fluid.c); cc holds RC, RT, alpha */
+  double fl_rc_hist[ROCE_FLUID_HIST]; /* RC at the last steps, for RC(t - tau*) */
+  double fl_base_cap_Bps;   /* its cap without the fluid model (loss; 0: none) */
+  double fl_nic_share_Bps;  /* line rate / flows sharing its NIC: its arrival rate bound */
+  double fl_scale;          /* FIFO service / sending rate at its transient ports (last step) */
+  double fl_rc_min, fl_rc_max; /* RC range over the current settle window */
+  uint8_t fl_lag;           /* tau* in steps */
+  uint8_t fl_seen;          /* on_rates has seen it */
+  uint8_t fl_in;            /* crosses a bottleneck in transient */
   struct roce_flow *free_next;
 };
 
@@ -106,6 +121,14 @@ struct roce_stats {
   struct dcqcn_stats dcqcn;
   struct gbn_stats gbn;
   uint64_t cnps_sent;
+  double fl_marks_est;     /* flow fidelity: integral of p x arrival / MTU at transient ports */
+  double fl_cnps_est;      /* flow fidelity: integral of the CNP rate (at most one per flow per tau) */
+  double fl_peak_queue_B;  /* flow fidelity: largest fluid queue */
+  uint64_t fl_transients;  /* bottlenecks that entered a transient */
+  uint64_t fl_settled;     /* transients that settled */
+  uint64_t fl_steps;       /* fluid integration steps */
+  double fl_transient_s;   /* summed duration of the settled transients */
+  double fl_last_settle_s; /* date the last transient settled */
   uint64_t drops_buffer;
   uint64_t drops_random;
   double paused_s;
@@ -128,6 +151,34 @@ struct roce_state {
   double *fl_scratch;    /* per active flow and hop: its arrival rate at the hop (FIFO shares) */
   double *fl_fifo;       /* per active flow: its FIFO share after its last hop */
   size_t fl_cap;         /* flows the two arrays hold */
+  /* flow fidelity, fluid DCQCN (roce_fluid.c) */
+  struct roce_fluid_port *fl_ports; /* bottlenecks in transient */
+  size_t fl_n_ports, fl_cap_ports;
+  int32_t *fl_slot;      /* per port: its index in fl_ports (-1: not in transient) */
+  double *fl_q_settled;  /* per port: standing queue its last transient left (fixed point q*) */
+  uint32_t *fl_sig_n, *fl_cur_n;   /* per port: flows crossing it, at the last check and now */
+  uint64_t *fl_sig_sum, *fl_cur_sum; /* per port: sum of their ids, at the last check and now */
+  struct roce_flow **fl_flows;      /* flows crossing a bottleneck in transient */
+  uint32_t *fl_gens;                /* their generations */
+  size_t fl_n_flows, fl_cap_flows;
+  uint64_t fl_starts, fl_last_starts; /* flows started (flow_start), at the last check */
+  size_t fl_last_n;      /* active flows at the last check */
+  uint64_t fl_step;      /* steps since the start */
+  uint64_t fl_window_start; /* step that opened the current settle window */
+  int fl_armed;          /* a step is scheduled */
+};
+
+/* A switch egress port whose flows are integrated by the fluid model. */
+struct roce_fluid_port {
+  int32_t port;
+  double capacity_Bps;
+  double q_B;            /* fluid queue */
+  double arrival_Bps;    /* sum of the arrival rates of its flows (last step) */
+  double p_hist[ROCE_FLUID_HIST]; /* marking probability at the last steps */
+  uint64_t enter_step;
+  double enter_s;
+  double q_min, q_max;   /* range over the current settle window */
+  int at_line;           /* settle check: not at the fixed point, every flow back at its NIC share */
 };
 
 static inline struct roce_state *roce__state(const struct fabric *fab) { return fab->model_state; }
@@ -145,5 +196,17 @@ void roce__series_add(struct roce_series *s, double t, double a, double b, doubl
 
 void roce__flow_rates(struct fabric *fab);
 double roce__loss_goodput_factor(double p_link, int hops, double window_pkts);
+
+int roce__fluid_init(struct fabric *fab);
+void roce__fluid_fini(struct fabric *fab);
+/* on_rates with DCQCN on: returns 0 when the set of active flows did not change since the last
+ * call (the recomputation came from a cap: nothing to redo). */
+int roce__fluid_flows_changed(struct fabric *fab);
+/* The flow set changed: enter transients at oversubscribed ports, list the fluid flows. */
+void roce__fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n);
+/* The cap of a flow given its cap without the fluid model. */
+double roce__fluid_cap(const struct fabric *fab, const struct fab_flow *flow, double base_cap);
+void roce__fluid_step(struct fabric *fab);
+double roce__fluid_queue(const struct fabric *fab, int port);
 
 #endif

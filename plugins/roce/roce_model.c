@@ -61,6 +61,8 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
     abort();
   rng_seed(&rs->rng, rng_next(&fab->rng));
   fab->model_state = rs;
+  if (roce__fluid_init(fab) != 0)
+    abort();
   roce__switch_init(fab);
   return 0;
 }
@@ -80,6 +82,7 @@ static void roce_fini(struct fabric *fab)
   free(rs->fl_backlog);
   free(rs->fl_scratch);
   free(rs->fl_fifo);
+  roce__fluid_fini(fab);
   free(rs->flow_series.rows);
   free(rs->port_series.rows);
   free(rs);
@@ -107,6 +110,7 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
   struct roce_flow *rf = rflow_alloc(rs);
   rf->flow = flow;
   rf->last_cnp_s = -1;
+  rs->fl_starts++;
   flow->model_data = rf;
   flow->queue = (uint8_t)rs->cfg.priority;
   gbn_rx_init(&rf->rx);
@@ -308,7 +312,9 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
 static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
 {
   int kind = (int)(arg & 0xF);
-  if (kind >= ROCE_EV_CNP) {
+  if (kind == ROCE_EV_FLUID) {
+    roce__fluid_step(fab);
+  } else if (kind >= ROCE_EV_CNP) {
     struct roce_flow *rf = ptr;
     if (rf->gen != arg >> 4 || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)
       return;
@@ -350,6 +356,13 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   fprintf(out, "%s\"gbn_timeouts\": %llu,\n", in, (unsigned long long)s->gbn.timeouts);
   fprintf(out, "%s\"gbn_discarded_packets\": %llu,\n", in, (unsigned long long)s->gbn.discarded);
   fprintf(out, "%s\"roce_peak_buffer_bytes\": %.17g,\n", in, sg_roce_get_peak_buffer(fab));
+  if (fab->fidelity == FAB_FIDELITY_FLOW) {
+    fprintf(out, "%s\"ecn_marks_est\": %.0f,\n", in, s->fl_marks_est);
+    fprintf(out, "%s\"cnps_est\": %.0f,\n", in, s->fl_cnps_est);
+    fprintf(out, "%s\"fluid_peak_queue_bytes\": %.17g,\n", in, s->fl_peak_queue_B);
+    fprintf(out, "%s\"fluid_transients\": %llu,\n", in, (unsigned long long)s->fl_transients);
+    fprintf(out, "%s\"fluid_steps\": %llu,\n", in, (unsigned long long)s->fl_steps);
+  }
   fprintf(out, "%s\"peak_queue_per_port\": {", in);
   int first = 1;
   for (int p = 0; p < t->n_ports; p++)
@@ -427,6 +440,10 @@ double sg_roce_get_peak_buffer(const struct fabric *fab)
       peak = rs->switches[n].peak_B;
   return peak;
 }
+
+double sg_roce_get_fluid_queue(const struct fabric *fab, int port) { return roce__fluid_queue(fab, port); }
+double sg_roce_get_ecn_marks_est(const struct fabric *fab) { return roce__state(fab)->stats.fl_marks_est; }
+double sg_roce_get_cnps_est(const struct fabric *fab) { return roce__state(fab)->stats.fl_cnps_est; }
 
 int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha)
 {

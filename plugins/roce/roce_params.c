@@ -82,6 +82,16 @@ static const struct param_def roce_params[] = {
     {"roce/rto", PARAM_REAL, UNIT_SECONDS, "1ms", 1e-6, 10, NULL,
      "Retransmission timeout: go back to the first unacknowledged PSN after no progress",
      "Meta SIGCOMM'24: millisecond-scale local ACK timeout; HPCC NACK interval 500us"},
+    {"roce/fluid", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
+     "Flow fidelity: integrate the DCQCN fluid model while a bottleneck is in transient (off: max-min only; "
+     "experimental, docs/roce.md)",
+     "Zhu et al. CoNEXT'16 section 4 (parameters.md B.1)"},
+    {"roce/fluid-step", PARAM_REAL, UNIT_SECONDS, "2us", 1e-8, 1e-4, NULL,
+     "Fixed Euler step of the fluid model",
+     "[D] below tau* (a 1-hop RTT is ~5us) and 1/50 of the fastest rate constant 2 tau / alpha = 100us"},
+    {"roce/fluid-settle", PARAM_REAL, UNIT_NONE, "0.01", 1e-6, 0.5, NULL,
+     "A transient ends when every RC moved by less than this fraction over a window of max(20 steps, 2 tau')",
+     "[D] 1% of the rate, well below the 10% convergence band of the issue"},
     {"roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
      "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv", ""},
     {"roce/trace-port", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
@@ -139,6 +149,9 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->drop_rate = param_get(ps, "roce/drop-rate");
   c->rto_s = param_get(ps, "roce/rto");
   c->trace_interval_s = param_get(ps, "roce/trace-interval");
+  c->fluid = param_get_int(ps, "roce/fluid");
+  c->fluid_step_s = param_get(ps, "roce/fluid-step");
+  c->fluid_settle = param_get(ps, "roce/fluid-settle");
 
   if (c->ecn_ref.kmin_B > c->ecn_ref.kmax_B)
     return fail(err, errlen, "parameter '%s': Kmin is larger than roce/ecn-kmax%s", "roce/ecn-kmin", "");

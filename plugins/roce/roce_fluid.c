@@ -1,0 +1,413 @@
+/* DCQCN at flow fidelity: the CoNEXT'16 fluid model (Zhu et al., "ECN or Delay", section 4;
+ * parameters.md B.1), integrated only while a bottleneck is in transient.
+ *
+ * Per flow i crossing bottlenecks in transient (rates in packets of one MTU per second, p the
+ * marking probability of the RED curve at the queue, B in packets; a subscript d means "at
+ * t - tau*", tau* = the path's round-trip latency):
+ *     dq/dt     = sum_i a_i - C                    (a_i = min(RC_i, NIC share), q >= 0)
+ *     dalpha/dt = g/tau' [(1 - (1 - p_d)^(tau' R_d)) - alpha]
+ *     dRT/dt    = -(RT - RC) c + R_AI [(1 - p_d)^(F B) b + (1 - p_d)^(F T R_d) u]
+ *     dRC/dt    = -RC alpha/2 c + (RT - RC)/2 (b + u)
+ * with c = (1 - (1 - p_d)^(tau R_d))/tau the CNP rate (at most one per tau; c = p_d R_d when
+ * tau = 0), b = R_d p_d/((1 - p_d)^(-B) - 1) the byte-counter and u = R_d p_d/((1 - p_d)^(-T R_d) - 1)
+ * the timer expiry rate (1/B' and 1/T when p = 0). A flow crossing several ports in transient sees
+ * p = 1 - prod(1 - p_port). Explicit Euler, fixed step roce/fluid-step.
+ *
+ * A switch egress enters a transient when the flows crossing it change and their arrival rates at
+ * line rate (the NIC's share) exceed its capacity; new flows start at line rate (no slow start),
+ * the others at their current rate. Each step caps every fluid flow at its FIFO service
+ * RC_i x C / sum a (queue non-empty or oversubscribed; RC_i otherwise) through
+ * fabric_flow_set_cap. A transient ends when, over a window of max(20 steps, 2 tau'), every
+ * flow's RC moved by less than roce/fluid-settle and the queue by less than 5% + one MTU, and
+ * either the port is at the fixed point (sum a within roce/fluid-settle of C) or it is empty
+ * with every flow back at its NIC share (a slow recovery is integrated to its end): the
+ * caps are removed (max-min is the fixed point, sum RC = C) and the queue is kept as the port's
+ * standing queue q*; a flow that starts behind it gets q* / C added to its completion. */
+#include "roce_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_fluid_port(const struct fabric *fab, int port)
+{
+  const struct topo *t = fab->topo;
+  return !t->ports[port].is_nvlink && t->nodes[t->ports[port].node].kind == TOPO_SWITCH;
+}
+
+int roce__fluid_init(struct fabric *fab)
+{
+  struct roce_state *rs = roce__state(fab);
+  size_t n = (size_t)fab->topo->n_ports + 1;
+  rs->fl_slot = malloc(n * sizeof *rs->fl_slot);
+  rs->fl_q_settled = calloc(n, sizeof(double));
+  rs->fl_sig_n = calloc(n, sizeof(uint32_t));
+  rs->fl_cur_n = calloc(n, sizeof(uint32_t));
+  rs->fl_sig_sum = calloc(n, sizeof(uint64_t));
+  rs->fl_cur_sum = calloc(n, sizeof(uint64_t));
+  if (!rs->fl_slot || !rs->fl_q_settled || !rs->fl_sig_n || !rs->fl_cur_n || !rs->fl_sig_sum || !rs->fl_cur_sum)
+    return -1;
+  for (size_t p = 0; p < n; p++)
+    rs->fl_slot[p] = -1;
+  return 0;
+}
+
+void roce__fluid_fini(struct fabric *fab)
+{
+  struct roce_state *rs = roce__state(fab);
+  free(rs->fl_slot);
+  free(rs->fl_q_settled);
+  free(rs->fl_sig_n);
+  free(rs->fl_cur_n);
+  free(rs->fl_sig_sum);
+  free(rs->fl_cur_sum);
+  free(rs->fl_ports);
+  free(rs->fl_flows);
+  free(rs->fl_gens);
+}
+
+double roce__fluid_queue(const struct fabric *fab, int port)
+{
+  const struct roce_state *rs = roce__state(fab);
+  if (rs->fl_slot == NULL)
+    return 0;
+  return rs->fl_slot[port] >= 0 ? rs->fl_ports[rs->fl_slot[port]].q_B : rs->fl_q_settled[port];
+}
+
+int roce__fluid_flows_changed(struct fabric *fab)
+{
+  struct roce_state *rs = roce__state(fab);
+  size_t n;
+  fabric_active_flows(fab, &n);
+  if (n == rs->fl_last_n && rs->fl_starts == rs->fl_last_starts)
+    return 0;
+  rs->fl_last_n = n;
+  rs->fl_last_starts = rs->fl_starts;
+  return 1;
+}
+
+static int live(const struct roce_state *rs, size_t k)
+{
+  const struct roce_flow *rf = rs->fl_flows[k];
+  return rf->gen == rs->fl_gens[k] && rf->flow != NULL && rf->flow->state == FLOW_ACTIVE;
+}
+
+static void arm(struct fabric *fab)
+{
+  struct roce_state *rs = roce__state(fab);
+  if (rs->fl_armed || rs->fl_n_ports == 0)
+    return;
+  rs->fl_armed = 1;
+  fabric_schedule(fab, fab->now + rs->cfg.fluid_step_s, FAB_EV_MODEL, ROCE_EV_FLUID, rs);
+}
+
+static void port_enter(struct fabric *fab, int port)
+{
+  struct roce_state *rs = roce__state(fab);
+  if (rs->fl_n_ports == rs->fl_cap_ports) {
+    rs->fl_cap_ports = rs->fl_cap_ports ? 2 * rs->fl_cap_ports : 16;
+    rs->fl_ports = realloc(rs->fl_ports, rs->fl_cap_ports * sizeof *rs->fl_ports);
+    if (rs->fl_ports == NULL)
+      abort();
+  }
+  struct roce_fluid_port *fp = &rs->fl_ports[rs->fl_n_ports];
+  memset(fp, 0, sizeof *fp);
+  fp->port = port;
+  fp->capacity_Bps = fab->topo->ports[port].rate_Bps;
+  fp->q_B = rs->fl_q_settled[port];
+  fp->q_min = fp->q_max = fp->q_B;
+  fp->enter_step = rs->fl_step;
+  fp->enter_s = fab->now;
+  double p = ecn_red_probability(&rs->ports[port].ecn, fp->q_B);
+  for (int k = 0; k < ROCE_FLUID_HIST; k++)
+    fp->p_hist[k] = p;
+  rs->fl_slot[port] = (int32_t)rs->fl_n_ports++;
+  rs->stats.fl_transients++;
+}
+
+static void port_leave(struct fabric *fab, size_t slot)
+{
+  struct roce_state *rs = roce__state(fab);
+  struct roce_fluid_port *fp = &rs->fl_ports[slot];
+  rs->fl_q_settled[fp->port] = fp->q_B > fab->mtu ? fp->q_B : 0;
+  rs->fl_slot[fp->port] = -1;
+  rs->stats.fl_settled++;
+  rs->stats.fl_transient_s += fab->now - fp->enter_s;
+  rs->stats.fl_last_settle_s = fab->now;
+  if (slot + 1 < rs->fl_n_ports) {
+    *fp = rs->fl_ports[rs->fl_n_ports - 1];
+    rs->fl_slot[fp->port] = (int32_t)slot;
+  }
+  rs->fl_n_ports--;
+}
+
+static int crosses_transient(const struct roce_state *rs, const struct fab_flow *f)
+{
+  for (int h = 1; h < f->hops; h++)
+    if (rs->fl_slot[f->path[h]] >= 0)
+      return 1;
+  return 0;
+}
+
+static void flow_enter(struct fabric *fab, struct roce_flow *rf)
+{
+  struct roce_state *rs = roce__state(fab);
+  struct fab_flow *f = rf->flow;
+  if (rf->fl_seen) { /* at its max-min share, the DCQCN fixed point */
+    double r = f->rate_Bps > 0 ? f->rate_Bps : rf->cc.line_Bps;
+    rf->cc.rc_Bps = r;
+    rf->cc.rt_Bps = r;
+  }
+  for (int k = 0; k < ROCE_FLUID_HIST; k++)
+    rf->fl_rc_hist[k] = rf->cc.rc_Bps;
+  double lag = 2 * fabric_path_tail_latency(fab, f, 0) / rs->cfg.fluid_step_s;
+  rf->fl_lag = (uint8_t)fmin(ROCE_FLUID_HIST - 1, floor(lag + 0.5));
+  rf->fl_rc_min = rf->fl_rc_max = rf->cc.rc_Bps;
+  rf->fl_scale = 1;
+}
+
+void roce__fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n)
+{
+  struct roce_state *rs = roce__state(fab);
+  const struct topo *t = fab->topo;
+  double *demand = rs->fl_demand;   /* per port: arrival at line rate */
+  double *nic_n = rs->fl_victim_cap; /* per NIC port: flows (unused with DCQCN on) */
+  for (size_t i = 0; i < n; i++)
+    if (flows[i]->model_data && ((struct roce_flow *)flows[i]->model_data)->line_port >= 0)
+      nic_n[flows[i]->path[0]] += 1;
+  for (size_t i = 0; i < n; i++) {
+    struct fab_flow *f = flows[i];
+    struct roce_flow *rf = f->model_data;
+    if (rf == NULL || rf->line_port < 0)
+      continue;
+    rf->fl_nic_share_Bps = t->ports[f->path[0]].rate_Bps / nic_n[f->path[0]];
+    for (int h = 1; h < f->hops; h++) {
+      int p = f->path[h];
+      demand[p] += rf->fl_nic_share_Bps;
+      rs->fl_cur_n[p]++;
+      rs->fl_cur_sum[p] += f->id * 0x9E3779B97F4A7C15ull + (uint64_t)(uintptr_t)rf;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct fab_flow *f = flows[i];
+    struct roce_flow *rf = f->model_data;
+    if (rf == NULL || rf->line_port < 0)
+      continue;
+    nic_n[f->path[0]] = 0;
+    for (int h = 1; h < f->hops; h++) {
+      int p = f->path[h];
+      if (rs->fl_cur_n[p] == 0)
+        continue; /* already handled */
+      if (is_fluid_port(fab, p) && (rs->fl_cur_n[p] != rs->fl_sig_n[p] || rs->fl_cur_sum[p] != rs->fl_sig_sum[p])) {
+        if (demand[p] > t->ports[p].rate_Bps * (1 + 1e-9)) {
+          if (rs->fl_slot[p] < 0)
+            port_enter(fab, p);
+        } else if (rs->fl_slot[p] < 0) {
+          rs->fl_q_settled[p] = 0;
+        }
+      }
+      rs->fl_sig_n[p] = rs->fl_cur_n[p];
+      rs->fl_sig_sum[p] = rs->fl_cur_sum[p];
+      rs->fl_cur_n[p] = 0;
+      rs->fl_cur_sum[p] = 0;
+      demand[p] = 0;
+    }
+  }
+  /* The fluid flows: keep the state of those already in, start the others. */
+  for (size_t k = 0; k < rs->fl_n_flows; k++)
+    if (live(rs, k))
+      rs->fl_flows[k]->fl_in = 2; /* was in */
+  rs->fl_n_flows = 0;
+  for (size_t i = 0; i < n; i++) {
+    struct fab_flow *f = flows[i];
+    struct roce_flow *rf = f->model_data;
+    if (rf == NULL || rf->line_port < 0 || !crosses_transient(rs, f))
+      continue;
+    if (rs->fl_n_flows == rs->fl_cap_flows) {
+      rs->fl_cap_flows = rs->fl_cap_flows ? 2 * rs->fl_cap_flows : 64;
+      rs->fl_flows = realloc(rs->fl_flows, rs->fl_cap_flows * sizeof *rs->fl_flows);
+      rs->fl_gens = realloc(rs->fl_gens, rs->fl_cap_flows * sizeof *rs->fl_gens);
+      if (rs->fl_flows == NULL || rs->fl_gens == NULL)
+        abort();
+    }
+    if (rf->fl_in != 2)
+      flow_enter(fab, rf);
+    rf->fl_in = 3; /* in */
+    rs->fl_gens[rs->fl_n_flows] = rf->gen;
+    rs->fl_flows[rs->fl_n_flows++] = rf;
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct fab_flow *f = flows[i];
+    struct roce_flow *rf = f->model_data;
+    if (rf == NULL || rf->line_port < 0)
+      continue;
+    if (rf->fl_in == 2)
+      rf->fl_in = 0; /* left: roce__fluid_cap gives its base cap back */
+    else if (rf->fl_in == 3)
+      rf->fl_in = 1;
+    if (!rf->fl_seen) { /* a new flow waits behind the standing queues on its path */
+      rf->fl_seen = 1;
+      double wait = 0;
+      for (int h = 1; h < f->hops; h++)
+        if (is_fluid_port(fab, f->path[h]))
+          wait += roce__fluid_queue(fab, f->path[h]) / t->ports[f->path[h]].rate_Bps;
+      f->extra_latency_s = wait;
+    }
+  }
+  arm(fab);
+}
+
+double roce__fluid_cap(const struct fabric *fab, const struct fab_flow *flow, double base_cap)
+{
+  struct roce_flow *rf = flow->model_data;
+  (void)fab;
+  if (rf == NULL || rf->line_port < 0)
+    return base_cap;
+  rf->fl_base_cap_Bps = base_cap;
+  if (!rf->fl_in)
+    return base_cap;
+  double cap = fmin(rf->cc.line_Bps, rf->cc.rc_Bps * rf->fl_scale);
+  return base_cap > 0 && base_cap < cap ? base_cap : cap;
+}
+
+/* p / ((1 - p)^-x - 1): the expiry rate of a counter of x packets, per packet sent (1/x at p = 0). */
+static double counter_rate(double p, double lp, double x)
+{
+  if (p < 1e-12)
+    return 1 / x;
+  double d = expm1(-x * lp);
+  return isfinite(d) && d > 0 ? p / d : 0;
+}
+
+void roce__fluid_step(struct fabric *fab)
+{
+  struct roce_state *rs = roce__state(fab);
+  const struct dcqcn_params *dp = &rs->cfg.dcqcn;
+  const double h = rs->cfg.fluid_step_s, mtu = fab->mtu;
+  rs->fl_armed = 0;
+  rs->fl_step++;
+  rs->stats.fl_steps++;
+  uint64_t k = rs->fl_step;
+  /* Arrival rates and queues. */
+  for (size_t s = 0; s < rs->fl_n_ports; s++)
+    rs->fl_ports[s].arrival_Bps = 0;
+  size_t live_n = 0;
+  for (size_t j = 0; j < rs->fl_n_flows; j++) {
+    if (!live(rs, j))
+      continue;
+    struct roce_flow *rf = rs->fl_flows[j];
+    rs->fl_flows[live_n] = rf;
+    rs->fl_gens[live_n++] = rs->fl_gens[j];
+    double a = fmin(rf->cc.rc_Bps, rf->fl_nic_share_Bps);
+    if (rf->fl_base_cap_Bps > 0)
+      a = fmin(a, rf->fl_base_cap_Bps);
+    const struct fab_flow *f = rf->flow;
+    for (int hop = 1; hop < f->hops; hop++)
+      if (rs->fl_slot[f->path[hop]] >= 0)
+        rs->fl_ports[rs->fl_slot[f->path[hop]]].arrival_Bps += a;
+  }
+  rs->fl_n_flows = live_n;
+  for (size_t s = 0; s < rs->fl_n_ports; s++) {
+    struct roce_fluid_port *fp = &rs->fl_ports[s];
+    double pm = ecn_red_probability(&rs->ports[fp->port].ecn, fp->q_B);
+    rs->stats.fl_marks_est += h * pm * fp->arrival_Bps / mtu;
+    fp->q_B = fmax(0, fp->q_B + h * (fp->arrival_Bps - fp->capacity_Bps));
+    fp->p_hist[k % ROCE_FLUID_HIST] = ecn_red_probability(&rs->ports[fp->port].ecn, fp->q_B);
+    if (fp->q_B > rs->stats.fl_peak_queue_B)
+      rs->stats.fl_peak_queue_B = fp->q_B;
+    fp->q_min = fmin(fp->q_min, fp->q_B);
+    fp->q_max = fmax(fp->q_max, fp->q_B);
+  }
+  /* DCQCN of each flow. */
+  double tau = fmax(rs->cfg.cnp_interval_s, dp->dec_interval_s), b_pkts = dp->byte_counter_B / mtu;
+  for (size_t j = 0; j < rs->fl_n_flows; j++) {
+    struct roce_flow *rf = rs->fl_flows[j];
+    const struct fab_flow *f = rf->flow;
+    uint64_t lagged = (k + ROCE_FLUID_HIST - rf->fl_lag) % ROCE_FLUID_HIST;
+    double keep = 1, scale = INFINITY;
+    for (int hop = 1; hop < f->hops; hop++) {
+      int slot = rs->fl_slot[f->path[hop]];
+      if (slot < 0)
+        continue;
+      const struct roce_fluid_port *fp = &rs->fl_ports[slot];
+      keep *= 1 - fp->p_hist[lagged];
+      double sc = fp->q_B > 0 || fp->arrival_Bps > fp->capacity_Bps ? fp->capacity_Bps / fmax(fp->arrival_Bps, 1) : 1;
+      scale = fmin(scale, sc);
+    }
+    rf->fl_scale = isfinite(scale) ? scale : 1;
+    double p = fmin(1 - keep, 1 - 1e-12), lp = log1p(-p);
+    double r = rf->fl_rc_hist[lagged] / mtu; /* packets/s at t - tau* */
+    double cnp = tau > 0 ? -expm1(tau * r * lp) / tau : p * r;
+    double bytes_rate = r * counter_rate(p, lp, b_pkts);
+    double timer_rate = r * counter_rate(p, lp, dp->timer_s * r);
+    double rc = rf->cc.rc_Bps, rt = rf->cc.rt_Bps, alpha = rf->cc.alpha;
+    double d_alpha = dp->g / dp->alpha_interval_s * (-expm1(dp->alpha_interval_s * r * lp) - alpha);
+    double d_rt = -(rt - rc) * cnp + dp->rai_Bps * (exp(dp->fast_recovery * b_pkts * lp) * bytes_rate +
+                                                    exp(dp->fast_recovery * dp->timer_s * r * lp) * timer_rate);
+    double d_rc = -rc * alpha / 2 * cnp + (rt - rc) / 2 * (bytes_rate + timer_rate);
+    rf->cc.alpha = fmin(1, fmax(0, alpha + h * d_alpha));
+    rf->cc.rt_Bps = fmin(rf->cc.line_Bps, fmax(dp->min_rate_Bps, rt + h * d_rt));
+    rf->cc.rc_Bps = fmin(rf->cc.line_Bps, fmax(dp->min_rate_Bps, rc + h * d_rc));
+    rf->fl_rc_hist[k % ROCE_FLUID_HIST] = rf->cc.rc_Bps;
+    rf->fl_rc_min = fmin(rf->fl_rc_min, rf->cc.rc_Bps);
+    rf->fl_rc_max = fmax(rf->fl_rc_max, rf->cc.rc_Bps);
+    rs->stats.fl_cnps_est += h * cnp;
+  }
+  /* Settle: at the end of each window, ports whose flows and queue held still for all of it. */
+  uint64_t window = (uint64_t)fmax(20, ceil(2 * dp->alpha_interval_s / h));
+  if (k - rs->fl_window_start >= window) {
+    const double tol = rs->cfg.fluid_settle;
+    for (size_t s = 0; s < rs->fl_n_ports; s++) /* busy at the fixed point (sum a = C)? */
+      rs->fl_ports[s].at_line = fabs(rs->fl_ports[s].arrival_Bps - rs->fl_ports[s].capacity_Bps) >
+                                tol * rs->fl_ports[s].capacity_Bps;
+    for (size_t j = 0; j < rs->fl_n_flows; j++) {
+      struct roce_flow *rf = rs->fl_flows[j];
+      int still = rf->fl_rc_max - rf->fl_rc_min <= tol * rf->fl_rc_max;
+      int at_line = rf->cc.rc_Bps >= (1 - tol) * rf->fl_nic_share_Bps;
+      for (int hop = 1; hop < rf->flow->hops; hop++) {
+        int slot = rs->fl_slot[rf->flow->path[hop]];
+        if (slot < 0)
+          continue;
+        if (!still)
+          rs->fl_ports[slot].enter_step = k; /* not settled: a new window */
+        if (!at_line)
+          rs->fl_ports[slot].at_line = 0;
+      }
+    }
+    for (size_t s = 0; s < rs->fl_n_ports;) {
+      struct roce_fluid_port *fp = &rs->fl_ports[s];
+      int busy = fabs(fp->arrival_Bps - fp->capacity_Bps) <= tol * fp->capacity_Bps;
+      if (fp->enter_step <= rs->fl_window_start && fp->q_max - fp->q_min <= 0.05 * fp->q_max + mtu &&
+          (busy || (fp->at_line && fp->q_B < mtu))) {
+        port_leave(fab, s);
+        continue;
+      }
+      fp->q_min = fp->q_max = fp->q_B;
+      s++;
+    }
+    rs->fl_window_start = k;
+    size_t kept = 0;
+    for (size_t j = 0; j < rs->fl_n_flows; j++) {
+      struct roce_flow *rf = rs->fl_flows[j];
+      rf->fl_rc_min = rf->fl_rc_max = rf->cc.rc_Bps;
+      if (!crosses_transient(rs, rf->flow)) {
+        rf->fl_in = 0;
+        if (rf->flow->rate_cap_Bps != rf->fl_base_cap_Bps)
+          fabric_flow_set_cap(fab, rf->flow, rf->fl_base_cap_Bps);
+        continue;
+      }
+      rs->fl_gens[kept] = rs->fl_gens[j];
+      rs->fl_flows[kept++] = rf;
+    }
+    rs->fl_n_flows = kept;
+  }
+  /* Caps: the FIFO service of each flow. */
+  for (size_t j = 0; j < rs->fl_n_flows; j++) {
+    struct roce_flow *rf = rs->fl_flows[j];
+    double cap = roce__fluid_cap(fab, rf->flow, rf->fl_base_cap_Bps);
+    double old = rf->flow->rate_cap_Bps;
+    if (fabs(cap - old) > 1e-4 * cap)
+      fabric_flow_set_cap(fab, rf->flow, cap);
+  }
+  arm(fab);
+}
