@@ -1,7 +1,8 @@
 /* InfiniBand at flow fidelity: the same mechanisms as fluid-rate effects.
  *
  *  - routing: a flow follows its D-mod-K path (static tables) or, under adaptive routing, is
- *    spread evenly over all its minimal paths (one part per path, fabric_flow_split): per-packet
+ *    spread evenly over its minimal paths (one part per path, at most ib/ar-paths of them,
+ *    fabric_flow_split): per-packet
  *    AR sends each packet to the least loaded up-port, which in steady state balances a flow's
  *    bytes over the paths that are not congested;
  *  - credit window: a sender can have at most one receive buffer of unacknowledged bytes per
@@ -19,7 +20,6 @@
 
 #include "ib_internal.h"
 
-#define IB_MAX_PATHS 4096
 
 double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow)
 {
@@ -42,41 +42,39 @@ double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow)
   return cap < first->rate_Bps / ib__flow_parts(flow) ? cap : 0;
 }
 
-/* The minimal paths between two GPUs in depth-first order (candidates in port order): their
- * count, and the one numbered want (written to ports, its hop count returned). */
-struct path_walk {
-  const struct topo *t;
-  int dst_gpu, dst_node, want, seen, hops;
-  int cur[ROUTE_MAX_HOPS];
-  int *ports;
-};
-
-static void walk(struct path_walk *w, int node, int depth)
+/* Path number `part` of a flow under adaptive routing, written to ports (hop count returned);
+ * *count receives the number of minimal paths (the product of the candidates at each hop of a
+ * fat-tree). When the flow is spread over every path (parts == count) the part number is read as
+ * a mixed-radix number, first hop fastest, so the parts are exactly the distinct paths. With
+ * fewer parts than paths (ib/ar-paths), part i takes candidate (h + i) mod n at each hop, h a
+ * per-hop hash of the flow: consecutive parts leave by different up-ports at every level. Either
+ * way a path costs one walk down the tree, not an enumeration. */
+static int ar_path(const struct topo *t, const struct fab_flow *flow, uint64_t part, int parts, int *ports,
+                   int *count)
 {
-  if (node == w->dst_node) {
-    if (w->seen++ == w->want) {
-      memcpy(w->ports, w->cur, sizeof(int) * (size_t)depth);
-      w->hops = depth;
-    }
-    return;
-  }
-  if (depth == ROUTE_MAX_HOPS || w->seen >= IB_MAX_PATHS)
-    return;
   int cand[ROUTE_MAX_CANDIDATES];
-  int n = route_candidates(w->t, node, w->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
-  for (int i = 0; i < n && w->seen < IB_MAX_PATHS; i++) {
-    w->cur[depth] = cand[i];
-    walk(w, w->t->ports[cand[i]].peer_node, depth + 1);
+  int node = t->gpu_node[flow->src_gpu], dst_node = t->gpu_node[flow->dst_gpu];
+  int hops = 0;
+  uint64_t total = 1, digits = part;
+  while (node != dst_node && hops < ROUTE_MAX_HOPS) {
+    int n = route_candidates(t, node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+    if (n == 0)
+      return -1;
+    total *= (uint64_t)n;
+    int pick = 0;
+    if (n > 1) {
+      if ((uint64_t)parts >= total || parts <= 0) {
+        pick = (int)(digits % (uint64_t)n);
+        digits /= (uint64_t)n;
+      } else {
+        pick = (int)((route_pick(flow->key, 0x1b, node, n) + part) % (uint64_t)n);
+      }
+    }
+    ports[hops++] = cand[pick];
+    node = t->ports[cand[pick]].peer_node;
   }
-}
-
-static int nth_path(const struct topo *t, int src_gpu, int dst_gpu, int want, int *ports, int *count)
-{
-  struct path_walk w = {.t = t, .dst_gpu = dst_gpu, .dst_node = t->gpu_node[dst_gpu], .want = want, .hops = -1,
-                        .ports = ports};
-  walk(&w, t->gpu_node[src_gpu], 0);
-  *count = w.seen;
-  return w.hops;
+  *count = total > INT32_MAX ? INT32_MAX : (int)total;
+  return node == dst_node ? hops : -1;
 }
 
 void ib__flow_spread(struct fabric *fab, struct fab_flow *flow)
@@ -86,11 +84,12 @@ void ib__flow_spread(struct fabric *fab, struct fab_flow *flow)
       flow->src_gpu == flow->dst_gpu)
     return;
   int ports[ROUTE_MAX_HOPS], count;
-  nth_path(fab->topo, flow->src_gpu, flow->dst_gpu, 0, ports, &count);
-  if (count <= 1)
+  ar_path(fab->topo, flow, 0, 0, ports, &count);
+  int parts = count < st->p.ar_paths ? count : st->p.ar_paths;
+  if (parts <= 1)
     return;
-  double part = flow->bytes / count;
-  for (int i = 1; i < count; i++)
+  double part = flow->bytes / parts;
+  for (int i = 1; i < parts; i++)
     fabric_flow_split(fab, flow, part, (uint64_t)i);
 }
 
@@ -102,12 +101,15 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
   if (hops < 0 || fab->fidelity != FAB_FIDELITY_FLOW)
     return hops;
   if (st->p.routing == IB_ROUTING_AR) {
-    int want = flow->parent ? (int)flow->key : 0, count;
-    int spread = nth_path(t, flow->src_gpu, flow->dst_gpu, want, flow->path, &count);
+    const struct fab_flow *whole = flow->parent ? flow->parent : flow;
+    int count, probe[ROUTE_MAX_HOPS];
+    ar_path(t, whole, 0, 0, probe, &count);
+    int parts = count < st->p.ar_paths ? count : st->p.ar_paths;
+    int spread = ar_path(t, whole, flow->parent ? flow->key : 0, parts, flow->path, &count);
     if (spread > 0)
       hops = spread;
-    if (count > 1)
-      flow->model_data = (void *)(uintptr_t)count;
+    if (parts > 1)
+      flow->model_data = (void *)(uintptr_t)parts;
   }
   flow->hops = (uint8_t)hops;
   flow->rate_cap_Bps = ib__window_cap(fab, flow);

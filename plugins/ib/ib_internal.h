@@ -24,6 +24,7 @@ struct ib_params {
   ib_routing routing;          /* static D-mod-K tables or adaptive routing */
   ib_input_queue input_queue;  /* input buffer organisation: per-output queues or one FIFO */
   double ar_threshold_bytes;   /* AR keeps the table's port while its load is at most this */
+  int ar_paths;                /* flow fidelity: most minimal paths an AR flow is spread over */
   int series;                  /* sample ib_series.csv */
   double series_interval_s;    /* sampling period */
   char series_port[96];        /* "all", a node name or "node->peer" */

@@ -46,6 +46,9 @@ static const struct param_def ib_params[] = {
     {"ib/ar-threshold", PARAM_INT, UNIT_BYTES, "0", 0, 1e9, NULL,
      "Adaptive routing keeps the forwarding table's port while its load (bytes queued and in flight) is at most this",
      "ib_flit_sim AR 'bounded' queue thresholds; 0 = always least loaded"},
+    {"ib/ar-paths", PARAM_INT, UNIT_NONE, "16", 1, 4096, NULL,
+     "Flow fidelity, adaptive routing: a flow is spread over at most this many of its minimal paths",
+     "modelling choice: 16 up-ports cover a 2-tier tree's spines at 1,024 GPUs; a 3-tier tree has 1,024 paths"},
     {"ib/series", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
      "Write ib_series.csv: buffer occupancy and free credits of ports over time (packet fidelity)", ""},
     {"ib/series-interval", PARAM_REAL, UNIT_SECONDS, "1us", 1e-9, 1, NULL, "Sampling period of ib_series.csv", ""},
@@ -142,6 +145,7 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   p->routing = (ib_routing)param_get_choice(set, "ib/routing");
   p->input_queue = (ib_input_queue)param_get_choice(set, "ib/input-queue");
   p->ar_threshold_bytes = param_get(set, "ib/ar-threshold");
+  p->ar_paths = param_get_int(set, "ib/ar-paths");
   p->series = param_get_int(set, "ib/series");
   p->series_interval_s = param_get(set, "ib/series-interval");
   snprintf(p->series_port, sizeof p->series_port, "%s", param_get_text(set, "ib/series-port"));
