@@ -268,6 +268,9 @@ void fabric_flow_caps_changed(struct fabric *fab);
 void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_Bps);
 /* Flow engine: the flows currently holding bandwidth. */
 struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count);
+/* Flow engine, from on_rates: the flows whose rates were just recomputed (the component of the
+ * ports that changed; no flow outside it shares a port with one inside). */
+struct fab_flow **fabric_recomputed_flows(const struct fabric *fab, size_t *count);
 
 /* Writes summary.json's fabric part: counters and per-link statistics. */
 void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent);

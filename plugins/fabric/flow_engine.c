@@ -116,6 +116,12 @@ void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
   request_recompute(fab);
 }
 
+struct fab_flow **fabric_recomputed_flows(const struct fabric *fab, size_t *count)
+{
+  *count = fab->fe ? fab->fe->n_flows : 0;
+  return fab->fe ? fab->fe->flows : NULL;
+}
+
 struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count)
 {
   *count = fab->fe ? fab->fe->n_active : 0;

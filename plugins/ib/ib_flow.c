@@ -162,7 +162,9 @@ void ib__on_rates(struct fabric *fab)
   struct ib_state *st = ib__state(fab);
   const struct topo *t = fab->topo;
   size_t n;
-  struct fab_flow **flows = fabric_active_flows(fab, &n);
+  /* Only the component just recomputed: buffers are ports, and a component holds every flow that
+   * shares a port with one of its flows. */
+  struct fab_flow **flows = fabric_recomputed_flows(fab, &n);
   if (n == 0 || fab->fidelity != FAB_FIDELITY_FLOW)
     return;
   if (fab->now != st->rates_time) {
@@ -254,17 +256,19 @@ void ib__on_rates(struct fabric *fab)
       }
     lo = hi;
   }
-  int changed = 0;
+  /* The component's flow list is the engine's scratch: the caps are collected first, then set
+   * (each set schedules a recomputation of that flow's component only). */
+  size_t changed = 0;
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
     double new_cap = isinf(st->cap_limit[i]) ? 0 : st->cap_limit[i];
     if (fabs(new_cap - f->rate_cap_Bps) > 1e-9 * (new_cap + f->rate_cap_Bps)) {
       if (new_cap > 0 && new_cap != ib__window_cap(fab, f))
         st->stats.ct_caps++;
-      f->rate_cap_Bps = new_cap;
-      changed = 1;
+      st->cap_limit[changed] = new_cap;
+      flows[changed++] = f;
     }
   }
-  if (changed)
-    fabric_flow_caps_changed(fab);
+  for (size_t i = 0; i < changed; i++)
+    fabric_flow_set_cap(fab, flows[i], st->cap_limit[i]);
 }
