@@ -102,10 +102,15 @@ void roce__flow_rates(struct fabric *fab)
   struct roce_state *rs = roce__state(fab);
   const struct topo *t = fab->topo;
   size_t n;
-  struct fab_flow **flows = fabric_active_flows(fab, &n);
   int spreading = rs->cfg.pfc.enabled && rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF;
   int fifo = rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF;
   int fluid = !fifo && rs->cfg.fluid && fab->fidelity == FAB_FIDELITY_FLOW;
+  /* With DCQCN on and no fluid model the only cap is the loss goodput, a property of each flow:
+   * the flows just recomputed are enough (a 10,240-GPU run has tens of thousands of active flows
+   * and millions of recomputations). FIFO shares, pause spreading and the fluid model look at
+   * every active flow. */
+  int per_flow = !fifo && !fluid;
+  struct fab_flow **flows = per_flow ? fabric_recomputed_flows(fab, &n) : fabric_active_flows(fab, &n);
   if (fluid) {
     if (!roce__fluid_flows_changed(fab))
       return; /* a cap moved (a fluid step): the loss caps cannot have changed */
@@ -160,7 +165,10 @@ void roce__flow_rates(struct fabric *fab)
           cap = rs->fl_victim_cap[u];
       }
     if (fabs(cap - f->rate_cap_Bps) > 1e-9 * (cap + f->rate_cap_Bps)) {
-      f->rate_cap_Bps = cap;
+      if (per_flow)
+        fabric_flow_set_cap(fab, f, cap);
+      else
+        f->rate_cap_Bps = cap;
       changed = 1;
     }
   }
@@ -171,6 +179,6 @@ void roce__flow_rates(struct fabric *fab)
         rs->fl_victim_cap[flows[i]->path[h]] = 0;
         rs->fl_backlog[flows[i]->path[h]] = 0;
       }
-  if (changed)
+  if (changed && !per_flow)
     fabric_flow_caps_changed(fab);
 }
