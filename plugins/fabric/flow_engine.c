@@ -38,6 +38,14 @@ struct flow_engine {
   int *unfrozen;              /* per port */
   double *new_rate;           /* per component flow */
   uint8_t *frozen;            /* per component flow */
+  struct fill_entry *fill;    /* progressive filling's heap of candidate bottlenecks */
+  size_t n_fill, cap_fill;
+};
+
+/* A candidate bottleneck: a port at its current fair share, or a flow at its model cap. */
+struct fill_entry {
+  double share;
+  int32_t id; /* port >= 0, or -1 - (component index of a capped flow) */
 };
 
 struct flow_engine *flow_engine_new(struct fabric *fab)
@@ -70,6 +78,7 @@ void flow_engine_free(struct flow_engine *fe)
   free(fe->unfrozen);
   free(fe->new_rate);
   free(fe->frozen);
+  free(fe->fill);
   free(fe);
 }
 
@@ -191,6 +200,7 @@ static void collect_component(struct fabric *fab)
       if (f->visit == epoch)
         continue;
       f->visit = epoch;
+      f->fill_index = (int32_t)fe->n_flows;
       if (fe->n_flows == fe->cap_flows) {
         fe->cap_flows = fe->cap_flows ? 2 * fe->cap_flows : 1024;
         fe->flows = realloc(fe->flows, fe->cap_flows * sizeof *fe->flows);
@@ -206,6 +216,64 @@ static void collect_component(struct fabric *fab)
         }
       }
     }
+  }
+}
+
+static int fill_before(const struct fill_entry *a, const struct fill_entry *b)
+{
+  return a->share < b->share || (a->share == b->share && a->id < b->id);
+}
+
+static void fill_push(struct flow_engine *fe, double share, int32_t id)
+{
+  if (fe->n_fill == fe->cap_fill) {
+    fe->cap_fill = fe->cap_fill ? 2 * fe->cap_fill : 1024;
+    fe->fill = realloc(fe->fill, fe->cap_fill * sizeof *fe->fill);
+    if (fe->fill == NULL)
+      abort();
+  }
+  struct fill_entry e = {share, id};
+  size_t i = fe->n_fill++;
+  while (i > 0 && fill_before(&e, &fe->fill[(i - 1) / 2])) {
+    fe->fill[i] = fe->fill[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  fe->fill[i] = e;
+}
+
+static struct fill_entry fill_pop(struct flow_engine *fe)
+{
+  struct fill_entry top = fe->fill[0], last = fe->fill[--fe->n_fill];
+  size_t i = 0, n = fe->n_fill;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && fill_before(&fe->fill[c + 1], &fe->fill[c]))
+      c++;
+    if (!fill_before(&fe->fill[c], &last))
+      break;
+    fe->fill[i] = fe->fill[c];
+    i = c;
+  }
+  if (n > 0)
+    fe->fill[i] = last;
+  return top;
+}
+
+/* Freezes component flow i at rate: its ports lose that much capacity and one unfrozen flow,
+ * and their new shares become candidates. */
+static void freeze(struct flow_engine *fe, const struct topo *t, size_t i, double rate)
+{
+  (void)t;
+  struct fab_flow *f = fe->flows[i];
+  fe->frozen[i] = 1;
+  fe->new_rate[i] = rate;
+  for (int h = 0; h < f->hops; h++) {
+    int p = f->path[h];
+    fe->capacity_left[p] -= rate;
+    if (--fe->unfrozen[p] > 0)
+      fill_push(fe, fe->capacity_left[p] / fe->unfrozen[p], p);
   }
 }
 
@@ -231,56 +299,47 @@ void flow_engine_recompute(struct fabric *fab)
     fe->unfrozen[p] = fe->on_port[p].count;
   }
   memset(fe->frozen, 0, n);
-  /* Progressive filling over the component. */
-  size_t left = n;
-  while (left > 0) {
-    double share = INFINITY;
-    for (int u = 0; u < fe->n_ports; u++) {
-      int p = fe->ports[u];
-      if (fe->unfrozen[p] > 0) {
-        double s = fe->capacity_left[p] / fe->unfrozen[p];
-        if (s < share)
-          share = s;
-      }
-    }
-    for (size_t i = 0; i < n; i++)
-      if (!fe->frozen[i] && fe->flows[i]->rate_cap_Bps > 0 && fe->flows[i]->rate_cap_Bps < share)
-        share = fe->flows[i]->rate_cap_Bps;
-    if (share < 0)
-      share = 0;
-    double tolerance = share * 1e-9;
-    size_t frozen_now = 0;
-    for (size_t i = 0; i < n; i++) {
-      struct fab_flow *f = fe->flows[i];
-      if (fe->frozen[i])
-        continue;
-      int freeze = f->rate_cap_Bps > 0 && f->rate_cap_Bps <= share + tolerance;
-      for (int h = 0; h < f->hops && !freeze; h++) {
-        int p = f->path[h];
-        if (fe->capacity_left[p] / fe->unfrozen[p] <= share + tolerance)
-          freeze = 1;
-      }
-      if (!freeze)
-        continue;
-      fe->frozen[i] = 2; /* frozen in this round; its ports are charged below */
-      fe->new_rate[i] = share;
-      frozen_now++;
-    }
-    for (size_t i = 0; i < n; i++) {
-      if (fe->frozen[i] != 2)
-        continue;
-      fe->frozen[i] = 1;
-      struct fab_flow *f = fe->flows[i];
-      for (int h = 0; h < f->hops; h++) {
-        int p = f->path[h];
-        fe->capacity_left[p] -= share;
-        fe->unfrozen[p]--;
-      }
-    }
-    if (frozen_now == 0)
-      abort(); /* cannot happen: the minimum share always freezes a flow */
-    left -= frozen_now;
+  /* Progressive filling over the component, bottleneck by bottleneck: a heap holds every port at
+   * its fair share (capacity left / flows not yet frozen) and every capped flow at its cap; the
+   * smallest freezes its flows, which lowers the capacity and the count of the ports they cross
+   * and pushes their new shares (a share only grows, so an entry older than its port's current
+   * share is stale and skipped). O(crossings x log ports) rather than one scan of the component
+   * per bottleneck level. */
+  fe->n_fill = 0;
+  for (int u = 0; u < fe->n_ports; u++) {
+    int p = fe->ports[u];
+    if (fe->unfrozen[p] > 0)
+      fill_push(fe, fe->capacity_left[p] / fe->unfrozen[p], p);
   }
+  for (size_t i = 0; i < n; i++)
+    if (fe->flows[i]->rate_cap_Bps > 0)
+      fill_push(fe, fe->flows[i]->rate_cap_Bps, -1 - (int32_t)i);
+  size_t left = n;
+  while (left > 0 && fe->n_fill > 0) {
+    struct fill_entry e = fill_pop(fe);
+    if (e.id < 0) {
+      size_t i = (size_t)(-1 - e.id);
+      if (!fe->frozen[i]) {
+        freeze(fe, t, i, e.share);
+        left--;
+      }
+      continue;
+    }
+    int p = e.id;
+    if (fe->unfrozen[p] == 0 || fe->capacity_left[p] / fe->unfrozen[p] != e.share)
+      continue; /* stale */
+    double share = e.share > 0 ? e.share : 0;
+    const struct port_flows *pf = &fe->on_port[p];
+    for (int k = 0; k < pf->count; k++) {
+      size_t i = (size_t)pf->flows[k]->fill_index;
+      if (!fe->frozen[i]) {
+        freeze(fe, t, i, share);
+        left--;
+      }
+    }
+  }
+  if (left > 0)
+    abort(); /* cannot happen: every flow crosses a port of the component */
   /* New completion dates for flows whose rate changed. */
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = fe->flows[i];
