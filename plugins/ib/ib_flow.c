@@ -202,9 +202,15 @@ void ib__on_rates(struct fabric *fab)
     if (st->cap_limit == NULL)
       abort();
   }
+  /* A victim needs a flow blocked downstream of a buffer it shares: when no flow's bottleneck lies
+   * past its first hop, no buffer fills and only the credit windows cap (the common case of
+   * uncongested collectives: skip building and sorting the crossings). */
+  int any_blocked = 0;
+  for (size_t i = 0; i < n && !any_blocked; i++)
+    any_blocked = bottleneck_hop(fab, st, flows[i], flows[i]->rate_cap_Bps) > 0;
   struct crossing *c = st->crossings;
   size_t m = 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n && any_blocked; i++) {
     const struct fab_flow *f = flows[i];
     int b = bottleneck_hop(fab, st, f, f->rate_cap_Bps);
     for (int h = 0; h < f->hops; h++) {
@@ -218,7 +224,8 @@ void ib__on_rates(struct fabric *fab)
       m++;
     }
   }
-  qsort(c, m, sizeof *c, crossing_order);
+  if (m > 0)
+    qsort(c, m, sizeof *c, crossing_order);
   for (size_t i = 0; i < n; i++) {
     double cap = ib__window_cap(fab, flows[i]);
     st->cap_limit[i] = cap > 0 ? cap : INFINITY;
