@@ -212,7 +212,10 @@ struct fab_flow *fabric_flow_split(struct fabric *fab, struct fab_flow *flow, do
   part->state = FLOW_PENDING;
   part->active_index = -1;
   part->parent = flow;
+  /* The whole keeps only its own share while it runs (its NIC injects that much); the parts'
+   * bytes come back when every part is done. */
   flow->bytes -= bytes;
+  flow->split_bytes += bytes;
   flow->parts_left++;
   flow_start(fab, part);
   return part;
@@ -223,12 +226,12 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
   flow->state = FLOW_DONE;
   flow->finish_s = fab->now;
   fab->active_flows--;
+  if (flow->in_ring)
+    pkt_engine_forget_flow(fab, flow);
   if (flow->parent) {
     struct fab_flow *whole = flow->parent;
     if (fab->model->flow_done)
       fab->model->flow_done(fab, flow);
-    whole->bytes += flow->bytes;
-    whole->delivered += flow->delivered;
     flow->free_next = fab->free_flows;
     fab->free_flows = flow;
     if (--whole->parts_left > 0 || whole->state != FLOW_DONE)
@@ -238,6 +241,8 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
   } else if (flow->parts_left > 0) {
     return;
   }
+  flow->bytes += flow->split_bytes;
+  flow->delivered = flow->bytes;
   fab->stats.flows_done++;
   fab->stats.bytes_delivered += flow->bytes;
   double fct = flow->finish_s - flow->post_s;

@@ -75,6 +75,7 @@ struct fab_flow {
   /* split transfers (fabric_flow_split) */
   struct fab_flow *parent; /* a part: the flow it was carved from (NULL otherwise) */
   uint32_t parts_left;     /* a split flow: parts not finished yet */
+  double split_bytes;      /* a split flow: bytes its parts carry (added back when all are done) */
 };
 
 /* One packet in flight. */
@@ -280,6 +281,8 @@ int fabric_write_links_csv(const struct fabric *fab, FILE *out);
 
 /* Internal to the engines. */
 void pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow);
+/* A finished flow leaves its NIC's injection ring (go-back-N may have put it back). */
+void pkt_engine_forget_flow(struct fabric *fab, struct fab_flow *flow);
 void pkt_engine_event(struct fabric *fab, const struct fab_event *ev);
 struct flow_engine *flow_engine_new(struct fabric *fab);
 void flow_engine_free(struct flow_engine *fe);

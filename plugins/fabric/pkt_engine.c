@@ -71,6 +71,20 @@ static void ring_remove_after(struct fab_port *fp, struct fab_flow *prev)
   flow->ring_next = NULL;
 }
 
+void pkt_engine_forget_flow(struct fabric *fab, struct fab_flow *flow)
+{
+  struct fab_port *fp = &fab->ports[flow->path[0]];
+  struct fab_flow *prev = fp->ring;
+  if (prev == NULL)
+    return;
+  while (prev->ring_next != flow) {
+    prev = prev->ring_next;
+    if (prev == fp->ring)
+      return; /* not in this ring */
+  }
+  ring_remove_after(fp, prev);
+}
+
 void pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
 {
   int port = flow->path[0];
