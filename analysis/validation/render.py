@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Assembles docs/validation.md from analysis/validation/report.md.in and the fragments and JSON
+results the phase scripts wrote under VAL_OUT.
+
+Placeholders in the template:
+  @@NAME@@          the fragment VAL_OUT/fragments/NAME.md, or a generated block (SUMMARY,
+                    KNOWN_FAILURES, TIMINGS)
+  {{py: EXPR}}      a Python expression over the measured results (functions below), so that
+                    every number in the prose is the measured one
+usage: render.py TEMPLATE OUTPUT TOTAL_SECONDS
+"""
+import json
+import os
+import re
+import sys
+
+from common import OUT, load_json
+
+
+def _load(name):
+    try:
+        return load_json(name)
+    except FileNotFoundError:
+        return None
+
+
+FID = _load("fidelity.json")
+DCQ = _load("dcqcn.json")
+SCA = _load("scale.json")
+SEN = _load("sensitivity.json")
+
+
+def fid(fabric, pattern, n, key="err_mean_pct"):
+    for r in FID["rows"]:
+        if (r["fabric"], r["pattern"], r["n"]) == (fabric, pattern, n):
+            return r[key]
+    return float("nan")
+
+
+def fidc(fabric, pattern, n, key, fidelity="packet"):
+    for r in FID["rows"]:
+        if (r["fabric"], r["pattern"], r["n"]) == (fabric, pattern, n):
+            return r["counters_" + fidelity].get(key)
+    return None
+
+
+def met(fabric=None, pattern=None):
+    rs = [r for r in FID["rows"] if (fabric is None or r["fabric"] == fabric) and (pattern is None or r["pattern"] == pattern)]
+    return "%d of %d" % (sum(1 for r in rs if abs(r["err_mean_pct"]) <= FID["goal_pct"]), len(rs))
+
+
+def dcq(n, key):
+    r = DCQ["results"][str(n)]
+    return r[key]
+
+
+def dcqf(n, flow, key):
+    return DCQ["results"][str(n)]["flows"][str(flow)][key]
+
+
+def sca(model, n, key, fabric=None):
+    for r in SCA["rows"]:
+        if (r["model"], r["n"]) == (model, n):
+            if key == "ratio":
+                return r["mfu"]["roce"] / r["mfu"]["ib"]
+            v = r[key]
+            return v[fabric] if fabric else v
+    return float("nan")
+
+
+def partial(model, n, fabric="roce"):
+    """summary.json of one fabric's run inside a compare the driver killed (time limit): compare
+    runs its fabrics in parallel in DIR.tmp-PID/ and renames only when both are done."""
+    import glob
+    for d in sorted(glob.glob(os.path.join(OUT, "scale", "%s-%d.tmp-*" % (model, n), fabric, "summary.json"))):
+        with open(d) as f:
+            return json.load(f)
+    return None
+
+
+def smfu(group, label, fabric, key="mfu"):
+    for r in SEN["mfu"]:
+        if (r["group"], r["label"], r["fabric"]) == (group, label, fabric):
+            return r[key]
+    return float("nan")
+
+
+def sfl(group, scen, label, fidelity="packet", key="mean_us"):
+    v = [r[key] for r in SEN["flows"] if (r["group"], r["scen"], r["label"], r["fid"]) == (group, scen, label, fidelity)]
+    if not v or any(x is None for x in v):
+        return float("nan")
+    return sum(v) / len(v)
+
+
+def sflc(group, scen, label, key):
+    for r in SEN["flows"]:
+        if (r["group"], r["scen"], r["label"], r["fid"]) == (group, scen, label, "packet") and r["seed"] == 1:
+            return r["counters"].get(key)
+    return None
+
+
+def summary_block():
+    out = []
+    if FID:
+        out.append("**Flow vs packet fidelity** (mean flow completion time, goal |error| <= %g%%; "
+                   "error = (flow - packet) / packet; seed %d):\n" % (FID["goal_pct"], FID["seed"]))
+        fabs = list(dict.fromkeys(r["fabric"] for r in FID["rows"]))
+        out.append("| scenario | GPUs | " + " | ".join(fabs) + " |")
+        out.append("|---|---|" + "---|" * len(fabs))
+        keys = list(dict.fromkeys((r["pattern"], r["n"]) for r in FID["rows"]))
+        for p, n in keys:
+            cells = []
+            for f in fabs:
+                e = fid(f, p, n)
+                if e != e:
+                    cells.append("failed")
+                else:
+                    cells.append("%s %+.1f%% (p99 %+.1f%%)" % ("met" if abs(e) <= FID["goal_pct"] else "**NOT met**", e,
+                                                             fid(f, p, n, "err_p99_pct")))
+            out.append("| %s | %d | %s |" % (p, n, " | ".join(cells)))
+        out.append("")
+    if SCA:
+        out.append("**IB vs RoCEv2 MFU** (`sgfabric compare`, flow fidelity, default parameters, seed %d):\n" % SCA["seed"])
+        models = list(dict.fromkeys((r["model"], r["label"]) for r in SCA["rows"]))
+        scales = list(dict.fromkeys(r["n"] for r in SCA["rows"]))
+        out.append("| GPUs | " + " | ".join("%s: MFU IB / RoCE, ratio" % m[1] for m in models) + " |")
+        out.append("|---|" + "---|" * len(models))
+        for n in scales:
+            cells = []
+            for m, _ in models:
+                cells.append("%.1f%% / %.1f%%, **%.3f**" % (sca(m, n, "mfu", "ib"), sca(m, n, "mfu", "roce"), sca(m, n, "ratio")))
+            out.append("| %d | %s |" % (n, " | ".join(cells)))
+        for n in (10240,):
+            if n in scales:
+                continue
+            cells = []
+            for m, _ in models:
+                pr = partial(m, n)
+                cells.append("IB did not finish (killed after 20 min); RoCE %s" % (
+                    "%.1f%%" % (100 * pr["mfu"]) if pr else "did not finish"))
+            out.append("| %d | %s |" % (n, " | ".join(cells)))
+        out.append("")
+    return "\n".join(out)
+
+
+def failures_block():
+    fs = []
+    for name in sorted(os.listdir(OUT)):
+        if name.startswith("failures-"):
+            with open(os.path.join(OUT, name)) as f:
+                fs += json.load(f)
+    if not fs:
+        return "No simulation failed in this run of the driver.\n"
+    out = ["%d simulation(s) failed in this run of the driver (their results are left out above):\n" % len(fs)]
+    for f in fs:
+        out.append("- `%s` -> %s; stderr: `%s`" % (f["cmd"], f["status"], f["stderr"].strip().replace("\n", " / ")[-300:] or "(empty)"))
+    return "\n".join(out) + "\n"
+
+
+def timings_block(total):
+    try:
+        t = load_json("timings.json")
+    except FileNotFoundError:
+        t = {}
+    return ", ".join("%s %.0f s" % (k, v) for k, v in t.items()) or "not recorded"
+
+
+def build_info():
+    try:
+        with open(os.path.join(OUT, "build_info.txt")) as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return "(unknown build)"
+
+
+def main():
+    tmpl, out, total = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    text = open(tmpl).read()
+    blocks = {"SUMMARY": summary_block(), "BUILD_INFO": build_info(), "KNOWN_FAILURES": failures_block(), "TIMINGS": timings_block(total)}
+    # <!-- BLOCK NAME --> ... <!-- END NAME --> sections of the template define @@NAME@@ (prose that
+    # the fragments place next to their tables) and are removed from where they stand
+    def grab(m):
+        blocks[m.group(1)] = m.group(2).strip() + "\n"
+        return ""
+    text = re.sub(r"<!-- BLOCK ([A-Z_]+) -->\n(.*?)<!-- END \1 -->\n?", grab, text, flags=re.S)
+    frag_dir = os.path.join(OUT, "fragments")
+    for name in os.listdir(frag_dir):
+        blocks[name[:-3].upper()] = open(os.path.join(frag_dir, name)).read()
+    # fragments first (they may hold further @@...@@ text placeholders filled by the template's
+    # own sections), then expressions
+    for _ in range(3):
+        text = re.sub(r"@@([A-Z_]+)@@", lambda m: blocks.get(m.group(1), m.group(0)), text)
+    env = dict(pc=lambda x: "%+.1f%%" % x, n0=lambda x: "%.0f" % x, n1=lambda x: "%.1f" % x,
+               n2=lambda x: "%.2f" % x, n3=lambda x: "%.3f" % x, g3=lambda x: "%.3g" % x,
+               tim=lambda name: (load_json("timings.json").get(name, float("nan"))
+                                 if os.path.exists(os.path.join(OUT, "timings.json")) else float("nan")),
+               counters=lambda d: json.load(open(os.path.join(OUT, d, "summary.json")))["counters"],
+               partial=partial,
+               fid=fid, fidc=fidc, met=met, dcq=dcq, dcqf=dcqf, sca=sca, smfu=smfu, sfl=sfl, sflc=sflc,
+               FID=FID, DCQ=DCQ, SCA=SCA, SEN=SEN, total=total)
+
+    def ev(m):
+        try:
+            return str(eval(m.group(1), env))
+        except Exception as e:  # noqa: BLE001
+            return "[render error: %s: %s]" % (m.group(1), e)
+    text = re.sub(r"\{\{py:\s*(.*?)\}\}", ev, text, flags=re.S)
+    left = re.findall(r"@@[A-Z_]+@@", text)
+    if left:
+        print("render.py: unfilled placeholders: %s" % ", ".join(sorted(set(left))), file=sys.stderr)
+    with open(out + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(out + ".tmp", out)
+
+
+if __name__ == "__main__":
+    main()
