@@ -188,8 +188,6 @@ static void source_actor(int argc, char **argv)
   free(pending);
 }
 
-static FILE *open_result(void *ctx, const char *name) { return results_open(ctx, name); }
-
 static void usage(FILE *out)
 {
   fprintf(out, "usage: sgfabric flows --platform P.xml --flows F.csv --fabric ideal|ib|roce [--fidelity packet|flow]\n"
@@ -278,9 +276,8 @@ int cmd_flows(int argc, char **argv)
   f = results_open(&r, "summary.json");
   failed |= f == NULL;
   if (f) {
-    double delivered = 0, fct_sum = 0, fct_max = 0;
+    double fct_sum = 0, fct_max = 0;
     for (int i = 0; i < g_flows.n; i++) {
-      delivered += g_flows.rows[i].bytes;
       fct_sum += g_flows.rows[i].fct_us;
       if (g_flows.rows[i].fct_us > fct_max)
         fct_max = g_flows.rows[i].fct_us;
@@ -293,17 +290,9 @@ int cmd_flows(int argc, char **argv)
     fabric_write_counters(s.fab, f, "    ");
     fprintf(f, "  }\n}\n");
     failed |= results_close(f) != 0;
-    (void)delivered;
   }
-  if (param_get(s.params, "fabric/link-stats")) {
-    f = results_open(&r, "links.csv");
-    failed |= f == NULL || fabric_write_links_csv(s.fab, f) != 0;
-    failed |= results_close(f) != 0;
-  }
-  if (s.model->write_series)
-    failed |= s.model->write_series(s.fab, open_result, &r) != 0;
   const char *inputs[] = {o.platform, flows_path};
-  failed |= results_write_manifest(&r, argc, argv, inputs, 2, o.seed) != 0;
+  failed |= run_write_common_results(&r, &s, argc, argv, inputs, 2, o.seed) != 0;
   if (failed || s.fab->stats.flows_done != (uint64_t)g_flows.n) {
     fprintf(stderr, "sgfabric flows: %s\n",
             failed ? "cannot write the results" : "internal error: some flows never completed");

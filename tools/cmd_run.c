@@ -193,14 +193,9 @@ int cmd_run(int argc, char **argv)
     write_summary(f, &o, &s, trace, gpu, &res);
     failed |= results_close(f) != 0;
   }
-  if (param_get(s.params, "fabric/link-stats")) {
-    f = results_open(&r, "links.csv");
-    failed |= f == NULL || fabric_write_links_csv(s.fab, f) != 0;
-    failed |= results_close(f) != 0;
-  }
   const char *path = strncmp(workload, "simai:", 6) == 0 ? workload + 6 : workload;
   const char *inputs[3] = {o.platform, path, deployment};
-  failed |= results_write_manifest(&r, argc, argv, inputs, deployment ? 3 : 2, o.seed) != 0;
+  failed |= run_write_common_results(&r, &s, argc, argv, inputs, deployment ? 3 : 2, o.seed) != 0;
   if (failed) {
     fprintf(stderr, "sgfabric run: cannot write the results\n");
     results_abort(&r);

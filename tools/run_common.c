@@ -211,6 +211,23 @@ void run_write_summary_head(FILE *f, const struct run_options *o, const struct r
   fprintf(f, "  },\n");
 }
 
+static FILE *open_result(void *ctx, const char *name) { return results_open(ctx, name); }
+
+int run_write_common_results(struct results *r, const struct run_setup *s, int argc, char **argv,
+                             const char *const *inputs, int n_inputs, uint64_t seed)
+{
+  int failed = 0;
+  if (param_get(s->params, "fabric/link-stats")) {
+    FILE *f = results_open(r, "links.csv");
+    failed |= f == NULL || fabric_write_links_csv(s->fab, f) != 0;
+    failed |= results_close(f) != 0;
+  }
+  if (s->model->write_series)
+    failed |= s->model->write_series(s->fab, open_result, r) != 0;
+  failed |= results_write_manifest(r, argc, argv, inputs, n_inputs, seed) != 0;
+  return failed ? -1 : 0;
+}
+
 void run_print_common_usage(FILE *out)
 {
   fprintf(out, "  --platform FILE          platform XML (sgfabric platform writes one)\n"

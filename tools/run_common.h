@@ -44,6 +44,11 @@ void run_setup_free(struct run_setup *s);
 void run_simgrid_start(const struct run_setup *s, const char *program);
 /* Writes the first keys of summary.json (fabric, fidelity, seed, sim_time_s) and "parameters". */
 void run_write_summary_head(FILE *f, const struct run_options *o, const struct run_setup *s, double sim_time_s);
+struct results;
+/* Writes what every run's results directory holds besides its summary: links.csv (when
+ * fabric/link-stats is on), the model's requested time series, manifest.json. Returns 0 or -1. */
+int run_write_common_results(struct results *r, const struct run_setup *s, int argc, char **argv,
+                             const char *const *inputs, int n_inputs, uint64_t seed);
 /* Prints the options shared by the simulating subcommands. */
 void run_print_common_usage(FILE *out);
 
