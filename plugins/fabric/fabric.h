@@ -268,6 +268,8 @@ int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt);
 void fabric_flow_caps_changed(struct fabric *fab);
 /* Flow engine: sets one flow's rate cap; only its component is recomputed. */
 void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_Bps);
+/* Flow engine: how many active flows cross a port (its load, for routing choices). */
+int fabric_port_flow_count(const struct fabric *fab, int port);
 /* Flow engine: the flows currently holding bandwidth. */
 struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count);
 /* Flow engine, from on_rates: the flows whose rates were just recomputed (the component of the

@@ -125,6 +125,11 @@ void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
   request_recompute(fab);
 }
 
+int fabric_port_flow_count(const struct fabric *fab, int port)
+{
+  return fab->fe ? fab->fe->on_port[port].count : 0;
+}
+
 struct fab_flow **fabric_recomputed_flows(const struct fabric *fab, size_t *count)
 {
   *count = fab->fe ? fab->fe->n_flows : 0;

@@ -1,8 +1,8 @@
 /* InfiniBand at flow fidelity: the same mechanisms as fluid-rate effects.
  *
  *  - routing: a flow follows its D-mod-K path (static tables) or, under adaptive routing, is
- *    spread evenly over its minimal paths (one part per path, at most ib/ar-paths of them,
- *    fabric_flow_split): per-packet
+ *    spread evenly over its minimal paths (one part per path, fabric_flow_split) when they are
+ *    at most ib/ar-paths, or else takes the least-loaded path at its start: per-packet
  *    AR sends each packet to the least loaded up-port, which in steady state balances a flow's
  *    bytes over the paths that are not congested;
  *  - credit window: a sender can have at most one receive buffer of unacknowledged bytes per
@@ -42,16 +42,41 @@ double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow)
   return cap < first->rate_Bps / ib__flow_parts(flow) ? cap : 0;
 }
 
-/* Path number `part` of a flow under adaptive routing, written to ports (hop count returned);
- * *count receives the number of minimal paths (the product of the candidates at each hop of a
- * fat-tree). When the flow is spread over every path (parts == count) the part number is read as
- * a mixed-radix number, first hop fastest, so the parts are exactly the distinct paths. With
- * fewer parts than paths (ib/ar-paths), part i takes candidate (h + i) mod n at each hop, h a
- * per-hop hash of the flow: consecutive parts leave by different up-ports at every level. Either
- * way a path costs one walk down the tree, not an enumeration. */
-static int ar_path(const struct topo *t, const struct fab_flow *flow, uint64_t part, int parts, int *ports,
+/* The path of a flow, or of one of its parts, under adaptive routing, written to ports (hop count
+ * returned); *count receives the number of minimal paths (the product of the candidates at each
+ * hop of a fat-tree).
+ *  - parts == count: the flow is spread over every path, part number `part` read as a mixed-radix
+ *    number, first hop fastest, so the parts are exactly the distinct paths;
+ *  - parts == 0: a single path, the least-loaded candidate (fewest active flows) at each hop,
+ *    ties broken by a per-flow hash: what adaptive routing picks for the first packets;
+ *  - otherwise part i takes candidate (h + i) mod n at each hop, h a per-hop hash of the flow.
+ * Either way a path costs one walk down the tree, not an enumeration. */
+/* The load of going through up-port `port`: the active flows on it and, when it reaches a switch
+ * from which the way down to the destination is fixed (a top of the up-down path), the most loaded
+ * port of that way down, where flows that chose different up-ports meet again. */
+static int candidate_load(const struct fabric *fab, int port, int dst_gpu)
+{
+  const struct topo *t = fab->topo;
+  int load = fabric_port_flow_count(fab, port);
+  int node = t->ports[port].peer_node, dst_node = t->gpu_node[dst_gpu];
+  int down[ROUTE_MAX_CANDIDATES];
+  if (t->nodes[node].kind != TOPO_SWITCH || !topo_downset_has(t, node, t->gpu_leaf[dst_gpu]))
+    return load;
+  for (int hops = 0; node != dst_node && hops < ROUTE_MAX_HOPS; hops++) {
+    if (route_candidates(t, node, dst_gpu, down, ROUTE_MAX_CANDIDATES) < 1)
+      break;
+    int l = fabric_port_flow_count(fab, down[0]);
+    if (l > load)
+      load = l;
+    node = t->ports[down[0]].peer_node;
+  }
+  return load;
+}
+
+static int ar_path(const struct fabric *fab, const struct fab_flow *flow, uint64_t part, int parts, int *ports,
                    int *count)
 {
+  const struct topo *t = fab->topo;
   int cand[ROUTE_MAX_CANDIDATES];
   int node = t->gpu_node[flow->src_gpu], dst_node = t->gpu_node[flow->dst_gpu];
   int hops = 0;
@@ -63,11 +88,22 @@ static int ar_path(const struct topo *t, const struct fab_flow *flow, uint64_t p
     total *= (uint64_t)n;
     int pick = 0;
     if (n > 1) {
-      if ((uint64_t)parts >= total || parts <= 0) {
+      int start = (int)route_pick(flow->key, 0x1b, node, n);
+      if (parts == 0) {
+        int best = -1, best_load = 0;
+        for (int k = 0; k < n; k++) {
+          int c = (start + k) % n, load = candidate_load(fab, cand[c], flow->dst_gpu);
+          if (best < 0 || load < best_load) {
+            best = c;
+            best_load = load;
+          }
+        }
+        pick = best;
+      } else if ((uint64_t)parts >= total) {
         pick = (int)(digits % (uint64_t)n);
         digits /= (uint64_t)n;
       } else {
-        pick = (int)((route_pick(flow->key, 0x1b, node, n) + part) % (uint64_t)n);
+        pick = (int)((start + part) % (uint64_t)n);
       }
     }
     ports[hops++] = cand[pick];
@@ -77,15 +113,24 @@ static int ar_path(const struct topo *t, const struct fab_flow *flow, uint64_t p
   return node == dst_node ? hops : -1;
 }
 
+/* How many parts an AR flow is spread over: every minimal path when there are at most
+ * ib/ar-paths of them, else none (0: one least-loaded path). Spreading over a 3-tier tree's
+ * hundreds of paths would join every flow of the fabric into one max-min component. */
+static int ar_parts(const struct fabric *fab, const struct ib_state *st, const struct fab_flow *whole)
+{
+  int ports[ROUTE_MAX_HOPS], count;
+  if (ar_path(fab, whole, 0, 1, ports, &count) < 0)
+    return 0;
+  return count <= st->p.ar_paths ? count : 0;
+}
+
 void ib__flow_spread(struct fabric *fab, struct fab_flow *flow)
 {
   const struct ib_state *st = ib__state(fab);
   if (fab->fidelity != FAB_FIDELITY_FLOW || st->p.routing != IB_ROUTING_AR || flow->parent != NULL ||
       flow->src_gpu == flow->dst_gpu)
     return;
-  int ports[ROUTE_MAX_HOPS], count;
-  ar_path(fab->topo, flow, 0, 0, ports, &count);
-  int parts = count < st->p.ar_paths ? count : st->p.ar_paths;
+  int parts = ar_parts(fab, st, flow);
   if (parts <= 1)
     return;
   double part = flow->bytes / parts;
@@ -102,10 +147,8 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
     return hops;
   if (st->p.routing == IB_ROUTING_AR) {
     const struct fab_flow *whole = flow->parent ? flow->parent : flow;
-    int count, probe[ROUTE_MAX_HOPS];
-    ar_path(t, whole, 0, 0, probe, &count);
-    int parts = count < st->p.ar_paths ? count : st->p.ar_paths;
-    int spread = ar_path(t, whole, flow->parent ? flow->key : 0, parts, flow->path, &count);
+    int parts = ar_parts(fab, st, whole), count;
+    int spread = ar_path(fab, whole, flow->parent ? flow->key : 0, parts, flow->path, &count);
     if (spread > 0)
       hops = spread;
     if (parts > 1)

@@ -47,8 +47,9 @@ static const struct param_def ib_params[] = {
      "Adaptive routing keeps the forwarding table's port while its load (bytes queued and in flight) is at most this",
      "ib_flit_sim AR 'bounded' queue thresholds; 0 = always least loaded"},
     {"ib/ar-paths", PARAM_INT, UNIT_NONE, "16", 1, 4096, NULL,
-     "Flow fidelity, adaptive routing: a flow is spread over at most this many of its minimal paths",
-     "modelling choice: 16 up-ports cover a 2-tier tree's spines at 1,024 GPUs; a 3-tier tree has 1,024 paths"},
+     "Flow fidelity, adaptive routing: a flow with at most this many minimal paths is spread over all; "
+     "with more it takes the least-loaded one when it starts",
+     "modelling choice: spreading over a 3-tier tree's 1,024 paths joins every flow into one max-min component"},
     {"ib/series", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
      "Write ib_series.csv: buffer occupancy and free credits of ports over time (packet fidelity)", ""},
     {"ib/series-interval", PARAM_REAL, UNIT_SECONDS, "1us", 1e-9, 1, NULL, "Sampling period of ib_series.csv", ""},
