@@ -268,9 +268,8 @@ static struct fill_entry fill_pop(struct flow_engine *fe)
 
 /* Freezes component flow i at rate: its ports lose that much capacity and one unfrozen flow,
  * and their new shares become candidates. */
-static void freeze(struct flow_engine *fe, const struct topo *t, size_t i, double rate)
+static void freeze(struct flow_engine *fe, size_t i, double rate)
 {
-  (void)t;
   struct fab_flow *f = fe->flows[i];
   fe->frozen[i] = 1;
   fe->new_rate[i] = rate;
@@ -325,7 +324,7 @@ void flow_engine_recompute(struct fabric *fab)
     if (e.id < 0) {
       size_t i = (size_t)(-1 - e.id);
       if (!fe->frozen[i]) {
-        freeze(fe, t, i, e.share);
+        freeze(fe, i, e.share);
         left--;
       }
       continue;
@@ -338,7 +337,7 @@ void flow_engine_recompute(struct fabric *fab)
     for (int k = 0; k < pf->count; k++) {
       size_t i = (size_t)pf->flows[k]->fill_index;
       if (!fe->frozen[i]) {
-        freeze(fe, t, i, share);
+        freeze(fe, i, share);
         left--;
       }
     }

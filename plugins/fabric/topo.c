@@ -19,8 +19,6 @@ struct topo_build {
   int node_capacity;
 };
 
-static struct topo_build *build_of(struct topo *t);
-
 struct topo_with_build {
   struct topo topo;
   struct topo_build build;
