@@ -58,3 +58,37 @@ equal() {
   python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) == float(sys.argv[2]) else 1)' "$2" "$3" ||
     die "$1: got $2, expected $3"
 }
+
+# expect_failure COMMAND "FRAGMENT[|FRAGMENT...]" ARGS...: runs sgfabric COMMAND ARGS... --out
+# WORK/out and checks the failure the way a user meets it: a non-zero exit that is not a crash, a
+# message starting "sgfabric COMMAND: " (on any line when SIMGRID_FIRST is set: SimGrid's own
+# report may come first) that contains every |-separated fragment (fixed strings), and no output
+# directory, temporary or final, left behind.
+expect_failure() {
+  local command=$1 fragments=$2
+  shift 2
+  local out=$WORK/out status=0
+  "$SGF" "$command" "$@" --out "$out" >"$WORK/stdout" 2>"$WORK/stderr" || status=$?
+  local err
+  err=$(cat "$WORK/stderr")
+  echo "sgfabric $command $* --out $out"
+  echo "  exit status $status, stderr: $err"
+  [ "$status" -ne 0 ] || die "$name: the run succeeded"
+  [ "$status" -eq 1 ] || [ "$status" -eq 2 ] || die "$name: exit status $status, expected 1 or 2 (a crash?)"
+  [ -n "$err" ] || die "$name: nothing on stderr"
+  if [ -n "${SIMGRID_FIRST:-}" ]; then
+    grep -q "^sgfabric $command: " "$WORK/stderr" || die "$name: no stderr line starts with 'sgfabric $command: '"
+  else
+    case $err in
+    "sgfabric $command: "*) ;;
+    *) die "$name: stderr does not start with 'sgfabric $command: '" ;;
+    esac
+  fi
+  local IFS='|' fragment
+  for fragment in $fragments; do
+    grep -qF -- "$fragment" "$WORK/stderr" || die "$name: stderr does not contain '$fragment'"
+  done
+  [ ! -e "$out" ] || die "$name: $out exists after a failed run"
+  compgen -G "$out.*" >/dev/null && die "$name: something was left next to $out: $(ls -d "$out".*)"
+  return 0
+}

@@ -26,31 +26,11 @@ line_of() {
   echo "$n"
 }
 
-# expect_fail "FRAGMENT[|FRAGMENT...]" ARGS...: runs sgfabric flows ARGS... --out WORK/out and
-# checks the failure; every |-separated fragment must appear in stderr (fixed strings).
+# expect_fail "FRAGMENT[|FRAGMENT...]" ARGS...: sgfabric flows ARGS... must fail (common.sh).
 expect_fail() {
   local fragments=$1
   shift
-  local out=$WORK/out status=0
-  "$SGF" flows "$@" --out "$out" >"$WORK/stdout" 2>"$WORK/stderr" || status=$?
-  local err
-  err=$(cat "$WORK/stderr")
-  echo "sgfabric flows $* --out $out"
-  echo "  exit status $status, stderr: $err"
-  [ "$status" -ne 0 ] || die "$name: the run succeeded"
-  [ "$status" -eq 1 ] || [ "$status" -eq 2 ] || die "$name: exit status $status, expected 1 or 2 (a crash?)"
-  [ -n "$err" ] || die "$name: nothing on stderr"
-  case $err in
-  "sgfabric flows: "*) ;;
-  *) die "$name: stderr does not start with 'sgfabric flows: '" ;;
-  esac
-  local IFS='|' fragment
-  for fragment in $fragments; do
-    grep -qF -- "$fragment" "$WORK/stderr" || die "$name: stderr does not contain '$fragment'"
-  done
-  [ ! -e "$out" ] || die "$name: $out exists after a failed run"
-  compgen -G "$out.tmp*" >/dev/null && die "$name: a temporary results directory was left: $(ls -d "$out".tmp*)"
-  return 0
+  expect_failure flows "$fragments" "$@"
 }
 
 case $name in

@@ -10,36 +10,11 @@ name=$1
 bogus=$SRC/tests/unit/workloads/bogus
 tiny=$PLATFORMS/tiny-16.xml
 
-# expect_fail "FRAGMENT[|FRAGMENT...]" ARGS...: runs sgfabric run ARGS... --out WORK/out and checks
-# the failure; every |-separated fragment must appear in stderr (fixed strings).
+# expect_fail "FRAGMENT[|FRAGMENT...]" ARGS...: sgfabric run ARGS... must fail (common.sh).
 expect_fail() {
   local fragments=$1
   shift
-  local out=$WORK/out status=0
-  "$SGF" run "$@" --no-progress --out "$out" >"$WORK/stdout" 2>"$WORK/stderr" || status=$?
-  local err
-  err=$(cat "$WORK/stderr")
-  echo "sgfabric run $* --out $out"
-  echo "  exit status $status, stderr: $err"
-  [ "$status" -ne 0 ] || die "$name: the run succeeded"
-  [ "$status" -eq 1 ] || [ "$status" -eq 2 ] || die "$name: exit status $status, expected 1 or 2 (a crash?)"
-  [ -n "$err" ] || die "$name: nothing on stderr"
-  if [ -n "${SIMGRID_FIRST:-}" ]; then # SimGrid's own report may come first
-    grep -q '^sgfabric run: ' "$WORK/stderr" || die "$name: no stderr line starts with 'sgfabric run: '"
-  else
-    case $err in
-    "sgfabric run: "*) ;;
-    *) die "$name: stderr does not start with 'sgfabric run: '" ;;
-    esac
-  fi
-  local IFS='|' fragment
-  for fragment in $fragments; do
-    grep -qF -- "$fragment" "$WORK/stderr" || die "$name: stderr does not contain '$fragment'"
-  done
-  [ ! -e "$out" ] || die "$name: $out exists after a failed run"
-  compgen -G "$out.tmp*" >/dev/null && die "$name: a temporary results directory was left: $(ls -d "$out".tmp*)"
-  compgen -G "$out.*" >/dev/null && die "$name: something was left next to $out: $(ls -d "$out".*)"
-  return 0
+  expect_failure run "$fragments" "$@" --no-progress
 }
 
 # run_bogus FILE FRAGMENTS [PREFIX]: the trace FILE of the bogus directory (PREFIX simai: for SimAI).
