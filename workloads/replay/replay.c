@@ -68,7 +68,6 @@ static struct {
   struct message *messages[TABLE_SIZE];
   struct replay_coll_stats coll[COLL_KIND_COUNT][WL_GROUP_COUNT];
   struct replay_coll_stats p2p[WL_GROUP_COUNT];
-  int *scratch;
   double next_progress_s;
   int finished;
 } g_replay;
@@ -159,9 +158,12 @@ static void coll_issue(struct rank_state *r, int op)
 {
   const struct wl_op *o = &r->prog->ops[op];
   const struct wl_trace *t = g_replay.cfg.trace;
-  int n = wl_group_members(t, r->rank, o->group, g_replay.scratch, t->layout.gpus);
+  /* The match key needs only the group's first member; the whole list is built once, by the
+   * member that creates the call (each member listing it would cost n^2 per collective). */
+  int leader;
+  int n = wl_group_members(t, r->rank, o->group, &leader, 1);
   int seq = r->coll_seq[o->group]++;
-  uint64_t key = ((uint64_t)o->group << 56) ^ ((uint64_t)(unsigned)g_replay.scratch[0] << 28) ^ (uint64_t)seq;
+  uint64_t key = ((uint64_t)o->group << 56) ^ ((uint64_t)(unsigned)leader << 28) ^ (uint64_t)seq;
   uint32_t h = hash64(key);
   struct coll_call **link = &g_replay.calls[h], *call;
   for (call = *link; call && call->key != key; call = call->next)
@@ -173,7 +175,7 @@ static void coll_issue(struct rank_state *r, int op)
     call->n = n;
     call->ranks = xmalloc(sizeof(int) * (size_t)n);
     call->ops = xmalloc(sizeof(int) * (size_t)n);
-    memcpy(call->ranks, g_replay.scratch, sizeof(int) * (size_t)n);
+    wl_group_members(t, r->rank, o->group, call->ranks, n);
     int *gpus = xmalloc(sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++)
       gpus[i] = g_replay.cfg.rank_gpu[call->ranks[i]];
@@ -412,7 +414,6 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
   const struct wl_trace *t = cfg->trace;
   g_replay.n_ranks = t->layout.gpus;
   g_replay.ranks = xmalloc(sizeof(struct rank_state) * (size_t)g_replay.n_ranks);
-  g_replay.scratch = xmalloc(sizeof(int) * (size_t)g_replay.n_ranks);
   for (int rank = 0; rank < g_replay.n_ranks; rank++) {
     struct rank_state *r = &g_replay.ranks[rank];
     r->rank = rank;
@@ -487,7 +488,6 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
     }
   }
   free(g_replay.ranks);
-  free(g_replay.scratch);
   if (g_replay.cfg.progress)
     fprintf(stderr, "\n");
   return rc;
