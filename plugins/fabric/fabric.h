@@ -99,7 +99,6 @@ struct fab_port {
   double queued_bytes[FAB_MAX_QUEUES];
   double total_queued;     /* bytes waiting in all queues */
   struct fab_flow *ring;   /* NIC ports: flows with bytes to inject (circular, last inserted) */
-  double busy_until;       /* end of the current transmission */
   double kick_s;           /* a pacing retry is scheduled at this date (0: none) */
   uint8_t busy;
   uint8_t next_queue;      /* round-robin position among queues */

@@ -105,26 +105,23 @@ static struct fab_packet *nic_next_packet(struct fabric *fab, int port)
   double earliest = -1;
   do {
     if (flow->next_tx_s <= fab->now) {
-      struct fab_packet *pkt = fabric_packet_alloc(fab);
+      /* The packet is built on the stack first: a model that refuses it (no credit, paused) then
+       * costs nothing to undo, and the model kicks the port when the answer may change. */
       double left = flow->bytes - flow->injected;
-      pkt->flow = flow;
-      pkt->bytes = (uint32_t)(left < fab->mtu ? left : fab->mtu);
-      pkt->seq = flow->next_seq++;
-      pkt->queue = flow->queue;
-      pkt->node = fab->topo->ports[port].node;
-      pkt->in_port = -1;
-      pkt->hop = 0;
-      pkt->tail_s = fab->now;
+      struct fab_packet next = {.flow = flow,
+                                .tail_s = fab->now,
+                                .seq = flow->next_seq,
+                                .bytes = (uint32_t)(left < fab->mtu ? left : fab->mtu),
+                                .node = fab->topo->ports[port].node,
+                                .in_port = -1,
+                                .queue = flow->queue};
+      if (fab->model->may_send && !fab->model->may_send(fab, port, next.queue, &next))
+        return NULL;
+      struct fab_packet *pkt = fabric_packet_alloc(fab);
+      *pkt = next;
+      flow->next_seq++;
       flow->injected += pkt->bytes;
       fab->stats.packets++;
-      if (fab->model->may_send && !fab->model->may_send(fab, port, pkt->queue, pkt)) {
-        /* Not allowed now (no credit, paused): keep it queued at the NIC, the model kicks later. */
-        flow->next_seq--;
-        flow->injected -= pkt->bytes;
-        fab->stats.packets--;
-        fabric_packet_free(fab, pkt);
-        return NULL;
-      }
       if (flow->injected >= flow->bytes)
         ring_remove_after(fp, prev);
       else
@@ -186,7 +183,6 @@ static void port_try_send(struct fabric *fab, int port)
   if (end < pkt->tail_s)
     end = pkt->tail_s; /* cut-through cannot outrun the tail still arriving */
   fp->busy = 1;
-  fp->busy_until = end;
   fp->cur_queue = pkt->queue;
   fp->cur_bytes = pkt->bytes;
   fp->cur_in_port = pkt->in_port;
