@@ -212,7 +212,7 @@ static int read_file(struct simai_file *f, FILE *in, struct wl_layout *l)
   if (parse_header(f, line, l) != 0)
     return -1;
   f->line = 2;
-  long nrows;
+  long nrows = 0;
   if (fgets(line, sizeof line, in) == NULL)
     return fail(f, "truncated: missing the row count");
   line[strcspn(line, " \t\r\n")] = '\0';

@@ -185,7 +185,7 @@ static int parse_long(struct reader *r, const char *key, const char *s, long *v,
 
 static int parse_int(struct reader *r, const char *key, const char *s, int *v, int allow_neg)
 {
-  long x;
+  long x = 0;  /* set on success; initialised for -Wmaybe-uninitialized */
   if (parse_long(r, key, s, &x, allow_neg) != 0)
     return -1;
   if (x > 2147483647L || x < -2147483647L)
