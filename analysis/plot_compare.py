@@ -3,7 +3,8 @@
 
 usage: plot_compare.py comparison.json compare.png
 Reads the rows sgfabric compare wrote (comparison.json) and draws two panels: MFU per fabric, and
-the iteration time split into compute, exposed communication per group and pipeline bubble.
+the iteration time split into compute, exposed communication per group, pipeline bubble and
+waiting for stragglers.
 """
 import json
 import sys
@@ -35,7 +36,7 @@ def main(argv):
 
     parts = [("breakdown.compute_s", "compute")]
     parts += [("exposed_comm_s." + g, "exposed " + g) for g in ("tp", "pp", "dp", "ep", "cp")]
-    parts += [("breakdown.bubble_s", "pipeline bubble")]
+    parts += [("breakdown.bubble_s", "pipeline bubble"), ("breakdown.straggler_s", "waiting for stragglers")]
     bottom = [0.0] * len(fabrics)
     for key, label in parts:
         v = values(key)

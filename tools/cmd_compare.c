@@ -140,6 +140,7 @@ static const struct row rows[] = {
     {"exposed comm: ep", "exposed_comm_s", "ep", 1, "s"},
     {"exposed comm: cp", "exposed_comm_s", "cp", 1, "s"},
     {"pipeline bubble", "breakdown", "bubble_s", 1, "s"},
+    {"waiting for stragglers", "breakdown", "straggler_s", 1, "s"},
     {"fabric bytes", "counters", "fabric_bytes", 1e-9, "GB"},
     {"mean link utilisation", "counters", "link_utilisation_mean", 100, "%"},
     {"max link utilisation", "counters", "link_utilisation_max", 100, "%"},

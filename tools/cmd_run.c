@@ -61,7 +61,13 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   fprintf(f, "  \"model_flops\": %.17g,\n  \"hardware_flops\": %.17g,\n", t->model_flops, t->hardware_flops);
   fprintf(f, "  \"breakdown\": {\n    \"compute_s\": %.17g,\n", res->compute_s);
   write_group_object(f, "exposed_comm_s", res->exposed_s, "    ");
-  fprintf(f, ",\n    \"bubble_s\": %.17g,\n    \"other_s\": %.17g\n  },\n", res->bubble_s, res->other_s);
+  fprintf(f, ",\n    \"bubble_s\": %.17g,\n    \"straggler_s\": %.17g,\n    \"other_s\": %.17g\n  },\n",
+          res->bubble_s, res->straggler_s, res->other_s);
+  fprintf(f, "  \"slowest_rank\": {\"rank\": %d, \"gpu\": %d, \"stage\": %d, \"end_s\": %.17g, "
+             "\"typical_end_s\": %.17g,\n", res->slowest.rank, res->slowest.gpu, res->slowest.stage, iteration,
+          res->typical_end_s);
+  write_group_object(f, "exposed_comm_s", res->slowest.exposed_s, "    ");
+  fprintf(f, "},\n");
   fprintf(f, "  \"collectives\": [");
   int first = 1;
   for (int k = 0; k < COLL_KIND_COUNT; k++)

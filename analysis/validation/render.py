@@ -68,6 +68,11 @@ def sca(model, n, key, fabric=None):
     return float("nan")
 
 
+def slow(model, n, fabric):
+    """slowest_rank of one fabric's summary.json in the scale study."""
+    return sca(model, n, "slowest", fabric)
+
+
 def partial(model, n, fabric="roce"):
     """summary.json of one fabric's run inside a compare the driver killed (time limit): compare
     runs its fabrics in parallel in DIR.tmp-PID/ and renames only when both are done."""

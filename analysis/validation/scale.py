@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from common import (OUT, SEED, cmd_block, pmap, save_failures, save_json, savefig, sgf, show,  # noqa: E402
-                    write_fragment)
+                    summary, write_fragment)
 
 MODELS = [("gpt3-175b", "GPT-3 175B", 8, 8), ("llama3-70b", "Llama-3 70B", 8, 4)]  # name, label, tp, pp
 SCALES = [128, 512, 1024, 2048, 10240]
@@ -75,6 +75,8 @@ def main():
                         tp_s={f: r["exposed_comm_s.tp"][f] for f in ("ib", "roce")},
                         pp_s={f: r["exposed_comm_s.pp"][f] for f in ("ib", "roce")},
                         bubble_s={f: r["breakdown.bubble_s"][f] for f in ("ib", "roce")},
+                        straggler_s={f: r["breakdown.straggler_s"][f] for f in ("ib", "roce")},
+                        slowest={f: summary(os.path.join(j["dir"], f))["slowest_rank"] for f in ("ib", "roce")},
                         util_max={f: r["counters.link_utilisation_max"][f] for f in ("ib", "roce")}))
     save_json("scale.json", dict(seed=SEED, rows=res))
     plot_and_write(res)
@@ -107,14 +109,14 @@ def plot_and_write(res):
     fig_path = savefig(fig, "scale_mfu.png")
     plt.close(fig)
     t = ["| model | GPUs | tiers | tp/pp/dp | micro-batches | global batch (seq) | MFU IB | MFU RoCE | RoCE/IB | "
-         "iteration IB / RoCE (s) | exposed dp IB / RoCE (s) | exposed tp IB / RoCE (s) | bubble IB / RoCE (s) | wall (s) |",
-         "|" + "---|" * 14]
+         "iteration IB / RoCE (s) | exposed dp IB / RoCE (s) | exposed tp IB / RoCE (s) | bubble IB / RoCE (s) | stragglers IB / RoCE (s) | wall (s) |",
+         "|" + "---|" * 15]
     for r in res:
-        t.append("| %s | %d | %d | %d/%d/%d | %d | %d | %.2f%% | %.2f%% | %.3f | %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.0f |" % (
+        t.append("| %s | %d | %d | %d/%d/%d | %d | %d | %.2f%% | %.2f%% | %.3f | %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.0f |" % (
             r["label"], r["n"], r["tiers"], r["tp"], r["pp"], r["dp"], r["microbatches"], r["global_batch"],
             r["mfu"]["ib"], r["mfu"]["roce"], r["mfu"]["roce"] / r["mfu"]["ib"], r["iter_s"]["ib"], r["iter_s"]["roce"],
             r["dp_s"]["ib"], r["dp_s"]["roce"], r["tp_s"]["ib"], r["tp_s"]["roce"], r["bubble_s"]["ib"],
-            r["bubble_s"]["roce"], r["wall_s"]))
+            r["bubble_s"]["roce"], r["straggler_s"]["ib"], r["straggler_s"]["roce"], r["wall_s"]))
     frag = ["![MFU vs scale](%s)\n" % fig_path,
             "Commands (seed %d; flow fidelity; `$B` is `BUILD_DIR/sgfabric`; each writes `platform.xml`, "
             "`workload.txt`, `ib/`, `roce/`, `comparison.json`):\n" % SEED,

@@ -42,12 +42,13 @@ print(c["op"], c["group"], c["count"], repr(c["bytes"]), repr(c["time_s"]), repr
   approx "busbw_GBps" "$busbw" "$exp_busbw" 1e-9
   approx "iteration_time_s (the collective is the iteration)" "$(jget "$s" iteration_time_s)" "$t" 1e-6
   # Ranks are done when their own transfers are (some before others): the mean rank waits on dp
-  # for most of t and the rest of t is other_s.
-  local dp other
+  # for most of t; the rest of t is other_s (until the median rank's end) and straggler_s (after).
+  local dp other straggler
   dp=$(jget "$s" breakdown.exposed_comm_s.dp)
   other=$(jget "$s" breakdown.other_s)
-  echo "  breakdown: exposed dp $dp s + other $other s"
-  approx "breakdown.exposed_comm_s.dp + other_s" "$(python3 -c "print($dp + $other)")" "$t" 1e-6
+  straggler=$(jget "$s" breakdown.straggler_s)
+  echo "  breakdown: exposed dp $dp s + other $other s + stragglers $straggler s"
+  approx "breakdown.exposed_comm_s.dp + other_s + straggler_s" "$(python3 -c "print($dp + $other + $straggler)")" "$t" 1e-6
   python3 -c "import sys; sys.exit(0 if 0.5 * $t < $dp <= $t * (1 + 1e-9) else 1)" ||
     die "breakdown.exposed_comm_s.dp = $dp is not most of the collective's $t s"
   equal "breakdown.compute_s" "$(jget "$s" breakdown.compute_s)" 0

@@ -43,7 +43,7 @@ for g in ("tp", "dp", "ep", "dp_ep"):
     if g not in groups:
         print("no collective on group %s" % g); ok = False
 b = s["breakdown"]
-total = b["compute_s"] + b["bubble_s"] + b["other_s"] + sum(b["exposed_comm_s"].values())
+total = b["compute_s"] + b["bubble_s"] + b["straggler_s"] + b["other_s"] + sum(b["exposed_comm_s"].values())
 if abs(total - it) > 1e-6 * it:
     print("breakdown sums to %r, iteration is %r" % (total, it)); ok = False
 sys.exit(0 if ok else 1)

@@ -443,6 +443,46 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
   return 0;
 }
 
+struct stage_end {
+  int stage;
+  double end_s;
+};
+
+static int stage_end_order(const void *a, const void *b)
+{
+  const struct stage_end *x = a, *y = b;
+  if (x->stage != y->stage)
+    return x->stage - y->stage;
+  return (x->end_s > y->end_s) - (x->end_s < y->end_s);
+}
+
+/* When the iteration would have ended had every rank ended like the typical member of its
+ * pipeline stage: the latest over stages of the stage's median end (the lower middle of an even
+ * count). The stages' ends differ by the pipeline's schedule; within a stage, the data-parallel
+ * replicas run the same program, so a rank far past its stage's median is held up by its own
+ * communication (a data-parallel ring slowed by ECMP collisions, say) and, as the iteration ends
+ * with the last rank, holds up every other rank. */
+static double typical_end_s(const struct wl_trace *t, const struct rank_state *ranks, int n)
+{
+  struct stage_end *e = xmalloc((size_t)n * sizeof *e);
+  for (int rank = 0; rank < n; rank++) {
+    struct wl_coord c;
+    wl_rank_coord(t, rank, &c);
+    e[rank] = (struct stage_end){c.pp, ranks[rank].end_s};
+  }
+  qsort(e, (size_t)n, sizeof *e, stage_end_order);
+  double typical = 0;
+  for (int lo = 0, hi; lo < n; lo = hi) {
+    for (hi = lo; hi < n && e[hi].stage == e[lo].stage; hi++)
+      ;
+    double median = e[lo + (hi - lo - 1) / 2].end_s;
+    if (median > typical)
+      typical = median;
+  }
+  free(e);
+  return typical;
+}
+
 int replay_finish(struct replay_results *out, char *err, size_t errlen)
 {
   memset(out, 0, sizeof *out);
@@ -456,18 +496,32 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
       rc = -1;
     }
     out->ranks_finished += r->finished;
-    if (r->end_s > out->iteration_s)
+    if (r->end_s > out->iteration_s || rank == 0) {
       out->iteration_s = r->end_s;
+      out->slowest.rank = rank;
+      out->slowest.gpu = r->gpu;
+      memcpy(out->slowest.exposed_s, r->exposed_s, sizeof r->exposed_s);
+    }
   }
+  double typical_end = typical_end_s(g_replay.cfg.trace, g_replay.ranks, n);
+  struct wl_coord slowest;
+  wl_rank_coord(g_replay.cfg.trace, out->slowest.rank, &slowest);
+  out->slowest.stage = slowest.pp;
+  out->typical_end_s = typical_end;
   for (int rank = 0; rank < n; rank++) {
     struct rank_state *r = &g_replay.ranks[rank];
-    /* With a pipeline, a stage that finished its last backward early idles in the pipeline's
-     * cool-down: that is bubble too (the warm-up shows as receives waiting for unsent messages). */
-    double cool_down = g_replay.cfg.trace->layout.pp > 1 ? out->iteration_s - r->end_s : 0;
+    /* A rank that ended before the iteration idles until its end. Up to the typical end it waits
+     * on the pipeline's schedule: with a pipeline, the cool-down of a stage that finished its last
+     * backward early is bubble (the warm-up shows as receives waiting for unsent messages).
+     * Beyond the typical end it waits for stragglers. */
+    double own_end = r->end_s > typical_end ? r->end_s : typical_end;
+    double straggler = out->iteration_s - own_end;
+    double cool_down = g_replay.cfg.trace->layout.pp > 1 ? own_end - r->end_s : 0;
     double bubble = r->bubble_s + cool_down;
-    double accounted = r->compute_s + bubble;
+    double accounted = r->compute_s + bubble + straggler;
     out->compute_s += r->compute_s / n;
     out->bubble_s += bubble / n;
+    out->straggler_s += straggler / n;
     for (int g = 0; g < WL_GROUP_COUNT; g++) {
       out->exposed_s[g] += r->exposed_s[g] / n;
       accounted += r->exposed_s[g];

@@ -6,7 +6,8 @@
  * point-to-point sends are eager transfers matched to receives by (sender, receiver, tag). A
  * blocking op, a wait or a receive blocks the actor on its semaphore until the fabric completes
  * what it waits for; the time it waits is charged to the group it waited on (exposed
- * communication), or to the pipeline bubble when a receive waits for a message not yet sent. */
+ * communication), or to the pipeline bubble when a receive waits for a message not yet sent.
+ * Ranks that end before the last one wait on the pipeline's cool-down (bubble) and on stragglers. */
 #ifndef SGFABRIC_REPLAY_H
 #define SGFABRIC_REPLAY_H
 
@@ -42,7 +43,13 @@ struct replay_results {
   double compute_s;                         /* mean over ranks */
   double exposed_s[WL_GROUP_COUNT];         /* mean over ranks, per group */
   double bubble_s;                          /* mean over ranks */
+  double straggler_s;                       /* mean over ranks: waiting past the typical end */
   double other_s;                           /* mean over ranks: the rest (waiting at the end) */
+  double typical_end_s;                     /* latest over stages of the stage's median end */
+  struct {                                  /* the rank that ended the iteration (lowest index on ties) */
+    int rank, gpu, stage;
+    double exposed_s[WL_GROUP_COUNT];       /* its own waits, per group */
+  } slowest;
   struct replay_coll_stats coll[COLL_KIND_COUNT][WL_GROUP_COUNT];
   struct replay_coll_stats p2p[WL_GROUP_COUNT];
   long ranks_finished;
