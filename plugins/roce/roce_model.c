@@ -240,7 +240,10 @@ static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
     rf->cc.alpha *= pow(1 - p->g, floor((fab->now - rf->alpha_due_s) / p->alpha_interval_s) + 1);
   if (!dcqcn_on_cnp(p, &rf->cc, &rs->stats.dcqcn, fab->now))
     return;
-  rf->alpha_due_s = fab->now + p->alpha_interval_s;
+  /* Per-CNP alpha decays tau' after the last cut; per-window alpha (firmware) keeps its period
+   * and only starts it when the timer was idle. */
+  if (!p->alpha_per_window || !rf->alpha_armed)
+    rf->alpha_due_s = fab->now + p->alpha_interval_s;
   rf->rate_due_s = fab->now + p->timer_s;
   if (!rf->alpha_armed) {
     rf->alpha_armed = 1;

@@ -6,7 +6,7 @@
 
 #define G100 12.5e9
 
-static const struct dcqcn_params g_paper = {1.0 / 256, 1, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0};
+static const struct dcqcn_params g_paper = {1.0 / 256, 1, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0};
 
 /* q* of N flows at a 100 Gb/s port, paper preset (Kmin/Kmax scaled from 40 Gb/s). */
 static double q_star(int n)
