@@ -53,6 +53,7 @@ struct roce_config {
   double trace_interval_s;
   int fluid;                /* flow fidelity: integrate the DCQCN fluid model in transients */
   double fluid_step_s;      /* its fixed integration step */
+  int fluid_ode;            /* reaction point: 0 the dcqcn.c machine on expected marks, 1 the CoNEXT'16 ODE */
   double fluid_settle;      /* relative RC range over a window below which a transient ends */
 };
 
@@ -93,8 +94,15 @@ struct roce_flow {
   double last_progress;     /* delivered at the last RTO check */
   int32_t inflight;         /* packets in the network */
   double last_trace_s;
+  double last_tx_s;         /* NIC pacing: date and size of the flow's last packet */
+  double last_tx_B;
   /* flow fidelity, fluid DCQCN (roce_fluid.c); cc holds RC, RT, alpha */
-  double fl_rc_hist[ROCE_FLUID_HIST]; /* RC at the last steps, for RC(t - tau*) */
+  double fl_rc_hist[ROCE_FLUID_HIST]; /* ode: RC at the last steps, for RC(t - tau*); machine: the
+                                         departure rate (FIFO service) at the last steps */
+  double fl_marks;          /* machine: expected marks since the NP could last send a CNP */
+  double fl_win_bytes;      /* machine: bytes sent in the current settle window */
+  double fl_prev_mean;      /* machine: mean rate over the previous settle window (-1: none) */
+  uint32_t fl_cuts_win;     /* machine: rate cuts in the current settle window */
   double fl_base_cap_Bps;   /* its cap without the fluid model (loss; 0: none) */
   double fl_nic_share_Bps;  /* line rate / flows sharing its NIC: its arrival rate bound */
   double fl_scale;          /* FIFO service / sending rate at its transient ports (last step) */
@@ -179,6 +187,11 @@ struct roce_fluid_port {
   double enter_s;
   double q_min, q_max;   /* range over the current settle window */
   int at_line;           /* settle check: not at the fixed point, every flow back at its NIC share */
+  double win_served;     /* machine: bytes served in the current settle window */
+  uint32_t n_flows;      /* fluid flows crossing it (last step) */
+  uint8_t held;          /* PFC holds its senders: the queue is at the PFC bound and oversubscribed */
+  double win_q;          /* machine: integral of the queue over the current settle window */
+  double win_arr;        /* machine: bytes that arrived in the current settle window */
 };
 
 static inline struct roce_state *roce__state(const struct fabric *fab) { return fab->model_state; }

@@ -224,7 +224,29 @@ static void roce_on_injected(struct fabric *fab, struct fab_flow *flow, struct f
     return;
   if (dcqcn_on_bytes(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn, pkt->bytes))
     trace_flow(fab, rf);
+  rf->last_tx_s = fab->now;
+  rf->last_tx_B = pkt->bytes;
   flow->next_tx_s = fab->now + pkt->bytes / rf->cc.rc_Bps;
+}
+
+/* RC changed between two packets: the gap after the last packet follows the new rate, as the
+ * NIC's rate limiter does (HPCC ns-3 rdma-hw.cc ChangeRate moves the next send date by the
+ * difference of the two transmission times). Without this a packet sent at the minimum rate
+ * (1 Mb/s: 33 ms per 4 KB packet) held the flow for 33 ms whatever the increases meanwhile. */
+static void repace(struct fabric *fab, struct roce_flow *rf)
+{
+  struct fab_flow *flow = rf->flow;
+  if (rf->last_tx_B <= 0 || flow->injected >= flow->bytes)
+    return;
+  double next = rf->last_tx_s + rf->last_tx_B / rf->cc.rc_Bps;
+  if (next < fab->now)
+    next = fab->now;
+  if (next == flow->next_tx_s)
+    return;
+  int earlier = next < flow->next_tx_s;
+  flow->next_tx_s = next;
+  if (earlier)
+    fabric_port_kick(fab, rf->line_port);
 }
 
 static void arm(struct fabric *fab, struct roce_flow *rf, int kind, double when)
@@ -240,6 +262,7 @@ static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
     rf->cc.alpha *= pow(1 - p->g, floor((fab->now - rf->alpha_due_s) / p->alpha_interval_s) + 1);
   if (!dcqcn_on_cnp(p, &rf->cc, &rs->stats.dcqcn, fab->now))
     return;
+  repace(fab, rf);
   /* Per-CNP alpha decays tau' after the last cut; per-window alpha (firmware) keeps its period
    * and only starts it when the timer was idle. */
   if (!p->alpha_per_window || !rf->alpha_armed)
@@ -299,6 +322,7 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
     }
     if (!dcqcn_is_at_line_rate(&rf->cc)) {
       dcqcn_on_rate_timer(p, &rf->cc, &rs->stats.dcqcn);
+      repace(fab, rf);
       trace_flow(fab, rf);
     }
     rf->rate_due_s += p->timer_s;

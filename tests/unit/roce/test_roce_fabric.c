@@ -22,7 +22,7 @@
  * third of the run, and hold equal shares within 10% over its second half. */
 static void test_dcqcn_two_flows_converge(void)
 {
-  enum { SEEDS = 8, WINDOWS = 300 };
+  enum { SEEDS = 8, WINDOWS = 600 };
   const double second_start = 1e-3, w = 1e-3;
   struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
   const char *cfg[] = {"roce/dcqcn:paper", NULL};
