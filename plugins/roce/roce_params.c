@@ -101,6 +101,11 @@ static const struct param_def roce_params[] = {
      "Flow fidelity: integrate the DCQCN fluid model while a bottleneck is in transient (off: max-min only; "
      "experimental, docs/roce.md)",
      "Zhu et al. CoNEXT'16 section 4 (parameters.md B.1)"},
+    {"roce/fluid-rp", PARAM_ENUM, UNIT_NONE, "machine", 0, 0, "machine|ode",
+     "Reaction point of the fluid model: machine = the packet model's DCQCN state machine (dcqcn.c, both "
+     "presets, firmware clamp) driven by the expected ECN marks; ode = the CoNEXT'16 RC/RT/alpha equations",
+     "[D] machine: the ODE spreads the first 50% cut over tau and over-reduces (docs/roce.md); ode: Zhu et al. "
+     "CoNEXT'16 section 4"},
     {"roce/fluid-step", PARAM_REAL, UNIT_SECONDS, "2us", 1e-8, 1e-4, NULL,
      "Fixed Euler step of the fluid model",
      "[D] below tau* (a 1-hop RTT is ~5us) and 1/50 of the fastest rate constant 2 tau / alpha = 100us"},
@@ -182,6 +187,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->trace_interval_s = param_get(ps, "roce/trace-interval");
   c->fluid = param_get_int(ps, "roce/fluid");
   c->fluid_step_s = param_get(ps, "roce/fluid-step");
+  c->fluid_ode = param_get_choice(ps, "roce/fluid-rp") == 1;
   c->fluid_settle = param_get(ps, "roce/fluid-settle");
 
   if (c->ecn_ref.kmin_B > c->ecn_ref.kmax_B)
