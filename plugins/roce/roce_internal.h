@@ -28,6 +28,7 @@ enum roce_event {
   ROCE_EV_ALPHA,         /* DCQCN alpha timer */
   ROCE_EV_RATE,          /* DCQCN rate-increase timer */
   ROCE_EV_FLUID,         /* flow fidelity: one step of the fluid DCQCN model (ptr: struct roce_state) */
+  ROCE_EV_SPREAD,        /* flow fidelity: a pause onset is due, recompute the caps (ptr: struct roce_state) */
 };
 
 #define ROCE_FLUID_HIST 32 /* steps of history kept for the feedback delay tau* */
@@ -156,6 +157,15 @@ struct roce_state {
   double *fl_demand;     /* per port: sum of sender line rates crossing it */
   double *fl_victim_cap; /* per port: rate of the paused ingress flows crossing it (0: none) */
   double *fl_backlog;    /* per port: bytes a congested egress cannot drain */
+  double *fl_pg_growth;  /* per port u: growth of the ingress PG it feeds at a congested egress (B/s) */
+  double *fl_sw_growth;  /* per port u: growth of that egress's queue, the switch's shared use (B/s) */
+  double *fl_onset;      /* per port u: date its pause starts in the current episode (persistent) */
+  double *fl_spread_on;  /* per port u: flows crossing it toward a congested egress e */
+  double *fl_spread_in;  /* per port e: the paused links feeding it */
+  int32_t *fl_spread_e;  /* per port u: the congested egress it feeds (-1: none) */
+  uint64_t *fl_onset_seen; /* per port u: the spreading pass that last saw it paused */
+  uint64_t fl_spread_pass; /* spreading passes (roce__flow_rates with PFC on, DCQCN off) */
+  double fl_spread_due;  /* date of the pending ROCE_EV_SPREAD (0: none) */
   double *fl_scratch;    /* per active flow and hop: its arrival rate at the hop (FIFO shares) */
   double *fl_fifo;       /* per active flow: its FIFO share after its last hop */
   size_t fl_cap;         /* flows the two arrays hold */

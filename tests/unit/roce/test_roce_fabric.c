@@ -169,9 +169,11 @@ static void test_pfc_congestion_spreading(void)
           "flow: PFC on %.1f, off %.1f Gb/s\n", on, off, on_f, off_f);
   CU_ASSERT(on < 0.8 * off); /* packet: the victim slows with PFC on, not with PFC off */
   CU_ASSERT(off > 40);
-  CU_ASSERT(on_f < 0.6 * off_f);
+  /* flow: the victim slows with PFC on, by the packet model's criterion (the former bound,
+   * 0.6, held the flow model below the packet model's own ratio, 32.2 / 49.2 = 0.65) */
+  CU_ASSERT(on_f < 0.8 * off_f);
   CU_ASSERT(fabs(off_f - off) < 0.05 * off);  /* flow vs packet, PFC off: FIFO shares (measured 0.0%) */
-  CU_ASSERT(fabs(on_f - on) < 0.35 * on);     /* PFC on: measured 31% low, docs/roce.md */
+  CU_ASSERT(fabs(on_f - on) < 0.10 * on);     /* PFC on: measured 4.0% low (31% before the timed onset) */
 }
 
 /* Exact E[max load] of n balls in n bins: P(max <= m) = n!/n^n [x^n] (sum_{k<=m} x^k/k!)^n. */
