@@ -22,18 +22,28 @@ void dcqcn_init(const struct dcqcn_params *p, struct dcqcn_vars *v, double line_
   v->bytes_acc = 0;
   v->timer_count = 0;
   v->byte_count = 0;
+  v->cnp_in_window = 0;
 }
 
 int dcqcn_on_cnp(const struct dcqcn_params *p, struct dcqcn_vars *v, struct dcqcn_stats *s, double now)
 {
   s->cnps++;
+  /* Per-window alpha (firmware): every CNP, cut or not, counts toward the window's update, and
+   * the cut uses alpha as the last window left it. */
+  if (p->alpha_per_window)
+    v->cnp_in_window = 1;
   if (v->last_cut_s >= 0 && now - v->last_cut_s < p->dec_interval_s) {
     s->cuts_skipped++;
     return 0;
   }
-  v->rt_Bps = v->rc_Bps;
-  v->rc_Bps = clamp_rate(p, v, v->rc_Bps * (1 - v->alpha / 2));
-  v->alpha = (1 - p->g) * v->alpha + p->g;
+  if (p->clamp == DCQCN_CLAMP_ALWAYS || (p->clamp == DCQCN_CLAMP_AFTER_TIMER && v->timer_count > 0))
+    v->rt_Bps = v->rc_Bps;
+  double factor = 1 - v->alpha / 2;
+  if (factor < p->min_dec_factor) /* RPG_MIN_DEC_FAC: the deepest single cut */
+    factor = p->min_dec_factor;
+  v->rc_Bps = clamp_rate(p, v, v->rc_Bps * factor);
+  if (!p->alpha_per_window)
+    v->alpha = (1 - p->g) * v->alpha + p->g;
   v->last_cut_s = now;
   v->timer_count = 0;
   v->byte_count = 0;
@@ -42,7 +52,11 @@ int dcqcn_on_cnp(const struct dcqcn_params *p, struct dcqcn_vars *v, struct dcqc
   return 1;
 }
 
-void dcqcn_on_alpha_timer(const struct dcqcn_params *p, struct dcqcn_vars *v) { v->alpha *= 1 - p->g; }
+void dcqcn_on_alpha_timer(const struct dcqcn_params *p, struct dcqcn_vars *v)
+{
+  v->alpha = (1 - p->g) * v->alpha + (v->cnp_in_window ? p->g : 0);
+  v->cnp_in_window = 0;
+}
 
 static void increase(const struct dcqcn_params *p, struct dcqcn_vars *v, struct dcqcn_stats *s)
 {

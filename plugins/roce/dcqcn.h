@@ -5,6 +5,15 @@
  * On a CNP (at most one cut per dec_interval_s):
  *     RT <- RC;  RC <- RC (1 - alpha/2);  alpha <- (1 - g) alpha + g
  * Every alpha_interval_s without a CNP:  alpha <- (1 - g) alpha
+ * ConnectX firmware variants (mlxconfig, parameters.md B.2; the same semantics as the HPCC ns-3
+ * "Mellanox DCQCN" of rdma-hw.cc), selected by the parameters below, zero meaning the paper:
+ *  - target clamp (CLAMP_TGT_RATE, CLAMP_TGT_RATE_AFTER_TIME_INC): RT <- RC at every cut (the
+ *    paper, CLAMP_TGT_RATE = 1), only at a cut preceded by a timer-driven increase since the
+ *    previous cut (firmware default 0/1: back-to-back cuts keep RT where the last recovery had
+ *    it, so fast recovery (RT + RC)/2 climbs back at once), or never;
+ *  - RPG_MIN_DEC_FAC: one cut leaves at least this percentage of RC;
+ *  - alpha per window: alpha <- (1 - g) alpha + g once per alpha_interval_s in which a CNP
+ *    arrived, (1 - g) alpha otherwise (firmware and HPCC UpdateAlphaMlx), instead of per CNP.
  * Rate increase, QCN style, on each expiry of the timer T and each B bytes sent (counters reset
  * by a cut); timer and bytes count the expiries since the cut, the current one included, so the
  * first F events after a cut are fast-recovery steps:
@@ -30,6 +39,15 @@ struct dcqcn_params {
   double rhai_Bps;         /* R_HAI: hyper increase step */
   double min_rate_Bps;     /* floor of RC */
   double dec_interval_s;   /* at most one rate cut per interval (0: every CNP cuts) */
+  int clamp;               /* enum dcqcn_clamp: when a cut sets RT <- RC */
+  double min_dec_factor;   /* a cut leaves at least this fraction of RC (0: no bound) */
+  int alpha_per_window;    /* 1: alpha rises once per alpha_interval_s with a CNP (firmware) */
+};
+
+enum dcqcn_clamp {
+  DCQCN_CLAMP_ALWAYS = 0,      /* SIGCOMM'15: RT <- RC at every cut (CLAMP_TGT_RATE = 1) */
+  DCQCN_CLAMP_AFTER_TIMER = 1, /* only after a timer increase since the last cut (firmware 0/1) */
+  DCQCN_CLAMP_NEVER = 2,       /* RT is never lowered by a cut (CLAMP_TGT_RATE = 0, ..._TIME_INC = 0) */
 };
 
 struct dcqcn_vars {
@@ -41,6 +59,7 @@ struct dcqcn_vars {
   double bytes_acc;  /* bytes sent since the byte counter last expired */
   int timer_count;   /* timer expiries since the last cut */
   int byte_count;    /* byte-counter expiries since the last cut */
+  int cnp_in_window; /* alpha per window: a CNP arrived in the current alpha window */
 };
 
 struct dcqcn_stats {
@@ -55,7 +74,7 @@ struct dcqcn_stats {
 void dcqcn_init(const struct dcqcn_params *p, struct dcqcn_vars *v, double line_Bps);
 /* A CNP arrived at date now; returns 1 if the rate was cut. */
 int dcqcn_on_cnp(const struct dcqcn_params *p, struct dcqcn_vars *v, struct dcqcn_stats *s, double now);
-/* tau' passed without CNP. */
+/* tau' passed without CNP (per-CNP alpha), or an alpha window ended (per-window alpha). */
 void dcqcn_on_alpha_timer(const struct dcqcn_params *p, struct dcqcn_vars *v);
 /* The rate-increase timer T expired. */
 void dcqcn_on_rate_timer(const struct dcqcn_params *p, struct dcqcn_vars *v, struct dcqcn_stats *s);

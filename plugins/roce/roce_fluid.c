@@ -1,5 +1,18 @@
-/* DCQCN at flow fidelity: the CoNEXT'16 fluid model (Zhu et al., "ECN or Delay", section 4;
- * parameters.md B.1), integrated only while a bottleneck is in transient.
+/* DCQCN at flow fidelity: a fluid model integrated only while a bottleneck is in transient.
+ *
+ * Queue: the CoNEXT'16 fluid queue (Zhu et al., "ECN or Delay", section 4; parameters.md B.1),
+ * dq/dt = sum_i a_i - C, with p from the port's RED curve, bounded by the queue at which PFC
+ * pauses its ingress links (machine variant; pfc_bound below).
+ * Reaction point, roce/fluid-rp:
+ *  - machine (default): each flow runs the packet model's rate machine (dcqcn.c: cuts, fast
+ *    recovery, additive/hyper increase, the firmware clamp of the nic preset) with its timers
+ *    polled every step and its byte counter fed with the bytes it sends; the NP accumulates the
+ *    expected marks p(t - tau*) x departure rate(t - tau*) / MTU and sends a CNP at each whole
+ *    mark outside its CNP interval. The cuts are therefore discrete and of the packet model's
+ *    size. The ODE below spreads a cut over tau (one CNP interval), so a line-rate start keeps
+ *    the queue growing past Kmax, p = 1 then over-reduces the rates, and the queue settles
+ *    empty at sum RC = C instead of q* (docs/roce.md);
+ *  - ode: the CoNEXT'16 equations:
  *
  * Per flow i crossing bottlenecks in transient (rates in packets of one MTU per second, p the
  * marking probability of the RED curve at the queue, B in packets; a subscript d means "at
@@ -13,11 +26,12 @@
  * the timer expiry rate (1/B' and 1/T when p = 0). A flow crossing several ports in transient sees
  * p = 1 - prod(1 - p_port). Explicit Euler, fixed step roce/fluid-step.
  *
- * A switch egress enters a transient when the flows crossing it change and their arrival rates at
- * line rate (the NIC's share) exceed its capacity; new flows start at line rate (no slow start),
+ * Both variants: a switch egress enters a transient when the flows crossing it change and their
+ * arrival rates at line rate (the NIC's share) exceed its capacity; new flows start at line rate (no slow start),
  * the others at their current rate. Each step caps every fluid flow at its FIFO service
  * RC_i x C / sum a (queue non-empty or oversubscribed; RC_i otherwise) through
- * fabric_flow_set_cap. A transient ends when, over a window of max(20 steps, 2 tau'), every
+ * fabric_flow_set_cap. With the ode (machine: machine_settle), a transient ends when, over a
+ * window of max(20 steps, 2 tau'), every
  * flow's RC moved by less than roce/fluid-settle and the queue by less than 5% + one MTU, and
  * either the port is at the fixed point (sum a within roce/fluid-settle of C) or it is empty
  * with every flow back at its NIC share (a slow recovery is integrated to its end): the
@@ -141,6 +155,23 @@ static void port_leave(struct fabric *fab, size_t slot)
   rs->fl_n_ports--;
 }
 
+/* The machine variant's bound on a fluid queue: the queue at which PFC pauses the ingress links
+ * feeding it, taken as one ingress priority group per flow, each holding an equal part of it.
+ * Dynamic thresholds: q/n = alpha (B' - q), so q = alpha n B' / (1 + alpha n), B' the buffer
+ * less its headroom; static: n x XOFF; PFC off: the whole buffer (a lossy fabric drops the
+ * rest, which the fluid model does not count). */
+static double pfc_bound(const struct fabric *fab, const struct roce_fluid_port *fp)
+{
+  const struct roce_state *rs = roce__state(fab);
+  double free_B = rs->cfg.buffer_B - rs->switches[fab->topo->ports[fp->port].node].headroom_total_B;
+  double n = fp->n_flows > 0 ? fp->n_flows : 1;
+  if (!rs->cfg.pfc.enabled)
+    return free_B;
+  if (rs->cfg.pfc.kind == PFC_STATIC)
+    return fmin(free_B, n * rs->cfg.pfc.xoff_B);
+  return rs->cfg.pfc.alpha * n * free_B / (1 + rs->cfg.pfc.alpha * n);
+}
+
 static int crosses_transient(const struct roce_state *rs, const struct fab_flow *f)
 {
   for (int h = 1; h < f->hops; h++)
@@ -160,6 +191,14 @@ static void flow_enter(struct fabric *fab, struct roce_flow *rf)
   }
   for (int k = 0; k < ROCE_FLUID_HIST; k++)
     rf->fl_rc_hist[k] = rf->cc.rc_Bps;
+  rf->fl_marks = 0;
+  rf->fl_win_bytes = 0;
+  rf->fl_prev_mean = -1;
+  if (!dcqcn_is_at_line_rate(&rf->cc)) { /* below line rate: the increase timers run (roce_model.c rp_cnp) */
+    rf->rate_armed = rf->alpha_armed = 1;
+    rf->rate_due_s = fab->now + rs->cfg.dcqcn.timer_s;
+    rf->alpha_due_s = fab->now + rs->cfg.dcqcn.alpha_interval_s;
+  }
   double lag = 2 * fabric_path_tail_latency(fab, f, 0) / rs->cfg.fluid_step_s;
   rf->fl_lag = (uint8_t)fmin(ROCE_FLUID_HIST - 1, floor(lag + 0.5));
   rf->fl_rc_min = rf->fl_rc_max = rf->cc.rc_Bps;
@@ -279,6 +318,141 @@ static double counter_rate(double p, double lp, double x)
   return isfinite(d) && d > 0 ? p / d : 0;
 }
 
+/* The reaction point of the machine variant: the packet model's rate machine (dcqcn.c) and its
+ * timers (roce_model.c flow_event/rp_cnp), polled once per step instead of scheduled. */
+/* End of a settle window, machine variant. The machine's steady state is a sawtooth of cuts
+ * and recoveries, so a window lasts at least max(20 steps, 2 tau', 2 T) and until every flow was
+ * cut twice in it (at most 16 times that long): a stretch without cuts while marks accumulate
+ * is not a steady state. A transient ends when every flow's mean rate over the window moved by
+ * less than roce/fluid-settle from the previous window's and the port served at least
+ * (1 - roce/fluid-settle) of its capacity (busy: max-min is the fixed point, sum RC = C), or the
+ * queue is empty with every flow back at its NIC share. The window's mean queue stays as q*.
+ * Returns 0 while the window goes on. */
+static int machine_settle(struct fabric *fab, uint64_t window)
+{
+  struct roce_state *rs = roce__state(fab);
+  const double tol = rs->cfg.fluid_settle;
+  uint64_t k = rs->fl_step;
+  if (k - rs->fl_window_start < 16 * window)
+    for (size_t j = 0; j < rs->fl_n_flows; j++)
+      if (rs->fl_flows[j]->fl_cuts_win < 2 && rs->fl_flows[j]->cc.rc_Bps < rs->fl_flows[j]->fl_nic_share_Bps)
+        return 0;
+  const double span = (double)(k - rs->fl_window_start) * rs->cfg.fluid_step_s;
+  for (size_t s = 0; s < rs->fl_n_ports; s++)
+    rs->fl_ports[s].at_line = 1;
+  for (size_t j = 0; j < rs->fl_n_flows; j++) {
+    struct roce_flow *rf = rs->fl_flows[j];
+    double mean = rf->fl_win_bytes / span;
+    int still = rf->fl_prev_mean >= 0 && fabs(mean - rf->fl_prev_mean) <= tol * fmax(mean, rf->fl_prev_mean);
+    int at_line = rf->cc.rc_Bps >= (1 - tol) * rf->fl_nic_share_Bps;
+    rf->fl_prev_mean = mean;
+    rf->fl_win_bytes = 0;
+    rf->fl_cuts_win = 0;
+    for (int hop = 1; hop < rf->flow->hops; hop++) {
+      int slot = rs->fl_slot[rf->flow->path[hop]];
+      if (slot < 0)
+        continue;
+      if (!still)
+        rs->fl_ports[slot].enter_step = k;
+      if (!at_line)
+        rs->fl_ports[slot].at_line = 0;
+    }
+  }
+  for (size_t s = 0; s < rs->fl_n_ports;) {
+    struct roce_fluid_port *fp = &rs->fl_ports[s];
+    /* busy at the fixed point: served nearly C, and as much arrived (the queue neither drains nor grows) */
+    int busy = fp->win_served >= (1 - tol) * fp->capacity_Bps * span &&
+               fabs(fp->win_arr - fp->win_served) <= tol * fp->win_served;
+    if (fp->enter_step <= rs->fl_window_start && (busy || (fp->at_line && fp->q_B < fab->mtu))) {
+      fp->q_B = busy ? fp->win_q / span : fp->q_B;
+      port_leave(fab, s);
+      continue;
+    }
+    fp->win_served = fp->win_q = fp->win_arr = 0;
+    s++;
+  }
+  rs->fl_window_start = k;
+  size_t kept = 0;
+  for (size_t j = 0; j < rs->fl_n_flows; j++) {
+    struct roce_flow *rf = rs->fl_flows[j];
+    if (!crosses_transient(rs, rf->flow)) {
+      rf->fl_in = 0;
+      if (rf->flow->rate_cap_Bps != rf->fl_base_cap_Bps)
+        fabric_flow_set_cap(fab, rf->flow, rf->fl_base_cap_Bps);
+      continue;
+    }
+    rs->fl_gens[kept] = rs->fl_gens[j];
+    rs->fl_flows[kept++] = rf;
+  }
+  rs->fl_n_flows = kept;
+  return 1;
+}
+
+static void machine_cnp(struct fabric *fab, struct roce_flow *rf)
+{
+  struct roce_state *rs = roce__state(fab);
+  const struct dcqcn_params *p = &rs->cfg.dcqcn;
+  if (!rf->alpha_armed && rf->alpha_due_s > 0 && fab->now > rf->alpha_due_s)
+    rf->cc.alpha *= pow(1 - p->g, floor((fab->now - rf->alpha_due_s) / p->alpha_interval_s) + 1);
+  if (!dcqcn_on_cnp(p, &rf->cc, &rs->stats.dcqcn, fab->now))
+    return;
+  if (!p->alpha_per_window || !rf->alpha_armed)
+    rf->alpha_due_s = fab->now + p->alpha_interval_s;
+  rf->rate_due_s = fab->now + p->timer_s;
+  rf->alpha_armed = rf->rate_armed = 1;
+  rf->fl_cuts_win++;
+}
+
+static void machine_timers(struct fabric *fab, struct roce_flow *rf)
+{
+  struct roce_state *rs = roce__state(fab);
+  const struct dcqcn_params *p = &rs->cfg.dcqcn;
+  while (rf->alpha_armed && fab->now >= rf->alpha_due_s - 1e-15) {
+    dcqcn_on_alpha_timer(p, &rf->cc);
+    rf->alpha_due_s += p->alpha_interval_s;
+    if (dcqcn_is_at_line_rate(&rf->cc))
+      rf->alpha_armed = 0;
+  }
+  while (rf->rate_armed && fab->now >= rf->rate_due_s - 1e-15) {
+    if (!dcqcn_is_at_line_rate(&rf->cc))
+      dcqcn_on_rate_timer(p, &rf->cc, &rs->stats.dcqcn);
+    rf->rate_due_s += p->timer_s;
+    if (dcqcn_is_at_line_rate(&rf->cc))
+      rf->rate_armed = 0;
+  }
+}
+
+/* One step of a flow under the machine variant. The ECN marks are their expectation: the NP
+ * accumulates p(t - tau*) x departure rate(t - tau*) / MTU, and sends a CNP each time one whole
+ * mark has accumulated outside its CNP interval (marks inside it are ignored, as at the NP of the
+ * packet model), so the cuts are discrete, of the packet model's size, at the mean date of the
+ * first mark. Feedback delay: the marks are taken tau* = one round trip late. */
+static void machine_step(struct fabric *fab, struct roce_flow *rf, double p_lag, double dep_lag, double sent_B)
+{
+  struct roce_state *rs = roce__state(fab);
+  const double h = rs->cfg.fluid_step_s, interval = rs->cfg.cnp_interval_s;
+  if (sent_B > 0)
+    dcqcn_on_bytes(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn, sent_B);
+  machine_timers(fab, rf);
+  if (interval > 0 && rf->last_cnp_s >= 0 && fab->now - rf->last_cnp_s < interval - 1e-15)
+    return;
+  /* When a CNP interval ends, the next marked packet is on average (1/p - 1/2) packets away
+   * (half a packet to the next one, then geometric): in marks, 1 - p/2 to go. */
+  if (rf->fl_marks < 0)
+    rf->fl_marks = p_lag / 2;
+  rf->fl_marks += h * p_lag * dep_lag / fab->mtu;
+  while (rf->fl_marks >= 1) {
+    rf->fl_marks -= 1;
+    rf->last_cnp_s = fab->now;
+    rs->stats.fl_cnps_est += 1;
+    machine_cnp(fab, rf);
+    if (interval > 0) {
+      rf->fl_marks = -1; /* marks within the interval are ignored */
+      break;
+    }
+  }
+}
+
 void roce__fluid_step(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
@@ -289,8 +463,10 @@ void roce__fluid_step(struct fabric *fab)
   rs->stats.fl_steps++;
   uint64_t k = rs->fl_step;
   /* Arrival rates and queues. */
-  for (size_t s = 0; s < rs->fl_n_ports; s++)
+  for (size_t s = 0; s < rs->fl_n_ports; s++) {
     rs->fl_ports[s].arrival_Bps = 0;
+    rs->fl_ports[s].n_flows = 0;
+  }
   size_t live_n = 0;
   for (size_t j = 0; j < rs->fl_n_flows; j++) {
     if (!live(rs, j))
@@ -303,15 +479,24 @@ void roce__fluid_step(struct fabric *fab)
       a = fmin(a, rf->fl_base_cap_Bps);
     const struct fab_flow *f = rf->flow;
     for (int hop = 1; hop < f->hops; hop++)
-      if (rs->fl_slot[f->path[hop]] >= 0)
+      if (rs->fl_slot[f->path[hop]] >= 0) {
         rs->fl_ports[rs->fl_slot[f->path[hop]]].arrival_Bps += a;
+        rs->fl_ports[rs->fl_slot[f->path[hop]]].n_flows++;
+      }
   }
   rs->fl_n_flows = live_n;
   for (size_t s = 0; s < rs->fl_n_ports; s++) {
     struct roce_fluid_port *fp = &rs->fl_ports[s];
     double pm = ecn_red_probability(&rs->ports[fp->port].ecn, fp->q_B);
     rs->stats.fl_marks_est += h * pm * fp->arrival_Bps / mtu;
+    fp->win_served += h * (fp->q_B > 0 ? fp->capacity_Bps : fmin(fp->arrival_Bps, fp->capacity_Bps));
     fp->q_B = fmax(0, fp->q_B + h * (fp->arrival_Bps - fp->capacity_Bps));
+    double bound = pfc_bound(fab, fp);
+    fp->held = !rs->cfg.fluid_ode && fp->q_B >= bound && fp->arrival_Bps > fp->capacity_Bps;
+    if (fp->held)
+      fp->q_B = bound;
+    fp->win_arr += h * (fp->held ? fp->capacity_Bps : fp->arrival_Bps);
+    fp->win_q += h * fp->q_B;
     fp->p_hist[k % ROCE_FLUID_HIST] = ecn_red_probability(&rs->ports[fp->port].ecn, fp->q_B);
     if (fp->q_B > rs->stats.fl_peak_queue_B)
       rs->stats.fl_peak_queue_B = fp->q_B;
@@ -335,6 +520,21 @@ void roce__fluid_step(struct fabric *fab)
       scale = fmin(scale, sc);
     }
     rf->fl_scale = isfinite(scale) ? scale : 1;
+    if (!rs->cfg.fluid_ode) {
+      double a = fmin(rf->cc.rc_Bps, rf->fl_nic_share_Bps);
+      if (rf->fl_base_cap_Bps > 0)
+        a = fmin(a, rf->fl_base_cap_Bps);
+      double dep_lag = rf->fl_rc_hist[lagged], held = 1;
+      for (int hop = 1; hop < f->hops; hop++) {
+        int slot = rs->fl_slot[f->path[hop]];
+        if (slot >= 0 && rs->fl_ports[slot].held)
+          held = fmin(held, rs->fl_ports[slot].capacity_Bps / rs->fl_ports[slot].arrival_Bps);
+      }
+      rf->fl_rc_hist[k % ROCE_FLUID_HIST] = a * rf->fl_scale;
+      rf->fl_win_bytes += h * a; /* sending rate: the departures are C/N while a queue stands */
+      machine_step(fab, rf, 1 - keep, dep_lag, h * a * held); /* paused senders send (and count) less */
+      continue;
+    }
     double p = fmin(1 - keep, 1 - 1e-12), lp = log1p(-p);
     double r = rf->fl_rc_hist[lagged] / mtu; /* packets/s at t - tau* */
     double cnp = tau > 0 ? -expm1(tau * r * lp) / tau : p * r;
@@ -355,7 +555,12 @@ void roce__fluid_step(struct fabric *fab)
   }
   /* Settle: at the end of each window, ports whose flows and queue held still for all of it. */
   uint64_t window = (uint64_t)fmax(20, ceil(2 * dp->alpha_interval_s / h));
-  if (k - rs->fl_window_start >= window) {
+  if (!rs->cfg.fluid_ode)
+    window = (uint64_t)fmax(window, ceil(2 * dp->timer_s / h));
+  if (!rs->cfg.fluid_ode) {
+    if (k - rs->fl_window_start >= window)
+      machine_settle(fab, window);
+  } else if (k - rs->fl_window_start >= window) {
     const double tol = rs->cfg.fluid_settle;
     for (size_t s = 0; s < rs->fl_n_ports; s++) /* busy at the fixed point (sum a = C)? */
       rs->fl_ports[s].at_line = fabs(rs->fl_ports[s].arrival_Bps - rs->fl_ports[s].capacity_Bps) >

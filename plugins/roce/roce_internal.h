@@ -28,6 +28,7 @@ enum roce_event {
   ROCE_EV_ALPHA,         /* DCQCN alpha timer */
   ROCE_EV_RATE,          /* DCQCN rate-increase timer */
   ROCE_EV_FLUID,         /* flow fidelity: one step of the fluid DCQCN model (ptr: struct roce_state) */
+  ROCE_EV_SPREAD,        /* flow fidelity: a pause onset is due, recompute the caps (ptr: struct roce_state) */
 };
 
 #define ROCE_FLUID_HIST 32 /* steps of history kept for the feedback delay tau* */
@@ -53,6 +54,7 @@ struct roce_config {
   double trace_interval_s;
   int fluid;                /* flow fidelity: integrate the DCQCN fluid model in transients */
   double fluid_step_s;      /* its fixed integration step */
+  int fluid_ode;            /* reaction point: 0 the dcqcn.c machine on expected marks, 1 the CoNEXT'16 ODE */
   double fluid_settle;      /* relative RC range over a window below which a transient ends */
 };
 
@@ -93,8 +95,15 @@ struct roce_flow {
   double last_progress;     /* delivered at the last RTO check */
   int32_t inflight;         /* packets in the network */
   double last_trace_s;
+  double last_tx_s;         /* NIC pacing: date and size of the flow's last packet */
+  double last_tx_B;
   /* flow fidelity, fluid DCQCN (roce_fluid.c); cc holds RC, RT, alpha */
-  double fl_rc_hist[ROCE_FLUID_HIST]; /* RC at the last steps, for RC(t - tau*) */
+  double fl_rc_hist[ROCE_FLUID_HIST]; /* ode: RC at the last steps, for RC(t - tau*); machine: the
+                                         departure rate (FIFO service) at the last steps */
+  double fl_marks;          /* machine: expected marks since the NP could last send a CNP */
+  double fl_win_bytes;      /* machine: bytes sent in the current settle window */
+  double fl_prev_mean;      /* machine: mean rate over the previous settle window (-1: none) */
+  uint32_t fl_cuts_win;     /* machine: rate cuts in the current settle window */
   double fl_base_cap_Bps;   /* its cap without the fluid model (loss; 0: none) */
   double fl_nic_share_Bps;  /* line rate / flows sharing its NIC: its arrival rate bound */
   double fl_scale;          /* FIFO service / sending rate at its transient ports (last step) */
@@ -148,6 +157,15 @@ struct roce_state {
   double *fl_demand;     /* per port: sum of sender line rates crossing it */
   double *fl_victim_cap; /* per port: rate of the paused ingress flows crossing it (0: none) */
   double *fl_backlog;    /* per port: bytes a congested egress cannot drain */
+  double *fl_pg_growth;  /* per port u: growth of the ingress PG it feeds at a congested egress (B/s) */
+  double *fl_sw_growth;  /* per port u: growth of that egress's queue, the switch's shared use (B/s) */
+  double *fl_onset;      /* per port u: date its pause starts in the current episode (persistent) */
+  double *fl_spread_on;  /* per port u: flows crossing it toward a congested egress e */
+  double *fl_spread_in;  /* per port e: the paused links feeding it */
+  int32_t *fl_spread_e;  /* per port u: the congested egress it feeds (-1: none) */
+  uint64_t *fl_onset_seen; /* per port u: the spreading pass that last saw it paused */
+  uint64_t fl_spread_pass; /* spreading passes (roce__flow_rates with PFC on, DCQCN off) */
+  double fl_spread_due;  /* date of the pending ROCE_EV_SPREAD (0: none) */
   double *fl_scratch;    /* per active flow and hop: its arrival rate at the hop (FIFO shares) */
   double *fl_fifo;       /* per active flow: its FIFO share after its last hop */
   size_t fl_cap;         /* flows the two arrays hold */
@@ -179,6 +197,11 @@ struct roce_fluid_port {
   double enter_s;
   double q_min, q_max;   /* range over the current settle window */
   int at_line;           /* settle check: not at the fixed point, every flow back at its NIC share */
+  double win_served;     /* machine: bytes served in the current settle window */
+  uint32_t n_flows;      /* fluid flows crossing it (last step) */
+  uint8_t held;          /* PFC holds its senders: the queue is at the PFC bound and oversubscribed */
+  double win_q;          /* machine: integral of the queue over the current settle window */
+  double win_arr;        /* machine: bytes that arrived in the current settle window */
 };
 
 static inline struct roce_state *roce__state(const struct fabric *fab) { return fab->model_state; }

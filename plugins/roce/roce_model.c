@@ -57,7 +57,19 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
   rs->fl_demand = calloc((size_t)n_ports + 1, sizeof(double));
   rs->fl_victim_cap = calloc((size_t)n_ports + 1, sizeof(double));
   rs->fl_backlog = calloc((size_t)n_ports + 1, sizeof(double));
-  if (!rs->ports || !rs->switches || !rs->fl_demand || !rs->fl_victim_cap || !rs->fl_backlog)
+  rs->fl_pg_growth = calloc((size_t)n_ports + 1, sizeof(double));
+  rs->fl_sw_growth = calloc((size_t)n_ports + 1, sizeof(double));
+  rs->fl_onset = calloc((size_t)n_ports + 1, sizeof(double));
+  rs->fl_onset_seen = calloc((size_t)n_ports + 1, sizeof(uint64_t));
+  rs->fl_spread_on = calloc((size_t)n_ports + 1, sizeof(double));
+  rs->fl_spread_in = calloc((size_t)n_ports + 1, sizeof(double));
+  rs->fl_spread_e = malloc(((size_t)n_ports + 1) * sizeof(int32_t));
+  if (rs->fl_spread_e != NULL)
+    for (int p = 0; p <= n_ports; p++)
+      rs->fl_spread_e[p] = -1;
+  if (!rs->ports || !rs->switches || !rs->fl_demand || !rs->fl_victim_cap || !rs->fl_backlog || !rs->fl_pg_growth ||
+      !rs->fl_sw_growth || !rs->fl_onset || !rs->fl_onset_seen || !rs->fl_spread_on || !rs->fl_spread_in ||
+      !rs->fl_spread_e)
     abort();
   rng_seed(&rs->rng, rng_next(&fab->rng));
   fab->model_state = rs;
@@ -80,6 +92,13 @@ static void roce_fini(struct fabric *fab)
   free(rs->fl_demand);
   free(rs->fl_victim_cap);
   free(rs->fl_backlog);
+  free(rs->fl_pg_growth);
+  free(rs->fl_sw_growth);
+  free(rs->fl_onset);
+  free(rs->fl_onset_seen);
+  free(rs->fl_spread_on);
+  free(rs->fl_spread_in);
+  free(rs->fl_spread_e);
   free(rs->fl_scratch);
   free(rs->fl_fifo);
   roce__fluid_fini(fab);
@@ -224,7 +243,29 @@ static void roce_on_injected(struct fabric *fab, struct fab_flow *flow, struct f
     return;
   if (dcqcn_on_bytes(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn, pkt->bytes))
     trace_flow(fab, rf);
+  rf->last_tx_s = fab->now;
+  rf->last_tx_B = pkt->bytes;
   flow->next_tx_s = fab->now + pkt->bytes / rf->cc.rc_Bps;
+}
+
+/* RC changed between two packets: the gap after the last packet follows the new rate, as the
+ * NIC's rate limiter does (HPCC ns-3 rdma-hw.cc ChangeRate moves the next send date by the
+ * difference of the two transmission times). Without this a packet sent at the minimum rate
+ * (1 Mb/s: 33 ms per 4 KB packet) held the flow for 33 ms whatever the increases meanwhile. */
+static void repace(struct fabric *fab, struct roce_flow *rf)
+{
+  struct fab_flow *flow = rf->flow;
+  if (rf->last_tx_B <= 0 || flow->injected >= flow->bytes)
+    return;
+  double next = rf->last_tx_s + rf->last_tx_B / rf->cc.rc_Bps;
+  if (next < fab->now)
+    next = fab->now;
+  if (next == flow->next_tx_s)
+    return;
+  int earlier = next < flow->next_tx_s;
+  flow->next_tx_s = next;
+  if (earlier)
+    fabric_port_kick(fab, rf->line_port);
 }
 
 static void arm(struct fabric *fab, struct roce_flow *rf, int kind, double when)
@@ -240,7 +281,11 @@ static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
     rf->cc.alpha *= pow(1 - p->g, floor((fab->now - rf->alpha_due_s) / p->alpha_interval_s) + 1);
   if (!dcqcn_on_cnp(p, &rf->cc, &rs->stats.dcqcn, fab->now))
     return;
-  rf->alpha_due_s = fab->now + p->alpha_interval_s;
+  repace(fab, rf);
+  /* Per-CNP alpha decays tau' after the last cut; per-window alpha (firmware) keeps its period
+   * and only starts it when the timer was idle. */
+  if (!p->alpha_per_window || !rf->alpha_armed)
+    rf->alpha_due_s = fab->now + p->alpha_interval_s;
   rf->rate_due_s = fab->now + p->timer_s;
   if (!rf->alpha_armed) {
     rf->alpha_armed = 1;
@@ -296,6 +341,7 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
     }
     if (!dcqcn_is_at_line_rate(&rf->cc)) {
       dcqcn_on_rate_timer(p, &rf->cc, &rs->stats.dcqcn);
+      repace(fab, rf);
       trace_flow(fab, rf);
     }
     rf->rate_due_s += p->timer_s;
@@ -314,6 +360,12 @@ static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
   int kind = (int)(arg & 0xF);
   if (kind == ROCE_EV_FLUID) {
     roce__fluid_step(fab);
+  } else if (kind == ROCE_EV_SPREAD) {
+    struct roce_state *rs = ptr;
+    if (fab->now >= rs->fl_spread_due - 1e-15) {
+      rs->fl_spread_due = 0;
+      roce__flow_rates(fab);
+    }
   } else if (kind >= ROCE_EV_CNP) {
     struct roce_flow *rf = ptr;
     if (rf->gen != arg >> 4 || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)

@@ -69,6 +69,21 @@ static const struct param_def roce_params[] = {
      "paper 1Mbps [D]; nic 1Mbps (RPG_MIN_RATE)"},
     {"roce/dcqcn-dec-interval", PARAM_TEXT, UNIT_SECONDS, PRESET, 0, 0, NULL, "At most one rate cut per interval",
      "paper 0 (CNPs already 50us apart); nic 4us (RATE_REDUCE_MONITOR_PERIOD)"},
+    {"roce/dcqcn-min-dec-factor", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL,
+     "Percentage of RC a single cut leaves at least (0: no bound)",
+     "paper 0 (none; RC (1 - alpha/2) >= RC/2 anyway); nic 50 (RPG_MIN_DEC_FAC, parameters.md B.2)"},
+    {"roce/dcqcn-clamp-target", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL,
+     "on: every cut sets RT <- RC; off: see roce/dcqcn-clamp-after-timer (on|off|preset)",
+     "paper on (SIGCOMM'15 3.1: RT = RC at each cut); nic off (CLAMP_TGT_RATE = 0, parameters.md B.2)"},
+    {"roce/dcqcn-clamp-after-timer", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL,
+     "With clamp-target off: a cut sets RT <- RC only if a timer-driven increase happened since the "
+     "previous cut, so back-to-back cuts keep RT (on|off|preset)",
+     "paper off (unused); nic on (CLAMP_TGT_RATE_AFTER_TIME_INC = 1, parameters.md B.2; HPCC ns-3 "
+     "CheckRateDecreaseMlx rpTimeStage)"},
+    {"roce/dcqcn-alpha-update", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL,
+     "per-cnp: alpha <- (1-g) alpha + g at each cut; per-window: once per alpha-interval in which a CNP "
+     "arrived, decay otherwise (per-cnp|per-window|preset)",
+     "paper per-cnp (SIGCOMM'15 3.1); nic per-window (DCE_TCP_RTT window; HPCC ns-3 UpdateAlphaMlx)"},
     {"roce/cnp-interval", PARAM_TEXT, UNIT_SECONDS, PRESET, 0, 0, NULL,
      "NP: at most one CNP per flow per interval; 0 = a CNP for every marked packet",
      "paper tau 50us; nic 4us (MIN_TIME_BETWEEN_CNPS, Barre paper)"},
@@ -86,6 +101,11 @@ static const struct param_def roce_params[] = {
      "Flow fidelity: integrate the DCQCN fluid model while a bottleneck is in transient (off: max-min only; "
      "experimental, docs/roce.md)",
      "Zhu et al. CoNEXT'16 section 4 (parameters.md B.1)"},
+    {"roce/fluid-rp", PARAM_ENUM, UNIT_NONE, "machine", 0, 0, "machine|ode",
+     "Reaction point of the fluid model: machine = the packet model's DCQCN state machine (dcqcn.c, both "
+     "presets, firmware clamp) driven by the expected ECN marks; ode = the CoNEXT'16 RC/RT/alpha equations",
+     "[D] machine: the ODE spreads the first 50% cut over tau and over-reduces (docs/roce.md); ode: Zhu et al. "
+     "CoNEXT'16 section 4"},
     {"roce/fluid-step", PARAM_REAL, UNIT_SECONDS, "2us", 1e-8, 1e-4, NULL,
      "Fixed Euler step of the fluid model",
      "[D] below tau* (a 1-hop RTT is ~5us) and 1/50 of the fastest rate constant 2 tau / alpha = 100us"},
@@ -124,6 +144,22 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *name, con
   return -1;
 }
 
+/* A two-way preset parameter: *value keeps the preset unless the text is yes (1) or no (0). */
+static int read_switch(const struct param_set *ps, const char *name, const char *yes, const char *no, int *value,
+                       char *err, size_t errlen)
+{
+  const char *text = param_get_text(ps, name);
+  if (!strcmp(text, yes))
+    *value = 1;
+  else if (!strcmp(text, no))
+    *value = 0;
+  else if (strcmp(text, PRESET)) {
+    snprintf(err, errlen, "parameter '%s': '%s' is not %s, %s or preset", name, text, yes, no);
+    return -1;
+  }
+  return 0;
+}
+
 int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err, size_t errlen)
 {
   const struct param_set *ps = fab->params;
@@ -151,6 +187,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->trace_interval_s = param_get(ps, "roce/trace-interval");
   c->fluid = param_get_int(ps, "roce/fluid");
   c->fluid_step_s = param_get(ps, "roce/fluid-step");
+  c->fluid_ode = param_get_choice(ps, "roce/fluid-rp") == 1;
   c->fluid_settle = param_get(ps, "roce/fluid-settle");
 
   if (c->ecn_ref.kmin_B > c->ecn_ref.kmax_B)
@@ -205,6 +242,24 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->dcqcn.min_rate_Bps = v[8] > 0 ? v[8] : 1;
   c->dcqcn.dec_interval_s = v[9];
   c->cnp_interval_s = v[10];
+
+  /* Firmware semantics of the cut (dcqcn.h): preset values, nic then paper. */
+  static const int clamp_target[2] = {0, 1}, clamp_after_timer[2] = {1, 0}, per_window[2] = {1, 0};
+  static const double min_dec[2] = {50, 0};
+  int pi = preset == ROCE_DCQCN_PAPER ? 1 : 0;
+  int ct = clamp_target[pi], cat = clamp_after_timer[pi], pw = per_window[pi];
+  double md = min_dec[pi];
+  if (read_switch(ps, "roce/dcqcn-clamp-target", "on", "off", &ct, err, errlen) != 0 ||
+      read_switch(ps, "roce/dcqcn-clamp-after-timer", "on", "off", &cat, err, errlen) != 0 ||
+      read_switch(ps, "roce/dcqcn-alpha-update", "per-window", "per-cnp", &pw, err, errlen) != 0)
+    return -1;
+  const char *text = param_get_text(ps, "roce/dcqcn-min-dec-factor");
+  if (strcmp(text, PRESET) && (unit_parse_number(text, &md) != 0 || md < 0 || md > 100))
+    return fail(err, errlen, "parameter '%s': '%s' is not 'preset' or a percentage in [0, 100]",
+                "roce/dcqcn-min-dec-factor", text);
+  c->dcqcn.clamp = ct ? DCQCN_CLAMP_ALWAYS : cat ? DCQCN_CLAMP_AFTER_TIMER : DCQCN_CLAMP_NEVER;
+  c->dcqcn.min_dec_factor = md / 100;
+  c->dcqcn.alpha_per_window = pw;
 
   const char *trace = param_get_text(ps, "roce/trace-flow");
   c->trace_flow = -1;

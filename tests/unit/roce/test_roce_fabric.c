@@ -10,20 +10,27 @@
  * The second flow joins 1 ms after the first; 1 ms windows of each flow's delivered bytes over
  * 300 ms, several seeds (ECN marks are Bernoulli draws, so the rates keep a random wander of a
  * few percent around the fair share: docs/roce.md, Validation 1). Per seed: the last window
- * outside 10% of the fair share (the issue's convergence time: in the band for the rest of the
- * run; the last window when it never settles), the fraction of windows in the band after 50 ms,
- * flow 0's share and the mean queue over the second half. */
+ * outside 10% of the fair share (in the band for the rest of the run; the last window when it
+ * never settles), the fraction of windows in the band after 50 ms, flow 0's share and the mean
+ * queue over the second half.
+ * The last excursion is not a convergence time: the rate difference is a stationary random
+ * wander (std 4-6% of the fair share, correlation time ~25 ms, an oscillation of ~100 ms), so
+ * over 1.5 s runs the last excursion moves to 0.8-1.5 s for every seed while the shares stay
+ * 0.494-0.513 (docs/roce.md, Validation 1). What converges is the share of the bytes each flow
+ * delivered since the join: the convergence time reported is the last window at which that
+ * share is more than 10% from the fair share, and every seed must be in the band for the last
+ * third of the run, and hold equal shares within 10% over its second half. */
 static void test_dcqcn_two_flows_converge(void)
 {
-  enum { SEEDS = 6, WINDOWS = 300 };
+  enum { SEEDS = 8, WINDOWS = 600 };
   const double second_start = 1e-3, w = 1e-3;
   struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
   const char *cfg[] = {"roce/dcqcn:paper", NULL};
-  struct dcqcn_params paper = {1.0 / 256, 1, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0};
+  struct dcqcn_params paper = {1.0 / 256, 1, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0};
   double p_star = dcqcn_fixed_point_p(&paper, 2, G100, 4096);
   double kmin = 5e3 * G100 / 5e9, kmax = 200e3 * G100 / 5e9;
   double q_star = kmin + p_star / 0.01 * (kmax - kmin);
-  double share_all = 0, q_all = 0, worst_fraction = 1, conv[SEEDS];
+  double share_all = 0, q_all = 0, worst_fraction = 1, conv[SEEDS], reach[SEEDS];
   int converged_seeds = 0;
   fprintf(stderr, "\n");
   for (int seed = 1; seed <= SEEDS; seed++) {
@@ -35,7 +42,8 @@ static void test_dcqcn_two_flows_converge(void)
                              fabric_post(fab, 1, 2, 40e9, second_start, 0, NULL, NULL)};
     int port = t->ports[t->gpu_nic_port[2]].peer_port; /* switch -> receiver */
     fabric_advance(fab, second_start);
-    double last[2] = {f[0]->delivered, f[1]->delivered}, last_out = 0, q_sum = 0, share = 0;
+    const double base[2] = {f[0]->delivered, f[1]->delivered};
+    double last[2] = {f[0]->delivered, f[1]->delivered}, last_out = 0, q_sum = 0, share = 0, conv_bytes = 0;
     int q_n = 0, share_n = 0, band_n = 0, in_band = 0;
     for (int k = 1; k <= WINDOWS; k++) {
       double now = second_start + k * w;
@@ -55,6 +63,9 @@ static void test_dcqcn_two_flows_converge(void)
       int ok = fabs(r[0] - fair) <= 0.1 * fair; /* r[1] is as far on the other side */
       if (!ok)
         last_out = k * w;
+      double got0 = f[0]->delivered - base[0], got1 = f[1]->delivered - base[1];
+      if (fabs(got0 - (got0 + got1) / 2) > 0.1 * (got0 + got1) / 2) /* bytes since the join */
+        conv_bytes = k * w;
       if (now >= 50e-3) {
         band_n++;
         in_band += ok;
@@ -65,11 +76,14 @@ static void test_dcqcn_two_flows_converge(void)
       }
     }
     conv[seed - 1] = last_out;
+    reach[seed - 1] = conv_bytes;
+    CU_ASSERT(conv_bytes < 2 * WINDOWS * w / 3);    /* every seed converges, */
+    CU_ASSERT(fabs(share / share_n - 0.5) <= 0.05); /* and holds equal shares within 10% */
     converged_seeds += last_out < (WINDOWS - 10) * w; /* in the band for the last 10 ms at least */
     double fraction = (double)in_band / band_n;
-    fprintf(stderr, "  [dcqcn seed %d] last 1 ms window outside 10%% at %.0f ms, %.0f%% of 1 ms windows "
-            "within 10%% after 50 ms, share of flow 0 %.3f, mean queue %.1f KB\n",
-            seed, last_out * 1e3, 100 * fraction, share / share_n, q_sum / q_n / 1e3);
+    fprintf(stderr, "  [dcqcn seed %d] bytes since the join within 10%% after %.0f ms; last 1 ms window outside 10%% at %.0f ms, "
+            "%.0f%% of 1 ms windows within 10%% after 50 ms, share of flow 0 %.3f, mean queue %.1f KB\n",
+            seed, conv_bytes * 1e3, last_out * 1e3, 100 * fraction, share / share_n, q_sum / q_n / 1e3);
     share_all += share / share_n / SEEDS;
     q_all += q_sum / q_n / SEEDS;
     if (fraction < worst_fraction)
@@ -77,10 +91,18 @@ static void test_dcqcn_two_flows_converge(void)
     fabric_free(fab);
     param_set_free(ps);
   }
-  fprintf(stderr, "  [dcqcn] %d seeds: share of flow 0 %.3f; %.0f%% of windows within 10%% (worst seed); in the band for the rest of the %.0f ms run after "
-          "%.0f/%.0f/%.0f/%.0f/%.0f/%.0f ms (%d of %d seeds settle); mean queue %.1f KB vs fluid q* %.1f KB (p* %.2e)\n",
-          SEEDS, share_all, 100 * worst_fraction, WINDOWS * w * 1e3, conv[0] * 1e3, conv[1] * 1e3, conv[2] * 1e3,
-          conv[3] * 1e3, conv[4] * 1e3, conv[5] * 1e3, converged_seeds, SEEDS, q_all / 1e3, q_star / 1e3, p_star);
+  double reach_max = 0, reach_mean = 0;
+  for (int i = 0; i < SEEDS; i++) {
+    reach_max = fmax(reach_max, reach[i]);
+    reach_mean += reach[i] / SEEDS;
+  }
+  fprintf(stderr, "  [dcqcn] %d seeds: convergence (bytes since the join within 10%%) mean %.1f ms, worst %.0f ms; share of "
+          "flow 0 %.3f; %.0f%% of windows within 10%% (worst seed); last excursion of the %.0f ms run at "
+          "%.0f/%.0f/%.0f/%.0f/%.0f/%.0f/%.0f/%.0f ms (%d of %d seeds in the band for the last 10 ms); mean queue "
+          "%.1f KB vs fluid q* %.1f KB (p* %.2e)\n",
+          SEEDS, reach_mean * 1e3, reach_max * 1e3, share_all, 100 * worst_fraction, WINDOWS * w * 1e3, conv[0] * 1e3,
+          conv[1] * 1e3, conv[2] * 1e3, conv[3] * 1e3, conv[4] * 1e3, conv[5] * 1e3, conv[6] * 1e3, conv[7] * 1e3,
+          converged_seeds, SEEDS, q_all / 1e3, q_star / 1e3, p_star);
   CU_ASSERT(fabs(share_all - 0.5) < 0.02);
   CU_ASSERT(converged_seeds >= SEEDS / 2); /* the 10% met for the rest of the run by half the seeds */
   CU_ASSERT(worst_fraction > 0.75);
@@ -147,9 +169,11 @@ static void test_pfc_congestion_spreading(void)
           "flow: PFC on %.1f, off %.1f Gb/s\n", on, off, on_f, off_f);
   CU_ASSERT(on < 0.8 * off); /* packet: the victim slows with PFC on, not with PFC off */
   CU_ASSERT(off > 40);
-  CU_ASSERT(on_f < 0.6 * off_f);
+  /* flow: the victim slows with PFC on, by the packet model's criterion (the former bound,
+   * 0.6, held the flow model below the packet model's own ratio, 32.2 / 49.2 = 0.65) */
+  CU_ASSERT(on_f < 0.8 * off_f);
   CU_ASSERT(fabs(off_f - off) < 0.05 * off);  /* flow vs packet, PFC off: FIFO shares (measured 0.0%) */
-  CU_ASSERT(fabs(on_f - on) < 0.35 * on);     /* PFC on: measured 31% low, docs/roce.md */
+  CU_ASSERT(fabs(on_f - on) < 0.10 * on);     /* PFC on: measured 4.0% low (31% before the timed onset) */
 }
 
 /* Exact E[max load] of n balls in n bins: P(max <= m) = n!/n^n [x^n] (sum_{k<=m} x^k/k!)^n. */
@@ -332,16 +356,45 @@ static void test_flow_matches_packet(void)
   }
 }
 
+/* 7. nic preset recovery: 8 x 4 MB into gpu0 of tiny-16 (400 Gb/s; every sender behind the
+ * spines) at packet fidelity. With the firmware's target clamp (RT kept through back-to-back
+ * cuts) the bottleneck stays busy; with the paper's clamp (RT <- RC at every cut, the model
+ * before the firmware semantics) the rates are cut once per 4 us to near the minimum and climb
+ * back at R_AI = 5 Mb/s per step: the link was 98% idle for ~35 ms. */
+static void test_nic_incast_recovers(void)
+{
+  struct platform *pl = load_shipped("tiny-16.xml");
+  struct flow_def flows[8];
+  for (int i = 0; i < 8; i++)
+    flows[i] = (struct flow_def){8 + i, 0, 4194304, 0};
+  const double ideal = 8 * 4194304 / 50e9;
+  struct run_result r;
+  const char *nic[] = {"roce/dcqcn:nic", NULL};
+  roce_run(pl->topo, FAB_FIDELITY_PACKET, 1, nic, flows, 8, &r);
+  fprintf(stderr, "\n  [nic incast] mean FCT %.1f us, last %.1f us, bottleneck utilisation %.3f, CNPs %llu\n",
+          r.mean_fct * 1e6, r.max_fct * 1e6, ideal / r.max_fct, (unsigned long long)r.cnps);
+  CU_ASSERT_EQUAL(r.done, 8);
+  CU_ASSERT(ideal / r.max_fct > 0.9); /* measured 0.998 */
+  const char *clamped[] = {"roce/dcqcn:nic", "roce/dcqcn-clamp-target:on", NULL};
+  roce_run(pl->topo, FAB_FIDELITY_PACKET, 1, clamped, flows, 8, &r);
+  fprintf(stderr, "  [nic incast, clamp-target on] mean FCT %.1f us, last %.1f us, utilisation %.3f\n",
+          r.mean_fct * 1e6, r.max_fct * 1e6, ideal / r.max_fct);
+  CU_ASSERT(ideal / r.max_fct < 0.1); /* the deep-cut collapse the firmware clamp avoids (0.018) */
+  platform_free(pl);
+}
+
 int main(void)
 {
   CU_initialize_registry();
   CU_pSuite s = CU_add_suite("roce_fabric", NULL, NULL);
   CU_add_test(s, "dcqcn_two_flows_converge", test_dcqcn_two_flows_converge);
+  if (getenv("ONLY1")) { CU_basic_run_tests(); return 0; }
   CU_add_test(s, "pfc_incast_lossless", test_pfc_incast_lossless);
   CU_add_test(s, "pfc_congestion_spreading", test_pfc_congestion_spreading);
   CU_add_test(s, "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins);
   CU_add_test(s, "gbn_goodput_under_loss", test_gbn_goodput_under_loss);
   CU_add_test(s, "flow_matches_packet", test_flow_matches_packet);
+  CU_add_test(s, "nic_incast_recovers", test_nic_incast_recovers);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   int failures = (int)CU_get_number_of_failures();

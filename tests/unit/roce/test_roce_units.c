@@ -11,7 +11,7 @@
 #include "roce.h"
 #include "test_support.h"
 
-static const struct dcqcn_params g_paper = {1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0};
+static const struct dcqcn_params g_paper = {1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0};
 
 static void test_dcqcn_cut_and_recovery(void)
 {
@@ -38,6 +38,54 @@ static void test_dcqcn_cut_and_recovery(void)
   CU_ASSERT(dcqcn_on_cnp(&nic, &v, &s, 1e-6));
   CU_ASSERT(!dcqcn_on_cnp(&nic, &v, &s, 3e-6)); /* one cut per decrease interval */
   CU_ASSERT(dcqcn_on_cnp(&nic, &v, &s, 6e-6));
+}
+
+/* ConnectX firmware cut (parameters.md B.2: CLAMP_TGT_RATE = 0, CLAMP_TGT_RATE_AFTER_TIME_INC = 1,
+ * RPG_MIN_DEC_FAC = 50, per-window alpha): back-to-back cuts keep the target rate, so fast
+ * recovery climbs back halfway to it at once; a cut after a timer increase clamps RT to RC. */
+static void test_dcqcn_firmware_clamp(void)
+{
+  struct dcqcn_params nic = {1.0 / 256, 1.0, 55e-6, 300e-6, 32767, 1, 5e6 / 8, 50e6 / 8, 1e6 / 8, 4e-6,
+                             DCQCN_CLAMP_AFTER_TIMER, 0.5, 1};
+  struct dcqcn_vars v;
+  struct dcqcn_stats s = {0};
+  const double line = 50e9;
+  dcqcn_init(&nic, &v, line);
+  for (int i = 0; i < 6; i++) /* six cuts 5 us apart, no increase in between */
+    CU_ASSERT(dcqcn_on_cnp(&nic, &v, &s, i * 5e-6));
+  CU_ASSERT_DOUBLE_EQUAL(v.rc_Bps, line / 64, 1); /* alpha = 1 (per window: not raised by a CNP) */
+  CU_ASSERT_DOUBLE_EQUAL(v.alpha, 1.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(v.rt_Bps, line, 1); /* no timer increase since the cuts: RT kept */
+  dcqcn_on_bytes(&nic, &v, &s, 32767); /* F = 1: one fast-recovery step, */
+  CU_ASSERT_DOUBLE_EQUAL(v.rc_Bps, (line + line / 64) / 2, 1); /* halfway back to the line rate */
+  dcqcn_on_rate_timer(&nic, &v, &s);  /* a timer increase (additive: one counter past F) */
+  double rc = v.rc_Bps;
+  CU_ASSERT(dcqcn_on_cnp(&nic, &v, &s, 1e-3));
+  CU_ASSERT_DOUBLE_EQUAL(v.rt_Bps, rc, 1); /* a cut after a timer increase clamps RT <- RC */
+  CU_ASSERT(dcqcn_on_cnp(&nic, &v, &s, 1e-3 + 5e-6));
+  CU_ASSERT_DOUBLE_EQUAL(v.rt_Bps, rc, 1); /* and the next back-to-back cut keeps it */
+  /* The paper's clamp from the same state lowers RT at every cut. */
+  struct dcqcn_params paper_clamp = nic;
+  paper_clamp.clamp = DCQCN_CLAMP_ALWAYS;
+  dcqcn_init(&paper_clamp, &v, line);
+  for (int i = 0; i < 6; i++)
+    dcqcn_on_cnp(&paper_clamp, &v, &s, i * 5e-6);
+  CU_ASSERT_DOUBLE_EQUAL(v.rt_Bps, line / 32, 1);
+  dcqcn_on_bytes(&paper_clamp, &v, &s, 32767);
+  CU_ASSERT(v.rc_Bps < line / 16);
+  /* RPG_MIN_DEC_FAC bounds one cut; per-window alpha rises once per window with a CNP. */
+  nic.min_dec_factor = 0.8;
+  dcqcn_init(&nic, &v, line);
+  dcqcn_on_cnp(&nic, &v, &s, 0);
+  CU_ASSERT_DOUBLE_EQUAL(v.rc_Bps, 0.8 * line, 1);
+  v.alpha = 0.5;
+  dcqcn_on_cnp(&nic, &v, &s, 10e-6);
+  dcqcn_on_cnp(&nic, &v, &s, 20e-6);
+  CU_ASSERT_DOUBLE_EQUAL(v.alpha, 0.5, 1e-12);
+  dcqcn_on_alpha_timer(&nic, &v);
+  CU_ASSERT_DOUBLE_EQUAL(v.alpha, 0.5 * (1 - nic.g) + nic.g, 1e-12);
+  dcqcn_on_alpha_timer(&nic, &v);
+  CU_ASSERT_DOUBLE_EQUAL(v.alpha, (0.5 * (1 - nic.g) + nic.g) * (1 - nic.g), 1e-12);
 }
 
 static void test_ecn_red_profile(void)
@@ -124,6 +172,9 @@ static void test_roce_bad_parameters_refused(void)
   refused((const char *const[]){"roce/pfc-headroom:1000", NULL}, "roce/pfc-headroom");
   refused((const char *const[]){"roce/dcqcn:fancy", NULL}, "roce/dcqcn");
   refused((const char *const[]){"roce/dcqcn-rai:fast", NULL}, "roce/dcqcn-rai");
+  refused((const char *const[]){"roce/dcqcn-clamp-target:maybe", NULL}, "roce/dcqcn-clamp-target");
+  refused((const char *const[]){"roce/dcqcn-min-dec-factor:120", NULL}, "roce/dcqcn-min-dec-factor");
+  refused((const char *const[]){"roce/dcqcn-alpha-update:sometimes", NULL}, "roce/dcqcn-alpha-update");
 }
 
 int main(void)
@@ -131,6 +182,7 @@ int main(void)
   CU_initialize_registry();
   CU_pSuite s = CU_add_suite("roce_units", NULL, NULL);
   CU_add_test(s, "dcqcn_cut_and_recovery", test_dcqcn_cut_and_recovery);
+  CU_add_test(s, "dcqcn_firmware_clamp", test_dcqcn_firmware_clamp);
   CU_add_test(s, "ecn_red_profile", test_ecn_red_profile);
   CU_add_test(s, "pfc_pause_and_resume", test_pfc_pause_and_resume);
   CU_add_test(s, "gbn_nack_once_and_go_back", test_gbn_nack_once_and_go_back);
