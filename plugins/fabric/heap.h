@@ -28,6 +28,11 @@ void heap_init(struct fab_heap *h);
 void heap_free(struct fab_heap *h);
 /* Schedules an event; returns its sequence number. */
 uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg, void *ptr);
+/* Takes the next sequence number without scheduling anything: an event that may never be needed
+ * keeps the place in the order it would have had, and heap_push_seq schedules it later. */
+static inline uint64_t heap_reserve_seq(struct fab_heap *h) { return h->next_seq++; }
+/* Schedules an event with a sequence number taken earlier by heap_reserve_seq. */
+uint64_t heap_push_seq(struct fab_heap *h, double time, uint64_t seq, uint32_t type, uint32_t arg, void *ptr);
 /* Removes the earliest event into *out; returns 0, or -1 when empty. */
 int heap_pop(struct fab_heap *h, struct fab_event *out);
 /* The earliest event, or NULL when empty. */
