@@ -308,9 +308,20 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
   }
 }
 
-double fabric_next_time(const struct fabric *fab)
+/* The earliest event, after asking the model for the events it held back when there is none. */
+static const struct fab_event *next_event(struct fabric *fab)
 {
   const struct fab_event *top = heap_top(&fab->events);
+  if (top == NULL && fab->model->on_idle) {
+    fab->model->on_idle(fab);
+    top = heap_top(&fab->events);
+  }
+  return top;
+}
+
+double fabric_next_time(struct fabric *fab)
+{
+  const struct fab_event *top = next_event(fab);
   return top ? top->time : -1;
 }
 
@@ -318,10 +329,11 @@ void fabric_advance(struct fabric *fab, double until)
 {
   struct fab_event ev;
   const struct fab_event *top;
-  while ((top = heap_top(&fab->events)) != NULL && top->time <= until) {
+  while ((top = next_event(fab)) != NULL && top->time <= until) {
     heap_pop(&fab->events, &ev);
     if (ev.time > fab->now)
       fab->now = ev.time;
+    fab->cur_seq = ev.seq;
     dispatch(fab, &ev);
   }
 }
@@ -329,9 +341,11 @@ void fabric_advance(struct fabric *fab, double until)
 void fabric_run(struct fabric *fab)
 {
   struct fab_event ev;
-  while (heap_pop(&fab->events, &ev) == 0) {
+  while (next_event(fab) != NULL) {
+    heap_pop(&fab->events, &ev);
     if (ev.time > fab->now)
       fab->now = ev.time;
+    fab->cur_seq = ev.seq;
     dispatch(fab, &ev);
   }
 }
