@@ -308,28 +308,20 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
   }
 }
 
-/* The earliest event, after asking the model for the events it held back when there is none. */
-static const struct fab_event *next_event(struct fabric *fab)
+/* Whether an event is left, after asking the model for the events it held back when none is. */
+static int have_event(struct fabric *fab)
 {
-  const struct fab_event *top = heap_top(&fab->events);
-  if (top == NULL && fab->model->on_idle) {
+  if (heap_size(&fab->events) == 0 && fab->model->on_idle)
     fab->model->on_idle(fab);
-    top = heap_top(&fab->events);
-  }
-  return top;
+  return heap_size(&fab->events) > 0;
 }
 
-double fabric_next_time(struct fabric *fab)
-{
-  const struct fab_event *top = next_event(fab);
-  return top ? top->time : -1;
-}
+double fabric_next_time(struct fabric *fab) { return have_event(fab) ? heap_top_time(&fab->events) : -1; }
 
 void fabric_advance(struct fabric *fab, double until)
 {
   struct fab_event ev;
-  const struct fab_event *top;
-  while ((top = next_event(fab)) != NULL && top->time <= until) {
+  while (have_event(fab) && heap_top_time(&fab->events) <= until) {
     heap_pop(&fab->events, &ev);
     if (ev.time > fab->now)
       fab->now = ev.time;
@@ -341,7 +333,7 @@ void fabric_advance(struct fabric *fab, double until)
 void fabric_run(struct fabric *fab)
 {
   struct fab_event ev;
-  while (next_event(fab) != NULL) {
+  while (have_event(fab)) {
     heap_pop(&fab->events, &ev);
     if (ev.time > fab->now)
       fab->now = ev.time;
