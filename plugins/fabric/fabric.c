@@ -308,20 +308,24 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
   }
 }
 
-double fabric_next_time(const struct fabric *fab)
+/* Whether an event is left, after asking the model for the events it held back when none is. */
+static int have_event(struct fabric *fab)
 {
-  const struct fab_event *top = heap_top(&fab->events);
-  return top ? top->time : -1;
+  if (heap_size(&fab->events) == 0 && fab->model->on_idle)
+    fab->model->on_idle(fab);
+  return heap_size(&fab->events) > 0;
 }
+
+double fabric_next_time(struct fabric *fab) { return have_event(fab) ? heap_top_time(&fab->events) : -1; }
 
 void fabric_advance(struct fabric *fab, double until)
 {
   struct fab_event ev;
-  const struct fab_event *top;
-  while ((top = heap_top(&fab->events)) != NULL && top->time <= until) {
+  while (have_event(fab) && heap_top_time(&fab->events) <= until) {
     heap_pop(&fab->events, &ev);
     if (ev.time > fab->now)
       fab->now = ev.time;
+    fab->cur_seq = ev.seq;
     dispatch(fab, &ev);
   }
 }
@@ -329,9 +333,11 @@ void fabric_advance(struct fabric *fab, double until)
 void fabric_run(struct fabric *fab)
 {
   struct fab_event ev;
-  while (heap_pop(&fab->events, &ev) == 0) {
+  while (have_event(fab)) {
+    heap_pop(&fab->events, &ev);
     if (ev.time > fab->now)
       fab->now = ev.time;
+    fab->cur_seq = ev.seq;
     dispatch(fab, &ev);
   }
 }

@@ -158,6 +158,10 @@ struct fab_model {
 
   /* --- both --- */
   void (*on_event)(struct fabric *fab, void *ptr, uint32_t arg);              /* its own timers */
+  /* The calendar is empty: the model schedules the events it held back (e.g. credit returns it
+   * applies lazily, fabric_schedule_seq with their reserved sequence numbers), so that the run
+   * ends where it would have ended had they been scheduled all along. */
+  void (*on_idle)(struct fabric *fab);
   /* Writes the model's counters as JSON members ("name": value,\n each, indent first) into
    * summary.json's "counters" object. */
   void (*write_counters)(struct fabric *fab, FILE *out, const char *indent);
@@ -198,6 +202,7 @@ struct fabric {
   struct fab_rng rng;
   struct fab_heap events;
   double now;
+  uint64_t cur_seq;        /* sequence number of the event being processed: with now, its place in the order */
   struct fab_port *ports;
   struct fab_stats stats;
   uint64_t next_flow_id;
@@ -240,7 +245,7 @@ struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, doubl
                              fab_done_fn on_done, void *ctx);
 
 /* Date of the next event, or -1 when idle. */
-double fabric_next_time(const struct fabric *fab);
+double fabric_next_time(struct fabric *fab);
 /* Processes every event dated <= until; the clock stays at the last event processed. */
 void fabric_advance(struct fabric *fab, double until);
 /* Processes events until none is left (tests and flow-only runs). */
@@ -250,6 +255,21 @@ void fabric_run(struct fabric *fab);
 void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *fab, void *ctx), void *ctx);
 /* Schedules an event for the model. */
 void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr);
+/* Takes the sequence number an event scheduled now would get, without scheduling it: a model that
+ * handles some of its events lazily keeps (time, seq) as their place in the order, compares it
+ * with the current event's (now, cur_seq) and schedules them with fabric_schedule_seq only when
+ * something must happen at that place. */
+static inline uint64_t fabric_reserve_seq(struct fabric *fab) { return heap_reserve_seq(&fab->events); }
+static inline void fabric_schedule_seq(struct fabric *fab, double time, uint64_t seq, uint32_t type, uint32_t arg,
+                                       void *ptr)
+{
+  heap_push_seq(&fab->events, time, seq, type, arg, ptr);
+}
+/* Whether an event placed at (time, seq) comes before the event being processed. */
+static inline int fabric_before_now(const struct fabric *fab, double time, uint64_t seq)
+{
+  return time < fab->now || (time == fab->now && seq < fab->cur_seq);
+}
 /* Packet engine: (re)tries transmission on a port, e.g. after credits returned or a pause ended. */
 void fabric_port_kick(struct fabric *fab, int port);
 /* Packet engine: the sender goes back to packet seq (go-back-N): bytes from there are injected

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct fab_event {
   double time;   /* simulated date, seconds */
@@ -17,8 +18,21 @@ struct fab_event {
   uint32_t arg;  /* a small argument (port index, version stamp, ...) */
 };
 
+/* The heap keeps keys and payloads in two parallel arrays: choosing among children reads only
+ * keys, 16 bytes each (the four children of a node share one cache line). */
+struct fab_heap_key {
+  uint64_t seq;       /* low half of the 128-bit key */
+  uint64_t time_bits; /* high half: the date's bits (non-negative doubles order like their bits) */
+};
+struct fab_heap_val {
+  void *ptr;
+  uint32_t type;
+  uint32_t arg;
+};
+
 struct fab_heap {
-  struct fab_event *items;
+  struct fab_heap_key *keys;
+  struct fab_heap_val *vals;
   size_t size;
   size_t capacity;
   uint64_t next_seq;
@@ -28,10 +42,20 @@ void heap_init(struct fab_heap *h);
 void heap_free(struct fab_heap *h);
 /* Schedules an event; returns its sequence number. */
 uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg, void *ptr);
+/* Takes the next sequence number without scheduling anything: an event that may never be needed
+ * keeps the place in the order it would have had, and heap_push_seq schedules it later. */
+static inline uint64_t heap_reserve_seq(struct fab_heap *h) { return h->next_seq++; }
+/* Schedules an event with a sequence number taken earlier by heap_reserve_seq. */
+uint64_t heap_push_seq(struct fab_heap *h, double time, uint64_t seq, uint32_t type, uint32_t arg, void *ptr);
 /* Removes the earliest event into *out; returns 0, or -1 when empty. */
 int heap_pop(struct fab_heap *h, struct fab_event *out);
-/* The earliest event, or NULL when empty. */
-static inline const struct fab_event *heap_top(const struct fab_heap *h) { return h->size ? &h->items[0] : NULL; }
+/* The date of the earliest event; the heap must not be empty. */
+static inline double heap_top_time(const struct fab_heap *h)
+{
+  double time;
+  memcpy(&time, &h->keys[0].time_bits, sizeof time);
+  return time;
+}
 static inline size_t heap_size(const struct fab_heap *h) { return h->size; }
 
 #endif

@@ -54,6 +54,15 @@ struct ib_waitq {
   int32_t cap, first, count;
 };
 
+/* A credit return on its way back to a port: the blocks become free at (time, seq), the place a
+ * calendar event would have had (ib_switch.c applies them lazily). */
+struct ib_credit_due {
+  double time;
+  uint64_t seq;
+  int32_t blocks;
+  int32_t vl;
+};
+
 /* Per port (the egress side of one link direction) and the input buffer it feeds. */
 struct ib_port {
   struct ib_credit credit[IB_MAX_VLS];  /* the downstream input buffer's free blocks per VL */
@@ -68,6 +77,9 @@ struct ib_port {
   double peak_occupancy;                /* largest occupancy of the buffer it feeds (any VL) */
   uint8_t credited;                     /* an InfiniBand link (not NVLink) */
   uint8_t kick_pending;                 /* a deferred kick is scheduled */
+  uint8_t due_armed;                    /* the first credit return due is in the calendar */
+  uint32_t due_first, due_count, due_cap; /* credit returns due, in (time, seq) order (circular) */
+  struct ib_credit_due *due;
 };
 
 struct crossing;
@@ -100,6 +112,10 @@ struct ib_state {
   size_t n_samples, cap_samples;
   uint8_t *series_on;    /* per port: sampled */
   int sampler_running;
+  /* credit returns not yet applied, all ports; the latest one's place in the order */
+  uint64_t due_total;
+  double due_last_time;
+  uint64_t due_last_seq;
 };
 
 /* Calendar events of the model (FAB_EV_MODEL): the kind and its operands packed into ptr. */
@@ -118,6 +134,9 @@ void ib__on_tx_done(struct fabric *fab, int port);
 int ib__on_arrive(struct fabric *fab, int node, struct fab_packet *pkt);
 void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg);
 void ib__sample(struct fabric *fab);
+void ib__on_idle(struct fabric *fab);
+/* Applies the credit returns of port due before the current event. */
+void ib__credits_settle(struct fabric *fab, struct ib_state *st, int port);
 
 /* ib_flow.c: the flow fidelity counterparts and the path of a flow. */
 int ib__flow_path(struct fabric *fab, struct fab_flow *flow);

@@ -31,6 +31,7 @@ static int ib_init(struct fabric *fab, char *err, size_t errlen)
     return -1;
   const struct topo *t = fab->topo;
   st->stats.peak_buffer_port = -1;
+  st->due_last_time = -1;
   st->ports = calloc((size_t)t->n_ports + 1, sizeof *st->ports);
   st->series_on = calloc((size_t)t->n_ports + 1, 1);
   if (st->ports == NULL || st->series_on == NULL || ib_lft_init(&st->lft, t) != 0 || ib__switch_init(fab, st) != 0) {
@@ -78,6 +79,9 @@ static void ib_fini(struct fabric *fab)
   if (st == NULL)
     return;
   ib_lft_free(&st->lft);
+  if (st->ports)
+    for (int p = 0; p < fab->topo->n_ports; p++)
+      free(st->ports[p].due);
   free(st->ports);
   free(st->wait_pool);
   free(st->fifo_pool);
@@ -194,6 +198,7 @@ static const struct fab_model ib_model_ops = {
     .on_arrive = ib__on_arrive,
     .on_rates = ib__on_rates,
     .on_event = ib__on_event,
+    .on_idle = ib__on_idle,
     .write_counters = ib_write_counters,
     .write_series = ib_write_series,
     .flow_path = ib__flow_path,

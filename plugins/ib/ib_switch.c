@@ -10,7 +10,17 @@
  * upstream port for every flow it carries (congestion trees, victim flows), and with a FIFO a
  * blocked head also holds back the packets behind it. When a packet has left a buffer (the end
  * of its transmission at the next port; its arrival at a destination HCA), its blocks return to
- * the upstream port after the link delay and the flow-control processing. */
+ * the upstream port after the link delay and the flow-control processing.
+ *
+ * Credit returns are applied lazily: each one is kept in its port's list of returns due with the
+ * place in the calendar order, (time, seq), that its event would have had (the sequence number
+ * is reserved when the return is sent), and is applied when the port's credits are next looked
+ * at, if it is due before the event being processed. A return only needs a calendar event when
+ * its arrival can wake the port: the port is stalled for credits or a deferred kick is pending
+ * for it. Then the first return due is scheduled with its reserved place (one at a time; the
+ * port re-arms the next if it is still stalled). Every return is applied at the same place in
+ * the order as with one event each, so results are those of an event per return, for about a
+ * third fewer events. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -67,6 +77,70 @@ int ib__switch_init(struct fabric *fab, struct ib_state *st)
   return 0;
 }
 
+static void due_push(struct ib_state *st, struct ib_port *ip, double time, uint64_t seq, int32_t blocks, int vl)
+{
+  if (ip->due_count == ip->due_cap) {
+    uint32_t cap = ip->due_cap ? 2 * ip->due_cap : 16; /* a power of two: index masks */
+    struct ib_credit_due *d = malloc(cap * sizeof *d);
+    if (d == NULL)
+      abort();
+    for (uint32_t i = 0; i < ip->due_count; i++)
+      d[i] = ip->due[(ip->due_first + i) & (ip->due_cap - 1)];
+    free(ip->due);
+    ip->due = d;
+    ip->due_first = 0;
+    ip->due_cap = cap;
+  }
+  ip->due[(ip->due_first + ip->due_count) & (ip->due_cap - 1)] =
+      (struct ib_credit_due){.time = time, .seq = seq, .blocks = blocks, .vl = vl};
+  ip->due_count++;
+  st->due_total++;
+  if (time >= st->due_last_time) {
+    st->due_last_time = time;
+    st->due_last_seq = seq;
+  }
+}
+
+static void due_apply_first(struct ib_state *st, struct ib_port *ip)
+{
+  const struct ib_credit_due *d = &ip->due[ip->due_first];
+  ib_credit_return(&ip->credit[d->vl], d->blocks);
+  st->stats.credit_updates++;
+  ip->due_first = (ip->due_first + 1) & (ip->due_cap - 1);
+  ip->due_count--;
+  st->due_total--;
+}
+
+void ib__credits_settle(struct fabric *fab, struct ib_state *st, int port)
+{
+  struct ib_port *ip = &st->ports[port];
+  while (ip->due_count > 0 && fabric_before_now(fab, ip->due[ip->due_first].time, ip->due[ip->due_first].seq))
+    due_apply_first(st, ip);
+}
+
+/* The port may be woken by its next credit return: schedule it (after settling). */
+static void due_arm(struct fabric *fab, struct ib_state *st, int port)
+{
+  struct ib_port *ip = &st->ports[port];
+  if (ip->due_armed || ip->due_count == 0)
+    return;
+  ib__credits_settle(fab, st, port);
+  if (ip->due_count == 0)
+    return;
+  const struct ib_credit_due *d = &ip->due[ip->due_first];
+  ip->due_armed = 1;
+  fabric_schedule_seq(fab, d->time, d->seq, FAB_EV_MODEL, (uint32_t)port, ev_ptr(IB_EV_CREDIT, 0, 0));
+}
+
+void ib__on_idle(struct fabric *fab)
+{
+  struct ib_state *st = ib__state(fab);
+  if (st->due_total == 0)
+    return;
+  for (int p = 0; p < fab->topo->n_ports; p++)
+    due_arm(fab, st, p);
+}
+
 static void waitq_push(struct ib_waitq *q, int32_t in_port)
 {
   if (q->count == q->cap)
@@ -105,6 +179,7 @@ static void kick_later(struct fabric *fab, struct ib_state *st, int port)
   if (st->ports[port].kick_pending)
     return;
   st->ports[port].kick_pending = 1;
+  due_arm(fab, st, port); /* a return due at this date comes before the kick */
   fabric_schedule(fab, fab->now, FAB_EV_MODEL, (uint32_t)port, ev_ptr(IB_EV_KICK, 0, 0));
 }
 
@@ -112,23 +187,31 @@ static void credit_return_later(struct fabric *fab, struct ib_state *st, int por
 {
   int32_t blocks = ib_credit_blocks(bytes, st->p.block_bytes);
   double when = fab->now + fab->topo->ports[port].latency_s + st->p.credit_delay_s;
-  fabric_schedule(fab, when, FAB_EV_MODEL, (uint32_t)port, ev_ptr(IB_EV_CREDIT, vl, blocks));
+  struct ib_port *ip = &st->ports[port];
+  due_push(st, ip, when, fabric_reserve_seq(fab), blocks, vl);
+  if (ip->stall_since >= 0 || ip->kick_pending)
+    due_arm(fab, st, port);
 }
 
 int ib__may_send(struct fabric *fab, int port, int queue, const struct fab_packet *pkt)
 {
   struct ib_state *st = ib__state(fab);
   struct ib_port *ip = &st->ports[port];
-  if (!ip->credited || ib_credit_has(&ip->credit[queue], ib_credit_blocks(pkt->bytes, st->p.block_bytes)))
+  if (!ip->credited)
+    return 1;
+  ib__credits_settle(fab, st, port);
+  if (ib_credit_has(&ip->credit[queue], ib_credit_blocks(pkt->bytes, st->p.block_bytes)))
     return 1;
   stall_begin(fab, ip);
+  due_arm(fab, st, port);
   return 0;
 }
 
 /* Load of a candidate output: bytes waiting here for it plus bytes it sent that still occupy
  * the downstream buffer (credits not yet returned). */
-static double port_load(const struct ib_state *st, int port, int vl)
+static double port_load(struct fabric *fab, struct ib_state *st, int port, int vl)
 {
+  ib__credits_settle(fab, st, port);
   const struct ib_port *ip = &st->ports[port];
   const struct ib_credit *c = &ip->credit[vl];
   return ip->out_load + (double)(c->max_blocks - c->free_blocks) * st->p.block_bytes;
@@ -147,12 +230,12 @@ static int route_at_switch(struct fabric *fab, struct ib_state *st, int node, co
   if (n == 1 || st->p.routing == IB_ROUTING_DMODK)
     return cand[table];
   st->stats.ar_decisions++;
-  double best_load = port_load(st, cand[table], pkt->queue);
+  double best_load = port_load(fab, st, cand[table], pkt->queue);
   if (best_load <= st->p.ar_threshold_bytes)
     return cand[table];
   int best = table;
   for (int i = 0; i < n; i++) {
-    double load = port_load(st, cand[i], pkt->queue);
+    double load = port_load(fab, st, cand[i], pkt->queue);
     if (load < best_load) {
       best_load = load;
       best = i;
@@ -214,6 +297,7 @@ struct fab_packet *ib__next_packet(struct fabric *fab, int port)
   if (t->nodes[t->ports[port].node].kind != TOPO_SWITCH)
     return NULL;
   struct ib_port *op = &st->ports[port];
+  ib__credits_settle(fab, st, port);
   uint32_t eligible = 0;
   int waiting = 0;
   for (int v = 0; v < st->p.num_vls; v++) {
@@ -226,13 +310,17 @@ struct fab_packet *ib__next_packet(struct fabric *fab, int port)
       eligible |= 1u << v;
   }
   if (eligible == 0) {
-    if (waiting)
+    if (waiting) {
       stall_begin(fab, op);
+      due_arm(fab, st, port);
+    }
     return NULL;
   }
   int vl = ib_vlarb_pick(&st->p.vlarb, &op->arb, eligible);
-  if (vl < 0)
+  if (vl < 0) {
+    due_arm(fab, st, port); /* heads wait: a credit return must still wake the port */
     return NULL;
+  }
   int in = waitq_pop(&op->wait[vl]);
   struct ib_fifo *f = input_queue(st, t, in, vl, port);
   struct fab_packet *pkt = f->head;
@@ -257,6 +345,7 @@ void ib__on_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
   struct ib_port *ip = &st->ports[port];
   if (!ip->credited)
     return;
+  ib__credits_settle(fab, st, port);
   ib_credit_consume(&ip->credit[pkt->queue], ib_credit_blocks(pkt->bytes, st->p.block_bytes));
   stall_end(fab, st, ip);
 }
@@ -290,12 +379,15 @@ void ib__sample(struct fabric *fab)
     s->port = p;
     s->credits = 0;
     s->buffer_bytes = 0;
+    ib__credits_settle(fab, st, p);
     for (int v = 0; v < st->p.num_vls; v++) {
       s->credits += st->ports[p].credit[v].free_blocks;
       s->buffer_bytes += st->ports[p].occupancy[v];
     }
   }
-  if (fab->active_flows > 0 || heap_size(&fab->events) > 0)
+  /* Calendar events left: those scheduled, and the credit returns due after this one. */
+  if (fab->active_flows > 0 || heap_size(&fab->events) > 0 ||
+      (st->due_total > 0 && !fabric_before_now(fab, st->due_last_time, st->due_last_seq)))
     fabric_schedule(fab, fab->now + st->p.series_interval_s, FAB_EV_MODEL, 0, ev_ptr(IB_EV_SAMPLE, 0, 0));
   else
     st->sampler_running = 0;
@@ -308,10 +400,12 @@ void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg)
   int kind = (int)(word & 15);
   switch (kind) {
   case IB_EV_CREDIT: {
-    int vl = (int)((word >> 4) & 15);
-    int32_t blocks = (int32_t)(word >> 8);
-    ib_credit_return(&st->ports[arg].credit[vl], blocks);
-    st->stats.credit_updates++;
+    /* The first return due at this port, scheduled at its place: it and any before it apply. */
+    struct ib_port *ip = &st->ports[arg];
+    ip->due_armed = 0;
+    while (ip->due_count > 0 && (fabric_before_now(fab, ip->due[ip->due_first].time, ip->due[ip->due_first].seq) ||
+                                 ip->due[ip->due_first].seq == fab->cur_seq))
+      due_apply_first(st, ip);
     fabric_port_kick(fab, (int)arg);
     break;
   }
