@@ -97,10 +97,11 @@ static const struct param_def roce_params[] = {
     {"roce/rto", PARAM_REAL, UNIT_SECONDS, "1ms", 1e-6, 10, NULL,
      "Retransmission timeout: go back to the first unacknowledged PSN after no progress",
      "Meta SIGCOMM'24: millisecond-scale local ACK timeout; HPCC NACK interval 500us"},
-    {"roce/fluid", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
-     "Flow fidelity: integrate the DCQCN fluid model while a bottleneck is in transient (off: max-min only; "
-     "experimental, docs/roce.md)",
-     "Zhu et al. CoNEXT'16 section 4 (parameters.md B.1)"},
+    {"roce/fluid", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|on|off",
+     "Flow fidelity: integrate the DCQCN fluid model while a bottleneck is in transient (off: max-min only); "
+     "auto: on with the paper preset, off with nic (docs/roce.md)",
+     "Zhu et al. CoNEXT'16 section 4 (parameters.md B.1); auto: [D] the fluid model tracks packet fidelity "
+     "with paper, not yet with nic (synchronised fluid flows, docs/roce.md)"},
     {"roce/fluid-rp", PARAM_ENUM, UNIT_NONE, "machine", 0, 0, "machine|ode",
      "Reaction point of the fluid model: machine = the packet model's DCQCN state machine (dcqcn.c, both "
      "presets, firmware clamp) driven by the expected ECN marks; ode = the CoNEXT'16 RC/RT/alpha equations",
@@ -185,7 +186,6 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->drop_rate = param_get(ps, "roce/drop-rate");
   c->rto_s = param_get(ps, "roce/rto");
   c->trace_interval_s = param_get(ps, "roce/trace-interval");
-  c->fluid = param_get_int(ps, "roce/fluid");
   c->fluid_step_s = param_get(ps, "roce/fluid-step");
   c->fluid_ode = param_get_choice(ps, "roce/fluid-rp") == 1;
   c->fluid_settle = param_get(ps, "roce/fluid-settle");
@@ -212,6 +212,8 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
 
   int preset = param_get_choice(ps, "roce/dcqcn");
   c->dcqcn_preset = preset;
+  int fluid = param_get_choice(ps, "roce/fluid"); /* auto, on, off */
+  c->fluid = fluid == 1 || (fluid == 0 && preset == ROCE_DCQCN_PAPER);
   const double *base = g_presets[preset == ROCE_DCQCN_PAPER ? 1 : 0];
   double v[11];
   for (int i = 0; i < 11; i++) {

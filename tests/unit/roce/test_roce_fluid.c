@@ -242,6 +242,31 @@ static void test_fluid_vs_packet_incasts(void)
   }
 }
 
+/* (f) roce/fluid:auto (the default) integrates the fluid model with the paper preset and not
+ * with nic: 16 -> 1 at 100 Gb/s, flow fidelity, mean FCT bit for bit that of on and off. */
+static void test_fluid_auto_follows_preset(void)
+{
+  struct topo *t = topo_single_switch(17, G100, 1e-6, 300e-9);
+  struct flow_def sixteen[16];
+  for (int i = 0; i < 16; i++)
+    sixteen[i] = (struct flow_def){i, 16, 4e6, 0};
+  static const char *const presets[] = {"paper", "nic"};
+  for (int k = 0; k < 2; k++) {
+    char pre[64];
+    snprintf(pre, sizeof pre, "roce/dcqcn:%s", presets[k]);
+    const char *dflt[] = {pre, NULL}, *on[] = {pre, "roce/fluid:on", NULL}, *off[] = {pre, "roce/fluid:off", NULL};
+    static struct run_result d, f, m;
+    roce_run(t, FAB_FIDELITY_FLOW, 1, dflt, sixteen, 16, &d);
+    roce_run(t, FAB_FIDELITY_FLOW, 1, on, sixteen, 16, &f);
+    roce_run(t, FAB_FIDELITY_FLOW, 1, off, sixteen, 16, &m);
+    fprintf(stderr, "%s  [fluid auto] %-5s default %.1f us, on %.1f us, off %.1f us\n", k ? "" : "\n", presets[k],
+            d.mean_fct * 1e6, f.mean_fct * 1e6, m.mean_fct * 1e6);
+    CU_ASSERT(f.mean_fct != m.mean_fct); /* the fluid model matters here */
+    CU_ASSERT(d.mean_fct == (k == 0 ? f.mean_fct : m.mean_fct));
+  }
+  topo_free(t);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -251,6 +276,7 @@ int main(void)
   CU_add_test(s, "fluid_incasts", test_fluid_incasts);
   CU_add_test(s, "fluid_dcqcn_off_unchanged", test_fluid_dcqcn_off_unchanged);
   CU_add_test(s, "fluid_vs_packet_incasts", test_fluid_vs_packet_incasts);
+  CU_add_test(s, "fluid_auto_follows_preset", test_fluid_auto_follows_preset);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   int failures = (int)CU_get_number_of_failures();
