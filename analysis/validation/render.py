@@ -200,7 +200,7 @@ def main():
                tim=lambda name: (load_json("timings.json").get(name, float("nan"))
                                  if os.path.exists(os.path.join(OUT, "timings.json")) else float("nan")),
                counters=lambda d: json.load(open(os.path.join(OUT, d, "summary.json")))["counters"],
-               partial=partial,
+               partial=partial, slow=slow,
                fid=fid, fidc=fidc, met=met, dcq=dcq, dcqf=dcqf, sca=sca, smfu=smfu, sfl=sfl, sflc=sflc,
                FID=FID, DCQ=DCQ, SCA=SCA, SEN=SEN, total=total)
 
