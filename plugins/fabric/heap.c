@@ -176,6 +176,8 @@ static void place(struct fab_heap *h, double time, uint64_t seq, struct fab_heap
   n->key = key;
   n->val = val;
   struct fab_cq_node *tail = h->tail[slot];
+  if (tail == NULL)
+    h->occupied[slot / 64] |= (uint64_t)1 << (slot % 64);
   if (tail == NULL || key_of(&tail->key) < k) {
     /* the usual case: after every event of the bucket (a later sequence number) */
     n->next = NULL;
@@ -194,15 +196,31 @@ static void place(struct fab_heap *h, double time, uint64_t seq, struct fab_heap
   h->near_size++;
 }
 
-/* The near part's first bucket that holds events (h->cur moves to it); NULL when empty. */
+/* The near part's first bucket that holds events (h->cur moves to it); NULL when empty. The
+ * occupancy bitmap finds it in a few word reads however sparse the ring is. */
 static struct fab_cq_node *near_first(struct fab_heap *h)
 {
   if (h->near_size == 0)
     return NULL;
   size_t mask = h->nb - 1;
-  while (h->bucket[h->cur & mask] == NULL)
-    h->cur++;
-  return h->bucket[h->cur & mask];
+  size_t slot = h->cur & mask;
+  if (h->bucket[slot] == NULL) {
+    size_t words = h->nb / 64, w = slot / 64;
+    uint64_t bits = h->occupied[w] & (~(uint64_t)0 << (slot % 64));
+    size_t steps = 0;
+    while (bits == 0) {
+      w = (w + 1) & (words - 1);
+      bits = h->occupied[w];
+      if (++steps > words) {
+        fprintf(stderr, "sgfabric: internal error: event calendar lost its events\n");
+        abort();
+      }
+    }
+    size_t found = w * 64 + (size_t)__builtin_ctzll(bits);
+    h->cur += (found - slot) & mask;
+    slot = found;
+  }
+  return h->bucket[slot];
 }
 
 /* Rebuilds the near part with a new width: every near event is placed again. */
@@ -220,6 +238,7 @@ static void rebuild(struct fab_heap *h, double width, double now)
     h->bucket[i] = NULL;
     h->tail[i] = NULL;
   }
+  memset(h->occupied, 0, h->nb / 64 * sizeof *h->occupied);
   h->near_size = 0;
   if (now * (1 / width) > 0x1p50)
     width = now * 0x1p-50; /* bucket indices stay far below 2^64 */
@@ -242,7 +261,8 @@ void heap_init(struct fab_heap *h)
   h->nb = NEAR_BUCKETS;
   h->bucket = calloc(h->nb, sizeof *h->bucket);
   h->tail = calloc(h->nb, sizeof *h->tail);
-  if (h->bucket == NULL || h->tail == NULL) {
+  h->occupied = calloc(h->nb / 64, sizeof *h->occupied);
+  if (h->bucket == NULL || h->tail == NULL || h->occupied == NULL) {
     fprintf(stderr, "sgfabric: out of memory creating the event calendar\n");
     abort();
   }
@@ -261,6 +281,7 @@ void heap_free(struct fab_heap *h)
   free(h->slabs);
   free(h->bucket);
   free(h->tail);
+  free(h->occupied);
   memset(h, 0, sizeof *h);
 }
 
@@ -304,8 +325,10 @@ int heap_pop(struct fab_heap *h, struct fab_event *out)
     out->arg = n->val.arg;
     size_t slot = h->cur & (h->nb - 1);
     h->bucket[slot] = n->next;
-    if (n->next == NULL)
+    if (n->next == NULL) {
       h->tail[slot] = NULL;
+      h->occupied[slot / 64] &= ~((uint64_t)1 << (slot % 64));
+    }
     n->next = h->free_nodes;
     h->free_nodes = n;
     h->near_size--;
