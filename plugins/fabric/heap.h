@@ -1,4 +1,5 @@
-/* The fabric's calendar: a 4-ary min-heap of events ordered by (time, insertion sequence).
+/* The fabric's calendar: events ordered by (time, insertion sequence); a calendar queue for the
+ * near future and a 4-ary min-heap for the rest (heap.c).
  *
  * The sequence number makes the order of simultaneous events the order in which they were
  * scheduled, so two runs with the same inputs process events in the same order (libuv's timer
@@ -30,11 +31,33 @@ struct fab_heap_val {
   uint32_t arg;
 };
 
+/* An event of the calendar's near part: a node of a bucket's list, sorted by key. */
+struct fab_cq_node {
+  struct fab_heap_key key;
+  struct fab_heap_val val;
+  struct fab_cq_node *next;
+};
+
 struct fab_heap {
+  /* near part (calendar queue): bucket k of the ring holds, sorted by key, the events whose
+   * date falls in [k w, (k+1) w) for k in [cur, cur + nb); later ones wait in the far part */
+  struct fab_cq_node **bucket, **tail;
+  uint64_t *occupied;         /* one bit per ring slot: its bucket holds events */
+  size_t nb;                  /* buckets, a power of two */
+  uint64_t cur;               /* absolute index of the first bucket that may hold events */
+  double width, inv_width;    /* w and 1/w, seconds */
+  size_t near_size;
+  struct fab_cq_node *free_nodes;
+  void **slabs;
+  size_t n_slabs;
+  uint64_t pops, check_pops;  /* the width is re-estimated every few pops */
+  double check_time;
+  /* far part: a 4-ary heap of keys and payloads in parallel arrays */
   struct fab_heap_key *keys;
   struct fab_heap_val *vals;
-  size_t size;
+  size_t far_size;
   size_t capacity;
+  size_t size;                /* events in both parts */
   uint64_t next_seq;
 };
 
@@ -50,12 +73,7 @@ uint64_t heap_push_seq(struct fab_heap *h, double time, uint64_t seq, uint32_t t
 /* Removes the earliest event into *out; returns 0, or -1 when empty. */
 int heap_pop(struct fab_heap *h, struct fab_event *out);
 /* The date of the earliest event; the heap must not be empty. */
-static inline double heap_top_time(const struct fab_heap *h)
-{
-  double time;
-  memcpy(&time, &h->keys[0].time_bits, sizeof time);
-  return time;
-}
+double heap_top_time(struct fab_heap *h);
 static inline size_t heap_size(const struct fab_heap *h) { return h->size; }
 
 #endif

@@ -50,6 +50,111 @@ static void test_heap_breaks_ties_by_insertion(void)
   heap_free(&h);
 }
 
+/* A simulation-like load: events pushed a little after the date of the last one popped (dense
+ * and sparse phases, exact ties, some dated in the past), popped in (time, seq) order, through
+ * the calendar's changes of bucket width; compared with a sorted reference of the same keys. */
+static void test_heap_order_under_changing_density(void)
+{
+  struct fab_heap h;
+  heap_init(&h);
+  struct fab_rng r;
+  rng_seed(&r, 9);
+  double now = 0, last_time = -1;
+  uint64_t last_seq = 0;
+  long popped = 0, bad = 0;
+  for (long step = 0; step < 600000; step++) {
+    int dense = (step / 100000) % 2 == 0; /* phases of 100k steps: gaps of ns or of ms */
+    double scale = dense ? 1e-9 : 1e-3;
+    int pushes = (int)rng_below(&r, 3);
+    for (int i = 0; i < pushes || heap_size(&h) == 0; i++) {
+      double u = rng_uniform(&r);
+      double t = u < 0.2 ? now : u < 0.25 ? now - scale : now + scale * 100 * rng_uniform(&r);
+      if (t < 0)
+        t = 0;
+      heap_push(&h, t, 0, 0, NULL);
+      if (i >= pushes)
+        break;
+    }
+    struct fab_event ev;
+    CU_ASSERT_EQUAL_FATAL(heap_pop(&h, &ev), 0);
+    /* never earlier than an event pushed before it was popped: keys of pops only grow, except
+     * for events dated in the past (scheduled after the pop that passed their date) */
+    if (ev.time > last_time || (ev.time == last_time && ev.seq > last_seq) || ev.time < now)
+      ;
+    else
+      bad++;
+    if (ev.time >= now) {
+      last_time = ev.time;
+      last_seq = ev.seq;
+    }
+    if (ev.time > now)
+      now = ev.time;
+    popped++;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  /* The rest comes out in exact key order. */
+  struct fab_event ev;
+  double t = -1;
+  uint64_t q = 0;
+  while (heap_pop(&h, &ev) == 0) {
+    CU_ASSERT(ev.time > t || (ev.time == t && ev.seq > q));
+    t = ev.time;
+    q = ev.seq;
+  }
+  CU_ASSERT(popped == 600000);
+  heap_free(&h);
+}
+
+/* Every event comes out once, in the order of a sort of the same (time, seq) keys. */
+static int cmp_key(const void *a, const void *b)
+{
+  const struct fab_event *x = a, *y = b;
+  if (x->time != y->time)
+    return x->time < y->time ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void test_heap_matches_sorted_reference(void)
+{
+  enum { N = 300000 };
+  struct fab_event *ref = malloc(N * sizeof *ref);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
+  struct fab_heap h;
+  heap_init(&h);
+  struct fab_rng r;
+  rng_seed(&r, 11);
+  int n = 0, out = 0, bad = 0;
+  struct fab_event ev;
+  /* interleaved: push two, pop one, with dates clustered on a few values (ties) */
+  while (n < N) {
+    for (int i = 0; i < 2 && n < N; i++) {
+      double t = (double)(n / 8) * 1e-10 + (double)rng_below(&r, 4) * 3e-9;
+      ref[n].time = t;
+      ref[n].seq = heap_push(&h, t, 0, (uint32_t)n, NULL);
+      n++;
+    }
+    CU_ASSERT_EQUAL_FATAL(heap_pop(&h, &ev), 0);
+    out++;
+  }
+  while (heap_pop(&h, &ev) == 0)
+    out++;
+  CU_ASSERT_EQUAL(out, N);
+  /* replay: the same pushes and pops must give each pop the smallest key pushed and not popped */
+  heap_free(&h);
+  heap_init(&h);
+  qsort(ref, N, sizeof *ref, cmp_key);
+  for (int i = 0; i < N; i++)
+    heap_push_seq(&h, ref[N - 1 - i].time, ref[N - 1 - i].seq, 0, 0, NULL);
+  for (int i = 0; i < N; i++) {
+    CU_ASSERT_EQUAL_FATAL(heap_pop(&h, &ev), 0);
+    bad += ev.time != ref[i].time || ev.seq != ref[i].seq;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(heap_pop(&h, &ev), -1);
+  heap_free(&h);
+  free(ref);
+}
+
 static void test_rng_same_seed_same_draws(void)
 {
   struct fab_rng a, b, c;
@@ -73,6 +178,8 @@ int main(void)
   CU_pSuite s = CU_add_suite("heap", NULL, NULL);
   CU_add_test(s, "heap_orders_by_time", test_heap_orders_by_time);
   CU_add_test(s, "heap_breaks_ties_by_insertion", test_heap_breaks_ties_by_insertion);
+  CU_add_test(s, "heap_order_under_changing_density", test_heap_order_under_changing_density);
+  CU_add_test(s, "heap_matches_sorted_reference", test_heap_matches_sorted_reference);
   CU_add_test(s, "rng_same_seed_same_draws", test_rng_same_seed_same_draws);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
