@@ -320,6 +320,25 @@ static double counter_rate(double p, double lp, double x)
 
 /* The reaction point of the machine variant: the packet model's rate machine (dcqcn.c) and its
  * timers (roce_model.c flow_event/rp_cnp), polled once per step instead of scheduled. */
+/* Flows that no longer cross a port in transient leave the fluid model and get their max-min
+ * cap back. */
+static void drop_settled_flows(struct fabric *fab, struct roce_state *rs)
+{
+  size_t kept = 0;
+  for (size_t j = 0; j < rs->fl_n_flows; j++) {
+    struct roce_flow *rf = rs->fl_flows[j];
+    if (!crosses_transient(rs, rf->flow)) {
+      rf->fl_in = 0;
+      if (rf->flow->rate_cap_Bps != rf->fl_base_cap_Bps)
+        fabric_flow_set_cap(fab, rf->flow, rf->fl_base_cap_Bps);
+      continue;
+    }
+    rs->fl_gens[kept] = rs->fl_gens[j];
+    rs->fl_flows[kept++] = rf;
+  }
+  rs->fl_n_flows = kept;
+}
+
 /* End of a settle window, machine variant. The machine's steady state is a sawtooth of cuts
  * and recoveries, so a window lasts at least max(20 steps, 2 tau', 2 T) and until every flow was
  * cut twice in it (at most 16 times that long): a stretch without cuts while marks accumulate
@@ -372,33 +391,14 @@ static int machine_settle(struct fabric *fab, uint64_t window)
     s++;
   }
   rs->fl_window_start = k;
-  size_t kept = 0;
-  for (size_t j = 0; j < rs->fl_n_flows; j++) {
-    struct roce_flow *rf = rs->fl_flows[j];
-    if (!crosses_transient(rs, rf->flow)) {
-      rf->fl_in = 0;
-      if (rf->flow->rate_cap_Bps != rf->fl_base_cap_Bps)
-        fabric_flow_set_cap(fab, rf->flow, rf->fl_base_cap_Bps);
-      continue;
-    }
-    rs->fl_gens[kept] = rs->fl_gens[j];
-    rs->fl_flows[kept++] = rf;
-  }
-  rs->fl_n_flows = kept;
+  drop_settled_flows(fab, rs);
   return 1;
 }
 
 static void machine_cnp(struct fabric *fab, struct roce_flow *rf)
 {
-  struct roce_state *rs = roce__state(fab);
-  const struct dcqcn_params *p = &rs->cfg.dcqcn;
-  if (!rf->alpha_armed && rf->alpha_due_s > 0 && fab->now > rf->alpha_due_s)
-    rf->cc.alpha *= pow(1 - p->g, floor((fab->now - rf->alpha_due_s) / p->alpha_interval_s) + 1);
-  if (!dcqcn_on_cnp(p, &rf->cc, &rs->stats.dcqcn, fab->now))
+  if (!roce__rp_cut(fab, rf))
     return;
-  if (!p->alpha_per_window || !rf->alpha_armed)
-    rf->alpha_due_s = fab->now + p->alpha_interval_s;
-  rf->rate_due_s = fab->now + p->timer_s;
   rf->alpha_armed = rf->rate_armed = 1;
   rf->fl_cuts_win++;
 }
@@ -591,20 +591,9 @@ void roce__fluid_step(struct fabric *fab)
       s++;
     }
     rs->fl_window_start = k;
-    size_t kept = 0;
-    for (size_t j = 0; j < rs->fl_n_flows; j++) {
-      struct roce_flow *rf = rs->fl_flows[j];
-      rf->fl_rc_min = rf->fl_rc_max = rf->cc.rc_Bps;
-      if (!crosses_transient(rs, rf->flow)) {
-        rf->fl_in = 0;
-        if (rf->flow->rate_cap_Bps != rf->fl_base_cap_Bps)
-          fabric_flow_set_cap(fab, rf->flow, rf->fl_base_cap_Bps);
-        continue;
-      }
-      rs->fl_gens[kept] = rs->fl_gens[j];
-      rs->fl_flows[kept++] = rf;
-    }
-    rs->fl_n_flows = kept;
+    for (size_t j = 0; j < rs->fl_n_flows; j++)
+      rs->fl_flows[j]->fl_rc_min = rs->fl_flows[j]->fl_rc_max = rs->fl_flows[j]->cc.rc_Bps;
+    drop_settled_flows(fab, rs);
   }
   /* Caps: the FIFO service of each flow. */
   for (size_t j = 0; j < rs->fl_n_flows; j++) {

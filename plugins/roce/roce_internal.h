@@ -232,6 +232,10 @@ void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
 int roce__may_send(struct fabric *fab, int port, int queue);
 void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int prio);
 void roce__series_add(struct roce_series *s, double t, double a, double b, double c, double interval);
+/* DCQCN reaction point, a CNP arrives (roce_model.c): alpha caught up with an idle timer, the cut
+ * (dcqcn_on_cnp), the alpha and rate-increase timers re-dated. Returns whether it cut. Shared by
+ * the packet model and the fluid model's machine reaction point. */
+int roce__rp_cut(struct fabric *fab, struct roce_flow *rf);
 
 void roce__flow_rates(struct fabric *fab);
 double roce__loss_goodput_factor(double p_link, int hops, double window_pkts);

@@ -302,20 +302,28 @@ static void arm(struct fabric *fab, struct roce_flow *rf, int kind, double when)
   fabric_schedule(fab, when, FAB_EV_MODEL, flow_arg(rf, kind), rf);
 }
 
-static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
+int roce__rp_cut(struct fabric *fab, struct roce_flow *rf)
 {
   struct roce_state *rs = roce__state(fab);
   const struct dcqcn_params *p = &rs->cfg.dcqcn;
+  /* An idle alpha timer (the flow was at line rate) still decayed alpha meanwhile. */
   if (!rf->alpha_armed && rf->alpha_due_s > 0 && fab->now > rf->alpha_due_s)
     rf->cc.alpha *= pow(1 - p->g, floor((fab->now - rf->alpha_due_s) / p->alpha_interval_s) + 1);
   if (!dcqcn_on_cnp(p, &rf->cc, &rs->stats.dcqcn, fab->now))
-    return;
-  repace(fab, rf);
+    return 0;
   /* Per-CNP alpha decays tau' after the last cut; per-window alpha (firmware) keeps its period
    * and only starts it when the timer was idle. */
   if (!p->alpha_per_window || !rf->alpha_armed)
     rf->alpha_due_s = fab->now + p->alpha_interval_s;
   rf->rate_due_s = fab->now + p->timer_s;
+  return 1;
+}
+
+static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
+{
+  if (!roce__rp_cut(fab, rf))
+    return;
+  repace(fab, rf);
   if (!rf->alpha_armed) {
     rf->alpha_armed = 1;
     arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
