@@ -25,8 +25,9 @@ cd "$SRC"
 {
   printf '%s' "\`$("$SGF" --help 2>&1 | tail -1)\` built in \`$(basename "$BUILD")\`"
   if git -C "$SRC" rev-parse --short HEAD >/dev/null 2>&1; then
+    # the report's own outputs (removed above, rewritten below) do not count
     printf ' from commit %s (%s files modified in the working tree)' "$(git -C "$SRC" rev-parse --short HEAD)" \
-      "$(git -C "$SRC" status --porcelain --untracked-files=no | wc -l)"
+      "$(git -C "$SRC" status --porcelain --untracked-files=no -- . ':!docs/validation.md' ':!docs/figures' | wc -l)"
   fi
   printf ', on %s, %s cores' "$(date -u +%Y-%m-%d)" "$(nproc)"
 } > "$VAL_OUT/build_info.txt"
