@@ -29,19 +29,6 @@ enum roce_event {
   ROCE_EV_RATE,          /* DCQCN rate-increase timer */
   ROCE_EV_FLUID,         /* flow fidelity: one step of the fluid DCQCN model (ptr: struct roce_state) */
   ROCE_EV_SPREAD,        /* flow fidelity: a pause onset is due, recompute the caps (ptr: struct roce_state) */
-  ROCE_EV_RTO_QUEUE,     /* the earliest retransmission timer of the queue below (ptr: struct roce_state) */
-};
-
-/* A retransmission timer at its place in the calendar order (time, seq). Every timer is set
- * rto_s after the current date, so they expire in the order they were set: they wait in a FIFO
- * and only the earliest is in the calendar, with the sequence number reserved when it was set.
- * Each one still fires at its own place, but the calendar does not hold a timer per flow (at
- * packet fidelity most of its events would otherwise be these long timers). */
-struct roce_rto {
-  double time;
-  uint64_t seq;
-  struct roce_flow *rf;
-  uint32_t arg; /* flow_arg(rf, ROCE_EV_RTO) */
 };
 
 #define ROCE_FLUID_HIST 32 /* steps of history kept for the feedback delay tau* */
@@ -197,9 +184,6 @@ struct roce_state {
   uint64_t fl_step;      /* steps since the start */
   uint64_t fl_window_start; /* step that opened the current settle window */
   int fl_armed;          /* a step is scheduled */
-  /* packet fidelity: retransmission timers, in expiry order (circular, capacity a power of two) */
-  struct roce_rto *rto;
-  size_t rto_first, rto_count, rto_cap;
 };
 
 /* A switch egress port whose flows are integrated by the fluid model. */

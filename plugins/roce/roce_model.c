@@ -87,7 +87,6 @@ static void roce_fini(struct fabric *fab)
   for (size_t i = 0; i < rs->n_blocks; i++)
     free(rs->blocks[i]);
   free(rs->blocks);
-  free(rs->rto);
   free(rs->ports);
   free(rs->switches);
   free(rs->fl_demand);
@@ -123,32 +122,10 @@ static void trace_flow(struct fabric *fab, struct roce_flow *rf)
     roce__series_add(&rs->flow_series, fab->now, rf->cc.rc_Bps, rf->cc.rt_Bps, rf->cc.alpha, rs->cfg.trace_interval_s);
 }
 
-/* Sets rf's retransmission timer rto_s from now (see struct roce_rto). */
+/* Sets rf's retransmission timer rto_s from now. */
 static void rto_arm(struct fabric *fab, struct roce_flow *rf)
 {
-  struct roce_state *rs = roce__state(fab);
-  double when = fab->now + rs->cfg.rto_s;
-  if (rs->rto_count > 0 && when < rs->rto[(rs->rto_first + rs->rto_count - 1) & (rs->rto_cap - 1)].time) {
-    /* not in expiry order (cannot happen with a constant rto_s): an ordinary event */
-    fabric_schedule(fab, when, FAB_EV_MODEL, flow_arg(rf, ROCE_EV_RTO), rf);
-    return;
-  }
-  if (rs->rto_count == rs->rto_cap) {
-    size_t cap = rs->rto_cap ? 2 * rs->rto_cap : 1024;
-    struct roce_rto *q = malloc(cap * sizeof *q);
-    if (q == NULL)
-      abort();
-    for (size_t i = 0; i < rs->rto_count; i++)
-      q[i] = rs->rto[(rs->rto_first + i) & (rs->rto_cap - 1)];
-    free(rs->rto);
-    rs->rto = q;
-    rs->rto_first = 0;
-    rs->rto_cap = cap;
-  }
-  struct roce_rto e = {.time = when, .seq = fabric_reserve_seq(fab), .rf = rf, .arg = flow_arg(rf, ROCE_EV_RTO)};
-  rs->rto[(rs->rto_first + rs->rto_count) & (rs->rto_cap - 1)] = e;
-  if (rs->rto_count++ == 0)
-    fabric_schedule_seq(fab, e.time, e.seq, FAB_EV_MODEL, ROCE_EV_RTO_QUEUE, rs);
+  fabric_schedule(fab, fab->now + roce__state(fab)->cfg.rto_s, FAB_EV_MODEL, flow_arg(rf, ROCE_EV_RTO), rf);
 }
 
 static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
@@ -395,19 +372,6 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
 static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
 {
   int kind = (int)(arg & 0xF);
-  if (kind == ROCE_EV_RTO_QUEUE) {
-    /* The earliest timer, at its own place: the next one takes its place in the calendar. */
-    struct roce_state *rs = ptr;
-    struct roce_rto e = rs->rto[rs->rto_first];
-    rs->rto_first = (rs->rto_first + 1) & (rs->rto_cap - 1);
-    if (--rs->rto_count > 0) {
-      const struct roce_rto *next = &rs->rto[rs->rto_first];
-      fabric_schedule_seq(fab, next->time, next->seq, FAB_EV_MODEL, ROCE_EV_RTO_QUEUE, rs);
-    }
-    ptr = e.rf;
-    arg = e.arg;
-    kind = ROCE_EV_RTO;
-  }
   if (kind == ROCE_EV_FLUID) {
     roce__fluid_step(fab);
   } else if (kind == ROCE_EV_SPREAD) {
