@@ -321,8 +321,7 @@ double fabric_next_time(struct fabric *fab) { return have_event(fab) ? heap_top_
 void fabric_advance(struct fabric *fab, double until)
 {
   struct fab_event ev;
-  while (have_event(fab) && heap_top_time(&fab->events) <= until) {
-    heap_pop(&fab->events, &ev);
+  while (have_event(fab) && heap_pop_until(&fab->events, until, &ev) == 0) {
     if (ev.time > fab->now)
       fab->now = ev.time;
     fab->cur_seq = ev.seq;
@@ -330,17 +329,7 @@ void fabric_advance(struct fabric *fab, double until)
   }
 }
 
-void fabric_run(struct fabric *fab)
-{
-  struct fab_event ev;
-  while (have_event(fab)) {
-    heap_pop(&fab->events, &ev);
-    if (ev.time > fab->now)
-      fab->now = ev.time;
-    fab->cur_seq = ev.seq;
-    dispatch(fab, &ev);
-  }
-}
+void fabric_run(struct fabric *fab) { fabric_advance(fab, HUGE_VAL); }
 
 void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent)
 {

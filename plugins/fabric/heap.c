@@ -293,24 +293,36 @@ uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg,
 uint64_t heap_push_seq(struct fab_heap *h, double time, uint64_t seq, uint32_t type, uint32_t arg, void *ptr)
 {
   place(h, time, seq, (struct fab_heap_val){.ptr = ptr, .type = type, .arg = arg});
-  h->size++;
   return seq;
+}
+
+/* The earliest event's key: the near part's first (*near set) or the far heap's top (*near
+ * NULL). The heap must not be empty. */
+static const struct fab_heap_key *first_key(struct fab_heap *h, struct fab_cq_node **near)
+{
+  struct fab_cq_node *n = near_first(h);
+  if (n == NULL || (h->far_size > 0 && key_of(&h->keys[0]) < key_of(&n->key))) {
+    *near = NULL;
+    return &h->keys[0];
+  }
+  *near = n;
+  return &n->key;
 }
 
 double heap_top_time(struct fab_heap *h)
 {
-  struct fab_cq_node *n = near_first(h);
-  if (n == NULL || (h->far_size > 0 && key_of(&h->keys[0]) < key_of(&n->key)))
-    return key_time(&h->keys[0]);
-  return key_time(&n->key);
+  struct fab_cq_node *n;
+  return key_time(first_key(h, &n));
 }
 
-int heap_pop(struct fab_heap *h, struct fab_event *out)
+int heap_pop_until(struct fab_heap *h, double until, struct fab_event *out)
 {
-  if (h->size == 0)
+  if (heap_size(h) == 0)
     return -1;
-  struct fab_cq_node *n = near_first(h);
-  if (n == NULL || (h->far_size > 0 && key_of(&h->keys[0]) < key_of(&n->key))) {
+  struct fab_cq_node *n;
+  if (key_time(first_key(h, &n)) > until)
+    return -1;
+  if (n == NULL) {
     out->time = key_time(&h->keys[0]);
     out->seq = h->keys[0].seq;
     out->ptr = h->vals[0].ptr;
@@ -333,7 +345,6 @@ int heap_pop(struct fab_heap *h, struct fab_event *out)
     h->free_nodes = n;
     h->near_size--;
   }
-  h->size--;
   /* Every CHECK_POPS pops: four mean gaps between popped dates as the width. */
   if (++h->pops - h->check_pops >= CHECK_POPS) {
     if (h->check_time >= 0 && out->time > h->check_time) {

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
+#include <math.h>
 
 struct fab_event {
   double time;   /* simulated date, seconds */
@@ -57,7 +57,6 @@ struct fab_heap {
   struct fab_heap_val *vals;
   size_t far_size;
   size_t capacity;
-  size_t size;                /* events in both parts */
   uint64_t next_seq;
 };
 
@@ -70,10 +69,13 @@ uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg,
 static inline uint64_t heap_reserve_seq(struct fab_heap *h) { return h->next_seq++; }
 /* Schedules an event with a sequence number taken earlier by heap_reserve_seq. */
 uint64_t heap_push_seq(struct fab_heap *h, double time, uint64_t seq, uint32_t type, uint32_t arg, void *ptr);
+/* Removes the earliest event into *out if it is dated <= until; returns 0, or -1 (empty, or
+ * the earliest event is later). */
+int heap_pop_until(struct fab_heap *h, double until, struct fab_event *out);
 /* Removes the earliest event into *out; returns 0, or -1 when empty. */
-int heap_pop(struct fab_heap *h, struct fab_event *out);
+static inline int heap_pop(struct fab_heap *h, struct fab_event *out) { return heap_pop_until(h, HUGE_VAL, out); }
 /* The date of the earliest event; the heap must not be empty. */
 double heap_top_time(struct fab_heap *h);
-static inline size_t heap_size(const struct fab_heap *h) { return h->size; }
+static inline size_t heap_size(const struct fab_heap *h) { return h->near_size + h->far_size; }
 
 #endif
