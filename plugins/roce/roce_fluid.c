@@ -318,8 +318,21 @@ static double counter_rate(double p, double lp, double x)
   return isfinite(d) && d > 0 ? p / d : 0;
 }
 
-/* The reaction point of the machine variant: the packet model's rate machine (dcqcn.c) and its
- * timers (roce_model.c flow_event/rp_cnp), polled once per step instead of scheduled. */
+/* A flow that moved over the settle window restarts the window of the ports in transient it
+ * crosses; one not back at its NIC share keeps them from ending empty (at_line). */
+static void mark_flow_ports(struct roce_state *rs, const struct roce_flow *rf, int still, int at_line, uint64_t k)
+{
+  for (int hop = 1; hop < rf->flow->hops; hop++) {
+    int slot = rs->fl_slot[rf->flow->path[hop]];
+    if (slot < 0)
+      continue;
+    if (!still)
+      rs->fl_ports[slot].enter_step = k;
+    if (!at_line)
+      rs->fl_ports[slot].at_line = 0;
+  }
+}
+
 /* Flows that no longer cross a port in transient leave the fluid model and get their max-min
  * cap back. */
 static void drop_settled_flows(struct fabric *fab, struct roce_state *rs)
@@ -367,15 +380,7 @@ static int machine_settle(struct fabric *fab, uint64_t window)
     rf->fl_prev_mean = mean;
     rf->fl_win_bytes = 0;
     rf->fl_cuts_win = 0;
-    for (int hop = 1; hop < rf->flow->hops; hop++) {
-      int slot = rs->fl_slot[rf->flow->path[hop]];
-      if (slot < 0)
-        continue;
-      if (!still)
-        rs->fl_ports[slot].enter_step = k;
-      if (!at_line)
-        rs->fl_ports[slot].at_line = 0;
-    }
+    mark_flow_ports(rs, rf, still, at_line, k);
   }
   for (size_t s = 0; s < rs->fl_n_ports;) {
     struct roce_fluid_port *fp = &rs->fl_ports[s];
@@ -395,6 +400,8 @@ static int machine_settle(struct fabric *fab, uint64_t window)
   return 1;
 }
 
+/* The reaction point of the machine variant: the packet model's rate machine (dcqcn.c) and its
+ * timers (roce_model.c flow_event/rp_cnp), polled once per step instead of scheduled. */
 static void machine_cnp(struct fabric *fab, struct roce_flow *rf)
 {
   if (!roce__rp_cut(fab, rf))
@@ -406,20 +413,10 @@ static void machine_cnp(struct fabric *fab, struct roce_flow *rf)
 static void machine_timers(struct fabric *fab, struct roce_flow *rf)
 {
   struct roce_state *rs = roce__state(fab);
-  const struct dcqcn_params *p = &rs->cfg.dcqcn;
-  while (rf->alpha_armed && fab->now >= rf->alpha_due_s - 1e-15) {
-    dcqcn_on_alpha_timer(p, &rf->cc);
-    rf->alpha_due_s += p->alpha_interval_s;
-    if (dcqcn_is_at_line_rate(&rf->cc))
-      rf->alpha_armed = 0;
-  }
-  while (rf->rate_armed && fab->now >= rf->rate_due_s - 1e-15) {
-    if (!dcqcn_is_at_line_rate(&rf->cc))
-      dcqcn_on_rate_timer(p, &rf->cc, &rs->stats.dcqcn);
-    rf->rate_due_s += p->timer_s;
-    if (dcqcn_is_at_line_rate(&rf->cc))
-      rf->rate_armed = 0;
-  }
+  while (rf->alpha_armed && fab->now >= rf->alpha_due_s - 1e-15)
+    roce__rp_alpha_expiry(&rs->cfg.dcqcn, rf);
+  while (rf->rate_armed && fab->now >= rf->rate_due_s - 1e-15)
+    roce__rp_rate_expiry(rs, rf);
 }
 
 /* One step of a flow under the machine variant. The ECN marks are their expectation: the NP
@@ -453,6 +450,46 @@ static void machine_step(struct fabric *fab, struct roce_flow *rf, double p_lag,
   }
 }
 
+/* A fluid flow's sending rate: RC, within its NIC share and its cap without the fluid model. */
+static double send_rate(const struct roce_flow *rf)
+{
+  double a = fmin(rf->cc.rc_Bps, rf->fl_nic_share_Bps);
+  return rf->fl_base_cap_Bps > 0 ? fmin(a, rf->fl_base_cap_Bps) : a;
+}
+
+/* End of a settle window, ode variant (see the top of this file): a port leaves when its flows'
+ * RC and its queue held still over the window and it is at the fixed point or empty with every
+ * flow back at its NIC share. */
+static void ode_settle(struct fabric *fab)
+{
+  struct roce_state *rs = roce__state(fab);
+  const double tol = rs->cfg.fluid_settle, mtu = fab->mtu;
+  uint64_t k = rs->fl_step;
+  for (size_t s = 0; s < rs->fl_n_ports; s++) /* busy at the fixed point (sum a = C)? */
+    rs->fl_ports[s].at_line = fabs(rs->fl_ports[s].arrival_Bps - rs->fl_ports[s].capacity_Bps) >
+                              tol * rs->fl_ports[s].capacity_Bps;
+  for (size_t j = 0; j < rs->fl_n_flows; j++) {
+    struct roce_flow *rf = rs->fl_flows[j];
+    mark_flow_ports(rs, rf, rf->fl_rc_max - rf->fl_rc_min <= tol * rf->fl_rc_max,
+                    rf->cc.rc_Bps >= (1 - tol) * rf->fl_nic_share_Bps, k);
+  }
+  for (size_t s = 0; s < rs->fl_n_ports;) {
+    struct roce_fluid_port *fp = &rs->fl_ports[s];
+    int busy = fabs(fp->arrival_Bps - fp->capacity_Bps) <= tol * fp->capacity_Bps;
+    if (fp->enter_step <= rs->fl_window_start && fp->q_max - fp->q_min <= 0.05 * fp->q_max + mtu &&
+        (busy || (fp->at_line && fp->q_B < mtu))) {
+      port_leave(fab, s);
+      continue;
+    }
+    fp->q_min = fp->q_max = fp->q_B;
+    s++;
+  }
+  rs->fl_window_start = k;
+  for (size_t j = 0; j < rs->fl_n_flows; j++)
+    rs->fl_flows[j]->fl_rc_min = rs->fl_flows[j]->fl_rc_max = rs->fl_flows[j]->cc.rc_Bps;
+  drop_settled_flows(fab, rs);
+}
+
 void roce__fluid_step(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
@@ -474,9 +511,7 @@ void roce__fluid_step(struct fabric *fab)
     struct roce_flow *rf = rs->fl_flows[j];
     rs->fl_flows[live_n] = rf;
     rs->fl_gens[live_n++] = rs->fl_gens[j];
-    double a = fmin(rf->cc.rc_Bps, rf->fl_nic_share_Bps);
-    if (rf->fl_base_cap_Bps > 0)
-      a = fmin(a, rf->fl_base_cap_Bps);
+    double a = send_rate(rf);
     const struct fab_flow *f = rf->flow;
     for (int hop = 1; hop < f->hops; hop++)
       if (rs->fl_slot[f->path[hop]] >= 0) {
@@ -521,9 +556,7 @@ void roce__fluid_step(struct fabric *fab)
     }
     rf->fl_scale = isfinite(scale) ? scale : 1;
     if (!rs->cfg.fluid_ode) {
-      double a = fmin(rf->cc.rc_Bps, rf->fl_nic_share_Bps);
-      if (rf->fl_base_cap_Bps > 0)
-        a = fmin(a, rf->fl_base_cap_Bps);
+      double a = send_rate(rf);
       double dep_lag = rf->fl_rc_hist[lagged], held = 1;
       for (int hop = 1; hop < f->hops; hop++) {
         int slot = rs->fl_slot[f->path[hop]];
@@ -557,43 +590,11 @@ void roce__fluid_step(struct fabric *fab)
   uint64_t window = (uint64_t)fmax(20, ceil(2 * dp->alpha_interval_s / h));
   if (!rs->cfg.fluid_ode)
     window = (uint64_t)fmax(window, ceil(2 * dp->timer_s / h));
-  if (!rs->cfg.fluid_ode) {
-    if (k - rs->fl_window_start >= window)
+  if (k - rs->fl_window_start >= window) {
+    if (rs->cfg.fluid_ode)
+      ode_settle(fab);
+    else
       machine_settle(fab, window);
-  } else if (k - rs->fl_window_start >= window) {
-    const double tol = rs->cfg.fluid_settle;
-    for (size_t s = 0; s < rs->fl_n_ports; s++) /* busy at the fixed point (sum a = C)? */
-      rs->fl_ports[s].at_line = fabs(rs->fl_ports[s].arrival_Bps - rs->fl_ports[s].capacity_Bps) >
-                                tol * rs->fl_ports[s].capacity_Bps;
-    for (size_t j = 0; j < rs->fl_n_flows; j++) {
-      struct roce_flow *rf = rs->fl_flows[j];
-      int still = rf->fl_rc_max - rf->fl_rc_min <= tol * rf->fl_rc_max;
-      int at_line = rf->cc.rc_Bps >= (1 - tol) * rf->fl_nic_share_Bps;
-      for (int hop = 1; hop < rf->flow->hops; hop++) {
-        int slot = rs->fl_slot[rf->flow->path[hop]];
-        if (slot < 0)
-          continue;
-        if (!still)
-          rs->fl_ports[slot].enter_step = k; /* not settled: a new window */
-        if (!at_line)
-          rs->fl_ports[slot].at_line = 0;
-      }
-    }
-    for (size_t s = 0; s < rs->fl_n_ports;) {
-      struct roce_fluid_port *fp = &rs->fl_ports[s];
-      int busy = fabs(fp->arrival_Bps - fp->capacity_Bps) <= tol * fp->capacity_Bps;
-      if (fp->enter_step <= rs->fl_window_start && fp->q_max - fp->q_min <= 0.05 * fp->q_max + mtu &&
-          (busy || (fp->at_line && fp->q_B < mtu))) {
-        port_leave(fab, s);
-        continue;
-      }
-      fp->q_min = fp->q_max = fp->q_B;
-      s++;
-    }
-    rs->fl_window_start = k;
-    for (size_t j = 0; j < rs->fl_n_flows; j++)
-      rs->fl_flows[j]->fl_rc_min = rs->fl_flows[j]->fl_rc_max = rs->fl_flows[j]->cc.rc_Bps;
-    drop_settled_flows(fab, rs);
   }
   /* Caps: the FIFO service of each flow. */
   for (size_t j = 0; j < rs->fl_n_flows; j++) {

@@ -220,6 +220,11 @@ void roce__series_add(struct roce_series *s, double t, double a, double b, doubl
  * (dcqcn_on_cnp), the alpha and rate-increase timers re-dated. Returns whether it cut. Shared by
  * the packet model and the fluid model's machine reaction point. */
 int roce__rp_cut(struct fabric *fab, struct roce_flow *rf);
+/* One expiry of the alpha timer; it stays armed while the flow is below line rate. */
+void roce__rp_alpha_expiry(const struct dcqcn_params *p, struct roce_flow *rf);
+/* One expiry of the rate-increase timer (an increase if below line rate, which it returns);
+ * it stays armed while the flow is below line rate. */
+int roce__rp_rate_expiry(struct roce_state *rs, struct roce_flow *rf);
 
 void roce__flow_rates(struct fabric *fab);
 double roce__loss_goodput_factor(double p_link, int hops, double window_pkts);

@@ -296,6 +296,23 @@ int roce__rp_cut(struct fabric *fab, struct roce_flow *rf)
   return 1;
 }
 
+void roce__rp_alpha_expiry(const struct dcqcn_params *p, struct roce_flow *rf)
+{
+  dcqcn_on_alpha_timer(p, &rf->cc);
+  rf->alpha_due_s += p->alpha_interval_s;
+  rf->alpha_armed = !dcqcn_is_at_line_rate(&rf->cc);
+}
+
+int roce__rp_rate_expiry(struct roce_state *rs, struct roce_flow *rf)
+{
+  int raise = !dcqcn_is_at_line_rate(&rf->cc);
+  if (raise)
+    dcqcn_on_rate_timer(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn);
+  rf->rate_due_s += rs->cfg.dcqcn.timer_s;
+  rf->rate_armed = !dcqcn_is_at_line_rate(&rf->cc);
+  return raise;
+}
+
 static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
 {
   if (!roce__rp_cut(fab, rf))
@@ -341,11 +358,8 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
       arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
       break;
     }
-    dcqcn_on_alpha_timer(p, &rf->cc);
-    rf->alpha_due_s += p->alpha_interval_s;
-    if (dcqcn_is_at_line_rate(&rf->cc))
-      rf->alpha_armed = 0;
-    else
+    roce__rp_alpha_expiry(p, rf);
+    if (rf->alpha_armed)
       arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
     break;
   case ROCE_EV_RATE:
@@ -353,15 +367,11 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
       arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
       break;
     }
-    if (!dcqcn_is_at_line_rate(&rf->cc)) {
-      dcqcn_on_rate_timer(p, &rf->cc, &rs->stats.dcqcn);
+    if (roce__rp_rate_expiry(rs, rf)) {
       repace(fab, rf);
       trace_flow(fab, rf);
     }
-    rf->rate_due_s += p->timer_s;
-    if (dcqcn_is_at_line_rate(&rf->cc))
-      rf->rate_armed = 0;
-    else
+    if (rf->rate_armed)
       arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
     break;
   default:
