@@ -125,19 +125,19 @@ static const struct param_def roce_params[] = {
 void roce_register_params(void) { param_register(roce_params); }
 
 /* The two DCQCN presets, in table order: g, alpha_init, tau', T, B, F, R_AI, R_HAI, min, dec, cnp. */
-static const double g_presets[2][11] = {
-    /* nic */ {1.0 / 256, 1023.0 / 1024, 55e-6, 300e-6, 32767, 1, 5e6 / 8, 50e6 / 8, 1e6 / 8, 4e-6, 4e-6},
-    /* paper */ {1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, 50e-6},
+static const double g_presets[2][12] = {
+    /* nic */ {1.0 / 256, 1023.0 / 1024, 55e-6, 300e-6, 32767, 1, 5e6 / 8, 50e6 / 8, 1e6 / 8, 4e-6, 4e-6, 50},
+    /* paper */ {1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, 50e-6, 0},
 };
 
-static const char *const g_preset_names[11] = {
+static const char *const g_preset_names[12] = {
     "roce/dcqcn-g",    "roce/dcqcn-alpha-init", "roce/dcqcn-alpha-interval", "roce/dcqcn-timer",
     "roce/dcqcn-byte-counter", "roce/dcqcn-f", "roce/dcqcn-rai", "roce/dcqcn-rhai",
-    "roce/dcqcn-min-rate", "roce/dcqcn-dec-interval", "roce/cnp-interval",
+    "roce/dcqcn-min-rate", "roce/dcqcn-dec-interval", "roce/cnp-interval", "roce/dcqcn-min-dec-factor",
 };
-static const unit_kind g_preset_units[11] = {UNIT_NONE,  UNIT_NONE, UNIT_SECONDS, UNIT_SECONDS,
+static const unit_kind g_preset_units[12] = {UNIT_NONE,  UNIT_NONE, UNIT_SECONDS, UNIT_SECONDS,
                                              UNIT_BYTES, UNIT_NONE, UNIT_BPS,     UNIT_BPS,
-                                             UNIT_BPS,   UNIT_SECONDS, UNIT_SECONDS};
+                                             UNIT_BPS,   UNIT_SECONDS, UNIT_SECONDS, UNIT_NONE};
 
 static int fail(char *err, size_t errlen, const char *fmt, const char *name, const char *detail)
 {
@@ -215,8 +215,8 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   int fluid = param_get_choice(ps, "roce/fluid"); /* auto, on, off */
   c->fluid = fluid == 1 || (fluid == 0 && preset == ROCE_DCQCN_PAPER);
   const double *base = g_presets[preset == ROCE_DCQCN_PAPER ? 1 : 0];
-  double v[11];
-  for (int i = 0; i < 11; i++) {
+  double v[12];
+  for (int i = 0; i < 12; i++) {
     const char *text = param_get_text(ps, g_preset_names[i]);
     v[i] = base[i];
     if (!strcmp(text, PRESET))
@@ -233,6 +233,8 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
     return fail(err, errlen, "parameter '%s': timers must be positive%s", g_preset_names[v[2] <= 0 ? 2 : 3], "");
   if (v[5] != floor(v[5]) || v[5] > 1000)
     return fail(err, errlen, "parameter '%s': F must be an integer in [0, 1000]%s", g_preset_names[5], "");
+  if (v[11] < 0 || v[11] > 100)
+    return fail(err, errlen, "parameter '%s': a percentage must be within [0, 100]%s", g_preset_names[11], "");
   c->dcqcn.g = v[0];
   c->dcqcn.alpha_init = v[1];
   c->dcqcn.alpha_interval_s = v[2];
@@ -247,20 +249,14 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
 
   /* Firmware semantics of the cut (dcqcn.h): preset values, nic then paper. */
   static const int clamp_target[2] = {0, 1}, clamp_after_timer[2] = {1, 0}, per_window[2] = {1, 0};
-  static const double min_dec[2] = {50, 0};
   int pi = preset == ROCE_DCQCN_PAPER ? 1 : 0;
   int ct = clamp_target[pi], cat = clamp_after_timer[pi], pw = per_window[pi];
-  double md = min_dec[pi];
   if (read_switch(ps, "roce/dcqcn-clamp-target", "on", "off", &ct, err, errlen) != 0 ||
       read_switch(ps, "roce/dcqcn-clamp-after-timer", "on", "off", &cat, err, errlen) != 0 ||
       read_switch(ps, "roce/dcqcn-alpha-update", "per-window", "per-cnp", &pw, err, errlen) != 0)
     return -1;
-  const char *text = param_get_text(ps, "roce/dcqcn-min-dec-factor");
-  if (strcmp(text, PRESET) && (unit_parse_number(text, &md) != 0 || md < 0 || md > 100))
-    return fail(err, errlen, "parameter '%s': '%s' is not 'preset' or a percentage in [0, 100]",
-                "roce/dcqcn-min-dec-factor", text);
   c->dcqcn.clamp = ct ? DCQCN_CLAMP_ALWAYS : cat ? DCQCN_CLAMP_AFTER_TIMER : DCQCN_CLAMP_NEVER;
-  c->dcqcn.min_dec_factor = md / 100;
+  c->dcqcn.min_dec_factor = v[11] / 100;
   c->dcqcn.alpha_per_window = pw;
 
   const char *trace = param_get_text(ps, "roce/trace-flow");
