@@ -381,6 +381,20 @@ static void test_nic_incast_recovers(void)
           r.mean_fct * 1e6, r.max_fct * 1e6, ideal / r.max_fct);
   CU_ASSERT(ideal / r.max_fct < 0.1); /* the deep-cut collapse the firmware clamp avoids (0.018) */
   platform_free(pl);
+  /* NIC re-pacing: 16 x 4 MB into one 100 Gb/s port. Cuts take some senders to a few Mb/s; the
+   * gap after their last packet must follow the rate as it recovers, or a packet sent at 1 Mb/s
+   * holds its flow for 33 ms (the last flow ended after about 60 ms before re-pacing). */
+  struct topo *t = topo_single_switch(17, G100, 1e-6, 300e-9);
+  struct flow_def sixteen[16];
+  for (int i = 0; i < 16; i++)
+    sixteen[i] = (struct flow_def){i, 16, 4e6, 0};
+  roce_run(t, FAB_FIDELITY_PACKET, 1, nic, sixteen, 16, &r);
+  const double drain = 16 * 4e6 / G100;
+  fprintf(stderr, "  [nic incast 16->1, 100 Gb/s] mean FCT %.1f us, last %.1f us, %.2f x the drain time\n",
+          r.mean_fct * 1e6, r.max_fct * 1e6, r.max_fct / drain);
+  CU_ASSERT_EQUAL(r.done, 16);
+  CU_ASSERT(r.max_fct < 2 * drain);
+  topo_free(t);
 }
 
 int main(void)
