@@ -105,7 +105,9 @@ static void test_heap_order_under_changing_density(void)
   heap_free(&h);
 }
 
-/* Every event comes out once, in the order of a sort of the same (time, seq) keys. */
+/* Interleaved pushes and pops with clustered dates (ties): every event comes out exactly once.
+ * Then the same keys, pushed in reverse order with their sequence numbers (heap_push_seq), come
+ * out in the order of a sort of the (time, seq) keys. */
 static int cmp_key(const void *a, const void *b)
 {
   const struct fab_event *x = a, *y = b;
@@ -139,7 +141,7 @@ static void test_heap_matches_sorted_reference(void)
   while (heap_pop(&h, &ev) == 0)
     out++;
   CU_ASSERT_EQUAL(out, N);
-  /* replay: the same pushes and pops must give each pop the smallest key pushed and not popped */
+  /* the same keys, pushed largest first with their own sequence numbers */
   heap_free(&h);
   heap_init(&h);
   qsort(ref, N, sizeof *ref, cmp_key);
