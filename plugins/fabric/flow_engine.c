@@ -35,6 +35,7 @@ struct flow_engine {
   struct fab_flow **flows;    /* flows of the component */
   size_t n_flows, cap_flows;
   double *capacity_left;      /* per port */
+  double *capacity;           /* per port: what max-min shares out (the line rate by default) */
   int *unfrozen;              /* per port */
   double *new_rate;           /* per component flow */
   uint8_t *frozen;            /* per component flow */
@@ -58,6 +59,9 @@ struct flow_engine *flow_engine_new(struct fabric *fab)
   fe->dirty = calloc(n, sizeof(int));
   fe->ports = calloc(n, sizeof(int));
   fe->capacity_left = calloc(n, sizeof(double));
+  fe->capacity = calloc(n, sizeof(double));
+  for (int p = 0; fe->capacity != NULL && p < fab->topo->n_ports; p++)
+    fe->capacity[p] = fab->topo->ports[p].rate_Bps;
   fe->unfrozen = calloc(n, sizeof(int));
   return fe;
 }
@@ -75,6 +79,7 @@ void flow_engine_free(struct flow_engine *fe)
   free(fe->ports);
   free(fe->flows);
   free(fe->capacity_left);
+  free(fe->capacity);
   free(fe->unfrozen);
   free(fe->new_rate);
   free(fe->frozen);
@@ -152,6 +157,21 @@ void fabric_flow_caps_changed(struct fabric *fab)
     for (int h = 0; h < fe->active[i]->hops; h++)
       mark_dirty(fe, fe->active[i]->path[h]);
   request_recompute(fab);
+}
+
+void fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps)
+{
+  struct flow_engine *fe = fab->fe;
+  if (fe == NULL || fe->capacity[port] == rate_Bps)
+    return;
+  fe->capacity[port] = rate_Bps;
+  mark_dirty(fe, port);
+  request_recompute(fab);
+}
+
+double fabric_port_capacity(const struct fabric *fab, int port)
+{
+  return fab->fe ? fab->fe->capacity[port] : fab->topo->ports[port].rate_Bps;
 }
 
 void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_Bps)
@@ -284,7 +304,6 @@ static void freeze(struct flow_engine *fe, size_t i, double rate)
 void flow_engine_recompute(struct fabric *fab)
 {
   struct flow_engine *fe = fab->fe;
-  const struct topo *t = fab->topo;
   fab->stats.rate_updates++;
   collect_component(fab);
   size_t n = fe->n_flows;
@@ -299,7 +318,7 @@ void flow_engine_recompute(struct fabric *fab)
   }
   for (int u = 0; u < fe->n_ports; u++) {
     int p = fe->ports[u];
-    fe->capacity_left[p] = t->ports[p].rate_Bps;
+    fe->capacity_left[p] = fe->capacity[p];
     fe->unfrozen[p] = fe->on_port[p].count;
   }
   memset(fe->frozen, 0, n);

@@ -13,7 +13,10 @@
  *    buffers it crosses before that port; a flow that shares one of those buffers (same
  *    upstream port, same VL) then gets credits only in turn with the blocked traffic, so its
  *    rate is capped (ib__on_rates says how much), after max-min, iterated to a fixed point
- *    through the on_rates hook. */
+ *    through the on_rates hook;
+ *  - the adaptive-routing imbalance: per-packet AR, deciding at each leaf alone, does not hold the
+ *    even spread; a busy leaf sending to many leaves loses a share of its line rate (the cap of
+ *    ar_imbalance_caps below). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +164,162 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
   return hops;
 }
 
+/* The adaptive-routing imbalance.
+ *
+ * Spreading a flow evenly over its minimal paths is the balance per-packet AR tends to, not one it
+ * holds. A leaf sends each packet to its least-loaded up-port whatever the packet's destination,
+ * and that load counts the bytes its earlier packets still hold in the spine's buffer, queued for
+ * down-links that other leaves load too. When every up-port is busy with traffic to many leaves,
+ * an up-port whose spine holds such a backlog is left idle while the others are full, and the
+ * time is lost: the flows cannot send above their line rate to catch up. Packet fidelity shows
+ * this as a stationary loss, about 10% of line rate on a full leaf, the same for 1, 4 and 16 MB
+ * flows and for 64 KiB to 1 MiB buffers, seen at the NICs as credit stalls; it is absent when the
+ * leaf sends to one leaf (shift permutations) or to leaves no other leaf sends to, and falls fast
+ * with spare up-ports. A deterministic max-min model has no such term; it is added as a lower
+ * capacity, (1 - loss(S)) x line rate, of the NICs that send spread flows from leaf S, with
+ *
+ *   loss(S) = ib/ar-imbalance x C(N, A) x V^2 x I
+ *
+ *  - C(N, A): Erlang C, the probability that all N servers of an M/M/N queue offered A erlangs
+ *    are busy [A. K. Erlang, 1917]: here the chance that AR finds no idle up-port, N the leaf's
+ *    up-ports toward the flows, A their demand (at the NICs' line rate) in up-port units. It
+ *    depends on (1 - A/N) sqrt(N) [Halfin and Whitt, 1981], which is what packet fidelity shows:
+ *    one spare port of 32 costs a leaf ~80% of the full loss, one of 8 ~50%;
+ *  - V: the leaf's destination diversity, 1 - sum over destination leaves of w^2 (w: the share of
+ *    the leaf's demand going there; Gini-Simpson), over its largest useful value 1 - 1/N, at most 1;
+ *  - I: the share of the leaf's demand going to leaves that another leaf also sends to.
+ * ib/ar-imbalance (0.11) and the exponent of V are fitted to packet fidelity (docs/ib.md, "AR
+ * imbalance", with the held-out checks). */
+struct ar_leg {
+  int32_t src_leaf, dst_leaf;  /* first and last switch of the part's path */
+  int32_t nic;                 /* first port of the path: the sending NIC's */
+  int32_t flow;                /* index in the component */
+  int32_t shared;              /* another source leaf sends to dst_leaf */
+  double demand;               /* the part's share of its NIC's line rate */
+};
+
+static int leg_by_dst(const void *a, const void *b)
+{
+  const struct ar_leg *x = a, *y = b;
+  if (x->dst_leaf != y->dst_leaf)
+    return x->dst_leaf < y->dst_leaf ? -1 : 1;
+  if (x->src_leaf != y->src_leaf)
+    return x->src_leaf < y->src_leaf ? -1 : 1;
+  return x->flow - y->flow;
+}
+
+static int leg_by_src(const void *a, const void *b)
+{
+  const struct ar_leg *x = a, *y = b;
+  if (x->src_leaf != y->src_leaf)
+    return x->src_leaf < y->src_leaf ? -1 : 1;
+  if (x->dst_leaf != y->dst_leaf)
+    return x->dst_leaf < y->dst_leaf ? -1 : 1;
+  return x->flow - y->flow;
+}
+
+/* Erlang C: the probability that an arrival waits in an M/M/servers queue offered `offered`
+ * erlangs, through Erlang B's recurrence B(k) = A B(k-1) / (k + A B(k-1)), B(0) = 1. */
+static double erlang_c(int servers, double offered)
+{
+  if (offered >= servers)
+    return 1;
+  double b = 1;
+  for (int k = 1; k <= servers; k++)
+    b = offered * b / (k + offered * b);
+  return servers * b / (servers - offered * (1 - b));
+}
+
+/* The loss of one source leaf, legs[lo, hi) (sorted by destination leaf), up its `ports` up-ports
+ * of total capacity `capacity`. A NIC offers at most its line rate, shared by its parts. */
+static double leaf_loss(const struct ib_state *st, const struct topo *t, const struct ar_leg *leg, size_t lo,
+                        size_t hi, int ports, double capacity)
+{
+  double total = 0, sum_sq = 0, shared = 0;
+  for (size_t k = lo; k < hi; k++)
+    total += leg[k].demand * fmin(1, t->ports[leg[k].nic].rate_Bps / st->nic_demand[leg[k].nic]);
+  for (size_t d = lo, e; d < hi; d = e) {
+    double to_leaf = 0;
+    for (e = d; e < hi && leg[e].dst_leaf == leg[d].dst_leaf; e++)
+      to_leaf += leg[e].demand * fmin(1, t->ports[leg[e].nic].rate_Bps / st->nic_demand[leg[e].nic]);
+    sum_sq += (to_leaf / total) * (to_leaf / total);
+    shared += leg[d].shared ? to_leaf / total : 0;
+  }
+  double diversity = fmin(1, (1 - sum_sq) / (1 - 1.0 / ports));
+  return st->p.ar_imbalance * erlang_c(ports, ports * total / capacity) * diversity * diversity * shared;
+}
+
+/* Sets the capacity of the NICs that send the component's spread flows to (1 - loss) x their line
+ * rate, loss that of their leaf, and gives the other NICs of the component their line rate back.
+ * A NIC's capacity is shared by all its flows, so an all-to-all loses as a permutation does. */
+static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct fab_flow **flows, size_t n)
+{
+  const struct topo *t = fab->topo;
+  size_t m = 0;
+  for (size_t i = 0; i < n && st->p.ar_imbalance > 0 && st->p.routing == IB_ROUTING_AR; i++)
+    m += ib__flow_parts(flows[i]) > 1;
+  if (m > st->cap_legs) {
+    free(st->legs);
+    st->cap_legs = 2 * m;
+    st->legs = malloc(st->cap_legs * sizeof *st->legs);
+    if (st->legs == NULL)
+      abort();
+  }
+  struct ar_leg *leg = st->legs;
+  m = 0;
+  for (size_t i = 0; i < n && st->p.ar_imbalance > 0 && st->p.routing == IB_ROUTING_AR; i++) {
+    const struct fab_flow *f = flows[i];
+    const struct topo_port *first = &t->ports[f->path[0]];
+    if (ib__flow_parts(f) <= 1 || f->hops < 3 || first->is_nvlink)
+      continue;
+    leg[m] = (struct ar_leg){.src_leaf = first->peer_node,
+                             .dst_leaf = t->ports[f->path[f->hops - 1]].node,
+                             .nic = f->path[0],
+                             .flow = (int32_t)i,
+                             .demand = first->rate_Bps / ib__flow_parts(f)};
+    st->nic_demand[leg[m].nic] += leg[m].demand;
+    m++;
+  }
+  if (m > 0) {
+    qsort(leg, m, sizeof *leg, leg_by_dst);
+    for (size_t lo = 0, hi; lo < m; lo = hi) {
+      for (hi = lo; hi < m && leg[hi].dst_leaf == leg[lo].dst_leaf; hi++)
+        ;
+      for (size_t k = lo; k < hi; k++)
+        leg[k].shared = leg[hi - 1].src_leaf != leg[lo].src_leaf;
+    }
+    qsort(leg, m, sizeof *leg, leg_by_src);
+  }
+  for (size_t lo = 0, hi; lo < m; lo = hi) {
+    for (hi = lo; hi < m && leg[hi].src_leaf == leg[lo].src_leaf; hi++)
+      ;
+    int up[ROUTE_MAX_CANDIDATES];
+    int ports = route_candidates(t, leg[lo].src_leaf, flows[leg[lo].flow]->dst_gpu, up, ROUTE_MAX_CANDIDATES);
+    if (ports < 2)
+      continue;
+    double capacity = 0;
+    for (int k = 0; k < ports; k++)
+      capacity += t->ports[up[k]].rate_Bps;
+    double loss = fmax(0, leaf_loss(st, t, leg, lo, hi, ports, capacity));
+    for (size_t k = lo; k < hi; k++) {
+      double rate = (1 - loss) * t->ports[leg[k].nic].rate_Bps;
+      if (fabric_port_capacity(fab, leg[k].nic) != rate) {
+        fabric_port_set_capacity(fab, leg[k].nic, rate);
+        st->stats.ar_derates++;
+      }
+    }
+  }
+  /* A NIC without spread flows any more gets its line rate back when it is next in a recomputed
+   * component. */
+  for (size_t i = 0; i < n; i++) {
+    int p = flows[i]->path[0];
+    if (st->nic_demand[p] == 0 && fabric_port_capacity(fab, p) != t->ports[p].rate_Bps)
+      fabric_port_set_capacity(fab, p, t->ports[p].rate_Bps);
+  }
+  for (size_t k = 0; k < m; k++)
+    st->nic_demand[leg[k].nic] = 0;
+}
+
 /* The hop of the flow's bottleneck port (saturated, the flow among its largest), or -1 when
  * its own cap limits it. */
 static int bottleneck_hop(const struct fabric *fab, const struct ib_state *st, const struct fab_flow *f,
@@ -171,7 +330,7 @@ static int bottleneck_hop(const struct fabric *fab, const struct ib_state *st, c
     return -1;
   for (int h = 0; h < f->hops; h++) {
     int p = f->path[h];
-    if (st->port_sum[p] >= fab->topo->ports[p].rate_Bps * (1 - eps) && f->rate_Bps >= st->port_max[p] * (1 - eps))
+    if (st->port_sum[p] >= fabric_port_capacity(fab, p) * (1 - eps) && f->rate_Bps >= st->port_max[p] * (1 - eps))
       return h;
   }
   return -1;
@@ -216,6 +375,7 @@ void ib__on_rates(struct fabric *fab)
   }
   if (++st->rates_rounds > 8)
     return;
+  ar_imbalance_derate(fab, st, flows, n);
   int nvl = st->p.num_vls;
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h < flows[i]->hops; h++) {

@@ -25,6 +25,7 @@ struct ib_params {
   ib_input_queue input_queue;  /* input buffer organisation: per-output queues or one FIFO */
   double ar_threshold_bytes;   /* AR keeps the table's port while its load is at most this */
   int ar_paths;                /* flow fidelity: most minimal paths an AR flow is spread over */
+  double ar_imbalance;         /* flow fidelity: AR throughput loss of a busy, many-destination leaf */
   int series;                  /* sample ib_series.csv */
   double series_interval_s;    /* sampling period */
   char series_port[96];        /* "all", a node name or "node->peer" */
@@ -41,6 +42,7 @@ struct ib_stats {
   uint64_t credit_updates;     /* flow-control credit returns */
   uint64_t ct_caps;            /* flow fidelity: flows capped as congestion-tree victims */
   uint64_t window_caps;        /* flow fidelity: flows capped by the credit window */
+  uint64_t ar_derates;         /* flow fidelity: leaf up-port capacities set for the AR imbalance */
 };
 
 /* A FIFO of packets: an input buffer (one upstream port, one VL) at a switch. */
@@ -83,6 +85,7 @@ struct ib_port {
 };
 
 struct crossing;
+struct ar_leg;
 
 struct ib_sample {
   double time_s;
@@ -105,6 +108,9 @@ struct ib_state {
   size_t cap_crossings;
   double *cap_limit;     /* scratch: per active flow, its new cap */
   size_t cap_limits;
+  struct ar_leg *legs;   /* scratch: spread parts, by source and destination leaf */
+  size_t cap_legs;
+  double *nic_demand;    /* scratch: per NIC port, the line-rate demand of its spread parts */
   double rates_time;     /* date of the last congestion-tree pass */
   int rates_rounds;      /* passes at that date */
   /* time series */

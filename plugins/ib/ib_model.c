@@ -42,8 +42,9 @@ static int ib_init(struct fabric *fab, char *err, size_t errlen)
     size_t n = (size_t)t->n_ports + 1;
     st->port_sum = calloc(n, sizeof *st->port_sum);
     st->port_max = calloc(n, sizeof *st->port_max);
+    st->nic_demand = calloc(n, sizeof *st->nic_demand);
     st->rates_time = -1;
-    if (!st->port_sum || !st->port_max) {
+    if (!st->port_sum || !st->port_max || !st->nic_demand) {
       snprintf(err, errlen, "ib: out of memory");
       return -1;
     }
@@ -89,6 +90,8 @@ static void ib_fini(struct fabric *fab)
   free(st->port_max);
   free(st->crossings);
   free(st->cap_limit);
+  free(st->nic_demand);
+  free(st->legs);
   free(st->samples);
   free(st->series_on);
   free(st);
@@ -147,6 +150,7 @@ static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
   fprintf(out, "%s\"adaptive_routing_deviations\": %llu,\n", indent, (unsigned long long)st->stats.ar_deviations);
   fprintf(out, "%s\"flow_window_caps\": %llu,\n", indent, (unsigned long long)st->stats.window_caps);
   fprintf(out, "%s\"flow_congestion_tree_caps\": %llu,\n", indent, (unsigned long long)st->stats.ct_caps);
+  fprintf(out, "%s\"flow_ar_imbalance_updates\": %llu,\n", indent, (unsigned long long)st->stats.ar_derates);
 }
 
 static int ib_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx)

@@ -46,10 +46,14 @@ static const struct param_def ib_params[] = {
     {"ib/ar-threshold", PARAM_INT, UNIT_BYTES, "0", 0, 1e9, NULL,
      "Adaptive routing keeps the forwarding table's port while its load (bytes queued and in flight) is at most this",
      "ib_flit_sim AR 'bounded' queue thresholds; 0 = always least loaded"},
-    {"ib/ar-paths", PARAM_INT, UNIT_NONE, "16", 1, 4096, NULL,
+    {"ib/ar-paths", PARAM_INT, UNIT_NONE, "64", 1, 4096, NULL,
      "Flow fidelity, adaptive routing: a flow with at most this many minimal paths is spread over all; "
      "with more it takes the least-loaded one when it starts",
      "modelling choice: spreading over a 3-tier tree's 1,024 paths joins every flow into one max-min component"},
+    {"ib/ar-imbalance", PARAM_REAL, UNIT_NONE, "0.11", 0, 0.5, NULL,
+     "Flow fidelity, adaptive routing: share of line rate that per-packet AR loses on a leaf whose up-links are all "
+     "busy with traffic to many leaves that others also send to; scaled by Erlang C and destination diversity, 0 off",
+     "fitted to packet fidelity: 128- and 1,024-GPU random permutations (docs/ib.md, AR imbalance)"},
     {"ib/series", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
      "Write ib_series.csv: buffer occupancy and free credits of ports over time (packet fidelity)", ""},
     {"ib/series-interval", PARAM_REAL, UNIT_SECONDS, "1us", 1e-9, 1, NULL, "Sampling period of ib_series.csv", ""},
@@ -147,6 +151,7 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   p->input_queue = (ib_input_queue)param_get_choice(set, "ib/input-queue");
   p->ar_threshold_bytes = param_get(set, "ib/ar-threshold");
   p->ar_paths = param_get_int(set, "ib/ar-paths");
+  p->ar_imbalance = param_get(set, "ib/ar-imbalance");
   p->series = param_get_int(set, "ib/series");
   p->series_interval_s = param_get(set, "ib/series-interval");
   snprintf(p->series_port, sizeof p->series_port, "%s", param_get_text(set, "ib/series-port"));

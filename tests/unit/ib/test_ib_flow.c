@@ -106,17 +106,79 @@ static void test_ib_flow_matches_packet(void)
   for (int i = 0; i < 128; i++)
     x[i] = (struct xfer){.src = i, .dst = perm[i], .bytes = 4e6};
   CU_ASSERT(fabs(compare("4 ft2-128 random permutation, 4 MB, D-mod-K", p->topo, dmodk, x, 128)) <= 0.05);
-  /* 128-GPU random permutations under the default routing (AR). The permutation of seed 3 is
-   * the core engine test's; the others show the spread of the known gap (docs/ib.md: even
-   * spreading is slightly optimistic where per-packet AR runs links at 100% load). */
-  for (uint64_t seed = 3; seed <= 5; seed++) {
+  /* 128-GPU random permutations under the default routing (AR): seed 3 is the core engine test's
+   * permutation, the others are neither it nor the ones ib/ar-imbalance was fitted on
+   * (docs/ib.md). Without the imbalance term flow fidelity is 4-9% faster than packet here. */
+  for (uint64_t seed = 3; seed <= 6; seed++) {
     random_permutation(128, seed, perm);
     for (int i = 0; i < 128; i++)
       x[i] = (struct xfer){.src = i, .dst = perm[i], .bytes = 4e6};
     char what[64];
     snprintf(what, sizeof what, "ft2-128 random permutation %d, 4 MB, AR", (int)seed);
-    CU_ASSERT(fabs(compare(what, p->topo, NULL, x, 128)) <= (seed == 3 ? 0.05 : 0.08));
+    CU_ASSERT(fabs(compare(what, p->topo, NULL, x, 128)) <= 0.05);
   }
+  /* The same shift under AR: every leaf busy, but each sends to one or two leaves, so per-packet
+   * AR keeps the even spread and the term must stay small. */
+  for (int r = 0; r < 128; r++)
+    x[r] = (struct xfer){.src = by_rank[r], .dst = by_rank[(r + 13) % 128], .bytes = 4e6};
+  CU_ASSERT(fabs(compare("ft2-128 shift 13, 4 MB, AR", p->topo, NULL, x, 128)) <= 0.05);
+  platform_free(p);
+}
+
+/* Mean FCT at flow fidelity of the inter-leaf transfers of leaf `leaf` (ft2-128: leaf of GPU g is
+ * (g / 64) * 8 + g % 8) and of the others. */
+static void leaf_means(const struct xfer *x, int n, int leaf, double *of_leaf, double *others)
+{
+  double sum[2] = {0, 0};
+  int count[2] = {0, 0};
+  for (int i = 0; i < n; i++) {
+    int src_leaf = x[i].src / 64 * 8 + x[i].src % 8, dst_leaf = x[i].dst / 64 * 8 + x[i].dst % 8;
+    if (src_leaf == dst_leaf || x[i].src / 8 == x[i].dst / 8)
+      continue;
+    int k = src_leaf == leaf ? 0 : 1;
+    sum[k] += x[i].finish_s - x[i].start_s;
+    count[k]++;
+  }
+  *of_leaf = count[0] ? sum[0] / count[0] : 0;
+  *others = count[1] ? sum[1] / count[1] : 0;
+}
+
+/* The AR imbalance at flow fidelity (ib_flow.c): leaf 0's 8 GPUs each send 4 MB to a different
+ * leaf. With those leaves idle otherwise, nothing is lost (per-packet AR loses nothing there
+ * either); once every other leaf also sends to them, leaf 0 is full, sends to 8 leaves that others
+ * load too, and its flows lose ib/ar-imbalance of their rate (Erlang C = 1, diversity 1). */
+static void test_ib_ar_imbalance_derates_busy_diverse_leaf(void)
+{
+  struct platform *p = load_shipped("ft2-128.xml");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  static struct xfer x[128];
+  int n = 0;
+  for (int j = 0; j < 8; j++) /* leaf 0 = rail 0 of nodes 0..7 -> rail j of node 8 + j (leaf 8 + j) */
+    x[n++] = (struct xfer){.src = 8 * j, .dst = 8 * (8 + j) + j, .bytes = 4e6};
+  double alone_on, alone_off, unused;
+  const char *off[] = {"ib/ar-imbalance:0", NULL};
+  run_all(p->topo, FAB_FIDELITY_FLOW, NULL, x, n, NULL);
+  leaf_means(x, n, 0, &alone_on, &unused);
+  run_all(p->topo, FAB_FIDELITY_FLOW, off, x, n, NULL);
+  leaf_means(x, n, 0, &alone_off, &unused);
+  /* Load leaves 8..15 from leaves 1..7 too: GPU 8k + r (node k, rail r: leaf r) sends to leaf 8 + m,
+   * m = (k + r) % 8 (rail m of nodes 8..15), at its GPU of node 8 + (m + r) % 8. Every GPU of
+   * leaves 8..15 receives one transfer, and every leaf sends to 8 leaves. */
+  for (int r = 1; r < 8; r++)
+    for (int k = 0; k < 8; k++) {
+      int m = (k + r) % 8;
+      x[n++] = (struct xfer){.src = 8 * k + r, .dst = 8 * (8 + (m + r) % 8) + m, .bytes = 4e6};
+    }
+  double busy_on, busy_off, others_on, others_off;
+  run_all(p->topo, FAB_FIDELITY_FLOW, NULL, x, n, NULL);
+  leaf_means(x, n, 0, &busy_on, &others_on);
+  run_all(p->topo, FAB_FIDELITY_FLOW, off, x, n, NULL);
+  leaf_means(x, n, 0, &busy_off, &others_off);
+  fprintf(stderr, "\n    leaf 0 -> 8 idle leaves: %.2f us (%.2f us without the term); -> 8 loaded leaves: %.2f us "
+                  "(%.2f us without, x%.4f)\n",
+          alone_on * 1e6, alone_off * 1e6, busy_on * 1e6, busy_off * 1e6, busy_on / busy_off);
+  CU_ASSERT(within(alone_on, alone_off, 1e-9));
+  CU_ASSERT(within(busy_on - 1e-6, (busy_off - 1e-6) / (1 - 0.11), 0.01)); /* 80 us of 4 MB at 0.89 x 400 Gb/s */
   platform_free(p);
 }
 
@@ -126,6 +188,7 @@ int main(void)
   CU_pSuite s = CU_add_suite("ib_flow", NULL, NULL);
   CU_add_test(s, "congestion tree slows an innocent flow", test_ib_congestion_tree_slows_innocent_flow);
   CU_add_test(s, "congestion tree spares a flow with its own input", test_ib_congestion_tree_spares_flow_with_own_input);
+  CU_add_test(s, "AR imbalance derates a busy leaf sending to loaded leaves", test_ib_ar_imbalance_derates_busy_diverse_leaf);
   CU_add_test(s, "flow fidelity matches packet fidelity", test_ib_flow_matches_packet);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
