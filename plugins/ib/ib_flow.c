@@ -198,16 +198,6 @@ struct ar_leg {
   double demand;               /* the part's share of its NIC's line rate */
 };
 
-static int leg_by_dst(const void *a, const void *b)
-{
-  const struct ar_leg *x = a, *y = b;
-  if (x->dst_leaf != y->dst_leaf)
-    return x->dst_leaf < y->dst_leaf ? -1 : 1;
-  if (x->src_leaf != y->src_leaf)
-    return x->src_leaf < y->src_leaf ? -1 : 1;
-  return x->flow - y->flow;
-}
-
 static int leg_by_src(const void *a, const void *b)
 {
   const struct ar_leg *x = a, *y = b;
@@ -280,16 +270,16 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     st->nic_demand[leg[m].nic] += leg[m].demand;
     m++;
   }
-  if (m > 0) {
-    qsort(leg, m, sizeof *leg, leg_by_dst);
-    for (size_t lo = 0, hi; lo < m; lo = hi) {
-      for (hi = lo; hi < m && leg[hi].dst_leaf == leg[lo].dst_leaf; hi++)
-        ;
-      for (size_t k = lo; k < hi; k++)
-        leg[k].shared = leg[hi - 1].src_leaf != leg[lo].src_leaf;
-    }
-    qsort(leg, m, sizeof *leg, leg_by_src);
+  /* dst_source[leaf]: -1 no source yet, the one source leaf, or -2 several */
+  for (size_t k = 0; k < m; k++) {
+    int32_t *seen = &st->dst_source[leg[k].dst_leaf];
+    *seen = *seen == -1 ? leg[k].src_leaf : *seen == leg[k].src_leaf ? *seen : -2;
   }
+  for (size_t k = 0; k < m; k++)
+    leg[k].shared = st->dst_source[leg[k].dst_leaf] == -2;
+  for (size_t k = 0; k < m; k++)
+    st->dst_source[leg[k].dst_leaf] = -1;
+  qsort(leg, m, sizeof *leg, leg_by_src);
   for (size_t lo = 0, hi; lo < m; lo = hi) {
     for (hi = lo; hi < m && leg[hi].src_leaf == leg[lo].src_leaf; hi++)
       ;

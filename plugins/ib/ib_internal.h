@@ -111,6 +111,7 @@ struct ib_state {
   struct ar_leg *legs;   /* scratch: spread parts, by source and destination leaf */
   size_t cap_legs;
   double *nic_demand;    /* scratch: per NIC port, the line-rate demand of its spread parts */
+  int32_t *dst_source;   /* scratch: per node, -1 or the one source leaf sending to it, -2 several */
   double rates_time;     /* date of the last congestion-tree pass */
   int rates_rounds;      /* passes at that date */
   /* time series */

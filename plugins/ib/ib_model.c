@@ -43,8 +43,11 @@ static int ib_init(struct fabric *fab, char *err, size_t errlen)
     st->port_sum = calloc(n, sizeof *st->port_sum);
     st->port_max = calloc(n, sizeof *st->port_max);
     st->nic_demand = calloc(n, sizeof *st->nic_demand);
+    st->dst_source = malloc(((size_t)t->n_nodes + 1) * sizeof *st->dst_source);
+    for (int v = 0; st->dst_source != NULL && v <= t->n_nodes; v++)
+      st->dst_source[v] = -1;
     st->rates_time = -1;
-    if (!st->port_sum || !st->port_max || !st->nic_demand) {
+    if (!st->port_sum || !st->port_max || !st->nic_demand || !st->dst_source) {
       snprintf(err, errlen, "ib: out of memory");
       return -1;
     }
@@ -91,6 +94,7 @@ static void ib_fini(struct fabric *fab)
   free(st->crossings);
   free(st->cap_limit);
   free(st->nic_demand);
+  free(st->dst_source);
   free(st->legs);
   free(st->samples);
   free(st->series_on);
