@@ -7,7 +7,8 @@ fit of ib/ar-imbalance to the per-leaf losses of the fitting set.
 
 Prints one line per case: mean FCT at packet fidelity, at flow fidelity with the term and without
 it (ib/ar-imbalance:0), and the errors. Fitting set: 128-GPU permutations of seeds 1-8 (4 MB) and
-the 1,024-GPU permutation of seed 11 (4 MB); the rest is held out. Standard library only."""
+the 1,024-GPU permutation of seed 11 (4 MB); the rest is held out. rail-1024 runs spread AR flows
+over all 32 paths (--cfg=ib/ar-paths:64). Standard library only."""
 import csv
 import math
 import os
@@ -48,8 +49,10 @@ def permutation(n, seed, size):
 
 def run(name, platform, flows, fidelity, cfg):
     out = os.path.join(WORK, "%s-%s%s" % (name, fidelity, "-off" if cfg else ""))
+    # rail-1024 has 32 paths between leaves, above the default ib/ar-paths (16): spread them all
+    spread = ["--cfg=ib/ar-paths:64"] if platform == RAIL else []
     cmd = [SGF, "flows", "--platform", platform, "--flows", flows, "--fabric", "ib", "--fidelity", fidelity,
-           "--seed", "1", "--out", out] + cfg
+           "--seed", "1", "--out", out] + spread + cfg
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(out, "flows.csv")) as f:
         return {(int(r["src"]), int(r["dst"])): float(r["fct_us"]) for r in csv.DictReader(f)}

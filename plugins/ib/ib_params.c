@@ -46,7 +46,7 @@ static const struct param_def ib_params[] = {
     {"ib/ar-threshold", PARAM_INT, UNIT_BYTES, "0", 0, 1e9, NULL,
      "Adaptive routing keeps the forwarding table's port while its load (bytes queued and in flight) is at most this",
      "ib_flit_sim AR 'bounded' queue thresholds; 0 = always least loaded"},
-    {"ib/ar-paths", PARAM_INT, UNIT_NONE, "64", 1, 4096, NULL,
+    {"ib/ar-paths", PARAM_INT, UNIT_NONE, "16", 1, 4096, NULL,
      "Flow fidelity, adaptive routing: a flow with at most this many minimal paths is spread over all; "
      "with more it takes the least-loaded one when it starts",
      "modelling choice: spreading over a 3-tier tree's 1,024 paths joins every flow into one max-min component"},
