@@ -3,12 +3,13 @@
 random permutations and held-out patterns, with and without ib/ar-imbalance, and the least-squares
 fit of ib/ar-imbalance to the per-leaf losses of the fitting set.
 
-    analysis/validation/ib_ar_imbalance.py [BUILD_DIR] [--work DIR]
+    analysis/validation/ib_ar_imbalance.py [BUILD_DIR] [--work DIR] [--plot FILE.png]
 
 Prints one line per case: mean FCT at packet fidelity, at flow fidelity with the term and without
 it (ib/ar-imbalance:0), and the errors. Fitting set: 128-GPU permutations of seeds 1-8 (4 MB) and
 the 1,024-GPU permutation of seed 11 (4 MB); the rest is held out. rail-1024 runs spread AR flows
-over all 32 paths (--cfg=ib/ar-paths:64). Standard library only."""
+over all 32 paths (--cfg=ib/ar-paths:64). Standard library only; --plot draws the figure of
+docs/ib.md with matplotlib (/usr/bin/python3)."""
 import csv
 import math
 import os
@@ -19,8 +20,14 @@ from collections import Counter, defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
+def option(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+args = [a for a in args if a not in (option("--work", None), option("--plot", None))]
 BUILD = args[0] if args else os.path.join(ROOT, "build")
-WORK = sys.argv[sys.argv.index("--work") + 1] if "--work" in sys.argv else os.path.join(ROOT, "results", "ib_ar")
+WORK = option("--work", os.path.join(ROOT, "results", "ib_ar"))
+PLOT = option("--plot", None)
 SGF = os.path.join(BUILD, "sgfabric")
 FT2 = os.path.join(ROOT, "platforms", "ft2-128.xml")
 RAIL = os.path.join(ROOT, "platforms", "rail-1024.xml")
@@ -99,6 +106,8 @@ def main():
     cases.append(("alltoall128-512KiB", FT2,
                   [(s, d, 524288) for s in range(128) for d in range(128) if s != d], False))
     num = den = 0.0
+    points = []  # (up-ports, busy share, measured leaf loss)
+    errors = []  # (case, error with the term, without)
     print("%-24s %11s %11s %8s %11s %8s" % ("case", "packet us", "flow us", "error", "term off", "error"))
     for name, platform, rows, fitting in cases:
         flows = write(name, rows)
@@ -108,6 +117,7 @@ def main():
         mp, mf, mb = (sum(x.values()) / len(x) for x in (packet, flow, bare))
         print("%-24s %11.2f %11.2f %+7.2f%% %11.2f %+7.2f%%%s" % (name, mp, mf, 100 * (mf - mp) / mp, mb,
               100 * (mb - mp) / mp, "" if fitting else "  (held out)"))
+        errors.append((name + ("" if fitting else " *"), 100 * (mf - mp) / mp, 100 * (mb - mp) / mp))
         if fitting:
             leaf = leaf_of(platform)
             factors = leaf_factors(rows, leaf, 8 if platform == FT2 else 32)
@@ -115,11 +125,50 @@ def main():
             for (s, d), t in packet.items():
                 if s // 8 != d // 8 and leaf(s) != leaf(d):
                     loss[leaf(s)].append(t / bare[(s, d)] - 1)
+            up = 8 if platform == FT2 else 32
             for src, (n, f) in factors.items():
                 measured = sum(loss[src]) / len(loss[src])
+                points.append((up, n / up, measured))
                 num += n * f * measured
                 den += n * f * f
-    print("least-squares ib/ar-imbalance on the fitting set's leaves: %.3f" % (num / den))
+    fitted = num / den
+    print("least-squares ib/ar-imbalance on the fitting set's leaves: %.3f" % fitted)
+    if PLOT:
+        plot(points, errors, fitted)
+
+
+def plot(points, errors, fitted):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [1, 1.3]})
+    for up, color in ((8, "tab:blue"), (32, "tab:orange")):
+        pts = [(d, 100 * l) for u, d, l in points if u == up]
+        left.scatter([d for d, _ in pts], [l for _, l in pts], s=14, alpha=0.6, color=color,
+                     label="packet, leaves with %d up-ports" % up)
+        xs = [i / (4 * up) for i in range(2 * up, 4 * up + 1)]
+        left.plot(xs, [100 * fitted * erlang_c(up, up * x) for x in xs], color=color,
+                  label="ib/ar-imbalance x Erlang C(%d, A)" % up)
+    left.set_xlabel("busy share of the leaf's up-ports (inter-leaf transfers / up-ports)")
+    left.set_ylabel("leaf's transfers: packet FCT / flow FCT without the term - 1 (%)")
+    left.set_title("AR imbalance per source leaf (fitting set)")
+    left.legend(fontsize=8)
+    left.grid(alpha=0.3)
+    y = range(len(errors))
+    right.barh([i + 0.2 for i in y], [e for _, _, e in errors], height=0.4, color="lightgray", label="term off")
+    right.barh([i - 0.2 for i in y], [e for _, e, _ in errors], height=0.4, color="tab:green", label="with the term")
+    right.axvline(-5, color="red", lw=0.8, ls="--")
+    right.axvline(5, color="red", lw=0.8, ls="--")
+    right.set_yticks(list(y))
+    right.set_yticklabels([n for n, _, _ in errors], fontsize=8)
+    right.invert_yaxis()
+    right.set_xlabel("flow vs packet, mean FCT (%)   (* held out)")
+    right.set_title("Flow fidelity against packet fidelity")
+    right.legend(fontsize=8)
+    right.grid(alpha=0.3, axis="x")
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(PLOT)), exist_ok=True)
+    fig.savefig(PLOT, dpi=110)
 
 
 if __name__ == "__main__":
