@@ -42,7 +42,7 @@ struct ib_stats {
   uint64_t credit_updates;     /* flow-control credit returns */
   uint64_t ct_caps;            /* flow fidelity: flows capped as congestion-tree victims */
   uint64_t window_caps;        /* flow fidelity: flows capped by the credit window */
-  uint64_t ar_derates;         /* flow fidelity: leaf up-port capacities set for the AR imbalance */
+  uint64_t ar_derates;         /* flow fidelity: NIC capacities set for the AR imbalance */
 };
 
 /* A FIFO of packets: an input buffer (one upstream port, one VL) at a switch. */
