@@ -279,7 +279,8 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     leg[k].shared = st->dst_source[leg[k].dst_leaf] == -2;
   for (size_t k = 0; k < m; k++)
     st->dst_source[leg[k].dst_leaf] = -1;
-  qsort(leg, m, sizeof *leg, leg_by_src);
+  if (m > 0) /* qsort's base must not be NULL, even for zero elements (C11 7.22.5) */
+    qsort(leg, m, sizeof *leg, leg_by_src);
   for (size_t lo = 0, hi; lo < m; lo = hi) {
     for (hi = lo; hi < m && leg[hi].src_leaf == leg[lo].src_leaf; hi++)
       ;
