@@ -15,8 +15,8 @@
  *    rate is capped (ib__on_rates says how much), after max-min, iterated to a fixed point
  *    through the on_rates hook;
  *  - the adaptive-routing imbalance: per-packet AR, deciding at each leaf alone, does not hold the
- *    even spread; a busy leaf sending to many leaves loses a share of its line rate (the cap of
- *    ar_imbalance_caps below). */
+ *    even spread; a busy leaf sending to many leaves loses a share of its line rate
+ *    (ar_imbalance_derate below lowers its NICs' capacity). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,12 +286,11 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
       ;
     int up[ROUTE_MAX_CANDIDATES];
     int ports = route_candidates(t, leg[lo].src_leaf, flows[leg[lo].flow]->dst_gpu, up, ROUTE_MAX_CANDIDATES);
-    if (ports < 2)
-      continue;
     double capacity = 0;
     for (int k = 0; k < ports; k++)
       capacity += t->ports[up[k]].rate_Bps;
-    double loss = fmax(0, leaf_loss(st, t, leg, lo, hi, ports, capacity));
+    /* with one up-port there is no choice to get wrong */
+    double loss = ports < 2 ? 0 : fmax(0, leaf_loss(st, t, leg, lo, hi, ports, capacity));
     for (size_t k = lo; k < hi; k++) {
       double rate = (1 - loss) * t->ports[leg[k].nic].rate_Bps;
       if (fabric_port_capacity(fab, leg[k].nic) != rate) {
