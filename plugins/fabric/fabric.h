@@ -289,8 +289,8 @@ void fabric_flow_caps_changed(struct fabric *fab);
 void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_Bps);
 /* Flow engine: the capacity max-min shares out on a port, its line rate unless a model lowered it
  * for an effect of its own (IB's adaptive-routing imbalance); setting it recomputes the port's
- * component when it changes. */
-void fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps);
+ * component when it changes, and returns whether it changed. */
+int fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps);
 double fabric_port_capacity(const struct fabric *fab, int port);
 /* Flow engine: how many active flows cross a port (its load, for routing choices). */
 int fabric_port_flow_count(const struct fabric *fab, int port);

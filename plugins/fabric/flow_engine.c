@@ -159,14 +159,15 @@ void fabric_flow_caps_changed(struct fabric *fab)
   request_recompute(fab);
 }
 
-void fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps)
+int fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps)
 {
   struct flow_engine *fe = fab->fe;
   if (fe == NULL || fe->capacity[port] == rate_Bps)
-    return;
+    return 0;
   fe->capacity[port] = rate_Bps;
   mark_dirty(fe, port);
   request_recompute(fab);
+  return 1;
 }
 
 double fabric_port_capacity(const struct fabric *fab, int port)

@@ -195,7 +195,8 @@ struct ar_leg {
   int32_t nic;                 /* first port of the path: the sending NIC's */
   int32_t flow;                /* index in the component */
   int32_t shared;              /* another source leaf sends to dst_leaf */
-  double demand;               /* the part's share of its NIC's line rate */
+  double demand;               /* the part's share of its NIC's line rate, scaled down when the NIC's
+                                  parts together ask for more than that line rate */
 };
 
 static int leg_by_src(const void *a, const void *b)
@@ -221,22 +222,22 @@ static double erlang_c(int servers, double offered)
 }
 
 /* The loss of one source leaf, legs[lo, hi) (sorted by destination leaf), up its `ports` up-ports
- * of total capacity `capacity`. A NIC offers at most its line rate, shared by its parts. */
-static double leaf_loss(const struct ib_state *st, const struct topo *t, const struct ar_leg *leg, size_t lo,
-                        size_t hi, int ports, double capacity)
+ * of total capacity `capacity`; `coefficient` is ib/ar-imbalance. */
+static double leaf_loss(double coefficient, const struct ar_leg *leg, size_t lo, size_t hi, int ports,
+                        double capacity)
 {
   double total = 0, sum_sq = 0, shared = 0;
   for (size_t k = lo; k < hi; k++)
-    total += leg[k].demand * fmin(1, t->ports[leg[k].nic].rate_Bps / st->nic_demand[leg[k].nic]);
+    total += leg[k].demand;
   for (size_t d = lo, e; d < hi; d = e) {
     double to_leaf = 0;
     for (e = d; e < hi && leg[e].dst_leaf == leg[d].dst_leaf; e++)
-      to_leaf += leg[e].demand * fmin(1, t->ports[leg[e].nic].rate_Bps / st->nic_demand[leg[e].nic]);
+      to_leaf += leg[e].demand;
     sum_sq += (to_leaf / total) * (to_leaf / total);
     shared += leg[d].shared ? to_leaf / total : 0;
   }
   double diversity = fmin(1, (1 - sum_sq) / (1 - 1.0 / ports));
-  return st->p.ar_imbalance * erlang_c(ports, ports * total / capacity) * diversity * diversity * shared;
+  return coefficient * erlang_c(ports, ports * total / capacity) * diversity * diversity * shared;
 }
 
 /* Sets the capacity of the NICs that send the component's spread flows to (1 - loss) x their line
@@ -244,9 +245,12 @@ static double leaf_loss(const struct ib_state *st, const struct topo *t, const s
  * A NIC's capacity is shared by all its flows, so an all-to-all loses as a permutation does. */
 static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct fab_flow **flows, size_t n)
 {
+  /* Without the term no capacity is ever lowered, so there is none to restore either. */
+  if (st->p.ar_imbalance <= 0 || st->p.routing != IB_ROUTING_AR)
+    return;
   const struct topo *t = fab->topo;
   size_t m = 0;
-  for (size_t i = 0; i < n && st->p.ar_imbalance > 0 && st->p.routing == IB_ROUTING_AR; i++)
+  for (size_t i = 0; i < n; i++)
     m += ib__flow_parts(flows[i]) > 1;
   if (m > st->cap_legs) {
     free(st->legs);
@@ -257,7 +261,7 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
   }
   struct ar_leg *leg = st->legs;
   m = 0;
-  for (size_t i = 0; i < n && st->p.ar_imbalance > 0 && st->p.routing == IB_ROUTING_AR; i++) {
+  for (size_t i = 0; i < n; i++) {
     const struct fab_flow *f = flows[i];
     const struct topo_port *first = &t->ports[f->path[0]];
     if (ib__flow_parts(f) <= 1 || f->hops < 3 || first->is_nvlink)
@@ -270,6 +274,9 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     st->nic_demand[leg[m].nic] += leg[m].demand;
     m++;
   }
+  /* A NIC offers at most its line rate, shared by its parts. */
+  for (size_t k = 0; k < m; k++)
+    leg[k].demand *= fmin(1, t->ports[leg[k].nic].rate_Bps / st->nic_demand[leg[k].nic]);
   /* dst_source[leaf]: -1 no source yet, the one source leaf, or -2 several */
   for (size_t k = 0; k < m; k++) {
     int32_t *seen = &st->dst_source[leg[k].dst_leaf];
@@ -290,20 +297,15 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     for (int k = 0; k < ports; k++)
       capacity += t->ports[up[k]].rate_Bps;
     /* with one up-port there is no choice to get wrong */
-    double loss = ports < 2 ? 0 : fmax(0, leaf_loss(st, t, leg, lo, hi, ports, capacity));
-    for (size_t k = lo; k < hi; k++) {
-      double rate = (1 - loss) * t->ports[leg[k].nic].rate_Bps;
-      if (fabric_port_capacity(fab, leg[k].nic) != rate) {
-        fabric_port_set_capacity(fab, leg[k].nic, rate);
-        st->stats.ar_derates++;
-      }
-    }
+    double loss = ports < 2 ? 0 : fmax(0, leaf_loss(st->p.ar_imbalance, leg, lo, hi, ports, capacity));
+    for (size_t k = lo; k < hi; k++)
+      st->stats.ar_derates += fabric_port_set_capacity(fab, leg[k].nic, (1 - loss) * t->ports[leg[k].nic].rate_Bps);
   }
   /* A NIC without spread flows any more gets its line rate back when it is next in a recomputed
    * component. */
   for (size_t i = 0; i < n; i++) {
     int p = flows[i]->path[0];
-    if (st->nic_demand[p] == 0 && fabric_port_capacity(fab, p) != t->ports[p].rate_Bps)
+    if (st->nic_demand[p] == 0)
       fabric_port_set_capacity(fab, p, t->ports[p].rate_Bps);
   }
   for (size_t k = 0; k < m; k++)
