@@ -49,6 +49,11 @@ def met(fabric=None, pattern=None):
     return "%d of %d" % (sum(1 for r in rs if abs(r["err_mean_pct"]) <= FID["goal_pct"]), len(rs))
 
 
+def worst(fabric):
+    """The fabric's largest mean-FCT error (flow vs packet), in percent, sign kept."""
+    return max((r["err_mean_pct"] for r in FID["rows"] if r["fabric"] == fabric), key=abs)
+
+
 def dcq(n, key):
     r = DCQ["results"][str(n)]
     return r[key]
@@ -201,13 +206,14 @@ def main():
                                  if os.path.exists(os.path.join(OUT, "timings.json")) else float("nan")),
                counters=lambda d: json.load(open(os.path.join(OUT, d, "summary.json")))["counters"],
                partial=partial, slow=slow,
-               fid=fid, fidc=fidc, met=met, dcq=dcq, dcqf=dcqf, sca=sca, smfu=smfu, sfl=sfl, sflc=sflc,
+               fid=fid, fidc=fidc, met=met, worst=worst, dcq=dcq, dcqf=dcqf, sca=sca, smfu=smfu, sfl=sfl, sflc=sflc,
                FID=FID, DCQ=DCQ, SCA=SCA, SEN=SEN, total=total)
 
     def ev(m):
         try:
             return str(eval(m.group(1), env))
         except Exception as e:  # noqa: BLE001
+            print("render.py: %s: %s" % (m.group(1), e), file=sys.stderr)
             return "[render error: %s: %s]" % (m.group(1), e)
     text = re.sub(r"\{\{py:\s*(.*?)\}\}", ev, text, flags=re.S)
     left = re.findall(r"@@[A-Z_]+@@", text)
