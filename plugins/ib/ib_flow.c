@@ -164,6 +164,20 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
   return hops;
 }
 
+/* Scratch array `buf` (capacity *cap items of `size` bytes), or a larger one that replaces it
+ * when it holds fewer than `need`: the contents are not kept. */
+static void *scratch_reserve(void *buf, size_t *cap, size_t need, size_t size)
+{
+  if (need <= *cap)
+    return buf;
+  free(buf);
+  *cap = 2 * need;
+  buf = malloc(*cap * size);
+  if (buf == NULL)
+    abort();
+  return buf;
+}
+
 /* The adaptive-routing imbalance.
  *
  * Spreading a flow evenly over its minimal paths is the balance per-packet AR tends to, not one it
@@ -252,14 +266,7 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
     m += ib__flow_parts(flows[i]) > 1;
-  if (m > st->cap_legs) {
-    free(st->legs);
-    st->cap_legs = 2 * m;
-    st->legs = malloc(st->cap_legs * sizeof *st->legs);
-    if (st->legs == NULL)
-      abort();
-  }
-  struct ar_leg *leg = st->legs;
+  struct ar_leg *leg = st->legs = scratch_reserve(st->legs, &st->cap_legs, m, sizeof *st->legs);
   m = 0;
   for (size_t i = 0; i < n; i++) {
     const struct fab_flow *f = flows[i];
@@ -383,20 +390,8 @@ void ib__on_rates(struct fabric *fab)
         st->port_max[p] = flows[i]->rate_Bps;
       count += t->nodes[t->ports[p].peer_node].kind == TOPO_SWITCH;
     }
-  if (count > st->cap_crossings) {
-    free(st->crossings);
-    st->cap_crossings = 2 * count;
-    st->crossings = malloc(st->cap_crossings * sizeof *st->crossings);
-    if (st->crossings == NULL)
-      abort();
-  }
-  if (n > st->cap_limits) {
-    free(st->cap_limit);
-    st->cap_limits = 2 * n;
-    st->cap_limit = malloc(st->cap_limits * sizeof *st->cap_limit);
-    if (st->cap_limit == NULL)
-      abort();
-  }
+  st->crossings = scratch_reserve(st->crossings, &st->cap_crossings, count, sizeof *st->crossings);
+  st->cap_limit = scratch_reserve(st->cap_limit, &st->cap_limits, n, sizeof *st->cap_limit);
   /* A victim needs a flow blocked downstream of a buffer it shares: when no flow's bottleneck lies
    * past its first hop, no buffer fills and only the credit windows cap (the common case of
    * uncongested collectives: skip building and sorting the crossings). */
