@@ -13,7 +13,11 @@
 #define ROCE_UDP_DPORT 4791 /* IANA RoCEv2 */
 #define ROCE_PKT_CE 0x1     /* fab_packet.flags: ECN congestion experienced */
 
-enum roce_dcqcn_preset { ROCE_DCQCN_NIC = 0, ROCE_DCQCN_PAPER = 1, ROCE_DCQCN_OFF = 2 };
+/* In the order of the roce/dcqcn choices. paper-scaled: the paper's constants with the rate
+ * steps and the byte counter scaled by NIC line rate / 40 Gb/s (docs/roce.md). */
+enum roce_dcqcn_preset { ROCE_DCQCN_NIC = 0, ROCE_DCQCN_PAPER = 1, ROCE_DCQCN_OFF = 2, ROCE_DCQCN_PAPER_SCALED = 3 };
+
+#define ROCE_PAPER_RATE_Bps (40e9 / 8) /* the SIGCOMM'15 testbed's 40 GbE, where the paper's constants hold */
 
 /* Kinds of FAB_EV_MODEL events: arg = generation << 4 | kind for flow events (ptr: struct
  * roce_flow), arg = priority << 4 | kind for port events (ptr: struct roce_port). */
@@ -43,6 +47,7 @@ struct roce_config {
   struct ecn_red_params ecn_ref;
   double ecn_ref_rate_Bps;
   int dcqcn_preset;         /* enum roce_dcqcn_preset */
+  double dcqcn_scale;       /* paper-scaled: NIC line rate / 40 Gb/s (1 otherwise) */
   struct dcqcn_params dcqcn;
   double cnp_interval_s;    /* NP: at most one CNP per flow per interval (0: every mark) */
   int qps_per_conn;

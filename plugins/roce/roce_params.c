@@ -46,25 +46,27 @@ static const struct param_def roce_params[] = {
      "DCQCN paper default 1% (parameters.md B.1)"},
     {"roce/ecn-ref-rate", PARAM_REAL, UNIT_BPS, "40Gbps", 1e6, 1e13, NULL,
      "Link rate at which ecn-kmin/kmax apply", "DCQCN testbed 40GbE; HPCC scales K linearly with rate"},
-    {"roce/dcqcn", PARAM_ENUM, UNIT_NONE, "nic", 0, 0, "nic|paper|off",
-     "DCQCN parameter preset (ConnectX firmware or SIGCOMM'15 paper) or no congestion control",
+    {"roce/dcqcn", PARAM_ENUM, UNIT_NONE, "nic", 0, 0, "nic|paper|off|paper-scaled",
+     "DCQCN parameter preset (ConnectX firmware, SIGCOMM'15 paper, the paper's with R_AI, R_HAI and the byte "
+     "counter scaled by NIC rate / 40 Gb/s) or no congestion control",
      "parameters.md B.1 (paper), B.2 (mlxconfig defaults)"},
-    {"roce/dcqcn-g", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL, "Alpha gain g (number, or preset)",
-     "paper 1/256; nic 1/256 (ConWeave run.py, HPCC mix/config.txt)"},
+    {"roce/dcqcn-g", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL, "Alpha gain g: weight of a new sample (number, or preset)",
+     "paper 1/256 (SIGCOMM'15 3.1); nic 5/1024 (ConnectX DCE_TCP_G = 1019: alpha keeps 1019/1024 of itself, "
+     "NVIDIA DCQCN parameters, MLNX_OFED docs)"},
     {"roce/dcqcn-alpha-init", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL, "Alpha of a new flow",
      "paper 1; nic 1023/1024 (INITIAL_ALPHA_VALUE)"},
     {"roce/dcqcn-alpha-interval", PARAM_TEXT, UNIT_SECONDS, PRESET, 0, 0, NULL, "tau': alpha decay period",
-     "paper 55us; nic 55us (HPCC RdmaHw AlphaResumInterval)"},
+     "paper 55us (SIGCOMM'15 3.1); nic 1us (ConnectX DCE_TCP_RTT, NVIDIA DCQCN parameters, MLNX_OFED docs)"},
     {"roce/dcqcn-timer", PARAM_TEXT, UNIT_SECONDS, PRESET, 0, 0, NULL, "T: rate-increase timer",
      "paper 55us; nic 300us (RPG_TIME_RESET)"},
     {"roce/dcqcn-byte-counter", PARAM_TEXT, UNIT_BYTES, PRESET, 0, 0, NULL, "B: rate-increase byte counter",
-     "paper 10MB; nic 32767B (RPG_BYTE_RESET)"},
+     "paper 10MB (paper-scaled: x NIC rate / 40 Gb/s); nic 32767B (RPG_BYTE_RESET)"},
     {"roce/dcqcn-f", PARAM_TEXT, UNIT_NONE, PRESET, 0, 0, NULL, "F: fast-recovery steps",
      "paper 5; nic 1 (RPG_THRESHOLD)"},
     {"roce/dcqcn-rai", PARAM_TEXT, UNIT_BPS, PRESET, 0, 0, NULL, "R_AI: additive increase",
-     "paper 40Mbps; nic 5Mbps (RPG_AI_RATE)"},
+     "paper 40Mbps (paper-scaled: x NIC rate / 40 Gb/s); nic 5Mbps (RPG_AI_RATE)"},
     {"roce/dcqcn-rhai", PARAM_TEXT, UNIT_BPS, PRESET, 0, 0, NULL, "R_HAI: hyper increase",
-     "paper 400Mbps [D: 10 x R_AI as nic]; nic 50Mbps (RPG_HAI_RATE)"},
+     "paper 400Mbps, 10 x R_AI as the firmware (paper-scaled: x NIC rate / 40 Gb/s); nic 50Mbps (RPG_HAI_RATE)"},
     {"roce/dcqcn-min-rate", PARAM_TEXT, UNIT_BPS, PRESET, 0, 0, NULL, "Floor of the sending rate",
      "paper 1Mbps [D]; nic 1Mbps (RPG_MIN_RATE)"},
     {"roce/dcqcn-dec-interval", PARAM_TEXT, UNIT_SECONDS, PRESET, 0, 0, NULL, "At most one rate cut per interval",
@@ -126,7 +128,9 @@ void roce_register_params(void) { param_register(roce_params); }
 
 /* The two DCQCN presets, in table order: g, alpha_init, tau', T, B, F, R_AI, R_HAI, min, dec, cnp. */
 static const double g_presets[2][12] = {
-    /* nic */ {1.0 / 256, 1023.0 / 1024, 55e-6, 300e-6, 32767, 1, 5e6 / 8, 50e6 / 8, 1e6 / 8, 4e-6, 4e-6, 50},
+    /* nic: DCE_TCP_G = 1019 keeps 1019/1024 of alpha per window (new-sample weight 5/1024) and
+     * DCE_TCP_RTT = 1 us is the window (NVIDIA's DCQCN parameter list for ConnectX firmware) */
+    /* nic */ {5.0 / 1024, 1023.0 / 1024, 1e-6, 300e-6, 32767, 1, 5e6 / 8, 50e6 / 8, 1e6 / 8, 4e-6, 4e-6, 50},
     /* paper */ {1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, 50e-6, 0},
 };
 
@@ -212,13 +216,29 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
 
   int preset = param_get_choice(ps, "roce/dcqcn");
   c->dcqcn_preset = preset;
+  int paper = preset == ROCE_DCQCN_PAPER || preset == ROCE_DCQCN_PAPER_SCALED;
   int fluid = param_get_choice(ps, "roce/fluid"); /* auto, on, off */
-  c->fluid = fluid == 1 || (fluid == 0 && preset == ROCE_DCQCN_PAPER);
-  const double *base = g_presets[preset == ROCE_DCQCN_PAPER ? 1 : 0];
+  c->fluid = fluid == 1 || (fluid == 0 && paper);
+  const double *base = g_presets[paper ? 1 : 0];
+  /* paper-scaled: the SIGCOMM'15 constants were set for 40 GbE. R_AI, R_HAI (rate steps) and B
+   * (bytes between increases) scale with the line rate, the timers do not: in rates normalised
+   * by the line rate the machine then behaves as the paper's at 40 Gb/s (docs/roce.md). */
+  c->dcqcn_scale = 1;
+  if (preset == ROCE_DCQCN_PAPER_SCALED) {
+    double nic_Bps = 0;
+    const struct topo *t = fab->topo;
+    for (int g = 0; g < t->n_gpus; g++)
+      if (t->gpu_nic_port[g] >= 0 && t->ports[t->gpu_nic_port[g]].rate_Bps > nic_Bps)
+        nic_Bps = t->ports[t->gpu_nic_port[g]].rate_Bps;
+    if (nic_Bps > 0)
+      c->dcqcn_scale = nic_Bps / ROCE_PAPER_RATE_Bps;
+  }
   double v[12];
   for (int i = 0; i < 12; i++) {
     const char *text = param_get_text(ps, g_preset_names[i]);
     v[i] = base[i];
+    if (i == 4 || i == 6 || i == 7) /* B, R_AI, R_HAI */
+      v[i] *= c->dcqcn_scale;
     if (!strcmp(text, PRESET))
       continue;
     if (unit_parse(g_preset_units[i], text, &v[i]) != 0 &&
@@ -249,7 +269,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
 
   /* Firmware semantics of the cut (dcqcn.h): preset values, nic then paper. */
   static const int clamp_target[2] = {0, 1}, clamp_after_timer[2] = {1, 0}, per_window[2] = {1, 0};
-  int pi = preset == ROCE_DCQCN_PAPER ? 1 : 0;
+  int pi = paper ? 1 : 0;
   int ct = clamp_target[pi], cat = clamp_after_timer[pi], pw = per_window[pi];
   if (read_switch(ps, "roce/dcqcn-clamp-target", "on", "off", &ct, err, errlen) != 0 ||
       read_switch(ps, "roce/dcqcn-clamp-after-timer", "on", "off", &cat, err, errlen) != 0 ||

@@ -9,6 +9,7 @@
 #include "gbn.h"
 #include "pfc.h"
 #include "roce.h"
+#include "roce_internal.h"
 #include "test_support.h"
 
 static const struct dcqcn_params g_paper = {1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0};
@@ -177,6 +178,72 @@ static void test_roce_bad_parameters_refused(void)
   refused((const char *const[]){"roce/dcqcn-alpha-update:sometimes", NULL}, "roce/dcqcn-alpha-update");
 }
 
+/* The configuration a roce fabric reads from cfg (a NULL-terminated --cfg list) on a two-GPU switch
+ * at rate_Bps. */
+static struct roce_config config_of(const char *const *cfg, double rate_Bps)
+{
+  sg_roce_plugin_init();
+  struct param_set *ps = param_set_new();
+  struct topo *t = topo_single_switch(2, rate_Bps, 1e-6, 300e-9);
+  char err[256] = "";
+  for (int i = 0; cfg && cfg[i]; i++)
+    CU_ASSERT_EQUAL_FATAL(param_set_cfg(ps, cfg[i], err, sizeof err), 0);
+  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_PACKET, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct roce_config c = roce__state(fab)->cfg;
+  fabric_free(fab);
+  topo_free(t);
+  param_set_free(ps);
+  return c;
+}
+
+/* ConnectX firmware's alpha EWMA (NVIDIA's DCQCN parameter list for ConnectX, MLNX_OFED docs):
+ * DCE_TCP_RTT = 1 us is the alpha window and DCE_TCP_G = 1019 keeps 1019/1024 of alpha per
+ * window, so a new sample weighs 5/1024. With the former 55 us and 1/256, alpha stayed near 1
+ * over an incast and every cut halved the rate; with the firmware's values alpha decays to
+ * 1019/1024^100 = 0.61 in 100 us without CNP. */
+static void test_dcqcn_nic_alpha_firmware(void)
+{
+  struct roce_config c = config_of(NULL, 50e9);
+  CU_ASSERT_DOUBLE_EQUAL(c.dcqcn.g, 5.0 / 1024, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(c.dcqcn.alpha_interval_s, 1e-6, 1e-15);
+  CU_ASSERT_EQUAL(c.dcqcn.alpha_per_window, 1);
+  CU_ASSERT_DOUBLE_EQUAL(c.dcqcn.alpha_init, 1023.0 / 1024, 1e-15);
+  struct dcqcn_vars v;
+  struct dcqcn_stats s = {0};
+  dcqcn_init(&c.dcqcn, &v, 50e9);
+  CU_ASSERT(dcqcn_on_cnp(&c.dcqcn, &v, &s, 0));
+  dcqcn_on_alpha_timer(&c.dcqcn, &v); /* the window with the CNP: (1019 alpha + 5) / 1024 */
+  double expect = (1019 * (1023.0 / 1024) + 5) / 1024;
+  CU_ASSERT_DOUBLE_EQUAL(v.alpha, expect, 1e-12);
+  for (int i = 0; i < 100; i++) /* 100 windows (100 us) without CNP */
+    dcqcn_on_alpha_timer(&c.dcqcn, &v);
+  CU_ASSERT_DOUBLE_EQUAL(v.alpha, expect * pow(1019.0 / 1024, 100), 1e-12);
+  CU_ASSERT(v.alpha < 0.62 && v.alpha > 0.60);
+}
+
+/* paper-scaled at 400 Gb/s: the SIGCOMM'15 constants (40 GbE) with R_AI, R_HAI and the byte
+ * counter times 10, the timers and g unchanged; a user value still wins over the preset. */
+static void test_dcqcn_paper_scaled(void)
+{
+  struct roce_config paper = config_of((const char *const[]){"roce/dcqcn:paper", NULL}, 50e9);
+  struct roce_config scaled = config_of((const char *const[]){"roce/dcqcn:paper-scaled", NULL}, 50e9);
+  CU_ASSERT_DOUBLE_EQUAL(paper.dcqcn.rai_Bps, 40e6 / 8, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(scaled.dcqcn_scale, 10, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(scaled.dcqcn.rai_Bps, 400e6 / 8, 1e-3);
+  CU_ASSERT_DOUBLE_EQUAL(scaled.dcqcn.rhai_Bps, 4000e6 / 8, 1e-3);
+  CU_ASSERT_DOUBLE_EQUAL(scaled.dcqcn.byte_counter_B, 100e6, 1e-3);
+  CU_ASSERT_DOUBLE_EQUAL(scaled.dcqcn.timer_s, paper.dcqcn.timer_s, 0);
+  CU_ASSERT_DOUBLE_EQUAL(scaled.dcqcn.alpha_interval_s, paper.dcqcn.alpha_interval_s, 0);
+  CU_ASSERT_DOUBLE_EQUAL(scaled.dcqcn.g, paper.dcqcn.g, 0);
+  CU_ASSERT_EQUAL(scaled.dcqcn.clamp, paper.dcqcn.clamp);
+  CU_ASSERT_EQUAL(scaled.fluid, paper.fluid);
+  struct roce_config at40 = config_of((const char *const[]){"roce/dcqcn:paper-scaled", NULL}, 5e9);
+  CU_ASSERT_DOUBLE_EQUAL(at40.dcqcn.rai_Bps, paper.dcqcn.rai_Bps, 1e-6); /* 40 GbE: the paper itself */
+  struct roce_config set = config_of((const char *const[]){"roce/dcqcn:paper-scaled", "roce/dcqcn-rai:80Mbps", NULL}, 50e9);
+  CU_ASSERT_DOUBLE_EQUAL(set.dcqcn.rai_Bps, 80e6 / 8, 1e-6);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -187,6 +254,8 @@ int main(void)
   CU_add_test(s, "pfc_pause_and_resume", test_pfc_pause_and_resume);
   CU_add_test(s, "gbn_nack_once_and_go_back", test_gbn_nack_once_and_go_back);
   CU_add_test(s, "roce_bad_parameters_refused", test_roce_bad_parameters_refused);
+  CU_add_test(s, "dcqcn_nic_alpha_firmware", test_dcqcn_nic_alpha_firmware);
+  CU_add_test(s, "dcqcn_paper_scaled", test_dcqcn_paper_scaled);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   int failures = (int)CU_get_number_of_failures();
