@@ -97,7 +97,10 @@ struct roce_flow {
   uint32_t nack_psn;        /* and for which PSN */
   double alpha_due_s, rate_due_s;
   uint8_t alpha_armed, rate_armed, rto_armed;
-  double last_progress;     /* delivered at the last RTO check */
+  double progress_s;        /* retransmission timer's origin: the last ACK that advanced the window
+                               (acceptance + reverse path), or the send of the first packet
+                               outstanding after none was */
+  double ack_delay_s;       /* reverse-path latency of its ACKs (-1: not computed yet) */
   int32_t inflight;         /* packets in the network */
   double last_trace_s;
   double last_tx_s;         /* NIC pacing: date and size of the flow's last packet */

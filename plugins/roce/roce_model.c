@@ -122,10 +122,10 @@ static void trace_flow(struct fabric *fab, struct roce_flow *rf)
     roce__series_add(&rs->flow_series, fab->now, rf->cc.rc_Bps, rf->cc.rt_Bps, rf->cc.alpha, rs->cfg.trace_interval_s);
 }
 
-/* Sets rf's retransmission timer rto_s from now. */
-static void rto_arm(struct fabric *fab, struct roce_flow *rf)
+/* Schedules rf's retransmission timer at date when. */
+static void rto_arm(struct fabric *fab, struct roce_flow *rf, double when)
 {
-  fabric_schedule(fab, fab->now + roce__state(fab)->cfg.rto_s, FAB_EV_MODEL, flow_arg(rf, ROCE_EV_RTO), rf);
+  fabric_schedule(fab, when, FAB_EV_MODEL, flow_arg(rf, ROCE_EV_RTO), rf);
 }
 
 static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
@@ -152,9 +152,11 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
       for (int q = 1; q < qps; q++)
         fabric_flow_split(fab, flow, share, roce__qp_key(&rs->cfg, fab->seed, flow->src_gpu, flow->dst_gpu, q));
   }
+  rf->ack_delay_s = -1;
+  rf->progress_s = fab->now;
   if (fab->fidelity == FAB_FIDELITY_PACKET && rf->line_port >= 0) {
     rf->rto_armed = 1;
-    rto_arm(fab, rf);
+    rto_arm(fab, rf, fab->now + rs->cfg.rto_s);
   }
   trace_flow(fab, rf);
 }
@@ -227,8 +229,15 @@ static int roce_on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     np_marked(fab, rf);
   if (pkt->flow->state == FLOW_ACTIVE) {
     enum gbn_verdict v = gbn_rx_receive(&rf->rx, &rs->stats.gbn, pkt->seq);
-    if (v == GBN_ACCEPT)
+    if (v == GBN_ACCEPT) {
+      /* The ACK of this packet advances the sender's window one reverse path later: the
+       * retransmission timer counts from there (the requester's local ACK timeout of IBTA Vol.1
+       * ch. 9 measures the time without an acknowledgement of outstanding packets). */
+      if (rf->ack_delay_s < 0)
+        rf->ack_delay_s = feedback_delay(fab, pkt->flow);
+      rf->progress_s = fab->now + rf->ack_delay_s;
       return FAB_ARRIVE_FORWARD;
+    }
     if (v == GBN_NACK) {
       rf->nack_psn = rf->rx.expected_psn;
       rf->nack_sent_s = fab->now;
@@ -244,6 +253,9 @@ static void roce_on_injected(struct fabric *fab, struct fab_flow *flow, struct f
   struct roce_state *rs = roce__state(fab);
   struct roce_flow *rf = flow->model_data;
   rf->inflight++;
+  /* The first packet outstanding after none was starts the retransmission timer. */
+  if (flow->injected - pkt->bytes <= flow->delivered)
+    rf->progress_s = fab->now;
   gbn_tx_on_send(&rf->tx, &rs->stats.gbn, pkt->seq, pkt->bytes);
   if (!dcqcn_on(rs) || rf->line_port < 0)
     return;
@@ -342,17 +354,27 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
     if (gbn_tx_on_nack(&rf->tx, rf->nack_psn, rf->nack_sent_s, fab->now))
       fabric_flow_rewind(fab, flow, rf->nack_psn);
     break;
-  case ROCE_EV_RTO:
-    if (flow->delivered == rf->last_progress && rf->inflight == 0 && flow->injected > flow->delivered) {
+  case ROCE_EV_RTO: {
+    /* The timeout is rto after the last progress, not a period from the flow's start (which
+     * made the effective timeout anywhere in (rto, 2 rto]): an earlier event re-dates itself. */
+    double due = rf->progress_s + rs->cfg.rto_s;
+    if (fab->now < due - 1e-15) {
+      rto_arm(fab, rf, due);
+      break;
+    }
+    if (rf->inflight == 0 && flow->injected > flow->delivered) {
       rs->stats.gbn.timeouts++;
       rf->tx.rewind_s = fab->now;
       rf->tx.rewind_psn = rf->rx.expected_psn;
       rf->rx.nack_sent = 0;
+      rf->progress_s = fab->now;
       fabric_flow_rewind(fab, flow, rf->rx.expected_psn);
     }
-    rf->last_progress = flow->delivered;
-    rto_arm(fab, rf);
+    /* Nothing outstanding, or packets still in the network (held by PFC): look again one rto
+     * later, or rto after the progress that happens meanwhile. */
+    rto_arm(fab, rf, fab->now + rs->cfg.rto_s);
     break;
+  }
   case ROCE_EV_ALPHA:
     if (fab->now < rf->alpha_due_s - 1e-15) {
       arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);

@@ -281,6 +281,36 @@ static void test_gbn_goodput_under_loss(void)
   topo_free(t);
 }
 
+/* 5b. The retransmission timer counts from the last progress (the last ACK that advanced the
+ * window, IBTA Vol.1 ch. 9 local ACK timeout), not periodically from the flow's start. A flow of 8
+ * packets whose last packet alone is lost (no later packet, so no NACK): its retransmission
+ * leaves exactly rto after the ACK of packet 7 reached the sender, i.e. its completion is the
+ * lossless one plus rto plus one round trip (ACK back, retransmission out). The seed with that
+ * loss is searched for among the first 400 (deterministic). A periodic timer from the start
+ * retransmits at start + rto, about 1.5 us earlier here. */
+static void test_rto_from_last_progress(void)
+{
+  const double lat = 1e-6, sw = 300e-9, rto = 100e-6;
+  struct topo *t = topo_single_switch(2, G400, lat, sw);
+  struct flow_def f = {0, 1, 8 * 4096, 0};
+  struct run_result clean, r;
+  const char *none[] = {"roce/dcqcn:off", "roce/rto:100us", NULL};
+  roce_run(t, FAB_FIDELITY_PACKET, 1, none, &f, 1, &clean);
+  const char *lossy[] = {"roce/dcqcn:off", "roce/rto:100us", "roce/drop-rate:0.05", NULL};
+  int found = 0;
+  for (uint64_t seed = 1; seed <= 400 && !found; seed++) {
+    roce_run(t, FAB_FIDELITY_PACKET, seed, lossy, &f, 1, &r);
+    found = r.random_drops == 1 && r.retrans_B == 4096; /* the tail packet only */
+  }
+  CU_ASSERT_FATAL(found);
+  const double path = 2 * lat + sw; /* one way: two links and the switch (cut-through) */
+  fprintf(stderr, "\n  [tail loss] FCT %.4f us, lossless %.4f us, expected lossless + rto + 2 x %.2f us\n",
+          r.fct[0] * 1e6, clean.fct[0] * 1e6, path * 1e6);
+  CU_ASSERT_EQUAL(r.done, 1);
+  CU_ASSERT_DOUBLE_EQUAL(r.fct[0], clean.fct[0] + rto + 2 * path, 1e-12);
+  topo_free(t);
+}
+
 static double rel(double a, double b) { return fabs(a - b) / b; }
 
 /* 6. Flow fidelity against packet fidelity: mean FCT within 5%. */
@@ -406,6 +436,7 @@ int main(void)
   CU_add_test(s, "pfc_congestion_spreading", test_pfc_congestion_spreading);
   CU_add_test(s, "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins);
   CU_add_test(s, "gbn_goodput_under_loss", test_gbn_goodput_under_loss);
+  CU_add_test(s, "rto_from_last_progress", test_rto_from_last_progress);
   CU_add_test(s, "flow_matches_packet", test_flow_matches_packet);
   CU_add_test(s, "nic_incast_recovers", test_nic_incast_recovers);
   CU_basic_set_mode(CU_BRM_VERBOSE);
