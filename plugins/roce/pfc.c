@@ -46,7 +46,11 @@ int pfc_should_pause(const struct pfc_params *p, const struct pfc_pg *pg, double
 
 int pfc_should_resume(const struct pfc_params *p, const struct pfc_pg *pg, double xoff_B)
 {
-  return pg->is_xoff && pg->headroom_B <= 0 && pg->shared_B <= pfc_xon(p, xoff_B);
+  /* A PG with nothing left in the shared pool resumes even when XON is below zero (a dynamic
+   * XOFF under the resume offset, the buffer nearly full): otherwise it would stay paused, its
+   * PAUSE refreshed for ever, with no byte of its own left to release. HPCC ns-3 switch-mmu.cc
+   * CheckShouldResume: hdrm == 0 && (shared_used == 0 || shared_used + offset <= threshold). */
+  return pg->is_xoff && pg->headroom_B <= 0 && (pg->shared_B <= 0 || pg->shared_B <= pfc_xon(p, xoff_B));
 }
 
 double pfc_pause_time_s(const struct pfc_params *p, double rate_Bps) { return p->quanta * 512 / (8 * rate_Bps); }
@@ -57,4 +61,14 @@ double pfc_headroom_mlx5(double rate_Bps, double latency_s, double mtu_B)
   return (301 + 2.16 * cable_m) * (rate_Bps * 8 / 1e9) + 2.72 * mtu_B;
 }
 
-double pfc_headroom_hpcc(double rate_Bps, double latency_s) { return 3 * rate_Bps * latency_s; }
+double pfc_headroom_inflight(double rate_Bps, double latency_s, double response_s, double frame_B)
+{
+  return rate_Bps * (2 * latency_s + response_s) + 2 * frame_B;
+}
+
+double pfc_headroom_hpcc(double rate_Bps, double latency_s, double response_s, double frame_B)
+{
+  double hpcc = 3 * rate_Bps * latency_s;
+  double inflight = pfc_headroom_inflight(rate_Bps, latency_s, response_s, frame_B);
+  return hpcc > inflight ? hpcc : inflight;
+}

@@ -5,14 +5,21 @@
  * the XOFF threshold, then to the PG's headroom (bytes still arriving after PAUSE was sent), and
  * dropped beyond both (a misconfiguration: lossless needs headroom >= in-flight bytes). The PG
  * sends PAUSE when it uses headroom or its shared bytes reach XOFF, and RESUME once its headroom
- * is empty and its shared bytes are at or below XON.
+ * is empty and its shared bytes are at or below XON, or it has no shared byte left (the escape
+ * for an XON below zero).
  *   static:  XOFF and XON are fixed byte counts;
  *   dynamic: XOFF = alpha x (buffer - total headroom - shared used) (Choudhury-Hahne dynamic
  *            threshold as in the HPCC ns-3 switch-mmu.cc), XON = XOFF - resume offset.
  * Headroom per port (parameters.md C):
  *   mlx5:  (301 + 2.16 cable_m) x speed_Gbps + 2.72 MTU bytes (Linux mlx5e, commit 0696d60853d5),
  *          cable length from the propagation delay at 5 ns/m;
- *   hpcc:  3 x rate x link delay (HPCC ns-3 third.cc).
+ *   hpcc:  3 x rate x link delay (HPCC ns-3 third.cc), but never less than what can arrive after
+ *          the PG sent XOFF: the bytes on the link (one delay), those the upstream port sends while
+ *          the PAUSE travels (one more delay), its response time, and two maximum frames (the one
+ *          being sent when the PAUSE lands is not preempted, and the one that crossed XOFF)
+ *          (IEEE 802.1Qbb informative annex on headroom: D-Max-Frame, D-Cable x 2, D-Resp; the
+ *          same terms as the vendors' headroom formulas, e.g. Linux mlx5e). 3 x rate x delay
+ *          alone lost packets: 15 KB at 400 Gb/s over 100 ns is under four 4 KB frames.
  * A PAUSE carries quanta of 512 bit times; the receiver of a PAUSE stops for quanta x 512 / rate
  * unless refreshed or resumed (XON is a PAUSE with quanta 0). */
 #ifndef SGFABRIC_PFC_H
@@ -57,6 +64,9 @@ int pfc_should_resume(const struct pfc_params *p, const struct pfc_pg *pg, doubl
 /* Duration of a PAUSE of p->quanta at rate_Bps. */
 double pfc_pause_time_s(const struct pfc_params *p, double rate_Bps);
 double pfc_headroom_mlx5(double rate_Bps, double latency_s, double mtu_B);
-double pfc_headroom_hpcc(double rate_Bps, double latency_s);
+/* What can arrive after XOFF: rate x (2 delay + response) + 2 frames. */
+double pfc_headroom_inflight(double rate_Bps, double latency_s, double response_s, double frame_B);
+/* max(3 x rate x delay, pfc_headroom_inflight). */
+double pfc_headroom_hpcc(double rate_Bps, double latency_s, double response_s, double frame_B);
 
 #endif

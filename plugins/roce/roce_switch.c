@@ -19,8 +19,12 @@ void roce__switch_init(struct fabric *fab)
     ecn_red_scale(&rp->ecn, &rs->cfg.ecn_ref, rs->cfg.ecn_ref_rate_Bps, tp->rate_Bps);
     if (t->nodes[tp->node].kind != TOPO_SWITCH)
       continue;
+    /* hpcc: the response term is the switch latency: a cut-through switch admits a packet (and
+     * decides XOFF) a switch latency after its head arrived, so the upstream port's bytes reach
+     * the buffer that much later than they left it; the upstream port itself stops at once. */
     rp->headroom_B = rs->cfg.headroom_mode == 0   ? pfc_headroom_mlx5(tp->rate_Bps, tp->latency_s, fab->mtu)
-                     : rs->cfg.headroom_mode == 1 ? pfc_headroom_hpcc(tp->rate_Bps, tp->latency_s)
+                     : rs->cfg.headroom_mode == 1 ? pfc_headroom_hpcc(tp->rate_Bps, tp->latency_s,
+                                                                      fab->switch_latency_s, fab->mtu)
                                                   : rs->cfg.headroom_fixed_B;
     if (rp->headroom_B < fab->mtu)
       rp->headroom_B = fab->mtu;

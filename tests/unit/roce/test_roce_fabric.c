@@ -142,6 +142,32 @@ static void test_pfc_incast_lossless(void)
   topo_free(t);
 }
 
+/* 2b. The hpcc headroom is what can arrive after XOFF (IEEE 802.1Qbb headroom annex): an 8-to-1
+ * incast of 4 MB at 400 Gb/s on tiny-16 (DCQCN off, so PFC alone holds it) loses nothing. With
+ * the former 3 x rate x delay (15 KB) it dropped 3,248 packets; a fixed headroom 4.7 KB under
+ * the computed 24,692 B still drops, so the bound is tight. */
+static void test_pfc_hpcc_headroom_lossless(void)
+{
+  struct platform *pl = load_shipped("tiny-16.xml");
+  struct flow_def flows[8];
+  for (int i = 0; i < 8; i++)
+    flows[i] = (struct flow_def){8 + i, 0, 4194304, 0};
+  struct run_result r;
+  const char *hpcc[] = {"roce/dcqcn:off", "roce/pfc-headroom:hpcc", NULL};
+  roce_run(pl->topo, FAB_FIDELITY_PACKET, 1, hpcc, flows, 8, &r);
+  fprintf(stderr, "\n  [hpcc headroom] drops %llu, pauses %llu, last FCT %.1f us\n", (unsigned long long)r.drops,
+          (unsigned long long)r.pauses, r.max_fct * 1e6);
+  CU_ASSERT_EQUAL(r.done, 8);
+  CU_ASSERT_EQUAL(r.drops, 0);
+  CU_ASSERT(r.pauses > 0);
+  const char *small[] = {"roce/dcqcn:off", "roce/pfc-headroom:20000", NULL};
+  roce_run(pl->topo, FAB_FIDELITY_PACKET, 1, small, flows, 8, &r);
+  fprintf(stderr, "  [headroom 20000 B] drops %llu\n", (unsigned long long)r.drops);
+  CU_ASSERT(r.drops > 0);
+  CU_ASSERT_EQUAL(r.done, 8);
+  platform_free(pl);
+}
+
 /* 3. Congestion spreading: 3 local senders and 1 remote one (through the spine) into gpu0 under
  * leaf0; a victim from leaf1 to idle gpu1 under leaf0 shares the spine->leaf0 link with the
  * remote incast flow. */
@@ -433,6 +459,7 @@ int main(void)
   CU_pSuite s = CU_add_suite("roce_fabric", NULL, NULL);
   CU_add_test(s, "dcqcn_two_flows_converge", test_dcqcn_two_flows_converge);
   CU_add_test(s, "pfc_incast_lossless", test_pfc_incast_lossless);
+  CU_add_test(s, "pfc_hpcc_headroom_lossless", test_pfc_hpcc_headroom_lossless);
   CU_add_test(s, "pfc_congestion_spreading", test_pfc_congestion_spreading);
   CU_add_test(s, "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins);
   CU_add_test(s, "gbn_goodput_under_loss", test_gbn_goodput_under_loss);

@@ -121,6 +121,36 @@ static void test_pfc_pause_and_resume(void)
   CU_ASSERT_DOUBLE_EQUAL(pfc_xoff(&d, 8e6), 1e6, 1e-6);
 }
 
+/* Resume escape (HPCC ns-3 switch-mmu.cc CheckShouldResume): with the buffer nearly full the
+ * dynamic XOFF falls under the 3 KB resume offset, so XON is negative; a paused PG whose shared
+ * bytes are all gone must still resume, or it stays paused for ever (its PAUSE refreshed while
+ * nothing of its own is left to release). */
+static void test_pfc_resume_escape(void)
+{
+  struct pfc_params d = {1, PFC_DYNAMIC, 0, 0, 0.125, 3e3, 65535};
+  struct pfc_pg pg = {.shared_B = 4096, .headroom_B = 0, .is_xoff = 1};
+  double xoff = pfc_xoff(&d, 16e3); /* 2 KB of free shared buffer x 1/8 */
+  CU_ASSERT_DOUBLE_EQUAL(xoff, 2e3, 1e-9);
+  CU_ASSERT(pfc_xon(&d, xoff) < 0);
+  CU_ASSERT(!pfc_should_resume(&d, &pg, xoff)); /* still holds shared bytes, above XON */
+  pfc_release(&pg, 4096);
+  CU_ASSERT_DOUBLE_EQUAL(pg.shared_B, 0, 0);
+  CU_ASSERT(pfc_should_resume(&d, &pg, xoff)); /* the escape: nothing left in the shared pool */
+  pg.headroom_B = 1000;
+  CU_ASSERT(!pfc_should_resume(&d, &pg, xoff)); /* but never with headroom in use */
+}
+
+/* What can arrive after XOFF (IEEE 802.1Qbb informative headroom annex: two cable delays, the
+ * response time and two maximum frames). 400 Gb/s, 100 ns links, 130 ns switch: 50e9 x 330 ns
+ * + 2 x 4096 = 24,692 B, above HPCC's 3 x rate x delay = 15 KB, which lost packets; a 10 us link
+ * keeps HPCC's larger value. */
+static void test_pfc_headroom_inflight(void)
+{
+  CU_ASSERT_DOUBLE_EQUAL(pfc_headroom_inflight(50e9, 100e-9, 130e-9, 4096), 16500 + 8192, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(pfc_headroom_hpcc(50e9, 100e-9, 130e-9, 4096), 24692, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(pfc_headroom_hpcc(50e9, 10e-6, 130e-9, 4096), 3 * 50e9 * 10e-6, 1e-6);
+}
+
 static void test_gbn_nack_once_and_go_back(void)
 {
   struct gbn_rx rx;
@@ -252,6 +282,8 @@ int main(void)
   CU_add_test(s, "dcqcn_firmware_clamp", test_dcqcn_firmware_clamp);
   CU_add_test(s, "ecn_red_profile", test_ecn_red_profile);
   CU_add_test(s, "pfc_pause_and_resume", test_pfc_pause_and_resume);
+  CU_add_test(s, "pfc_resume_escape", test_pfc_resume_escape);
+  CU_add_test(s, "pfc_headroom_inflight", test_pfc_headroom_inflight);
   CU_add_test(s, "gbn_nack_once_and_go_back", test_gbn_nack_once_and_go_back);
   CU_add_test(s, "roce_bad_parameters_refused", test_roce_bad_parameters_refused);
   CU_add_test(s, "dcqcn_nic_alpha_firmware", test_dcqcn_nic_alpha_firmware);
