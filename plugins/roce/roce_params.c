@@ -32,6 +32,11 @@ static const struct param_def roce_params[] = {
     {"roce/pfc-quanta", PARAM_INT, UNIT_NONE, "65535", 1, 65535, NULL,
      "Pause quanta (512 bit times each) of a PAUSE; refreshed at half while XOFF holds",
      "IEEE 802.1Qbb 16-bit field; Intel Ethernet docs 512 bit times"},
+    {"roce/lossy-alpha", PARAM_REAL, UNIT_NONE, "1", 1.0 / 128, 64, NULL,
+     "PFC off: an egress queue may hold at most alpha x the switch's free buffer (dynamic threshold); "
+     "beyond it arriving packets are dropped",
+     "Choudhury & Hahne, IEEE/ACM ToN 1998 (alpha 1: one congested queue takes half the buffer); shared-buffer "
+     "ASICs' dynamic_th 0 (alpha = 2^0)"},
     {"roce/buffer", PARAM_REAL, UNIT_BYTES, "32MB", 16e3, 1e12, NULL, "Shared packet buffer of each switch",
      "HPCC ns-3 mix/config.txt BUFFER_SIZE 32 MB (Spectrum-3 64 MB, TH2 42 MB)"},
     {"roce/priority", PARAM_INT, UNIT_NONE, "3", 0, 7, NULL, "Ethernet priority (PFC class) of RoCE data",
@@ -177,6 +182,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->pfc.resume_offset_B = param_get(ps, "roce/pfc-resume-offset");
   c->pfc.quanta = param_get(ps, "roce/pfc-quanta");
   c->buffer_B = param_get(ps, "roce/buffer");
+  c->lossy_alpha = param_get(ps, "roce/lossy-alpha");
   c->priority = param_get_int(ps, "roce/priority");
   c->ecn_enabled = param_get_int(ps, "roce/ecn");
   c->ecn_ref.kmin_B = param_get(ps, "roce/ecn-kmin");

@@ -161,7 +161,15 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     rs->stats.drops_buffer++;
     return FAB_ARRIVE_DROP;
   }
-  if (!rs->cfg.pfc.enabled && sw->shared_used_B + bytes > rs->cfg.buffer_B) {
+  int egress = fabric_route_packet(fab, pkt);
+  /* Lossy (PFC off): the dynamic threshold of shared-buffer switches (Choudhury & Hahne,
+   * "Dynamic queue length thresholds for shared-memory packet switches", IEEE/ACM ToN 1998): an
+   * egress queue may grow to alpha x the free buffer, so one congested queue settles at
+   * alpha / (1 + alpha) of the buffer and drops there, leaving room for the other queues;
+   * before, a lossy switch dropped only when the whole buffer was full. */
+  if (!rs->cfg.pfc.enabled &&
+      (sw->shared_used_B + bytes > rs->cfg.buffer_B ||
+       fab->ports[egress].queued_bytes[pkt->queue] + bytes > rs->cfg.lossy_alpha * (rs->cfg.buffer_B - sw->used_B))) {
     pg->shared_B -= bytes;
     rs->stats.drops_buffer++;
     return FAB_ARRIVE_DROP;
@@ -175,7 +183,6 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     pg->is_xoff = 1;
     send_pause(fab, ingress, pkt->queue);
   }
-  int egress = fabric_route_packet(fab, pkt);
   if (egress == rs->cfg.trace_port)
     roce__series_add(&rs->port_series, fab->now, fab->ports[egress].total_queued + bytes, rs->ports[egress].is_paused[pkt->queue],
                      sw->used_B, rs->cfg.trace_interval_s);

@@ -168,6 +168,33 @@ static void test_pfc_hpcc_headroom_lossless(void)
   platform_free(pl);
 }
 
+/* 2c. Lossy RoCE (PFC off) drops where shared-buffer ASICs drop: at the dynamic threshold of
+ * Choudhury & Hahne (IEEE/ACM ToN 1998), a queue limited to alpha x the free buffer. A 2-into-1
+ * incast (2 x 4 MB at 400 Gb/s, DCQCN off, 2 MB buffer): with alpha = 1 the congested queue
+ * settles at B / 2 and drops there, the buffer never more than half full; with alpha = 64 the
+ * queue may take 64/65 of the buffer, the former behaviour of dropping only when it is full. */
+static void test_lossy_dynamic_threshold(void)
+{
+  struct topo *t = topo_single_switch(3, G400, 1e-6, 300e-9);
+  struct flow_def flows[] = {{1, 0, 4e6, 0}, {2, 0, 4e6, 0}};
+  struct run_result r;
+  const char *dt[] = {"roce/dcqcn:off", "roce/pfc:off", "roce/buffer:2MB", NULL};
+  roce_run(t, FAB_FIDELITY_PACKET, 1, dt, flows, 2, &r);
+  fprintf(stderr, "\n  [lossy, alpha 1] drops %llu, peak buffer %.0f KB of 2000 KB, last FCT %.1f us\n",
+          (unsigned long long)r.drops, r.peak_buffer / 1e3, r.max_fct * 1e6);
+  CU_ASSERT_EQUAL(r.done, 2);
+  CU_ASSERT(r.buffer_drops > 0);
+  CU_ASSERT(r.peak_buffer <= 1e6 + 2 * 4096); /* alpha / (1 + alpha) of the buffer, plus the frame in service */
+  CU_ASSERT(r.peak_buffer > 1e6 - 2 * 4096);
+  const char *full[] = {"roce/dcqcn:off", "roce/pfc:off", "roce/buffer:2MB", "roce/lossy-alpha:64", NULL};
+  roce_run(t, FAB_FIDELITY_PACKET, 1, full, flows, 2, &r);
+  fprintf(stderr, "  [lossy, alpha 64] drops %llu, peak buffer %.0f KB\n", (unsigned long long)r.drops,
+          r.peak_buffer / 1e3);
+  CU_ASSERT(r.buffer_drops > 0);
+  CU_ASSERT(r.peak_buffer > 1.9e6);
+  topo_free(t);
+}
+
 /* 3. Congestion spreading: 3 local senders and 1 remote one (through the spine) into gpu0 under
  * leaf0; a victim from leaf1 to idle gpu1 under leaf0 shares the spine->leaf0 link with the
  * remote incast flow. */
@@ -460,6 +487,7 @@ int main(void)
   CU_add_test(s, "dcqcn_two_flows_converge", test_dcqcn_two_flows_converge);
   CU_add_test(s, "pfc_incast_lossless", test_pfc_incast_lossless);
   CU_add_test(s, "pfc_hpcc_headroom_lossless", test_pfc_hpcc_headroom_lossless);
+  CU_add_test(s, "lossy_dynamic_threshold", test_lossy_dynamic_threshold);
   CU_add_test(s, "pfc_congestion_spreading", test_pfc_congestion_spreading);
   CU_add_test(s, "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins);
   CU_add_test(s, "gbn_goodput_under_loss", test_gbn_goodput_under_loss);
