@@ -57,13 +57,16 @@ def main():
         "-o", long_links)
     sgf("platform", "--gpus", "9", "--gpus-per-node", "1", "--radix", "32", "-o", short_links)
     buffers = [64, 128, 256, 512, 1024, 2048]
-    window = {f: [flows("window-%d" % b, long_links, [(0, 1, 16000000)], f, "ib/buffer-per-vl:%dKiB" % b)[0][2]
+    # 10 us links are long-haul: beyond 2,048 blocks (128 KiB) of credit only ib/long-haul advertises the buffer.
+    window = {f: [flows("window-%d" % b, long_links, [(0, 1, 16000000)], f, "ib/buffer-per-vl:%dKiB" % b,
+                        "ib/long-haul:on")[0][2]
                   for b in buffers] for f in ("packet", "flow")}
     rtt = 2 * 10e-6 + MTU / LINE + CREDIT_DELAY
     # docs/ib.md: min over hops of floor(buffer / MTU) x MTU / RTT_hop; the hop into the switch adds its latency.
     # A transfer's throughput is bytes / FCT, and FCT adds the path's latency, measured with one packet.
     cap = [(b * 1024 // MTU) * MTU / (rtt + SWITCH) for b in buffers]
-    one_packet = flows("window-latency", long_links, [(0, 1, MTU)], "packet", "ib/buffer-per-vl:2048KiB")[0][2]
+    one_packet = flows("window-latency", long_links, [(0, 1, MTU)], "packet", "ib/buffer-per-vl:2048KiB",
+                       "ib/long-haul:on")[0][2]
     latency = MTU / one_packet - MTU / LINE
     expected = [16e6 / (16e6 / min(LINE, c) + latency) for c in cap]
     incast = {f: flows("incast", short_links, [(1 + i, 0, 2000000) for i in range(8)], f,

@@ -9,6 +9,9 @@
 #include "ib_lft.h"
 #include "ib_vlarb.h"
 
+/* Most credit a port can advertise per VL (IBTA Vol.1 7.9.4: 12-bit FCCL/FCTBS, modulo 4,096). */
+#define IB_MAX_CREDIT_BLOCKS 2048
+
 typedef enum { IB_ROUTING_DMODK, IB_ROUTING_AR } ib_routing;
 typedef enum { IB_QUEUE_VOQ, IB_QUEUE_FIFO } ib_input_queue;
 
@@ -16,7 +19,9 @@ typedef enum { IB_QUEUE_VOQ, IB_QUEUE_FIFO } ib_input_queue;
 struct ib_params {
   uint32_t mtu_bytes;          /* packet payload, IBTA MTU */
   uint32_t block_bytes;        /* credit unit (64) */
-  int32_t buffer_blocks;       /* receive buffer per VL per input port, in blocks */
+  int32_t buffer_blocks;       /* credit advertised per VL per input port, in blocks (<= 2,048 unless long-haul) */
+  double buffer_bytes;         /* the receive buffer per VL it comes from (ib/buffer-per-vl, whole blocks) */
+  int long_haul;               /* lift the 2,048-block cap */
   int num_vls;                 /* data VLs, 1..8 */
   uint8_t sl2vl[IB_NUM_SLS];   /* SL -> VL */
   struct ib_vlarb_table vlarb; /* arbitration tables of every output port */

@@ -149,7 +149,8 @@ static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
     fprintf(out, "%s\"ib_peak_buffer_at\": \"%s input from %s, VL %d\",\n", indent,
             t->nodes[t->ports[p].peer_node].name, t->nodes[t->ports[p].node].name, st->stats.peak_buffer_vl);
   }
-  fprintf(out, "%s\"ib_buffer_per_vl_bytes\": %.17g,\n", indent, (double)st->p.buffer_blocks * st->p.block_bytes);
+  fprintf(out, "%s\"ib_buffer_per_vl_bytes\": %.17g,\n", indent, st->p.buffer_bytes);
+  fprintf(out, "%s\"ib_credit_per_vl_bytes\": %.17g,\n", indent, (double)st->p.buffer_blocks * st->p.block_bytes);
   fprintf(out, "%s\"adaptive_routing_decisions\": %llu,\n", indent, (unsigned long long)st->stats.ar_decisions);
   fprintf(out, "%s\"adaptive_routing_deviations\": %llu,\n", indent, (unsigned long long)st->stats.ar_deviations);
   fprintf(out, "%s\"flow_window_caps\": %llu,\n", indent, (unsigned long long)st->stats.window_caps);

@@ -20,6 +20,12 @@ static const struct param_def ib_params[] = {
     {"ib/buffer-per-vl", PARAM_INT, UNIT_BYTES, "64KiB", 0, 1e9, NULL,
      "Receive buffer per data VL per input port (switch input buffer, HCA receive buffer)",
      "ib_flit_sim: IS4 ibuf 1000 x 64B flits per port; NDR sizes unpublished"},
+    {"ib/long-haul", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
+     "Lift the cap of 2,048 blocks (128 KiB) on the credit a port advertises per VL, for long-haul links whose "
+     "buffers hold the bandwidth-delay product (range extenders); off: a larger ib/buffer-per-vl is advertised as "
+     "2,048 blocks",
+     "IBTA Vol.1 7.9.4: FCCL and FCTBS are 12-bit counters compared modulo 4,096, so at most 2,048 blocks of "
+     "credit can be outstanding; long-haul extenders (e.g. NVIDIA MetroX) buffer beyond it"},
     {"ib/num-vls", PARAM_INT, UNIT_NONE, "1", 0, 15, NULL, "Data VLs per port (1 to 8)",
      "IBTA Vol.1 7.6.3: 1, 2, 4, 8 or 15 data VLs; NCCL uses one SL by default"},
     {"ib/sl2vl", PARAM_TEXT, UNIT_NONE, "mod", 0, 0, NULL,
@@ -32,7 +38,7 @@ static const struct param_def ib_params[] = {
      "Low-priority VL arbitration table 'VL:weight,...', or 'equal' (every data VL, weight 64 = 4 KB)",
      "IBTA Vol.1 7.6.9 VLArbitrationTable"},
     {"ib/vlarb-high-limit", PARAM_INT, UNIT_NONE, "16", 0, 255, NULL,
-     "High-priority bytes (4 KB units) sent before a waiting low-priority packet goes; 255 unlimited",
+     "High-priority bytes (4 KB units) sent before a waiting low-priority packet goes; 0: one high-priority packet per low-priority opportunity; 255 unlimited",
      "IBTA Vol.1 7.6.9 LimitOfHighPriority; ib_flit_sim vlHighLimit 16"},
     {"ib/switch-latency", PARAM_TEXT, UNIT_SECONDS, "platform", 0, 0, NULL,
      "Switch cut-through latency, e.g. 110ns; 'platform' keeps the platform's sgfabric/switch-latency",
@@ -110,6 +116,13 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
              buffer, mtu, mtu);
     return -1;
   }
+  /* FCCL and FCTBS are 12-bit fields compared modulo 4,096 (IBTA Vol.1 7.9.4): a credit limit
+   * more than 2,048 blocks ahead of the blocks sent would read as behind, so a port advertises at
+   * most 2,048 blocks per VL, whatever buffer it has, unless the link is long-haul. */
+  p->long_haul = param_get_int(set, "ib/long-haul");
+  p->buffer_bytes = (double)p->buffer_blocks * block;
+  if (!p->long_haul && p->buffer_blocks > IB_MAX_CREDIT_BLOCKS)
+    p->buffer_blocks = IB_MAX_CREDIT_BLOCKS;
   p->num_vls = param_get_int(set, "ib/num-vls");
   if (p->num_vls < 1 || p->num_vls > IB_MAX_VLS) {
     snprintf(err, errlen, "ib/num-vls: %d data VLs; this model supports 1 to %d", p->num_vls, IB_MAX_VLS);

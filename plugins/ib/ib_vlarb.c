@@ -89,7 +89,12 @@ int ib_vlarb_pick(const struct ib_vlarb_table *tab, struct ib_vlarb_state *s, ui
     return -1;
   int high = table_has(tab, 0, eligible);
   int low = table_has(tab, 1, eligible);
-  int over_limit = tab->high_limit < 255 && s->high_bytes >= 4096 * tab->high_limit;
+  /* LimitOfHighPriority (IBTA Vol.1 7.6.9): high-priority packets may go while fewer than
+   * limit x 4 KB were sent since the low table last had its opportunity (the last packet may
+   * overrun); 0 is not "never": a single high-priority packet goes, then the low table gets
+   * its opportunity. 255: no limit. */
+  int over_limit = tab->high_limit < 255 &&
+                   (tab->high_limit == 0 ? s->high_bytes > 0 : s->high_bytes >= 4096 * tab->high_limit);
   int t = high && !(low && over_limit) ? 0 : low ? 1 : -1;
   if (t < 0)
     return -1;

@@ -5,7 +5,8 @@
  * units; an entry may send while its remaining weight is above zero (a packet may overdraw it),
  * then the table moves to its next entry; an entry whose VL has nothing eligible is skipped.
  * The high table is served first, but after LimitOfHighPriority × 4 KB of high-priority bytes
- * a waiting low-priority packet goes next (limit 255: unlimited). Entries of weight 0 are
+ * a waiting low-priority packet goes next (limit 255: unlimited; limit 0: one high-priority
+ * packet per low-priority opportunity). Entries of weight 0 are
  * unused. */
 #ifndef SGFABRIC_IB_VLARB_H
 #define SGFABRIC_IB_VLARB_H

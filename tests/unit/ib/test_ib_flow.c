@@ -83,9 +83,9 @@ static void test_ib_flow_matches_packet(void)
   /* 2: credit window */
   t = topo_single_switch(2, RATE, 10e-6, SWITCH_LAT);
   x[0] = (struct xfer){.src = 0, .dst = 1, .bytes = 16e6};
-  const char *window[] = {"ib/buffer-per-vl:256KiB", NULL};
+  const char *window[] = {"ib/buffer-per-vl:256KiB", "ib/long-haul:on", NULL}; /* 10 us: long-haul */
   CU_ASSERT(fabs(compare("2 credit window, 10 us links, 256 KiB/VL", t, window, x, 1)) <= 0.05);
-  const char *bdp[] = {"ib/buffer-per-vl:2MiB", NULL};
+  const char *bdp[] = {"ib/buffer-per-vl:2MiB", "ib/long-haul:on", NULL};
   CU_ASSERT(fabs(compare("2 credit window, 10 us links, 2 MiB/VL", t, bdp, x, 1)) <= 0.05);
   topo_free(t);
   /* 4: routing on ft2-128 */

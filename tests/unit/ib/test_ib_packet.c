@@ -75,11 +75,21 @@ static void test_ib_credit_window_limits_long_links(void)
 {
   struct topo *t = topo_single_switch(2, RATE, 10e-6, SWITCH_LAT);
   double rtt = 2 * 10e-6 + SWITCH_LAT + 4096 / RATE + 256e-9;
-  const char *small[] = {"ib/buffer-per-vl:256KiB", NULL};
-  const char *large[] = {"ib/buffer-per-vl:2MiB", NULL};
+  /* 10 us is 2 km of fibre: beyond 2,048 blocks of credit only a long-haul link advertises its
+   * buffer (IBTA Vol.1 7.9.4, 12-bit FCCL/FCTBS). */
+  const char *small[] = {"ib/buffer-per-vl:256KiB", "ib/long-haul:on", NULL};
+  const char *large[] = {"ib/buffer-per-vl:2MiB", "ib/long-haul:on", NULL};
   double expect = 262144 / rtt;
   double got_small = steady_rate(t, small, 64e6, FAB_FIDELITY_PACKET);
   double got_large = steady_rate(t, large, 64e6, FAB_FIDELITY_PACKET);
+  /* Without the long-haul option the 2 MiB buffer advertises 2,048 blocks = 128 KiB. */
+  const char *capped[] = {"ib/buffer-per-vl:2MiB", NULL};
+  double got_capped = steady_rate(t, capped, 64e6, FAB_FIDELITY_PACKET);
+  double got_capped_flow = steady_rate(t, capped, 64e6, FAB_FIDELITY_FLOW);
+  fprintf(stderr, "\n    2 MiB/VL without ib/long-haul: %.3f GB/s packet, %.3f GB/s flow (128 KiB/RTT %.3f GB/s)",
+          got_capped / 1e9, got_capped_flow / 1e9, 131072 / rtt / 1e9);
+  CU_ASSERT(within(got_capped, 131072 / rtt, 0.02));
+  CU_ASSERT(within(got_capped_flow, 131072 / rtt, 0.02));
   fprintf(stderr,
           "\n    10 us links, BDP %.0f B: 256 KiB/VL -> %.3f GB/s (buffer/RTT %.3f GB/s, %+.2f%%); 2 MiB/VL -> %.3f GB/s "
           "(%.2f%% of line)\n",

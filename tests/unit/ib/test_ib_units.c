@@ -70,6 +70,20 @@ static void test_ib_vlarb_high_priority_limit(void)
   }
   int expected[6] = {1, 1, 0, 1, 1, 0};
   CU_ASSERT_EQUAL(memcmp(seq, expected, sizeof seq), 0);
+  /* IBTA Vol.1 7.6.9: with LimitOfHighPriority 0 a single high-priority packet goes before the
+   * low-priority table gets an opportunity (formerly 0 starved the high table: every pick went
+   * low while a low-priority packet waited). */
+  tab.high_limit = 0;
+  memset(&s, 0, sizeof s);
+  for (int i = 0; i < 6; i++) {
+    seq[i] = ib_vlarb_pick(&tab, &s, 3);
+    ib_vlarb_charge(&tab, &s, i % 2 ? 4096 : 256); /* one packet, whatever its size */
+  }
+  int alternate[6] = {1, 0, 1, 0, 1, 0};
+  CU_ASSERT_EQUAL(memcmp(seq, alternate, sizeof seq), 0);
+  CU_ASSERT_EQUAL(ib_vlarb_pick(&tab, &s, 1u << 1), 1); /* no low packet waiting: high goes on */
+  ib_vlarb_charge(&tab, &s, 4096);
+  CU_ASSERT_EQUAL(ib_vlarb_pick(&tab, &s, 1u << 1), 1);
 }
 
 static void test_ib_vlarb_parse_refuses_missing_vl(void)
