@@ -106,6 +106,8 @@ struct fabric *fabric_new(struct topo *topo, const struct param_set *params, con
     fabric_free(fab);
     return NULL;
   }
+  /* The model chose its framing (and maybe the MTU): flow capacities are payload rates. */
+  flow_engine_init_capacity(fab);
   return fab;
 }
 
@@ -269,8 +271,8 @@ double fabric_path_tail_latency(const struct fabric *fab, const struct fab_flow 
       latency += fab->switch_latency_s;
     else if (peer->kind == TOPO_NVSWITCH)
       latency += t->nvswitch_latency_s;
-    if (h > 0 && fab->switching == FAB_SWITCHING_STORE_AND_FORWARD)
-      latency += packet_bytes / p->rate_Bps;
+    if (h > 0 && fab->switching == FAB_SWITCHING_STORE_AND_FORWARD && packet_bytes > 0)
+      latency += (packet_bytes + (p->is_nvlink ? 0 : fab->frame_overhead_B)) / p->rate_Bps;
   }
   return latency;
 }

@@ -196,6 +196,8 @@ struct fabric {
   fab_switching switching;
   fab_routing routing;
   double mtu;
+  double frame_overhead_B; /* wire bytes of a packet beyond its payload (headers, CRCs, preamble,
+                              inter-frame gap): a model sets it in init; 0 (ideal) by default */
   double nic_latency_s;
   double switch_latency_s; /* cut-through latency of a switch: the platform's, a model may override it */
   uint64_t seed;
@@ -292,6 +294,10 @@ void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_B
  * component when it changes, and returns whether it changed. */
 int fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps);
 double fabric_port_capacity(const struct fabric *fab, int port);
+/* Framing (fab->frame_overhead_B): the rate at which a fabric port carries payload when its
+ * packets are full MTUs, line rate x MTU / (MTU + overhead); NVLink ports carry no framing. The
+ * flow engine shares this out (its default port capacity). */
+double fabric_port_payload_rate(const struct fabric *fab, int port);
 /* Flow engine: how many active flows cross a port (its load, for routing choices). */
 int fabric_port_flow_count(const struct fabric *fab, int port);
 /* Flow engine: the flows currently holding bandwidth. */
@@ -311,6 +317,8 @@ void pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow);
 void pkt_engine_forget_flow(struct fabric *fab, struct fab_flow *flow);
 void pkt_engine_event(struct fabric *fab, const struct fab_event *ev);
 struct flow_engine *flow_engine_new(struct fabric *fab);
+/* Sets every port's capacity to its payload rate (after the model's init chose the framing). */
+void flow_engine_init_capacity(struct fabric *fab);
 void flow_engine_free(struct flow_engine *fe);
 void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow);
 void flow_engine_event(struct fabric *fab, const struct fab_event *ev);

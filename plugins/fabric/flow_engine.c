@@ -159,6 +159,21 @@ void fabric_flow_caps_changed(struct fabric *fab)
   request_recompute(fab);
 }
 
+double fabric_port_payload_rate(const struct fabric *fab, int port)
+{
+  const struct topo_port *tp = &fab->topo->ports[port];
+  if (tp->is_nvlink || fab->frame_overhead_B <= 0)
+    return tp->rate_Bps;
+  return tp->rate_Bps * fab->mtu / (fab->mtu + fab->frame_overhead_B);
+}
+
+void flow_engine_init_capacity(struct fabric *fab)
+{
+  struct flow_engine *fe = fab->fe;
+  for (int p = 0; fe != NULL && fe->capacity != NULL && p < fab->topo->n_ports; p++)
+    fe->capacity[p] = fabric_port_payload_rate(fab, p);
+}
+
 int fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps)
 {
   struct flow_engine *fe = fab->fe;

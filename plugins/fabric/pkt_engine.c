@@ -178,7 +178,9 @@ static void port_try_send(struct fabric *fab, int port)
     return;
   if (fab->model->on_transmit)
     fab->model->on_transmit(fab, port, pkt);
-  double serialise = pkt->bytes / tp->rate_Bps;
+  /* Framing: the wire carries the payload plus the fabric's per-packet overhead (headers, CRCs,
+   * and on Ethernet preamble and inter-frame gap), fab->frame_overhead_B. */
+  double serialise = (pkt->bytes + fab->frame_overhead_B) / tp->rate_Bps;
   double end = fab->now + serialise;
   if (end < pkt->tail_s)
     end = pkt->tail_s; /* cut-through cannot outrun the tail still arriving */

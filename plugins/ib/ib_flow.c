@@ -28,21 +28,21 @@ double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow)
 {
   const struct ib_state *st = ib__state(fab);
   const struct topo *t = fab->topo;
-  double window = floor((double)st->p.buffer_blocks * st->p.block_bytes / st->p.mtu_bytes) * st->p.mtu_bytes;
+  /* Full packets the credit holds (each its headers included), in payload bytes. */
+  double window = floor((double)st->p.buffer_blocks / ib__packet_blocks(&st->p, st->p.mtu_bytes)) * st->p.mtu_bytes;
   double cap = INFINITY;
   for (int h = 0; h < flow->hops; h++) {
     const struct topo_port *p = &t->ports[flow->path[h]];
     if (p->is_nvlink)
       continue;
-    double rtt = 2 * p->latency_s + st->p.mtu_bytes / p->rate_Bps + st->p.credit_delay_s;
+    double rtt = 2 * p->latency_s + (st->p.mtu_bytes + st->p.header_bytes) / p->rate_Bps + st->p.credit_delay_s;
     if (t->nodes[p->peer_node].kind == TOPO_SWITCH)
       rtt += fab->switch_latency_s;
     int shared = h == 0 || h == flow->hops - 1 ? ib__flow_parts(flow) : 1;
     if (window / rtt / shared < cap)
       cap = window / rtt / shared;
   }
-  const struct topo_port *first = &t->ports[flow->path[0]];
-  return cap < first->rate_Bps / ib__flow_parts(flow) ? cap : 0;
+  return cap < fabric_port_payload_rate(fab, flow->path[0]) / ib__flow_parts(flow) ? cap : 0;
 }
 
 /* The path of a flow, or of one of its parts, under adaptive routing, written to ports (hop count
@@ -306,14 +306,14 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     /* with one up-port there is no choice to get wrong */
     double loss = ports < 2 ? 0 : fmax(0, leaf_loss(st->p.ar_imbalance, leg, lo, hi, ports, capacity));
     for (size_t k = lo; k < hi; k++)
-      st->stats.ar_derates += fabric_port_set_capacity(fab, leg[k].nic, (1 - loss) * t->ports[leg[k].nic].rate_Bps);
+      st->stats.ar_derates += fabric_port_set_capacity(fab, leg[k].nic, (1 - loss) * fabric_port_payload_rate(fab, leg[k].nic));
   }
   /* A NIC without spread flows any more gets its line rate back when it is next in a recomputed
    * component. */
   for (size_t i = 0; i < n; i++) {
     int p = flows[i]->path[0];
     if (st->nic_demand[p] == 0)
-      fabric_port_set_capacity(fab, p, t->ports[p].rate_Bps);
+      fabric_port_set_capacity(fab, p, fabric_port_payload_rate(fab, p));
   }
   for (size_t k = 0; k < m; k++)
     st->nic_demand[leg[k].nic] = 0;

@@ -19,6 +19,7 @@ typedef enum { IB_QUEUE_VOQ, IB_QUEUE_FIFO } ib_input_queue;
 struct ib_params {
   uint32_t mtu_bytes;          /* packet payload, IBTA MTU */
   uint32_t block_bytes;        /* credit unit (64) */
+  uint32_t header_bytes;       /* LRH + BTH + ICRC + VCRC of every packet (26) */
   int32_t buffer_blocks;       /* credit advertised per VL per input port, in blocks (<= 2,048 unless long-haul) */
   double buffer_bytes;         /* the receive buffer per VL it comes from (ib/buffer-per-vl, whole blocks) */
   int long_haul;               /* lift the 2,048-block cap */
@@ -134,6 +135,13 @@ struct ib_state {
 enum { IB_EV_CREDIT = 1, IB_EV_KICK = 2, IB_EV_SAMPLE = 3 };
 
 static inline struct ib_state *ib__state(const struct fabric *fab) { return fab->model_state; }
+
+/* Credit blocks of a packet of payload bytes: the whole packet, headers and CRCs included, is
+ * buffered (IBTA Vol.1 7.9). */
+static inline int32_t ib__packet_blocks(const struct ib_params *p, uint32_t payload)
+{
+  return ib_credit_blocks(payload + p->header_bytes, p->block_bytes);
+}
 
 int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t errlen);
 

@@ -26,6 +26,10 @@ static const struct param_def ib_params[] = {
      "2,048 blocks",
      "IBTA Vol.1 7.9.4: FCCL and FCTBS are 12-bit counters compared modulo 4,096, so at most 2,048 blocks of "
      "credit can be outstanding; long-haul extenders (e.g. NVIDIA MetroX) buffer beyond it"},
+    {"ib/frame-overhead", PARAM_INT, UNIT_BYTES, "26B", 0, 4096, NULL,
+     "Bytes per packet beyond the payload (ib/mtu is the payload): LRH 8 + BTH 12 + ICRC 4 + VCRC 2; on the wire "
+     "and in the credits the packet occupies",
+     "IBTA Vol.1 ch. 7 packet format (LRH, BTH, ICRC, VCRC) and 7.9 (credits count whole packets)"},
     {"ib/num-vls", PARAM_INT, UNIT_NONE, "1", 0, 15, NULL, "Data VLs per port (1 to 8)",
      "IBTA Vol.1 7.6.3: 1, 2, 4, 8 or 15 data VLs; NCCL uses one SL by default"},
     {"ib/sl2vl", PARAM_TEXT, UNIT_NONE, "mod", 0, 0, NULL,
@@ -123,6 +127,8 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   p->buffer_bytes = (double)p->buffer_blocks * block;
   if (!p->long_haul && p->buffer_blocks > IB_MAX_CREDIT_BLOCKS)
     p->buffer_blocks = IB_MAX_CREDIT_BLOCKS;
+  p->header_bytes = (uint32_t)param_get_int(set, "ib/frame-overhead");
+  fab->frame_overhead_B = p->header_bytes;
   p->num_vls = param_get_int(set, "ib/num-vls");
   if (p->num_vls < 1 || p->num_vls > IB_MAX_VLS) {
     snprintf(err, errlen, "ib/num-vls: %d data VLs; this model supports 1 to %d", p->num_vls, IB_MAX_VLS);

@@ -185,7 +185,7 @@ static void kick_later(struct fabric *fab, struct ib_state *st, int port)
 
 static void credit_return_later(struct fabric *fab, struct ib_state *st, int port, int vl, uint32_t bytes)
 {
-  int32_t blocks = ib_credit_blocks(bytes, st->p.block_bytes);
+  int32_t blocks = ib__packet_blocks(&st->p, bytes);
   double when = fab->now + fab->topo->ports[port].latency_s + st->p.credit_delay_s;
   struct ib_port *ip = &st->ports[port];
   due_push(st, ip, when, fabric_reserve_seq(fab), blocks, vl);
@@ -200,7 +200,7 @@ int ib__may_send(struct fabric *fab, int port, int queue, const struct fab_packe
   if (!ip->credited)
     return 1;
   ib__credits_settle(fab, st, port);
-  if (ib_credit_has(&ip->credit[queue], ib_credit_blocks(pkt->bytes, st->p.block_bytes)))
+  if (ib_credit_has(&ip->credit[queue], ib__packet_blocks(&st->p, pkt->bytes)))
     return 1;
   stall_begin(fab, ip);
   due_arm(fab, st, port);
@@ -306,7 +306,7 @@ struct fab_packet *ib__next_packet(struct fabric *fab, int port)
       continue;
     waiting = 1;
     const struct fab_packet *head = input_queue(st, t, q->slot[q->first], v, port)->head;
-    if (ib_credit_has(&op->credit[v], ib_credit_blocks(head->bytes, st->p.block_bytes)))
+    if (ib_credit_has(&op->credit[v], ib__packet_blocks(&st->p, head->bytes)))
       eligible |= 1u << v;
   }
   if (eligible == 0) {
@@ -346,7 +346,7 @@ void ib__on_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
   if (!ip->credited)
     return;
   ib__credits_settle(fab, st, port);
-  ib_credit_consume(&ip->credit[pkt->queue], ib_credit_blocks(pkt->bytes, st->p.block_bytes));
+  ib_credit_consume(&ip->credit[pkt->queue], ib__packet_blocks(&st->p, pkt->bytes));
   stall_end(fab, st, ip);
 }
 

@@ -42,6 +42,7 @@ struct roce_config {
   int headroom_mode;        /* 0 mlx5, 1 hpcc, 2 fixed */
   double headroom_fixed_B;
   double buffer_B;          /* shared buffer per switch */
+  double frame_overhead_B;  /* wire bytes per packet beyond the payload (headers, FCS, preamble, IFG) */
   double lossy_alpha;       /* PFC off: egress queue limit alpha x free buffer (dynamic threshold) */
   int priority;             /* the lossless priority of RoCE traffic */
   int ecn_enabled;

@@ -73,6 +73,9 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
     abort();
   rng_seed(&rs->rng, rng_next(&fab->rng));
   fab->model_state = rs;
+  /* RoCEv2 framing on every packet: serialisation at packet fidelity, payload capacity at flow
+   * fidelity (the fabric core applies it). */
+  fab->frame_overhead_B = rs->cfg.frame_overhead_B;
   if (roce__fluid_init(fab) != 0)
     abort();
   roce__switch_init(fab);
@@ -261,9 +264,10 @@ static void roce_on_injected(struct fabric *fab, struct fab_flow *flow, struct f
     return;
   if (dcqcn_on_bytes(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn, pkt->bytes))
     trace_flow(fab, rf);
+  /* The NIC's rate limiter paces frames on the wire: RC counts the framing too. */
   rf->last_tx_s = fab->now;
-  rf->last_tx_B = pkt->bytes;
-  flow->next_tx_s = fab->now + pkt->bytes / rf->cc.rc_Bps;
+  rf->last_tx_B = pkt->bytes + fab->frame_overhead_B;
+  flow->next_tx_s = fab->now + rf->last_tx_B / rf->cc.rc_Bps;
 }
 
 /* RC changed between two packets: the gap after the last packet follows the new rate, as the

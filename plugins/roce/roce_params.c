@@ -37,6 +37,11 @@ static const struct param_def roce_params[] = {
      "beyond it arriving packets are dropped",
      "Choudhury & Hahne, IEEE/ACM ToN 1998 (alpha 1: one congested queue takes half the buffer); shared-buffer "
      "ASICs' dynamic_th 0 (alpha = 2^0)"},
+    {"roce/frame-overhead", PARAM_REAL, UNIT_BYTES, "82B", 0, 1e4, NULL,
+     "Wire bytes per packet beyond the payload (fabric/mtu is the payload): Ethernet header 14 + IPv4 20 + UDP 8 + "
+     "BTH 12 + ICRC 4 + FCS 4, plus preamble/SFD 8 and inter-frame gap 12",
+     "IEEE 802.3 clauses 3 (MAC frame) and 4 (preamble, SFD, interpacket gap); IBTA Vol.1 Annex A17 (RoCEv2: "
+     "BTH and ICRC over IPv4/UDP port 4791)"},
     {"roce/buffer", PARAM_REAL, UNIT_BYTES, "32MB", 16e3, 1e12, NULL, "Shared packet buffer of each switch",
      "HPCC ns-3 mix/config.txt BUFFER_SIZE 32 MB (Spectrum-3 64 MB, TH2 42 MB)"},
     {"roce/priority", PARAM_INT, UNIT_NONE, "3", 0, 7, NULL, "Ethernet priority (PFC class) of RoCE data",
@@ -183,6 +188,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->pfc.quanta = param_get(ps, "roce/pfc-quanta");
   c->buffer_B = param_get(ps, "roce/buffer");
   c->lossy_alpha = param_get(ps, "roce/lossy-alpha");
+  c->frame_overhead_B = param_get(ps, "roce/frame-overhead");
   c->priority = param_get_int(ps, "roce/priority");
   c->ecn_enabled = param_get_int(ps, "roce/ecn");
   c->ecn_ref.kmin_B = param_get(ps, "roce/ecn-kmin");

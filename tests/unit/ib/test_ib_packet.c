@@ -74,22 +74,25 @@ static double steady_rate(struct topo *t, const char *const *cfg, double bytes, 
 static void test_ib_credit_window_limits_long_links(void)
 {
   struct topo *t = topo_single_switch(2, RATE, 10e-6, SWITCH_LAT);
-  double rtt = 2 * 10e-6 + SWITCH_LAT + 4096 / RATE + 256e-9;
+  /* A packet is 4096 B of payload + 26 B of LRH, BTH, ICRC and VCRC (IBTA Vol.1 ch. 7): 4,122 B
+   * on the wire, 65 credit blocks, so a window of C blocks holds floor(C / 65) packets. */
+  double rtt = 2 * 10e-6 + SWITCH_LAT + 4122 / RATE + 256e-9;
   /* 10 us is 2 km of fibre: beyond 2,048 blocks of credit only a long-haul link advertises its
    * buffer (IBTA Vol.1 7.9.4, 12-bit FCCL/FCTBS). */
   const char *small[] = {"ib/buffer-per-vl:256KiB", "ib/long-haul:on", NULL};
   const char *large[] = {"ib/buffer-per-vl:2MiB", "ib/long-haul:on", NULL};
-  double expect = 262144 / rtt;
+  double expect = floor(4096 / 65) * 4096 / rtt; /* 256 KiB = 4,096 blocks: 63 packets */
   double got_small = steady_rate(t, small, 64e6, FAB_FIDELITY_PACKET);
   double got_large = steady_rate(t, large, 64e6, FAB_FIDELITY_PACKET);
   /* Without the long-haul option the 2 MiB buffer advertises 2,048 blocks = 128 KiB. */
   const char *capped[] = {"ib/buffer-per-vl:2MiB", NULL};
   double got_capped = steady_rate(t, capped, 64e6, FAB_FIDELITY_PACKET);
   double got_capped_flow = steady_rate(t, capped, 64e6, FAB_FIDELITY_FLOW);
-  fprintf(stderr, "\n    2 MiB/VL without ib/long-haul: %.3f GB/s packet, %.3f GB/s flow (128 KiB/RTT %.3f GB/s)",
-          got_capped / 1e9, got_capped_flow / 1e9, 131072 / rtt / 1e9);
-  CU_ASSERT(within(got_capped, 131072 / rtt, 0.02));
-  CU_ASSERT(within(got_capped_flow, 131072 / rtt, 0.02));
+  double capped_window = floor(2048 / 65) * 4096; /* 2,048 blocks: 31 packets */
+  fprintf(stderr, "\n    2 MiB/VL without ib/long-haul: %.3f GB/s packet, %.3f GB/s flow (2,048 blocks/RTT %.3f GB/s)",
+          got_capped / 1e9, got_capped_flow / 1e9, capped_window / rtt / 1e9);
+  CU_ASSERT(within(got_capped, capped_window / rtt, 0.02));
+  CU_ASSERT(within(got_capped_flow, capped_window / rtt, 0.02));
   fprintf(stderr,
           "\n    10 us links, BDP %.0f B: 256 KiB/VL -> %.3f GB/s (buffer/RTT %.3f GB/s, %+.2f%%); 2 MiB/VL -> %.3f GB/s "
           "(%.2f%% of line)\n",
@@ -249,6 +252,38 @@ static void test_ib_bad_parameters_are_refused(void)
   expect_refused("ib/switch-latency:fast", "ib/switch-latency");
 }
 
+/* Framing (IBTA Vol.1 ch. 7): every 4096-byte payload travels with LRH 8 + BTH 12 + ICRC 4 + VCRC
+ * 2 = 26 bytes, so one flow at 400 Gb/s has a goodput of 50 GB/s x 4096 / 4122, at both
+ * fidelities, to 0.1%. Goodput = the extra bytes over the extra time of a 32 MiB flow over a
+ * 16 MiB one (latencies cancel). With ib/frame-overhead:0 it is the line rate. */
+static double ib_goodput(fab_fidelity fid, const char *const *cfg)
+{
+  struct topo *t = topo_single_switch(2, RATE, LINK_LAT, SWITCH_LAT);
+  double fct[2];
+  for (int i = 0; i < 2; i++) {
+    struct xfer x = {.src = 0, .dst = 1, .bytes = (i + 1) * 16.0 * 1048576};
+    struct run r;
+    run_begin(&r, t, fid, cfg, &x, 1);
+    run_end(&r);
+    fct[i] = x.finish_s - x.start_s;
+  }
+  topo_free(t);
+  return 16.0 * 1048576 / (fct[1] - fct[0]);
+}
+
+static void test_ib_framing_goodput(void)
+{
+  const double expect = RATE * 4096 / 4122;
+  double packet = ib_goodput(FAB_FIDELITY_PACKET, NULL), flow = ib_goodput(FAB_FIDELITY_FLOW, NULL);
+  const char *bare[] = {"ib/frame-overhead:0", NULL};
+  double packet_bare = ib_goodput(FAB_FIDELITY_PACKET, bare);
+  fprintf(stderr, "\n    one flow at 400 Gb/s: goodput %.4f GB/s packet, %.4f GB/s flow (4096/4122 of line: %.4f); "
+          "no framing %.4f GB/s\n", packet / 1e9, flow / 1e9, expect / 1e9, packet_bare / 1e9);
+  CU_ASSERT(fabs(packet - expect) <= 1e-3 * expect);
+  CU_ASSERT(fabs(flow - expect) <= 1e-3 * expect);
+  CU_ASSERT(fabs(packet_bare - RATE) <= 1e-3 * RATE);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -258,6 +293,7 @@ int main(void)
   CU_add_test(s, "D-mod-K shift, AR permutation", test_ib_routing_dmodk_shift_and_ar_permutation);
   CU_add_test(s, "VL arbitration shares 1:3", test_ib_vl_arbitration_shares_one_to_three);
   CU_add_test(s, "bad parameters are refused", test_ib_bad_parameters_are_refused);
+  CU_add_test(s, "framing goodput", test_ib_framing_goodput);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   unsigned failures = CU_get_number_of_failures();
