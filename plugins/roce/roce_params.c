@@ -37,7 +37,7 @@ static const struct param_def roce_params[] = {
      "beyond it arriving packets are dropped",
      "Choudhury & Hahne, IEEE/ACM ToN 1998 (alpha 1: one congested queue takes half the buffer); shared-buffer "
      "ASICs' dynamic_th 0 (alpha = 2^0)"},
-    {"roce/frame-overhead", PARAM_REAL, UNIT_BYTES, "82B", 0, 1e4, NULL,
+    {"roce/frame-overhead", PARAM_INT, UNIT_BYTES, "82B", 0, 10000, NULL,
      "Wire bytes per packet beyond the payload (fabric/mtu is the payload): Ethernet header 14 + IPv4 20 + UDP 8 + "
      "BTH 12 + ICRC 4 + FCS 4, plus preamble/SFD 8 and inter-frame gap 12",
      "IEEE 802.3 clauses 3 (MAC frame) and 4 (preamble, SFD, interpacket gap); IBTA Vol.1 Annex A17 (RoCEv2: "
