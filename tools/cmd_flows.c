@@ -113,6 +113,12 @@ static int read_flows(const char *path, int n_gpus, struct flow_table *t, char *
       snprintf(err, errlen, "%s:%d: bytes must be positive, found %s", path, lineno, fields[2]);
       goto out;
     }
+    /* Transfers are whole bytes (a fraction of a byte cannot be put in a packet), at most 2^50. */
+    if (v[2] != floor(v[2]) || v[2] > FAB_MAX_TRANSFER_BYTES) {
+      snprintf(err, errlen, "%s:%d: bytes must be a whole number of bytes from 1 to 2^50 (1125899906842624), found %s",
+               path, lineno, fields[2]);
+      goto out;
+    }
     if (v[3] < 0) {
       snprintf(err, errlen, "%s:%d: start_us must be non-negative, found %s", path, lineno, fields[3]);
       goto out;

@@ -144,9 +144,16 @@ void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t ar
   heap_push(&fab->events, time, type, arg, ptr);
 }
 
+int fabric_bytes_valid(double bytes) { return bytes >= 0 && bytes <= FAB_MAX_TRANSFER_BYTES && bytes == floor(bytes); }
+
 struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
                              fab_done_fn on_done, void *ctx)
 {
+  if (!fabric_bytes_valid(bytes)) {
+    fprintf(stderr, "sgfabric: internal error: transfer of %.17g bytes from GPU %d to GPU %d is not a whole number "
+            "of bytes in 0..2^50\n", bytes, src_gpu, dst_gpu);
+    abort();
+  }
   struct fab_flow *flow = flow_alloc(fab);
   flow->id = fab->next_flow_id++;
   flow->key = rng_mix64(flow->id ^ ((uint64_t)(unsigned)src_gpu << 40) ^ ((uint64_t)(unsigned)dst_gpu << 20));

@@ -24,6 +24,9 @@
 
 #define FAB_MAX_QUEUES 8 /* queues per port: InfiniBand data VLs, Ethernet priorities */
 #define FAB_MAX_TAGS 16  /* traffic classes counted separately (tp, pp, dp, ...) */
+/* Largest transfer, in bytes (2^50 = 1 PiB): sizes stay exact in a double with room for sums of
+ * many transfers, and a transfer that large already takes hours of simulated time at 400 Gb/s. */
+#define FAB_MAX_TRANSFER_BYTES 1125899906842624.0
 
 typedef enum { FAB_FIDELITY_PACKET, FAB_FIDELITY_FLOW } fab_fidelity;
 typedef enum { FAB_SWITCHING_CUT_THROUGH, FAB_SWITCHING_STORE_AND_FORWARD } fab_switching;
@@ -238,9 +241,13 @@ extern const struct fab_model fab_model_ideal;
 struct fabric *fabric_new(struct topo *topo, const struct param_set *params, const struct fab_model *model,
                           fab_fidelity fidelity, uint64_t seed, char *err, size_t errlen);
 void fabric_free(struct fabric *fab);
+/* Whether bytes is a transfer size the fabric moves: a whole number in 0..FAB_MAX_TRANSFER_BYTES. */
+int fabric_bytes_valid(double bytes);
 
 /* Posts a transfer that starts at start_s (>= fabric time). on_done is called when its last byte
- * arrives; the flow is recycled when on_done returns. */
+ * arrives; the flow is recycled when on_done returns. bytes must be a whole number in
+ * 0..FAB_MAX_TRANSFER_BYTES (fabric_bytes_valid): the readers refuse other sizes, a caller passing
+ * one is a bug and aborts with a message. */
 struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
                              fab_done_fn on_done, void *ctx);
 
