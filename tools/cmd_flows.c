@@ -265,6 +265,10 @@ int cmd_flows(int argc, char **argv)
 
   struct results r;
   int rc = 1;
+  if (fabric_stalled(s.fab)) {
+    fprintf(stderr, "sgfabric flows: %s\n", fabric_stall_message(s.fab));
+    goto done;
+  }
   if (results_begin(&r, o.out, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric flows: %s\n", err);
     goto done;

@@ -183,7 +183,12 @@ int cmd_run(int argc, char **argv)
   }
   simgrid_run();
   struct replay_results res;
-  if (replay_finish(&res, err, sizeof err) != 0) {
+  int finish_rc = replay_finish(&res, err, sizeof err);
+  if (fabric_stalled(s.fab)) { /* the ranks did not finish because the fabric stopped: say why */
+    fprintf(stderr, "sgfabric run: %s\n", fabric_stall_message(s.fab));
+    goto out;
+  }
+  if (finish_rc != 0) {
     fprintf(stderr, "sgfabric run: %s: %s\n", workload, err);
     goto out;
   }

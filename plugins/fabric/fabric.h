@@ -215,6 +215,17 @@ struct fabric {
   size_t slab_count, slab_capacity;
   struct flow_engine *fe;
   uint64_t active_flows;
+  /* Watchdog (fabric/watchdog-events): a run that processes that many events in a row at one
+   * simulated date, or, at packet fidelity, without delivering a byte, is a livelock. The fabric
+   * then stops (its calendar reads as empty) and says why in stall_msg. */
+  uint64_t watchdog_events;   /* threshold, 0: off */
+  double wd_date;             /* date of the current run of same-date events */
+  uint64_t wd_same_date;      /* events processed at wd_date */
+  uint64_t wd_progress;       /* bumped when bytes reach a destination in order or a flow ends */
+  uint64_t wd_seen_progress;  /* wd_progress when wd_no_progress was last reset */
+  uint64_t wd_no_progress;    /* packet fidelity: events since the last progress */
+  int stalled;                /* the watchdog fired: no event is processed any more */
+  char stall_msg[1024];
 };
 
 /* Calendar event types. Models use FAB_EV_MODEL with their own ptr/arg. */
@@ -257,6 +268,10 @@ double fabric_next_time(struct fabric *fab);
 void fabric_advance(struct fabric *fab, double until);
 /* Processes events until none is left (tests and flow-only runs). */
 void fabric_run(struct fabric *fab);
+/* Whether the watchdog stopped the fabric (a livelock); its report, naming the date, the event,
+ * the port or flow it acted on and the queues, is then fabric_stall_message(). */
+static inline int fabric_stalled(const struct fabric *fab) { return fab->stalled; }
+static inline const char *fabric_stall_message(const struct fabric *fab) { return fab->stall_msg; }
 
 /* Calls fn(fab, ctx) at date time (a timer for the layers above the fabric: collectives). */
 void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *fab, void *ctx), void *ctx);

@@ -268,10 +268,13 @@ static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
   if (verdict == FAB_ARRIVE_TAKEN)
     return;
   if (t->nodes[pkt->node].kind == TOPO_GPU) {
+    double before = flow->delivered;
     if (fab->model->on_deliver)
       fab->model->on_deliver(fab, pkt);
     else
       flow->delivered += pkt->bytes;
+    if (flow->delivered > before)
+      fab->wd_progress++; /* in-order bytes reached the destination (the watchdog's progress) */
     fabric_packet_free(fab, pkt);
     if (flow->delivered >= flow->bytes && flow->state == FLOW_ACTIVE)
       fabric_flow_finished(fab, flow);

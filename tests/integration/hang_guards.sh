@@ -113,6 +113,34 @@ simai_ga_limit) # ga: 1000000 used to build ops until killed
   sed '1s/ga: 2/ga: 1000000/' "$SRC/workloads/examples/simai-every-type.txt" >"$WORK/ga.txt"
   refused run "ga.txt:1: |ga: 1000000 micro-batches is more than the limit of 100000" --platform "$tiny" \
     --workload "simai:$WORK/ga.txt" --fabric ideal --no-progress ;;
+pfc_headroom_exceeds_buffer) # 4 MB x 8 ports = the whole 32 MB buffer: one 1000 B flow paused forever
+  for h in 4MB 5GB; do
+    refused flows "roce/pfc-headroom|$h|8 ports|leaf0|roce/buffer = 32000000 B" --platform "$tiny" \
+      --flows "$DATA/flows/one_0_8_1000B.csv" --fabric roce --cfg=roce/pfc-headroom:$h
+  done
+  # Just below the limit the flow is delivered.
+  status=$(bounded flows --platform "$tiny" --flows "$DATA/flows/one_0_8_1000B.csv" --fabric roce \
+    --cfg=roce/pfc-headroom:3.9MB --out "$WORK/ok")
+  [ "$status" -eq 0 ] || { cat "$WORK/stderr" >&2; die "3.9 MB of headroom: the run failed"; }
+  equal "bytes_delivered" "$(jget "$WORK/ok/summary.json" bytes_delivered)" 1000 ;;
+watchdog_packet) # a threshold below what an 8-to-1 incast needs between deliveries trips the watchdog
+  refused flows "livelock: 100 events without a byte delivered|fabric/watchdog-events = 100|simulated time|port|queued|0 of 8 done" \
+    --platform "$tiny" --flows "$DATA/flows/incast_8to1_4MB.csv" --fabric ideal --cfg=fabric/watchdog-events:100
+  # The same run with the default threshold, and with the watchdog off, completes.
+  for w in 50000000 0; do
+    status=$(bounded flows --platform "$tiny" --flows "$DATA/flows/incast_8to1_4MB.csv" --fabric ideal \
+      --cfg=fabric/watchdog-events:$w --out "$WORK/ok-$w")
+    [ "$status" -eq 0 ] || { cat "$WORK/stderr" >&2; die "watchdog-events $w: the run failed"; }
+  done
+  cmp "$WORK/ok-50000000/flows.csv" "$WORK/ok-0/flows.csv" || die "the watchdog changed the results" ;;
+watchdog_flow) # flow fidelity: the 8 flows start at one date, 3 events there trip a threshold of 3
+  refused flows "livelock: 3 events in a row at one simulated date|flow start|GPU" --platform "$tiny" \
+    --flows "$DATA/flows/incast_8to1_4MB.csv" --fabric ideal --fidelity flow --cfg=fabric/watchdog-events:3 ;;
+watchdog_run) # through the replay: the livelock report, not SimGrid's deadlock report
+  refused run "livelock: 50 events|fabric/watchdog-events = 50" --platform "$tiny" \
+    --workload "$DATA/workloads/allreduce-dp16.trace" --fabric roce --cfg=coll/algorithm:ring \
+    --cfg=fabric/watchdog-events:50 --no-progress
+  ! grep -q "Deadlock" "$WORK/stderr" || die "SimGrid's deadlock report is shown" ;;
 *) die "unknown case '$name'" ;;
 esac
 echo "PASS"
