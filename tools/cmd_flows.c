@@ -250,7 +250,14 @@ int cmd_flows(int argc, char **argv)
   }
   group_by_source(&g_flows, n_gpus);
 
-  run_simgrid_start(&s, "sgfabric");
+  if (run_simgrid_start(&s, "sgfabric", err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric flows: %s\n", err);
+    free(g_flows.rows);
+    free(g_flows.by_source);
+    free(g_flows.source_first);
+    run_setup_free(&s);
+    return 1;
+  }
   for (int g = 0; g < n_gpus; g++) {
     if (g_flows.source_first[g] == g_flows.source_first[g + 1])
       continue;

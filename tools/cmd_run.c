@@ -173,7 +173,10 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
 
-  run_simgrid_start(&s, "sgfabric");
+  if (run_simgrid_start(&s, "sgfabric", err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric run: %s\n", err);
+    goto out;
+  }
   struct replay_config cfg = {.trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress};
   wl_compute_params_init(&cfg.compute);
   coll_params_from(s.params, &cfg.coll);

@@ -26,6 +26,21 @@ bounded() {
 # refused COMMAND "FRAGMENT[|...]" ARGS...: expect_failure (common.sh).
 refused() { expect_failure "$@"; }
 
+# derive NAME SED_SCRIPT: a copy of tiny-16.xml edited by sed, in WORK.
+derive() {
+  sed "$2" "$tiny" >"$WORK/$1"
+  cmp -s "$tiny" "$WORK/$1" && die "sed '$2' did not change tiny-16.xml: update this test"
+  echo "$WORK/$1"
+}
+
+# line_of FILE TEXT: the line number of the first line of FILE holding TEXT.
+line_of() {
+  local n
+  n=$(grep -nF -- "$2" "$1" | head -1 | cut -d: -f1)
+  [ -n "$n" ] || die "'$2' not found in $1"
+  echo "$n"
+}
+
 # flows_file NAME ROW...: a flow file in WORK with the given data rows.
 flows_file() {
   local f=$WORK/$1
@@ -141,6 +156,38 @@ watchdog_run) # through the replay: the livelock report, not SimGrid's deadlock 
     --workload "$DATA/workloads/allreduce-dp16.trace" --fabric roce --cfg=coll/algorithm:ring \
     --cfg=fabric/watchdog-events:50 --no-progress
   ! grep -q "Deadlock" "$WORK/stderr" || die "SimGrid's deadlock report is shown" ;;
+platform_*) # platform files sgfabric's reader accepted but SimGrid's parser aborted on (SIGABRT)
+  case $name in
+  platform_speed_fast)
+    p=$(derive speed.xml '0,/speed="989.4Tf"/s//speed="fast"/')
+    fragments="speed.xml:$(line_of "$p" 'speed="fast"'): |host 'gpu0'|speed 'fast' is not a SimGrid speed" ;;
+  platform_internal_dtd)
+    p=$(derive dtd.xml 's|<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">|<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd" [\n  <!ELEMENT x ANY>\n]>|')
+    fragments="dtd.xml:2: |internal DTD subset" ;;
+  platform_entity)
+    p=$(derive entity.xml 's|<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">|<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd" [ <!ENTITY bw "400Gbps"> ]>|')
+    fragments="entity.xml:2: |internal DTD subset" ;;
+  platform_bom)
+    p=$WORK/bom.xml
+    { printf '\xef\xbb\xbf'; cat "$tiny"; } >"$p"
+    fragments="bom.xml:1: |byte order mark" ;;
+  platform_second_zone)
+    p=$(derive zone2.xml 's|</platform>|  <zone id="other" routing="None">\n    <host id="x" speed="1Gf"/>\n  </zone>\n</platform>|')
+    fragments="zone2.xml:$(line_of "$p" '<zone id="other"'): |exactly one zone" ;;
+  platform_simgrid_refuses) # past sgfabric's checks: SimGrid's own refusal, caught and reported
+    p=$(derive core.xml '0,/speed="989.4Tf"/s//speed="989.4Tf" core="many"/')
+    fragments="core.xml|SimGrid cannot load the platform|core.xml:$(line_of "$p" 'core="many"')|many is not an int" ;;
+  *) die "unknown case '$name'" ;;
+  esac
+  for command in flows run; do
+    if [ $command = flows ]; then
+      refused flows "$fragments" --platform "$p" --flows "$DATA/flows/one_0_8_1000B.csv" --fabric ideal
+    else
+      refused run "$fragments" --platform "$p" --workload "$DATA/workloads/allreduce-dp16.trace" --fabric ideal \
+        --no-progress
+    fi
+    ! grep -qiE "Aborted|backtrace|Exiting now|core dumped" "$WORK/stderr" || die "SimGrid aborted"
+  done ;;
 *) die "unknown case '$name'" ;;
 esac
 echo "PASS"
