@@ -90,6 +90,11 @@ int wl_gen_check(struct wl_gen_params *p, char *err, size_t errlen)
   CHECK(mb <= WL_MAX_MICROBATCHES, "global-batch=%ld gives %ld micro-batches, more than the limit of %d",
         p->global_batch, mb, WL_MAX_MICROBATCHES);
   CHECK(m->layers <= WL_MAX_LAYERS, "layers=%d is more than the limit of %d layers", m->layers, WL_MAX_LAYERS);
+  /* Every layer of a stage emits at least its forward and backward GEMMs per micro-batch: refuse
+   * before generating when that alone passes the op limit of a program. */
+  double min_ops = 2.0 * (m->layers / l->pp) * (double)mb;
+  CHECK(min_ops <= WL_MAX_OPS, "%d layers over pp=%d with %ld micro-batches need at least %.0f ops per stage, more "
+        "than the limit of %d", m->layers, l->pp, mb, min_ops, WL_MAX_OPS);
   CHECK(l->vpp == 1 || mb % l->pp == 0,
         "interleaved schedule needs the micro-batch count %ld divisible by pp=%d", mb, l->pp);
   CHECK(p->grad_bytes == 2 || p->grad_bytes == 4, "grad bytes %d must be 2 or 4", p->grad_bytes);

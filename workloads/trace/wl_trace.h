@@ -33,11 +33,12 @@
  *   - a transfer is a whole number of bytes, at most 2^50 (1 PiB; the fabric's own limit,
  *     FAB_MAX_TRANSFER_BYTES in plugins/fabric/fabric.h);
  *   - at most 100,000 layers in a model and 100,000 micro-batches (SimAI: ga) per iteration;
- *   - at most 2^23 (8,388,608) ops in one stage's program (about 750 MB of ops). */
+ *   - at most 2^22 (4,194,304) ops in one stage's program (about 370 MB of ops; the largest
+ *     shipped workloads need tens of thousands). */
 #define WL_MAX_BYTES 1125899906842624.0
 #define WL_MAX_LAYERS 100000
 #define WL_MAX_MICROBATCHES 100000
-#define WL_MAX_OPS (1 << 23)
+#define WL_MAX_OPS (1 << 22)
 
 /* Whether bytes is a transfer size a workload may carry: a whole number in 0..WL_MAX_BYTES. */
 int wl_bytes_valid(double bytes);
