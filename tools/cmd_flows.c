@@ -113,6 +113,12 @@ static int read_flows(const char *path, int n_gpus, struct flow_table *t, char *
       snprintf(err, errlen, "%s:%d: bytes must be positive, found %s", path, lineno, fields[2]);
       goto out;
     }
+    /* Transfers are whole bytes (a fraction of a byte cannot be put in a packet), at most 2^50. */
+    if (v[2] != floor(v[2]) || v[2] > FAB_MAX_TRANSFER_BYTES) {
+      snprintf(err, errlen, "%s:%d: bytes must be a whole number of bytes from 1 to 2^50 (1125899906842624), found %s",
+               path, lineno, fields[2]);
+      goto out;
+    }
     if (v[3] < 0) {
       snprintf(err, errlen, "%s:%d: start_us must be non-negative, found %s", path, lineno, fields[3]);
       goto out;
@@ -244,7 +250,14 @@ int cmd_flows(int argc, char **argv)
   }
   group_by_source(&g_flows, n_gpus);
 
-  run_simgrid_start(&s, "sgfabric");
+  if (run_simgrid_start(&s, "sgfabric", err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric flows: %s\n", err);
+    free(g_flows.rows);
+    free(g_flows.by_source);
+    free(g_flows.source_first);
+    run_setup_free(&s);
+    return 1;
+  }
   for (int g = 0; g < n_gpus; g++) {
     if (g_flows.source_first[g] == g_flows.source_first[g + 1])
       continue;
@@ -259,6 +272,10 @@ int cmd_flows(int argc, char **argv)
 
   struct results r;
   int rc = 1;
+  if (fabric_stalled(s.fab)) {
+    fprintf(stderr, "sgfabric flows: %s\n", fabric_stall_message(s.fab));
+    goto done;
+  }
   if (results_begin(&r, o.out, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric flows: %s\n", err);
     goto done;

@@ -173,7 +173,10 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
 
-  run_simgrid_start(&s, "sgfabric");
+  if (run_simgrid_start(&s, "sgfabric", err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric run: %s\n", err);
+    goto out;
+  }
   struct replay_config cfg = {.trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress};
   wl_compute_params_init(&cfg.compute);
   coll_params_from(s.params, &cfg.coll);
@@ -183,7 +186,12 @@ int cmd_run(int argc, char **argv)
   }
   simgrid_run();
   struct replay_results res;
-  if (replay_finish(&res, err, sizeof err) != 0) {
+  int finish_rc = replay_finish(&res, err, sizeof err);
+  if (fabric_stalled(s.fab)) { /* the ranks did not finish because the fabric stopped: say why */
+    fprintf(stderr, "sgfabric run: %s\n", fabric_stall_message(s.fab));
+    goto out;
+  }
+  if (finish_rc != 0) {
     fprintf(stderr, "sgfabric run: %s: %s\n", workload, err);
     goto out;
   }

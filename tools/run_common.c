@@ -183,15 +183,17 @@ void run_setup_free(struct run_setup *s)
   memset(s, 0, sizeof *s);
 }
 
-void run_simgrid_start(const struct run_setup *s, const char *program)
+int run_simgrid_start(const struct run_setup *s, const char *program, char *err, size_t errlen)
 {
   /* SimGrid gets only its own options: ours were consumed. Times are exact to 1e-13 s, so
    * that actors' sleeps land on the dates the fabric computes. */
   char *argv[] = {(char *)program, "--log=root.thres:warning", "--cfg=surf/precision:1e-13", NULL};
   int argc = 3;
   simgrid_init(&argc, argv);
-  simgrid_load_platform(s->platform->path);
+  if (sgf_glue_load_platform(s->platform->path, err, errlen) != 0)
+    return -1;
   sgf_install(s->fab);
+  return 0;
 }
 
 void run_write_summary_head(FILE *f, const struct run_options *o, const struct run_setup *s, double sim_time_s)

@@ -41,7 +41,9 @@ const struct fab_model *run_find_model(const char *name, char *err, size_t errle
 int run_setup_load(const struct run_options *o, struct run_setup *s, char *err, size_t errlen);
 void run_setup_free(struct run_setup *s);
 /* Starts SimGrid on the platform with the fabric model installed. */
-void run_simgrid_start(const struct run_setup *s, const char *program);
+/* Starts SimGrid on the platform and installs the fabric; 0, or -1 with a message in err when
+ * SimGrid cannot read the platform. */
+int run_simgrid_start(const struct run_setup *s, const char *program, char *err, size_t errlen);
 /* Writes the first keys of summary.json (fabric, fidelity, seed, sim_time_s) and "parameters". */
 void run_write_summary_head(FILE *f, const struct run_options *o, const struct run_setup *s, double sim_time_s);
 struct results;

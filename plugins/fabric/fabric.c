@@ -19,6 +19,10 @@ const struct param_def fabric_params[] = {
      "ECMP: RFC 2992 hash-threshold; adaptive: least-loaded port as in IB AR"},
     {"fabric/link-stats", PARAM_BOOL, UNIT_NONE, "on", 0, 1, NULL,
      "Write links.csv with the bytes and utilisation of every fabric link direction", ""},
+    {"fabric/watchdog-events", PARAM_INT, UNIT_NONE, "50000000", 0, 2e9, NULL,
+     "Livelock watchdog: stop with an error after this many events in a row at one simulated date, "
+     "or (packet fidelity) without a byte delivered; 0 turns it off",
+     "a 2-tier fabric delivers a packet every few events; 50 M is minutes of a stuck run"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -99,6 +103,8 @@ struct fabric *fabric_new(struct topo *topo, const struct param_set *params, con
   fab->routing = (fab_routing)param_get_choice(params, "fabric/routing");
   fab->nic_latency_s = param_get(params, "fabric/nic-latency");
   fab->switch_latency_s = topo->switch_latency_s;
+  fab->watchdog_events = (uint64_t)param_get(params, "fabric/watchdog-events");
+  fab->wd_date = -1;
   fab->ports = calloc((size_t)topo->n_ports + 1, sizeof *fab->ports);
   /* The flow engine also carries NVLink transfers at packet fidelity (see flow_start). */
   fab->fe = flow_engine_new(fab);
@@ -118,6 +124,11 @@ void fabric_free(struct fabric *fab)
   if (fab->model && fab->model->fini)
     fab->model->fini(fab);
   flow_engine_free(fab->fe);
+  /* A stopped run (watchdog) leaves events behind: free the timers' closures they own. */
+  struct fab_event ev;
+  while (heap_pop(&fab->events, &ev) == 0)
+    if (ev.type == FAB_EV_CALL)
+      free(ev.ptr);
   heap_free(&fab->events);
   for (size_t i = 0; i < fab->slab_count; i++)
     free(fab->slabs[i]);
@@ -146,9 +157,16 @@ void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t ar
   heap_push(&fab->events, time, type, arg, ptr);
 }
 
+int fabric_bytes_valid(double bytes) { return bytes >= 0 && bytes <= FAB_MAX_TRANSFER_BYTES && bytes == floor(bytes); }
+
 struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
                              fab_done_fn on_done, void *ctx)
 {
+  if (!fabric_bytes_valid(bytes)) {
+    fprintf(stderr, "sgfabric: internal error: transfer of %.17g bytes from GPU %d to GPU %d is not a whole number "
+            "of bytes in 0..2^50\n", bytes, src_gpu, dst_gpu);
+    abort();
+  }
   struct fab_flow *flow = flow_alloc(fab);
   flow->id = fab->next_flow_id++;
   flow->key = rng_mix64(flow->id ^ ((uint64_t)(unsigned)src_gpu << 40) ^ ((uint64_t)(unsigned)dst_gpu << 20));
@@ -225,6 +243,7 @@ struct fab_flow *fabric_flow_split(struct fabric *fab, struct fab_flow *flow, do
 
 void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
 {
+  fab->wd_progress++;
   flow->state = FLOW_DONE;
   flow->finish_s = fab->now;
   fab->active_flows--;
@@ -310,9 +329,102 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
   }
 }
 
+static const char *event_name(uint32_t type)
+{
+  static const char *const names[] = {"flow start", "end of a packet's transmission", "packet arrival",
+                                      "port retry", "flow drained", "flow done", "rate recomputation",
+                                      "model timer", "timer"};
+  return type < sizeof names / sizeof names[0] ? names[type] : "unknown";
+}
+
+/* Describes a port: link, direction, queues. */
+static int describe_port(const struct fabric *fab, int port, char *out, size_t len)
+{
+  const struct topo *t = fab->topo;
+  if (port < 0 || port >= t->n_ports)
+    return snprintf(out, len, "port %d", port);
+  const struct topo_port *tp = &t->ports[port];
+  const struct fab_port *fp = &fab->ports[port];
+  int n = snprintf(out, len, "port %d (%s->%s, link %s): %s, %.0f bytes queued (", port, t->nodes[tp->node].name,
+                   t->nodes[tp->peer_node].name, t->links[tp->link].name, fp->busy ? "transmitting" : "idle",
+                   fp->total_queued);
+  for (int q = 0; q < FAB_MAX_QUEUES && n >= 0 && (size_t)n < len; q++)
+    n += snprintf(out + n, len - (size_t)n, "%s%.0f", q ? " " : "queue bytes ", fp->queued_bytes[q]);
+  if (n >= 0 && (size_t)n < len)
+    n += snprintf(out + n, len - (size_t)n, ")");
+  return n;
+}
+
+static int describe_flow(const struct fab_flow *f, char *out, size_t len)
+{
+  return snprintf(out, len, "flow %llu (GPU %d -> GPU %d, %.17g bytes, %.17g injected, %.17g delivered)",
+                  (unsigned long long)f->id, f->src_gpu, f->dst_gpu, f->bytes, f->injected, f->delivered);
+}
+
+/* The watchdog fired on ev: the report names what the run was doing, and the fabric stops. */
+static void watchdog_trip(struct fabric *fab, const struct fab_event *ev, const char *why)
+{
+  char what[512] = "";
+  switch (ev->type) {
+  case FAB_EV_TX_DONE:
+  case FAB_EV_KICK:
+    describe_port(fab, (int)ev->arg, what, sizeof what);
+    break;
+  case FAB_EV_ARRIVE: {
+    const struct fab_packet *pkt = ev->ptr;
+    int n = snprintf(what, sizeof what, "packet %u of %u bytes at node %s of ", pkt->seq, pkt->bytes,
+                     fab->topo->nodes[pkt->node].name);
+    if (n >= 0 && (size_t)n < sizeof what)
+      describe_flow(pkt->flow, what + n, sizeof what - (size_t)n);
+    break;
+  }
+  case FAB_EV_FLOW_START:
+  case FAB_EV_FLOW_DRAINED:
+  case FAB_EV_FLOW_DONE:
+    describe_flow(ev->ptr, what, sizeof what);
+    break;
+  default:
+    snprintf(what, sizeof what, "argument %u", ev->arg);
+    break;
+  }
+  snprintf(fab->stall_msg, sizeof fab->stall_msg,
+           "livelock: %llu events %s (fabric/watchdog-events = %llu) at simulated time %.17g s; last event: %s, %s; "
+           "%llu flows active, %llu of %llu done, %zu events pending",
+           (unsigned long long)fab->watchdog_events, why, (unsigned long long)fab->watchdog_events, fab->now,
+           event_name(ev->type), what, (unsigned long long)fab->active_flows, (unsigned long long)fab->stats.flows_done,
+           (unsigned long long)fab->stats.flows_posted, heap_size(&fab->events));
+  fab->stalled = 1;
+}
+
+/* Counts the event just processed against the watchdog's two criteria: simulated time must move,
+ * and at packet fidelity bytes must reach their destination (a packet loop can move time forward,
+ * e.g. pauses and resumes that never let a packet through). Flow fidelity has no per-byte
+ * progress between completions, so only the first criterion applies there. */
+static void watchdog_count(struct fabric *fab, const struct fab_event *ev)
+{
+  if (fab->now != fab->wd_date) {
+    fab->wd_date = fab->now;
+    fab->wd_same_date = 0;
+  }
+  if (++fab->wd_same_date >= fab->watchdog_events) {
+    watchdog_trip(fab, ev, "in a row at one simulated date");
+    return;
+  }
+  if (fab->fidelity != FAB_FIDELITY_PACKET)
+    return;
+  if (fab->wd_progress != fab->wd_seen_progress) {
+    fab->wd_seen_progress = fab->wd_progress;
+    fab->wd_no_progress = 0;
+  }
+  if (++fab->wd_no_progress >= fab->watchdog_events)
+    watchdog_trip(fab, ev, "without a byte delivered");
+}
+
 /* Whether an event is left, after asking the model for the events it held back when none is. */
 static int have_event(struct fabric *fab)
 {
+  if (fab->stalled)
+    return 0;
   if (heap_size(&fab->events) == 0 && fab->model->on_idle)
     fab->model->on_idle(fab);
   return heap_size(&fab->events) > 0;
@@ -328,6 +440,8 @@ void fabric_advance(struct fabric *fab, double until)
       fab->now = ev.time;
     fab->cur_seq = ev.seq;
     dispatch(fab, &ev);
+    if (fab->watchdog_events > 0)
+      watchdog_count(fab, &ev);
   }
 }
 

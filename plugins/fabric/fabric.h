@@ -24,6 +24,9 @@
 
 #define FAB_MAX_QUEUES 8 /* queues per port: InfiniBand data VLs, Ethernet priorities */
 #define FAB_MAX_TAGS 16  /* traffic classes counted separately (tp, pp, dp, ...) */
+/* Largest transfer, in bytes (2^50 = 1 PiB): sizes stay exact in a double with room for sums of
+ * many transfers, and a transfer that large already takes hours of simulated time at 400 Gb/s. */
+#define FAB_MAX_TRANSFER_BYTES 1125899906842624.0
 
 typedef enum { FAB_FIDELITY_PACKET, FAB_FIDELITY_FLOW } fab_fidelity;
 typedef enum { FAB_SWITCHING_CUT_THROUGH, FAB_SWITCHING_STORE_AND_FORWARD } fab_switching;
@@ -214,6 +217,17 @@ struct fabric {
   size_t slab_count, slab_capacity;
   struct flow_engine *fe;
   uint64_t active_flows;
+  /* Watchdog (fabric/watchdog-events): a run that processes that many events in a row at one
+   * simulated date, or, at packet fidelity, without delivering a byte, is a livelock. The fabric
+   * then stops (its calendar reads as empty) and says why in stall_msg. */
+  uint64_t watchdog_events;   /* threshold, 0: off */
+  double wd_date;             /* date of the current run of same-date events */
+  uint64_t wd_same_date;      /* events processed at wd_date */
+  uint64_t wd_progress;       /* bumped when bytes reach a destination in order or a flow ends */
+  uint64_t wd_seen_progress;  /* wd_progress when wd_no_progress was last reset */
+  uint64_t wd_no_progress;    /* packet fidelity: events since the last progress */
+  int stalled;                /* the watchdog fired: no event is processed any more */
+  char stall_msg[1024];
 };
 
 /* Calendar event types. Models use FAB_EV_MODEL with their own ptr/arg. */
@@ -240,9 +254,13 @@ extern const struct fab_model fab_model_ideal;
 struct fabric *fabric_new(struct topo *topo, const struct param_set *params, const struct fab_model *model,
                           fab_fidelity fidelity, uint64_t seed, char *err, size_t errlen);
 void fabric_free(struct fabric *fab);
+/* Whether bytes is a transfer size the fabric moves: a whole number in 0..FAB_MAX_TRANSFER_BYTES. */
+int fabric_bytes_valid(double bytes);
 
 /* Posts a transfer that starts at start_s (>= fabric time). on_done is called when its last byte
- * arrives; the flow is recycled when on_done returns. */
+ * arrives; the flow is recycled when on_done returns. bytes must be a whole number in
+ * 0..FAB_MAX_TRANSFER_BYTES (fabric_bytes_valid): the readers refuse other sizes, a caller passing
+ * one is a bug and aborts with a message. */
 struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
                              fab_done_fn on_done, void *ctx);
 
@@ -252,6 +270,10 @@ double fabric_next_time(struct fabric *fab);
 void fabric_advance(struct fabric *fab, double until);
 /* Processes events until none is left (tests and flow-only runs). */
 void fabric_run(struct fabric *fab);
+/* Whether the watchdog stopped the fabric (a livelock); its report, naming the date, the event,
+ * the port or flow it acted on and the queues, is then fabric_stall_message(). */
+static inline int fabric_stalled(const struct fabric *fab) { return fab->stalled; }
+static inline const char *fabric_stall_message(const struct fabric *fab) { return fab->stall_msg; }
 
 /* Calls fn(fab, ctx) at date time (a timer for the layers above the fabric: collectives). */
 void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *fab, void *ctx), void *ctx);

@@ -13,6 +13,7 @@
  * packet follows the full one ahead of it). */
 #include "fabric.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static void port_try_send(struct fabric *fab, int port);
@@ -87,6 +88,13 @@ void pkt_engine_forget_flow(struct fabric *fab, struct fab_flow *flow)
 
 void pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
 {
+  /* Transfers are whole bytes (fabric_post checks it): a fraction of a byte left over would
+   * become a packet of 0 bytes that never completes the flow. */
+  if (flow->bytes != floor(flow->bytes) || flow->bytes <= 0 || flow->bytes > FAB_MAX_TRANSFER_BYTES) {
+    fprintf(stderr, "sgfabric: internal error: flow %llu of %.17g bytes is not a whole number of bytes in 1..2^50\n",
+            (unsigned long long)flow->id, flow->bytes);
+    abort();
+  }
   int port = flow->path[0];
   ring_insert(&fab->ports[port], flow);
   port_try_send(fab, port);
@@ -115,6 +123,11 @@ static struct fab_packet *nic_next_packet(struct fabric *fab, int port)
                                 .node = fab->topo->ports[port].node,
                                 .in_port = -1,
                                 .queue = flow->queue};
+      if (next.bytes == 0) {
+        fprintf(stderr, "sgfabric: internal error: flow %llu would inject a packet of 0 bytes (%.17g of %.17g sent)\n",
+                (unsigned long long)flow->id, flow->injected, flow->bytes);
+        abort();
+      }
       if (fab->model->may_send && !fab->model->may_send(fab, port, next.queue, &next))
         return NULL;
       struct fab_packet *pkt = fabric_packet_alloc(fab);
@@ -257,10 +270,13 @@ static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
   if (verdict == FAB_ARRIVE_TAKEN)
     return;
   if (t->nodes[pkt->node].kind == TOPO_GPU) {
+    double before = flow->delivered;
     if (fab->model->on_deliver)
       fab->model->on_deliver(fab, pkt);
     else
       flow->delivered += pkt->bytes;
+    if (flow->delivered > before)
+      fab->wd_progress++; /* in-order bytes reached the destination (the watchdog's progress) */
     fabric_packet_free(fab, pkt);
     if (flow->delivered >= flow->bytes && flow->state == FLOW_ACTIVE)
       fabric_flow_finished(fab, flow);

@@ -86,6 +86,85 @@ static int gpu_index(const char *id)
   return *end == '\0' && value < 1 << 30 ? (int)value : -1;
 }
 
+/* Whether text is a host speed SimGrid 3.32 reads: one or more power states separated by commas,
+ * each a positive number followed by a flops unit: f or flops, with an SI prefix (k, M, G, T, P,
+ * E, Z, Y; kilo...yotta before flops). SimGrid refuses anything else by aborting. */
+static int simgrid_speed_ok(const char *text)
+{
+  static const char *const units[] = {"f",  "kf", "Mf", "Gf", "Tf", "Pf", "Ef", "Zf", "Yf",
+                                      "flops", "kiloflops", "megaflops", "gigaflops", "teraflops",
+                                      "petaflops", "exaflops", "zettaflops", "yottaflops"};
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", text);
+  for (char *state = strtok(buf, ","); state; state = strtok(NULL, ",")) {
+    while (*state == ' ')
+      state++;
+    char *end;
+    double v = strtod(state, &end);
+    if (end == state || !(v > 0) || v > 1e300)
+      return 0;
+    size_t len = strlen(end);
+    while (len > 0 && end[len - 1] == ' ')
+      end[--len] = '\0';
+    int known = 0;
+    for (size_t u = 0; u < sizeof units / sizeof units[0] && !known; u++)
+      known = strcmp(end, units[u]) == 0;
+    if (!known)
+      return 0;
+  }
+  return text[0] != '\0' && text[strlen(text) - 1] != ',';
+}
+
+/* SimGrid reads the platform file again with its own parser (FleXML), which is stricter than
+ * libxml2: a UTF-8 byte order mark or an internal DTD subset (<!DOCTYPE platform [ ... ]>, where
+ * entities would be declared) make it abort. They are refused here, with the line, before SimGrid runs. */
+static int check_simgrid_syntax(const char *path, char *err, size_t errlen)
+{
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return 0; /* reported by the XML reader */
+  unsigned char head[3] = {0, 0, 0};
+  if (fread(head, 1, 3, f) == 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) {
+    snprintf(err, errlen,
+             "%s:1: the file starts with a UTF-8 byte order mark, which SimGrid's platform parser refuses: save it "
+             "without one", path);
+    fclose(f);
+    return -1;
+  }
+  rewind(f);
+  int c, line = 1, rc = 0;
+  const char *doctype = "<!DOCTYPE";
+  int in_doctype = 0, doctype_match = 0;
+  char quote = 0;
+  while (rc == 0 && (c = getc(f)) != EOF) {
+    if (c == '\n')
+      line++;
+    if (!in_doctype) {
+      doctype_match = c == doctype[doctype_match] ? doctype_match + 1 : c == '<' ? 1 : 0;
+      if (doctype[doctype_match] == '\0')
+        in_doctype = 1;
+      continue;
+    }
+    if (in_doctype == 2)
+      continue; /* the one DOCTYPE is over */
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = (char)c;
+    } else if (c == '[') {
+      snprintf(err, errlen,
+               "%s:%d: internal DTD subset (<!DOCTYPE platform [ ... ]>): SimGrid's platform parser does not read "
+               "one; declare <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> only", path, line);
+      rc = -1;
+    } else if (c == '>') {
+      in_doctype = 2;
+    }
+  }
+  fclose(f);
+  return rc;
+}
+
 struct expected_link {
   const char *name;
   double rate_Bps, latency_s;
@@ -262,6 +341,11 @@ static int read_zone(struct platform *p, xmlNode *zone, char *err, size_t errlen
         snprintf(err, errlen, "%s:%d: host '%s' has no speed", p->path, line, id);
         return -1;
       }
+      if (!simgrid_speed_ok(text)) {
+        snprintf(err, errlen, "%s:%d: host '%s': speed '%s' is not a SimGrid speed (a positive number and a flops "
+                 "unit, e.g. 989.4Tf; power states separated by commas)", p->path, line, id, text);
+        return -1;
+      }
       if (topo_add_node(t, id, TOPO_GPU, 0, gpu, line) < 0) {
         snprintf(err, errlen, "%s:%d: host '%s' declared twice", p->path, line, id);
         return -1;
@@ -347,6 +431,10 @@ struct platform *platform_load(const char *path, char *err, size_t errlen)
   struct platform *p = calloc(1, sizeof *p);
   p->path = xstrdup(path);
   p->topo = topo_new();
+  if (check_simgrid_syntax(path, err, errlen) != 0) {
+    platform_free(p);
+    return NULL;
+  }
   g_xml_error[0] = '\0';
   xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)capture_xml_error);
   xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING);
@@ -367,13 +455,21 @@ struct platform *platform_load(const char *path, char *err, size_t errlen)
   if (root == NULL || !is_element(root, "platform")) {
     snprintf(err, errlen, "%s: the root element is not <platform>", path);
   } else {
-    xmlNode *zone = NULL;
-    for (xmlNode *n = root->children; n; n = n->next)
-      if (is_element(n, "zone")) {
-        zone = n;
-        break;
+    /* One zone and nothing else: the fabric is the zone; SimGrid would make any other element a
+     * second root or a sibling it cannot place, and abort. */
+    xmlNode *zone = NULL, *extra = NULL;
+    for (xmlNode *n = root->children; n && extra == NULL; n = n->next)
+      if (n->type == XML_ELEMENT_NODE) {
+        if (zone == NULL && is_element(n, "zone"))
+          zone = n;
+        else
+          extra = n;
       }
-    if (zone == NULL)
+    if (extra != NULL)
+      snprintf(err, errlen, "%s:%d: <%s> beside the <zone>%s: an sgfabric platform holds exactly one zone and "
+               "nothing else", path, (int)xmlGetLineNo(extra), (const char *)extra->name,
+               zone ? "" : " (expected first)");
+    else if (zone == NULL)
       snprintf(err, errlen, "%s:%d: <platform> has no <zone>", path, (int)xmlGetLineNo(root));
     else if (read_zone(p, zone, err, errlen) == 0 && check_fattree(p, err, errlen) == 0)
       rc = 0;

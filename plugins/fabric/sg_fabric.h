@@ -34,5 +34,8 @@ double sgf_model_next(double now);
 void sgf_model_advance(double now);
 /* Implemented in the C++ glue: registers the model with s4u::Engine::add_model. */
 void sgf_glue_add_model(void);
+/* Implemented in the C++ glue: SimGrid loads the platform file (after simgrid_init); 0, or -1
+ * with SimGrid's reason (file and line) in err instead of SimGrid aborting the process. */
+int sgf_glue_load_platform(const char *path, char *err, size_t errlen);
 
 #endif

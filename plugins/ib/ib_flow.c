@@ -136,7 +136,9 @@ void ib__flow_spread(struct fabric *fab, struct fab_flow *flow)
   int parts = ar_parts(fab, st, flow);
   if (parts <= 1)
     return;
-  double part = flow->bytes / parts;
+  double part = floor(flow->bytes / parts); /* whole bytes; the whole keeps the remainder */
+  if (part <= 0)
+    return;
   for (int i = 1; i < parts; i++)
     fabric_flow_split(fab, flow, part, (uint64_t)i);
 }

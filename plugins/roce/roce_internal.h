@@ -240,6 +240,9 @@ void roce__flow_rates(struct fabric *fab);
 double roce__loss_goodput_factor(double p_link, int hops, double window_pkts);
 
 int roce__fluid_init(struct fabric *fab);
+/* After roce__switch_init: whether every switch's PFC headroom (per port, times its ports) leaves
+ * a shared pool in roce/buffer; 0, or -1 with a message naming the parameters and values. */
+int roce__check_headroom(const struct fabric *fab, const struct roce_state *rs, char *err, size_t errlen);
 void roce__fluid_fini(struct fabric *fab);
 /* on_rates with DCQCN on: returns 0 when the set of active flows did not change since the last
  * call (the recomputation came from a cap: nothing to redo). */

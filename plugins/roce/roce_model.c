@@ -79,7 +79,7 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
   if (roce__fluid_init(fab) != 0)
     abort();
   roce__switch_init(fab);
-  return 0;
+  return roce__check_headroom(fab, rs, err, errlen); /* on failure fabric_new frees rs (roce_fini) */
 }
 
 static void roce_fini(struct fabric *fab)

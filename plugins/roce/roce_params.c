@@ -317,6 +317,39 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   return 0;
 }
 
+int roce__check_headroom(const struct fabric *fab, const struct roce_state *rs, char *err, size_t errlen)
+{
+  if (!rs->cfg.pfc.enabled)
+    return 0;
+  const struct topo *t = fab->topo;
+  for (int n = 0; n < t->n_nodes; n++) {
+    if (t->nodes[n].kind != TOPO_SWITCH)
+      continue;
+    /* The headroom of every ingress port (one lossless priority, roce/priority) is reserved out
+     * of the switch buffer; the shared pool is what is left. With nothing left, every packet
+     * crosses XOFF and the fabric pauses itself forever; ask for room for one MTU per port. */
+    int ports = 0;
+    double largest = 0;
+    for (int p = 0; p < t->n_ports; p++)
+      if (t->ports[p].node == n) {
+        ports++;
+        if (rs->ports[p].headroom_B > largest)
+          largest = rs->ports[p].headroom_B;
+      }
+    double headroom = rs->switches[n].headroom_total_B, need = ports * fab->mtu;
+    if (rs->cfg.buffer_B - headroom < need) {
+      snprintf(err, errlen,
+               "parameter 'roce/pfc-headroom': %s (up to %.0f B per port) x %d ports of switch %s (priority %d) = %.0f B "
+               "of headroom leaves %.0f B of roce/buffer = %.0f B for the shared pool, less than one fabric/mtu "
+               "(%.0f B) per port: lower roce/pfc-headroom or raise roce/buffer",
+               param_get_text(fab->params, "roce/pfc-headroom"), largest, ports, t->nodes[n].name, rs->cfg.priority,
+               headroom, rs->cfg.buffer_B - headroom, rs->cfg.buffer_B, fab->mtu);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 uint64_t roce__qp_key(const struct roce_config *c, uint64_t run_seed, int src, int dst, int qp)
 {
   (void)run_seed;

@@ -1,6 +1,7 @@
 /* Collectives as dataflow graphs of transfers (see coll.h). */
 #include "coll.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,17 @@ void coll_params_init(struct coll_params *p)
   p->chunk_bytes = 4e6;
 }
 
+/* Part `index` of `total` whole bytes split into `parts`: floor(total / parts), plus one byte
+ * for the first total mod parts parts, so that the parts add up to total exactly and every
+ * transfer is a whole number of bytes (the packet engine moves whole bytes only). Exact for
+ * totals up to 2^53, above the fabric's transfer limit. */
+static double share_of(double total, int parts, int index)
+{
+  double base = floor(total / parts);
+  double rem = total - base * parts;
+  return base + (index < rem ? 1 : 0);
+}
+
 static void *xrealloc(void *p, size_t bytes)
 {
   void *q = realloc(p, bytes ? bytes : 1);
@@ -90,9 +102,18 @@ struct phase_exit {
   int *last_recv;
 };
 
-/* A ring over members order[0..k) of `steps` steps of `chunk` bytes; a member's first send waits
- * for entry (its previous phase). Writes the member's last transfers of this ring into exit. */
-static void build_ring(struct coll_instance *c, const int *order, int k, int steps, double chunk,
+/* Chunk a ring member sends at a step: the data is split in k chunks (share_of), and at step s
+ * member i sends chunk (i - s) mod k, as in the ring reduce-scatter and all-gather, so every step
+ * moves each chunk exactly once. */
+static double ring_chunk(double total, int k, int i, int s)
+{
+  return share_of(total, k, ((i - s) % k + k) % k);
+}
+
+/* A ring over members order[0..k) of `steps` steps; the data, `total` bytes, is cut in k chunks
+ * (ring_chunk). A member's first send waits for entry (its previous phase). Writes the member's
+ * last transfers of this ring into exit. */
+static void build_ring(struct coll_instance *c, const int *order, int k, int steps, double total,
                        const struct phase_exit *entry, struct phase_exit *exit)
 {
   if (k < 2 || steps < 1)
@@ -107,7 +128,10 @@ static void build_ring(struct coll_instance *c, const int *order, int k, int ste
     int *edge = malloc(sizeof(int) * (size_t)k);
     for (int i = 0; i < k; i++) {
       int me = order[i];
-      edge[i] = add_xfer(c, me, order[(i + 1) % k], chunk * steps);
+      double bytes = 0;
+      for (int s = 0; s < steps; s++)
+        bytes += ring_chunk(total, k, i, s);
+      edge[i] = add_xfer(c, me, order[(i + 1) % k], bytes);
       c->x[edge[i]].later_steps = steps - 1;
       c->x[edge[i]].ring = c->n_rings;
       if (entry) {
@@ -131,7 +155,7 @@ static void build_ring(struct coll_instance *c, const int *order, int k, int ste
     int *cur = malloc(sizeof(int) * (size_t)k);
     for (int i = 0; i < k; i++) {
       int me = order[i], next = order[(i + 1) % k];
-      cur[i] = add_xfer(c, me, next, chunk);
+      cur[i] = add_xfer(c, me, next, ring_chunk(total, k, i, s));
       if (s == 0 && entry) {
         add_edge(c, entry->last_send[me], cur[i]);
         add_edge(c, entry->last_recv[me], cur[i]);
@@ -162,12 +186,12 @@ static void build_tree(struct coll_instance *c, const int *order, int k, double 
   int chunks = (int)(bytes / chunk_bytes);
   if (chunks < 1)
     chunks = 1;
-  double chunk = bytes / chunks;
   int *up = malloc(sizeof(int) * (size_t)k), *down = malloc(sizeof(int) * (size_t)k);
   int *prev_up = malloc(sizeof(int) * (size_t)k), *prev_down = malloc(sizeof(int) * (size_t)k);
   for (int i = 0; i < k; i++)
     prev_up[i] = prev_down[i] = -1;
   for (int j = 0; j < chunks; j++) {
+    double chunk = share_of(bytes, chunks, j);
     up[0] = down[0] = -1;
     /* Children before parents, so their transfers exist when the parent's is created. */
     for (int i = k - 1; i >= 1; i--) {
@@ -202,11 +226,11 @@ static void build_chain(struct coll_instance *c, const int *order, int k, double
   int chunks = (int)(bytes / chunk_bytes);
   if (chunks < 1)
     chunks = 1;
-  double chunk = bytes / chunks;
   int *prev = malloc(sizeof(int) * (size_t)k);
   for (int i = 0; i < k; i++)
     prev[i] = -1;
   for (int j = 0; j < chunks; j++) {
+    double chunk = share_of(bytes, chunks, j);
     int received = -1;
     for (int i = 0; i + 1 < k; i++) {
       int t = add_xfer(c, order[i], order[i + 1], chunk);
@@ -258,15 +282,18 @@ static int build_hierarchical(struct coll_instance *c, int gpus_per_node, double
   struct phase_exit after_ar = {malloc(sizeof(int) * (size_t)n), malloc(sizeof(int) * (size_t)n)};
   int *rail = malloc(sizeof(int) * (size_t)nodes);
   for (int ch = 0; ch < channel_count; ch++) {
-    double share = bytes / channel_count;
+    double share = share_of(bytes, channel_count, ch);
     for (int i = 0; i < n; i++)
       after_rs.last_send[i] = after_rs.last_recv[i] = after_ar.last_send[i] = after_ar.last_recv[i] = -1;
     for (int k = 0; k < nodes; k++)
-      build_ring(c, &local[k * per_node], per_node, per_node - 1, share / per_node, NULL, &after_rs);
+      build_ring(c, &local[k * per_node], per_node, per_node - 1, share, NULL, &after_rs);
     for (int l = 0; l < per_node; l++) {
       for (int k = 0; k < nodes; k++)
         rail[k] = local[k * per_node + l];
-      build_ring(c, rail, nodes, 2 * (nodes - 1), share / per_node / nodes, &after_rs, &after_ar);
+      /* Rail l reduces the chunk its members hold after the node's reduce-scatter: member l of
+       * a node received last the chunk (l - 1) - (per_node - 2) = l + 1 mod per_node. */
+      build_ring(c, rail, nodes, 2 * (nodes - 1), share_of(share, per_node, (l + 1) % per_node), &after_rs,
+                 &after_ar);
       for (int k = 0; k < nodes; k++) { /* a member that had no inter-node step keeps its RS exit */
         int m = rail[k];
         if (after_ar.last_send[m] < 0)
@@ -276,7 +303,7 @@ static int build_hierarchical(struct coll_instance *c, int gpus_per_node, double
       }
     }
     for (int k = 0; k < nodes; k++)
-      build_ring(c, &local[k * per_node], per_node, per_node - 1, share / per_node, &after_ar, NULL);
+      build_ring(c, &local[k * per_node], per_node, per_node - 1, share, &after_ar, NULL);
   }
   free(rail);
   free(after_rs.last_send);
@@ -315,27 +342,28 @@ static void build(struct coll_instance *c, const struct coll_params *p, const st
       for (int i = 0; i < n; i++)
         mirror[i] = n - 1 - i;
       for (int ch = 0; ch < channels; ch++) {
-        build_tree(c, order, n, d->bytes / 2 / channels, p->chunk_bytes);
-        build_tree(c, mirror, n, d->bytes / 2 / channels, p->chunk_bytes);
+        double share = share_of(d->bytes, channels, ch);
+        build_tree(c, order, n, share_of(share, 2, 0), p->chunk_bytes);
+        build_tree(c, mirror, n, share_of(share, 2, 1), p->chunk_bytes);
       }
       free(mirror);
       break;
     }
     for (int ch = 0; ch < channels; ch++)
-      build_ring(c, order, n, 2 * (n - 1), d->bytes / n / channels, NULL, NULL);
+      build_ring(c, order, n, 2 * (n - 1), share_of(d->bytes, channels, ch), NULL, NULL);
     break;
   case COLL_REDUCE_SCATTER:
   case COLL_ALLGATHER:
     c->algo = COLL_ALGO_RING;
     for (int ch = 0; ch < channels; ch++)
-      build_ring(c, order, n, n - 1, d->bytes / n / channels, NULL, NULL);
+      build_ring(c, order, n, n - 1, share_of(d->bytes, channels, ch), NULL, NULL);
     break;
   case COLL_ALLTOALL:
     c->algo = COLL_ALGO_RING; /* reported as "pairwise" */
     for (int i = 0; i < n; i++)
       for (int j = 0; j < n; j++)
         if (i != j)
-          add_xfer(c, i, j, d->bytes / n);
+          add_xfer(c, i, j, share_of(d->bytes, n, j));
     break;
   case COLL_BROADCAST:
   default: {
@@ -343,7 +371,7 @@ static void build(struct coll_instance *c, const struct coll_params *p, const st
     for (int i = 0; i < n; i++)
       order[i] = (d->root + i) % n;
     for (int ch = 0; ch < channels; ch++)
-      build_chain(c, order, n, d->bytes / channels, p->chunk_bytes);
+      build_chain(c, order, n, share_of(d->bytes, channels, ch), p->chunk_bytes);
     break;
   }
   }

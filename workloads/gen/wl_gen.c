@@ -3,6 +3,7 @@
  * grad_bytes (FP32 by default, as Megatron-LM does for --bf16 unless told otherwise). */
 #include "wl_gen.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,7 +87,14 @@ int wl_gen_check(struct wl_gen_params *p, char *err, size_t errlen)
         "global-batch=%ld not divisible by micro-batch*dp = %d*%d = %ld", p->global_batch,
         p->micro_batch, l->dp, per_step);
   long mb = p->global_batch / per_step;
-  CHECK(mb <= 1000000, "global-batch=%ld gives %ld micro-batches, too many", p->global_batch, mb);
+  CHECK(mb <= WL_MAX_MICROBATCHES, "global-batch=%ld gives %ld micro-batches, more than the limit of %d",
+        p->global_batch, mb, WL_MAX_MICROBATCHES);
+  CHECK(m->layers <= WL_MAX_LAYERS, "layers=%d is more than the limit of %d layers", m->layers, WL_MAX_LAYERS);
+  /* Every layer of a stage emits at least its forward and backward GEMMs per micro-batch: refuse
+   * before generating when that alone passes the op limit of a program. */
+  double min_ops = 2.0 * (m->layers / l->pp) * (double)mb;
+  CHECK(min_ops <= WL_MAX_OPS, "%d layers over pp=%d with %ld micro-batches need at least %.0f ops per stage, more "
+        "than the limit of %d", m->layers, l->pp, mb, min_ops, WL_MAX_OPS);
   CHECK(l->vpp == 1 || mb % l->pp == 0,
         "interleaved schedule needs the micro-batch count %ld divisible by pp=%d", mb, l->pp);
   CHECK(p->grad_bytes == 2 || p->grad_bytes == 4, "grad bytes %d must be 2 or 4", p->grad_bytes);
@@ -151,7 +159,7 @@ static int coll(struct gen *g, const struct wl_op *ctx, enum wl_coll c, enum wl_
   o.kind = WL_OP_COLL;
   o.coll = c;
   o.group = grp;
-  o.bytes = bytes;
+  o.bytes = ceil(bytes); /* transfers are whole bytes; a fraction left by a division still needs one */
   o.is_async = is_async;
   return add(g, &o, NULL, 0);
 }
@@ -164,7 +172,7 @@ static void p2p(struct gen *g, const struct wl_op *ctx, enum wl_op_kind k, int p
   o.group = WL_GROUP_PP;
   o.peer = peer;
   o.tag = tag;
-  o.bytes = bytes;
+  o.bytes = ceil(bytes);
   o.is_async = k == WL_OP_SEND;
   add(g, &o, NULL, 0);
 }
@@ -465,8 +473,16 @@ struct wl_trace *wl_generate(struct wl_gen_params *p, char *err, size_t errlen)
   if (steps == NULL)
     goto fail_oom;
   for (int s = 0; s < l->pp; s++)
-    if (build_stage(t, p, s, steps) != 0)
+    if (build_stage(t, p, s, steps) != 0) {
+      if (t->programs[s].nops >= WL_MAX_OPS) {
+        snprintf(err, errlen, "stage %d needs more than the limit of %d ops (fewer micro-batches or layers)", s,
+                 WL_MAX_OPS);
+        free(steps);
+        wl_trace_free(t);
+        return NULL;
+      }
       goto fail_oom;
+    }
   free(steps);
   return t;
 fail_oom:

@@ -81,6 +81,10 @@ int wl_model_load_file(const char *path, struct wl_model *m, char *err, size_t e
       snprintf(err, errlen, "%s:%d: %s: '%s' is not a non-negative integer", path, lineno, key,
                val);
       rc = -1;
+    } else if (strcmp(key, "layers") == 0 && v > WL_MAX_LAYERS) {
+      snprintf(err, errlen, "%s:%d: layers: %ld is more than the limit of %d layers", path, lineno, v,
+               WL_MAX_LAYERS);
+      rc = -1;
     } else {
       *keys[k].v = (int)v;
     }

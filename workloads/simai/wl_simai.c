@@ -145,8 +145,12 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
     return fail(f, "missing all_gpus");
   if (ckpt != 0 || ckpt_init != 0)
     return fail(f, "checkpoints/checkpoint_initiates lists are not supported (must be 0)");
-  if (f->ga > 1000000 || gpus > 1L << 24)
-    return fail(f, "ga or all_gpus out of range");
+  if (f->ga > WL_MAX_MICROBATCHES)
+    return fail(f, "ga: %ld micro-batches is more than the limit of %d", f->ga, WL_MAX_MICROBATCHES);
+  if (gpus > 1L << 24)
+    return fail(f, "all_gpus: %ld is more than the limit of %ld GPUs", gpus, 1L << 24);
+  if (f->pp_comm > WL_MAX_BYTES)
+    return fail(f, "pp_comm: %ld bytes is more than the limit of 2^50 bytes", f->pp_comm);
   if (strcmp(policy, "DATA") == 0 || strcmp(policy, "MICRO") == 0)
     tp = 1;
   if (tp > gpus || pp > gpus || ep > gpus)
@@ -184,9 +188,12 @@ static int parse_row(struct simai_file *f, char *line, struct simai_row *r)
   for (int i = 0; i < 4; i++)
     if (parse_num(f, names[i], tok[tcol[i]], 0, &t[i]) != 0)
       return -1;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 3; i++) {
     if (parse_num(f, bnames[i], tok[bcol[i]], 0, &b[i]) != 0)
       return -1;
+    if (b[i] > WL_MAX_BYTES)
+      return fail(f, "%s %ld is more than the limit of 2^50 bytes", bnames[i], b[i]);
+  }
   enum wl_coll *colls[3] = {&r->fwd_coll, &r->ig_coll, &r->wg_coll};
   enum wl_group *groups[3] = {&r->fwd_group, &r->ig_group, &r->wg_group};
   enum wl_group defaults[3] = {f->fwd_default, f->fwd_default, f->wg_default};
@@ -362,8 +369,16 @@ struct wl_trace *wl_simai_load(const char *path, char *err, size_t errlen)
   if (wl_trace_alloc_stages(t) != 0)
     goto fail_trace;
   for (int s = 0; s < l.pp; s++)
-    if (build_program(&f, t, s, &t->programs[s]) != 0)
+    if (build_program(&f, t, s, &t->programs[s]) != 0) {
+      if (t->programs[s].nops >= WL_MAX_OPS) {
+        snprintf(err, errlen, "%s:0: stage %d needs more than the limit of %d ops (ga=%ld x %d rows)", path, s,
+                 WL_MAX_OPS, f.ga, f.nrows);
+        wl_trace_free(t);
+        t = NULL;
+        goto close_file;
+      }
       goto fail_trace;
+    }
   goto close_file;
 fail_trace:
   snprintf(err, errlen, "%s:0: out of memory", path);

@@ -1,6 +1,7 @@
 /* Trace construction, layout arithmetic and group membership. */
 #include "wl_trace.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -196,8 +197,12 @@ int wl_trace_alloc_stages(struct wl_trace *t)
   return 0;
 }
 
+int wl_bytes_valid(double bytes) { return bytes >= 0 && bytes <= WL_MAX_BYTES && bytes == floor(bytes); }
+
 int wl_program_add(struct wl_program *p, const struct wl_op *op, const int *deps, int ndeps)
 {
+  if (p->nops >= WL_MAX_OPS)
+    return -1;
   if (p->nops == p->cap_ops) {
     int cap = p->cap_ops ? 2 * p->cap_ops : 256;
     struct wl_op *ops = realloc(p->ops, (size_t)cap * sizeof *ops);

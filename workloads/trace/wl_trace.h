@@ -28,6 +28,21 @@
 
 #define WL_FORMAT_VERSION 1
 
+/* Limits on what a workload may ask for, so that a typo (ga: 1000000, layers: 1073741824, a
+ * transfer of 1e308 bytes) is refused at load time instead of running until killed:
+ *   - a transfer is a whole number of bytes, at most 2^50 (1 PiB; the fabric's own limit,
+ *     FAB_MAX_TRANSFER_BYTES in plugins/fabric/fabric.h);
+ *   - at most 100,000 layers in a model and 100,000 micro-batches (SimAI: ga) per iteration;
+ *   - at most 2^22 (4,194,304) ops in one stage's program (about 370 MB of ops; the largest
+ *     shipped workloads need tens of thousands). */
+#define WL_MAX_BYTES 1125899906842624.0
+#define WL_MAX_LAYERS 100000
+#define WL_MAX_MICROBATCHES 100000
+#define WL_MAX_OPS (1 << 22)
+
+/* Whether bytes is a transfer size a workload may carry: a whole number in 0..WL_MAX_BYTES. */
+int wl_bytes_valid(double bytes);
+
 enum wl_group {
   WL_GROUP_NONE,  /* compute and wait ops */
   WL_GROUP_TP,    /* tensor parallel: same cp, dp, pp */

@@ -313,6 +313,8 @@ static int parse_op(struct reader *r, struct wl_program *p, int *deps_buf, int m
       has_group = 1;
     } else if (strcmp(key, "bytes") == 0) {
       rc = parse_double(r, key, val, &o.bytes);
+      if (rc == 0 && !wl_bytes_valid(o.bytes))
+        return fail(r, "field 'bytes': %s is not a whole number of bytes in 0..2^50", val);
       has_bytes = 1;
     } else if (strcmp(key, "peer") == 0) {
       rc = parse_int(r, key, val, &o.peer, 1);
@@ -356,6 +358,8 @@ static int parse_op(struct reader *r, struct wl_program *p, int *deps_buf, int m
   default:
     break;
   }
+  if (p->nops >= WL_MAX_OPS)
+    return fail(r, "more than the limit of %d ops in one program", WL_MAX_OPS);
   if (wl_program_add(p, &o, deps_buf, ndeps) < 0)
     return fail(r, "out of memory");
   return 0;
@@ -414,13 +418,16 @@ static int load_body(struct reader *r, struct wl_trace *t)
     if (strcmp(k, "model") == 0) {
       rc = parse_fields(r, 1, model_fields, sizeof model_fields / sizeof model_fields[0]);
     } else if (strcmp(k, "layout") == 0) {
+      /* One layout per file: the stages' tables and programs are sized from it. */
+      if (have_layout)
+        return fail(r, "second 'layout' line (the layout is given once, at line %d)", have_layout);
       rc = parse_fields(r, 1, layout_fields, sizeof layout_fields / sizeof layout_fields[0]);
       char msg[200];
       if (rc == 0 && wl_layout_check(l, msg, sizeof msg) != 0)
         return fail(r, "%s", msg);
       if (rc == 0 && wl_trace_alloc_stages(t) != 0)
         return fail(r, "out of memory");
-      have_layout = 1;
+      have_layout = r->line;
     } else if (strcmp(k, "gpu") == 0) {
       if (r->ntok != 2 || strlen(r->tok[1]) >= sizeof t->gpu)
         return fail(r, "expected 'gpu NAME'");

@@ -29,11 +29,14 @@
 static struct {
   double pair_bytes[MAXG][MAXG]; /* src, dst */
   long flows;
+  long fractional; /* transfers that were not a whole number of bytes */
 } g_rec;
 
 static void rec_flow_done(struct fabric *fab, struct fab_flow *flow)
 {
   (void)fab;
+  if (flow->bytes != floor(flow->bytes))
+    g_rec.fractional++;
   if (flow->parent == NULL && flow->src_gpu < MAXG && flow->dst_gpu < MAXG) {
     g_rec.pair_bytes[flow->src_gpu][flow->dst_gpu] += flow->bytes;
     g_rec.flows++;
@@ -333,6 +336,57 @@ static void test_coll_broadcast_delivers(void)
   topo_free(t);
 }
 
+/* Sizes that do not divide by the member count (1001 B over 16, 1000 B over 3, and the
+ * 218,169,344 B gradient all-reduce that "sgfabric workload --gpus 24 --tp 8" gives its dp = 3
+ * group) are split in whole bytes, floor or ceil, so that every collective finishes at packet
+ * fidelity (a fractional remainder used to become a 0-byte packet sent forever) and moves exactly
+ * the bytes it must. */
+static void test_coll_uneven_sizes_whole_bytes(void)
+{
+  struct case_ {
+    enum coll_kind kind;
+    const char *algo;
+    double S;
+    int n;
+    double factor; /* fabric bytes / S */
+  } cases[] = {
+      {COLL_ALLREDUCE, "ring", 1001, 16, 2 * 15},       {COLL_ALLREDUCE, "ring", 1000, 3, 2 * 2},
+      {COLL_ALLREDUCE, "ring", 218169344, 3, 2 * 2},    {COLL_ALLREDUCE, "ring", 4096.0 * 3 + 1, 3, 2 * 2},
+      {COLL_ALLREDUCE, "tree", 1001, 16, 2 * 15},       {COLL_ALLREDUCE, "tree", 8000001, 3, 2 * 2},
+      {COLL_REDUCE_SCATTER, NULL, 1001, 16, 15},        {COLL_ALLGATHER, NULL, 1000, 3, 2},
+      {COLL_ALLTOALL, NULL, 1001, 3, 2},                {COLL_ALLTOALL, NULL, 5, 16, 15},
+      {COLL_BROADCAST, NULL, 8000001, 3, 2},            {COLL_ALLREDUCE, "ring", 7, 16, 2 * 15},
+  };
+  int gpus[MAXG];
+  for (int i = 0; i < MAXG; i++)
+    gpus[i] = i;
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const struct case_ *c = &cases[k];
+    struct topo *t = topo_single_switch(c->n, RATE, LINK_LAT, SWITCH_LAT);
+    for (int fid = 0; fid < 2; fid++) {
+      struct outcome o;
+      run_coll(t, (fab_fidelity)fid, c->algo, c->kind, c->S, gpus, c->n, 0, 1, &o); /* asserts it finished */
+      fprintf(stderr, "\n    %s %.0f B over %d (%s): %.0f fabric bytes, expected %.0f", coll_kind_name(c->kind), c->S,
+              c->n, fidelity_name[fid], o.fabric_bytes, c->factor * c->S);
+      CU_ASSERT_EQUAL(o.fabric_bytes, c->factor * c->S);
+      CU_ASSERT_EQUAL(g_rec.fractional, 0);
+    }
+    topo_free(t);
+  }
+  /* Hierarchical: the rails carry the node's reduce-scatter chunks (251, 250, 250, 250 B of
+   * 1001), split again over the nodes. */
+  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "4", "--radix", "8"};
+  struct platform *p = load_generated(opts, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  struct outcome h;
+  run_coll(p->topo, FAB_FIDELITY_PACKET, "hierarchical", COLL_ALLREDUCE, 1001, gpus, 8, 0, 4, &h);
+  CU_ASSERT_EQUAL(h.algo, COLL_ALGO_HIERARCHICAL);
+  CU_ASSERT_EQUAL(h.fabric_bytes, 2.0 * (2 - 1) * 1001);
+  CU_ASSERT_EQUAL(h.nvlink_bytes, 2.0 * 2 * (4 - 1) * 1001);
+  CU_ASSERT_EQUAL(g_rec.fractional, 0);
+  platform_free(p);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -344,6 +398,7 @@ int main(void)
   CU_add_test(s, "coll_hierarchical_4x2", test_coll_hierarchical_4x2);
   CU_add_test(s, "coll_alltoall_pairs", test_coll_alltoall_pairs);
   CU_add_test(s, "coll_broadcast_delivers", test_coll_broadcast_delivers);
+  CU_add_test(s, "coll_uneven_sizes_whole_bytes", test_coll_uneven_sizes_whole_bytes);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   int failures = (int)CU_get_number_of_failures();
