@@ -444,10 +444,11 @@ int cmd_compare(int argc, char **argv)
   wargv[wargc++] = "-o";
   wargv[wargc++] = workload;
   wargv[wargc] = NULL;
-  if (workload_cli_main(wargc, (char **)wargv) != 0) {
+  if ((rc = workload_cli_main(wargc, (char **)wargv)) != 0) {
     fprintf(stderr, "sgfabric compare: the workload options are refused (above)\n");
     goto fail;
   }
+  rc = 1; /* the exit status of any later failure */
   if (o.platform) {
     snprintf(platform, sizeof platform, "%s", o.platform);
   } else {
@@ -469,10 +470,11 @@ int cmd_compare(int argc, char **argv)
     pargv[pargc++] = "-o";
     pargv[pargc++] = platform;
     pargv[pargc] = NULL;
-    if (platform_cli_main(pargc, (char **)pargv) != 0) {
+    if ((rc = platform_cli_main(pargc, (char **)pargv)) != 0) {
       fprintf(stderr, "sgfabric compare: cannot build a platform for %d GPUs (above)\n", o.gpus);
       goto fail;
     }
+    rc = 1;
   }
 
   char self[4096];

@@ -174,6 +174,11 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: %s\n", err);
     return 1;
   }
+  /* Said first, before a large platform is read and the simulation starts. */
+  if (o.fidelity == FAB_FIDELITY_PACKET && trace->layout.gpus > PACKET_FIDELITY_WARN_GPUS)
+    fprintf(stderr, "sgfabric run: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
+                    "and can take hours; --fidelity flow (the default) takes minutes at most\n",
+            trace->layout.gpus);
   struct run_setup s;
   int *rank_gpu = NULL;
   int rc = 1;
@@ -200,10 +205,6 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: warning: the workload is for %s GPUs, the platform %s has %s GPUs; compute "
                     "follows the workload's %s\n",
             gpu->name, o.platform, s.platform->gpu_type, gpu->name);
-  if (o.fidelity == FAB_FIDELITY_PACKET && trace->layout.gpus > PACKET_FIDELITY_WARN_GPUS)
-    fprintf(stderr, "sgfabric run: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
-                    "and can take hours; --fidelity flow (the default) takes minutes at most\n",
-            trace->layout.gpus);
   rank_gpu = deployment ? deployment_load(deployment, trace->layout.gpus, n_gpus, err, sizeof err)
                         : deployment_linear(trace->layout.gpus);
   if (rank_gpu == NULL) {

@@ -336,7 +336,7 @@ static void progress(void)
   if (!g_replay.cfg.progress)
     return;
   double now = simgrid_get_clock();
-  if (now < g_replay.next_progress_s)
+  if (now < g_replay.next_progress_s && g_replay.finished < g_replay.n_ranks) /* the last line is always shown */
     return;
   g_replay.next_progress_s = now + 0.05;
   /* The slowest unfinished rank tells how far the iteration is: micro-batch k of m. */
