@@ -22,6 +22,7 @@
 #include "run_common.h"
 #include "wl_cli.h"
 #include "wl_gen.h"
+#include "wl_model.h"
 
 #define MAX_ARGS 512
 #define MAX_FABRICS 4
@@ -96,7 +97,10 @@ static void usage(FILE *out)
   cli_print_options(out, compare_options_table, NULL);
   fprintf(out, "\njob options (as sgfabric workload; Megatron-LM names accepted):\n");
   cli_print_options(out, wl_cli_options(), compare_options_table);
-  fprintf(out, "  " WL_CLI_DEFAULT_GLOBAL_BATCH_RULE "\n");
+  fprintf(out, "  " WL_CLI_DEFAULT_GLOBAL_BATCH_RULE "\n  models:");
+  for (const char *const *n = wl_model_preset_names(); *n != NULL; n++)
+    fprintf(out, " %s", *n);
+  fprintf(out, "\n");
   fprintf(out, "\nplatform options (as sgfabric platform; not with --platform):\n");
   cli_print_options(out, platform_cli_options(), compare_options_table);
   fprintf(out, "  -h, --help                 this help\n"

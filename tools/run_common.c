@@ -46,7 +46,7 @@ void run_options_init(struct run_options *o)
 static const struct cli_option common_options[] = {
     {"platform", 0, CLI_VALUE, RUN_OPT_PLATFORM, "FILE", "platform XML (sgfabric platform writes one)"},
     {"fabric", 0, CLI_VALUE, RUN_OPT_FABRIC, "NAME", "fabric model: ideal, ib or roce (default ideal)"},
-    {"fidelity", 0, CLI_VALUE, RUN_OPT_FIDELITY, "packet|flow", "packet-level or flow-level simulation"},
+    {"fidelity", 0, CLI_VALUE, RUN_OPT_FIDELITY, "packet|flow", "packet-level or flow-level (default: flow for run, packet for flows)"},
     {"seed", 0, CLI_VALUE, RUN_OPT_SEED, "N", "seed of every random choice, 0 to 2^64-1 (default 1)"},
     {"cfg", 0, CLI_VALUE, RUN_OPT_CFG, "area/name:value",
      "set a model parameter (repeatable; --help-cfg lists them)"},

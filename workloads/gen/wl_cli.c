@@ -15,7 +15,7 @@
 /* Megatron-LM's argument names (megatron/training/arguments.py) are aliases of the short ones,
  * so that a job's launch line can be pasted as it is. */
 static const struct cli_option wl_options[] = {
-    {"model", 0, CLI_VALUE, WL_OPT_MODEL, "NAME", "built-in model (see the list below)"},
+    {"model", 0, CLI_VALUE, WL_OPT_MODEL, "NAME", "built-in model (the models: line below)"},
     {"model-file", 0, CLI_VALUE, WL_OPT_MODEL_FILE, "FILE", "model description file (docs/workload-format.md)"},
     {"gpu", 0, CLI_VALUE, WL_OPT_GPU, "TYPE", "GPU type: A100, H100, H200, B200 (H100)"},
     {"gpus", 0, CLI_VALUE, WL_OPT_GPUS, "N", "ranks of the job (required)"},
