@@ -82,8 +82,18 @@ int run_check_cfg(const struct cli *c, const char *cfg)
   char message[512];
   int rc = param_set_cfg(scratch, cfg, message, sizeof message);
   param_set_free(scratch);
-  if (rc != 0)
+  if (rc != 0) {
+    /* A misspelled name gets the closest registered one. */
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(cfg, ":"), cfg);
+    if (!param_exists(name)) {
+      const char *names[512];
+      size_t n = param_list_names(names, 511);
+      names[n] = NULL;
+      cli_did_you_mean(message, sizeof message, name, names, NULL);
+    }
     cli_usage_error(c, "--cfg=%s: %s", cfg, message);
+  }
   return rc;
 }
 

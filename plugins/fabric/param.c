@@ -251,6 +251,15 @@ static int in_area(const struct param_def *d, const char *area)
   return strncmp(d->name, area, len) == 0 && d->name[len] == '/';
 }
 
+size_t param_list_names(const char **names, size_t max)
+{
+  size_t n = 0;
+  for (int t = 0; t < g_table_count; t++)
+    for (const struct param_def *d = g_tables[t]; d->name != NULL && n < max; d++)
+      names[n++] = d->name;
+  return n;
+}
+
 size_t param_list_areas(const char **areas, size_t max)
 {
   static char names[64][32];

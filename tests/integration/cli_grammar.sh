@@ -107,6 +107,7 @@ did_you_mean)
   expect_status 2 "did you mean compare?" comapre
   expect_status 2 "did you mean roce?" params rocee
   expect_status 2 "did you mean flow?" run --fidelity flwo
+  expect_status 2 "did you mean roce/dcqcn?" flows --cfg roce/dcqn:paper --platform "$tiny" --flows "$flows" -o "$WORK/f"
   [ ! -e "$WORK/c" ] || die "a refused compare left $WORK/c"
   ;;
 megatron)
