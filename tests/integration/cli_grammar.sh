@@ -257,6 +257,13 @@ run_defaults)
     die "no micro-batch progress: $(tail -2 "$WORK/progress.txt")"
   grep -qF '16/16 ranks done (100 %)' "$WORK/progress.txt" || die "progress does not reach 100 %"
   echo "progress: $(grep -c 'ranks done' "$WORK/progress.txt") updates, last: $(grep 'ranks done' "$WORK/progress.txt" | tail -1)"
+  # A workload smaller than the platform, or for another GPU, is run with a warning.
+  run_ok workload --model llama3-8b --gpus 8 --tp 8 --gpu A100 -o "$WORK/a100.txt"
+  run_ok run --platform "$tiny" --workload "$WORK/a100.txt" --no-progress -o "$WORK/a"
+  grep -q "warning: the workload has 8 ranks, the platform .* has 16 GPUs: 8 stay idle" "$WORK/last.stderr" ||
+    die "no warning for a workload smaller than the platform"
+  grep -q "warning: the workload is for A100 GPUs, the platform .* has H100 GPUs" "$WORK/last.stderr" ||
+    die "no warning for a workload of another GPU type"
   # Packet fidelity above 256 GPUs warns before it starts (the run itself is not needed here:
   # the platform is too small, so it stops right after the warning).
   run_ok workload --model llama3-8b --gpus 512 --tp 8 --pp 2 -o "$WORK/big.txt"
