@@ -1,6 +1,7 @@
 /* The fat-tree model: port split, switch counts, GPU-to-leaf mapping and enumeration of
  * every router and link. docs/platforms.md explains the construction and its sources. */
 #include "fattree.h"
+#include "cli.h"
 
 #include "gpu_types.h"
 #include "units.h"
@@ -64,10 +65,9 @@ double fattree_nvlink_rate(const struct fattree_spec *spec)
 
 static int parse_int(const char *key, const char *value, int *out, char *err, size_t errlen)
 {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(value, &end, 10);
-  if (end == value || *end != '\0' || errno != 0 || v < INT_MIN || v > INT_MAX)
+  long v;
+  /* Digits only: " 8", "+8", "8x" and values past INT_MAX are refused, not read as 8 or wrapped. */
+  if (cli_parse_long(value, INT_MIN, INT_MAX, &v) != 0)
     return fail(err, errlen, "%s: \"%s\" is not an integer", key, value);
   *out = (int)v;
   return 0;
@@ -149,7 +149,9 @@ static int set_gpu(struct fattree_spec *spec, const char *key, const char *value
     for (const struct gpu_type *t = gpu_type_table(); t->name != NULL; t++)
       snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
                known[0] ? ", " : "", t->name);
-    return fail(err, errlen, "%s: unknown GPU type \"%s\" (known: %s)", key, value, known);
+    const char *close = gpu_type_suggest(value);
+    return fail(err, errlen, "%s: unknown GPU type \"%s\"%s%s%s (known: %s)", key, value,
+                close ? " (did you mean " : "", close ? close : "", close ? "?)" : "", known);
   }
   snprintf(spec->gpu, sizeof(spec->gpu), "%s", g->name);
   return 0;

@@ -17,6 +17,9 @@ struct gpu_type {
  * H100), or NULL. */
 const struct gpu_type *gpu_type_find(const char *name);
 
+/* The table's name closest to a misspelled one ("A10" gives "A100"), or NULL. */
+const char *gpu_type_suggest(const char *name);
+
 /* The table, terminated by a row whose name is NULL. */
 const struct gpu_type *gpu_type_table(void);
 

@@ -2,6 +2,7 @@
  * docs/platforms.md atomically (a temporary file in the same directory, then rename). */
 #include "platform_cli.h"
 
+#include "cli.h"
 #include "fattree.h"
 #include "gpu_types.h"
 
@@ -12,42 +13,49 @@
 #include <unistd.h>
 
 #define CLI_PREFIX "sgfabric platform: "
-#define CLI_USAGE_ERROR 2
-#define CLI_IO_ERROR 1
+#define CLI_USAGE_ERROR CLI_USAGE
+#define CLI_IO_ERROR CLI_FAILURE
 
-/* Options that take a value; each is also a fattree_spec_set key. */
-static const char *const cli_value_options[] = {
-    "gpus", "gpus-per-node", "tiers", "radix", "oversubscription", "link-rate", "link-latency",
-    "nvlink-rate", "nvlink-latency", "switch-latency", "gpu", NULL};
+/* The options (cli.h grammar); each value option's name is also its fattree_spec_set key. */
+enum {
+  PLAT_OPT_VALUE,          /* any fattree_spec_set key */
+  PLAT_OPT_RAIL_OPTIMIZED,
+  PLAT_OPT_NO_RAIL_OPTIMIZED,
+  PLAT_OPT_OUT,
+};
+
+static const struct cli_option cli_options[] = {
+    {"gpus", 0, CLI_VALUE, PLAT_OPT_VALUE, "N", "GPUs, a multiple of --gpus-per-node (required)"},
+    {"gpus-per-node", 0, CLI_VALUE, PLAT_OPT_VALUE, "G", "GPUs and NICs per node, one NVSwitch each (8)"},
+    {"tiers", 0, CLI_VALUE, PLAT_OPT_VALUE, "2|3", "switch tiers: leaf-spine or leaf-aggregation-core (2)"},
+    {"radix", 0, CLI_VALUE, PLAT_OPT_VALUE, "K", "ports per switch (64)"},
+    {"rail-optimized", 0, CLI_FLAG, PLAT_OPT_RAIL_OPTIMIZED, NULL, "NIC i of every node goes to a rail-i leaf"},
+    {"no-rail-optimized", 0, CLI_FLAG, PLAT_OPT_NO_RAIL_OPTIMIZED, NULL, "GPU i goes to leaf i/d (the default)"},
+    {"oversubscription", 0, CLI_VALUE, PLAT_OPT_VALUE, "R[,R2]",
+     "down:up port ratio of leaves[, aggregation] (1,1)"},
+    {"link-rate", 0, CLI_VALUE, PLAT_OPT_VALUE, "RATE",
+     "NIC and switch links, per direction (the GPU's NIC rate: 400Gbps for H100)"},
+    {"link-latency", 0, CLI_VALUE, PLAT_OPT_VALUE, "T", "NIC and switch links (100ns)"},
+    {"nvlink-rate", 0, CLI_VALUE, PLAT_OPT_VALUE, "RATE", "GPU-NVSwitch links (the GPU's NVLink rate)"},
+    {"nvlink-latency", 0, CLI_VALUE, PLAT_OPT_VALUE, "T", "GPU-NVSwitch links (25ns)"},
+    {"switch-latency", 0, CLI_VALUE, PLAT_OPT_VALUE, "T", "forwarding latency of a switch (130ns)"},
+    {"gpu", 0, CLI_VALUE, PLAT_OPT_VALUE, "TYPE", "GPU type: A100, H100, H200, B200 (H100)"},
+    {"out", 'o', CLI_VALUE, PLAT_OPT_OUT, "FILE", "output file, replaced atomically"},
+    CLI_TABLE_END,
+};
+
+const struct cli_option *platform_cli_options(void) { return cli_options; }
 
 static void cli_usage(FILE *out)
 {
   fputs("usage: sgfabric platform --gpus N [options] -o FILE\n"
-        "Writes a fat-tree platform for SimGrid and sgfabric (docs/platforms.md).\n"
-        "  --gpus N                  GPUs, a multiple of --gpus-per-node (required)\n"
-        "  --gpus-per-node G         GPUs and NICs per node, one NVSwitch each (8)\n"
-        "  --tiers 2|3               switch tiers: leaf-spine or leaf-aggregation-core (2)\n"
-        "  --radix K                 ports per switch (64)\n"
-        "  --rail-optimized          NIC i of every node goes to a rail-i leaf\n"
-        "  --oversubscription R[,R2] down:up port ratio of leaves[, aggregation] (1,1)\n"
-        "  --link-rate RATE          NIC and switch links, per direction (400Gbps)\n"
-        "  --link-latency T          NIC and switch links (100ns)\n"
-        "  --nvlink-rate RATE        GPU-NVSwitch links (the GPU's NVLink rate)\n"
-        "  --nvlink-latency T        GPU-NVSwitch links (25ns)\n"
-        "  --switch-latency T        forwarding latency of a switch (130ns)\n"
-        "  --gpu TYPE                GPU type: A100, H100, H200, B200 (H100)\n"
-        "  -o, --out FILE            output file, replaced atomically\n"
-        "  -h, --help                this help\n"
+        "Writes a fat-tree platform for SimGrid and sgfabric (docs/platforms.md).\n",
+        out);
+  cli_print_options(out, cli_options, NULL);
+  fputs("  -h, --help                 this help\n"
+        "Options take their value as --name value or --name=value.\n"
         "Exit status: 0 ok, 2 usage error or impossible topology, 1 write error.\n",
         out);
-}
-
-static int cli_is_value_option(const char *name)
-{
-  for (int i = 0; cli_value_options[i] != NULL; i++)
-    if (strcmp(name, cli_value_options[i]) == 0)
-      return 1;
-  return 0;
 }
 
 /* ---- the generating command, recorded in the file -------------------------------------- */
@@ -270,56 +278,46 @@ struct cli_args {
   struct fattree_spec spec;
   const char *out;
   int help;
+  int link_rate_given;
 };
 
-static int cli_bad_value(const char *err)
-{
-  fprintf(stderr, CLI_PREFIX "--%s\n", err);
-  return -1;
-}
-
-/* Reads "-o FILE", "--name value", "--name=value" and the "--rail-optimized" flag. */
+/* Reads the options into the spec; returns 0, or -1 after printing the error. */
 static int cli_parse(int argc, char **argv, struct cli_args *a)
 {
-  char err[256], name[64];
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *value = NULL;
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+  char err[256];
+  struct cli c;
+  cli_init(&c, "sgfabric platform", argc, argv);
+  cli_add_table(&c, cli_options);
+  for (;;) {
+    int id = cli_next(&c);
+    switch (id) {
+    case CLI_DONE:
+      return 0;
+    case CLI_ERROR:
+      return -1;
+    case CLI_HELP:
       a->help = 1;
       return 0;
-    }
-    if (strcmp(arg, "-o") == 0) {
-      snprintf(name, sizeof(name), "out");
-    } else if (strncmp(arg, "--", 2) == 0) {
-      const char *eq = strchr(arg, '=');
-      size_t len = eq != NULL ? (size_t)(eq - arg - 2) : strlen(arg + 2);
-      snprintf(name, sizeof(name), "%.*s", (int)len, arg + 2);
-      value = eq != NULL ? eq + 1 : NULL;
-    } else {
-      fprintf(stderr, CLI_PREFIX "unexpected argument \"%s\" (see --help)\n", arg);
+    case CLI_POSITIONAL:
+      cli_unexpected(&c);
       return -1;
+    case PLAT_OPT_OUT:
+      a->out = c.value;
+      break;
+    case PLAT_OPT_RAIL_OPTIMIZED:
+    case PLAT_OPT_NO_RAIL_OPTIMIZED:
+      a->spec.rail_optimized = id == PLAT_OPT_RAIL_OPTIMIZED;
+      break;
+    default:
+      if (fattree_spec_set(&a->spec, c.opt->name, c.value, err, sizeof(err)) != 0) {
+        fprintf(stderr, CLI_PREFIX "--%s\n", err);
+        return -1;
+      }
+      if (strcmp(c.opt->name, "link-rate") == 0)
+        a->link_rate_given = 1;
+      break;
     }
-    if (strcmp(name, "rail-optimized") == 0) {
-      if (fattree_spec_set(&a->spec, name, value != NULL ? value : "1", err, sizeof(err)) != 0)
-        return cli_bad_value(err);
-      continue;
-    }
-    if (strcmp(name, "out") != 0 && !cli_is_value_option(name)) {
-      fprintf(stderr, CLI_PREFIX "unknown option %s (see --help)\n", arg);
-      return -1;
-    }
-    if (value == NULL && i + 1 < argc)
-      value = argv[++i];
-    if (value == NULL || *value == '\0') {
-      fprintf(stderr, CLI_PREFIX "%s needs a value (see --help)\n", arg);
-      return -1;
-    }
-    if (strcmp(name, "out") == 0)
-      a->out = value;
-    else if (fattree_spec_set(&a->spec, name, value, err, sizeof(err)) != 0)
-      return cli_bad_value(err);
   }
-  return 0;
 }
 
 int platform_cli_main(int argc, char **argv)
@@ -333,6 +331,11 @@ int platform_cli_main(int argc, char **argv)
     cli_usage(stdout);
     return 0;
   }
+  /* A DGX-like node: without --link-rate, each GPU's NIC runs at the GPU table's rate (DGX A100:
+   * 200 Gb/s HDR, DGX H100: 400 Gb/s NDR; gpu_types.c cites the data sheets). */
+  const struct gpu_type *gpu = gpu_type_find(a.spec.gpu);
+  if (!a.link_rate_given && gpu != NULL)
+    a.spec.link_rate_Bps = gpu->nic_Bps;
   if (a.spec.gpus == 0) {
     fprintf(stderr, CLI_PREFIX "--gpus is required (see --help)\n");
     return CLI_USAGE_ERROR;

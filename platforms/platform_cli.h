@@ -7,4 +7,8 @@
  * cannot be written. Errors go to stderr as "sgfabric platform: <message>". */
 int platform_cli_main(int argc, char **argv);
 
+/* The options of "sgfabric platform" (cli.h), for the subcommands that build a platform. */
+struct cli_option;
+const struct cli_option *platform_cli_options(void);
+
 #endif

@@ -5,6 +5,7 @@
  * With no argument it runs the shipped default scenario (docs/compare.md says why this one):
  * GPT-3 175B, TP 8, PP 8, on the 1,024-GPU rail-optimized platform, flow fidelity. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,54 +14,97 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
+#include "gpu_types.h"
 #include "platform_cli.h"
 #include "results.h"
 #include "run_common.h"
+#include "wl_cli.h"
 #include "wl_gen.h"
+#include "wl_model.h"
 
-#define MAX_ARGS 128
+#define MAX_ARGS 512
+#define MAX_FABRICS 4
 
 struct compare_options {
   const char *workload_args[MAX_ARGS]; /* passed to sgfabric workload */
   int n_workload;
   const char *run_args[MAX_ARGS];      /* passed to each sgfabric run */
   int n_run;
+  const char *platform_args[MAX_ARGS]; /* passed to sgfabric platform (no --platform) */
+  int n_platform;
   const char *platform;
   const char *out;
-  const char *fabrics[4];
+  const char *fabrics[MAX_FABRICS];
   int n_fabrics;
+  char fabric_list[256]; /* the --fabrics text the names point into */
   int gpus;
   char gpus_text[16];
-  int has_model, has_tp, has_pp, has_gpus;
+  const char *gpu;       /* --gpu, for the workload and the generated platform */
+  const char *first_platform_option; /* for the message when --platform is given too */
+  int has_model, has_tp, has_pp, has_fidelity;
+  fab_fidelity fidelity;
+  char spelled[MAX_ARGS][80]; /* the forwarded option names (the parser's buffer is reused) */
+  int n_spelled;
+  int help_cfg;
+  int force;             /* --force: replace DIR even if it is not a previous result */
 };
 
-static const char *const workload_value_options[] = {"--model", "--model-file", "--gpu", "--gpus", "--tp", "--pp",
-                                                     "--vpp", "--ep", "--cp", "--seq", "--micro-batch",
-                                                     "--global-batch", "--bucket-params", NULL};
-static const char *const workload_flag_options[] = {"--recompute", "--zero1", "--sequence-parallel", "--grad-bf16",
-                                                    NULL};
+/* compare's own options; the workload's and the platform generator's follow (wl_cli_options(),
+ * platform_cli_options()), so that compare accepts every one of them and the lists never drift.
+ * An option named in this table is compare's, whatever the other tables say. */
+enum {
+  CMP_OPT_OUT,
+  CMP_OPT_PLATFORM,
+  CMP_OPT_FABRICS,
+  CMP_OPT_FIDELITY,
+  CMP_OPT_SEED,
+  CMP_OPT_CFG,
+  CMP_OPT_HELP_CFG,
+  CMP_OPT_FORCE,
+  CMP_OPT_GPUS,
+  CMP_OPT_GPU,
+};
 
-static int in_list(const char *const *list, const char *arg)
-{
-  for (; *list; list++)
-    if (!strcmp(*list, arg))
-      return 1;
-  return 0;
-}
+static const struct cli_option compare_options_table[] = {
+    {"gpus", 0, CLI_VALUE, CMP_OPT_GPUS, "N", "GPUs of the job and of the generated platform (1024)"},
+    {"gpu", 0, CLI_VALUE, CMP_OPT_GPU, "TYPE",
+     "GPU type: A100, H100, H200, B200 (H100); sets the platform's NVLink and NIC rates"},
+    {"platform", 0, CLI_VALUE, CMP_OPT_PLATFORM, "FILE", "a platform XML instead of the generated fat-tree"},
+    {"fabrics", 0, CLI_VALUE, CMP_OPT_FABRICS, "A,B", "fabric models to compare, distinct (ib,roce)"},
+    {"fidelity", 0, CLI_VALUE, CMP_OPT_FIDELITY, "flow|packet", "flow-level (default) or packet-level"},
+    {"seed", 0, CLI_VALUE, CMP_OPT_SEED, "N", "seed of the workload and of every run (1)"},
+    {"cfg", 0, CLI_VALUE, CMP_OPT_CFG, "area/name:value", "set a model parameter (repeatable)"},
+    {"help-cfg", 0, CLI_FLAG, CMP_OPT_HELP_CFG, NULL, "list the model parameters and exit"},
+    {"force", 0, CLI_FLAG, CMP_OPT_FORCE, NULL, "replace DIR even if it is not a previous result"},
+    {"out", 'o', CLI_VALUE, CMP_OPT_OUT, "DIR", "results directory (results/compare)"},
+    CLI_TABLE_END,
+};
+enum { TABLE_COMPARE, TABLE_WORKLOAD, TABLE_PLATFORM };
 
 static void usage(FILE *out)
 {
   fprintf(out,
-          "usage: sgfabric compare [--model NAME] [--gpus N] [--tp T] [--pp P] [--vpp V] [--ep E] [--cp C]\n"
-          "                        [--gpu TYPE] [--seq S] [--micro-batch M] [--global-batch B] [--recompute]\n"
-          "                        [--platform FILE] [--fidelity packet|flow] [--fabrics ib,roce] [--seed N]\n"
-          "                        [--cfg=area/name:value ...] [--out DIR]\n\n"
+          "usage: sgfabric compare [job options] [platform options] [--fabrics ib,roce] [--fidelity flow|packet]\n"
+          "                        [--seed N] [--cfg area/name:value ...] [-o DIR]\n\n"
           "Runs one training iteration of the job on each fabric and prints MFU, iteration time, exposed\n"
           "communication per group and the fabrics' counters side by side. Defaults: GPT-3 175B, 1,024 H100,\n"
-          "TP 8, PP 8 (DP 16), 1,024-GPU rail-optimized platform, flow fidelity, out results/compare.\n"
-          "DIR gets platform.xml, workload.txt, one run directory per fabric, comparison.json and\n"
-          "compare.png (analysis/plot_compare.py).\n");
+          "TP 8, PP 8 (DP 16), 1,024-GPU rail-optimized platform of radix-64 switches (2 tiers up to 2,048\n"
+          "GPUs, 3 above), flow fidelity, out results/compare. DIR gets platform.xml, workload.txt, one run\n"
+          "directory per fabric, comparison.json and compare.png (analysis/plot_compare.py).\n"
+          "Options take their value as --name value or --name=value.\n\n");
+  cli_print_options(out, compare_options_table, NULL);
+  fprintf(out, "\njob options (as sgfabric workload; Megatron-LM names accepted):\n");
+  cli_print_options(out, wl_cli_options(), compare_options_table);
+  fprintf(out, "  " WL_CLI_DEFAULT_GLOBAL_BATCH_RULE "\n  models:");
+  for (const char *const *n = wl_model_preset_names(); *n != NULL; n++)
+    fprintf(out, " %s", *n);
+  fprintf(out, "\n");
+  fprintf(out, "\nplatform options (as sgfabric platform; not with --platform):\n");
+  cli_print_options(out, platform_cli_options(), compare_options_table);
+  fprintf(out, "  -h, --help                 this help\n"
+               "Exit status: 0 ok, 2 usage error, 1 error while running.\n");
 }
 
 /* Runs argv as a child process with stdout/stderr to log; returns its pid. */
@@ -179,72 +223,157 @@ static void print_value(FILE *out, double v, const struct row *r)
   fprintf(out, " %16s", text);
 }
 
-static int parse_options(int argc, char **argv, struct compare_options *o, char *err, size_t errlen)
+static int push(const char **args, int *n, const char *a, const char *b)
 {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (in_list(workload_value_options, a)) {
-      if (i + 1 >= argc) {
-        snprintf(err, errlen, "%s needs a value", a);
-        return -1;
-      }
-      if (!strcmp(a, "--model") || !strcmp(a, "--model-file"))
-        o->has_model = 1;
-      if (!strcmp(a, "--tp"))
-        o->has_tp = 1;
-      if (!strcmp(a, "--pp"))
-        o->has_pp = 1;
-      if (!strcmp(a, "--gpus")) {
-        o->has_gpus = 1;
-        o->gpus = atoi(argv[i + 1]);
-      }
-      o->workload_args[o->n_workload++] = a;
-      o->workload_args[o->n_workload++] = argv[++i];
-    } else if (in_list(workload_flag_options, a)) {
-      o->workload_args[o->n_workload++] = a;
-    } else if (!strcmp(a, "--seed") && i + 1 < argc) {
-      o->workload_args[o->n_workload++] = a;
-      o->workload_args[o->n_workload++] = argv[i + 1];
-      o->run_args[o->n_run++] = a;
-      o->run_args[o->n_run++] = argv[++i];
-    } else if (!strcmp(a, "--fidelity") && i + 1 < argc) {
-      if (strcmp(argv[i + 1], "packet") && strcmp(argv[i + 1], "flow")) {
-        snprintf(err, errlen, "--fidelity: '%s' is not packet or flow", argv[i + 1]);
-        return -1;
-      }
-      o->run_args[o->n_run++] = a;
-      o->run_args[o->n_run++] = argv[++i];
-    } else if (!strncmp(a, "--cfg=", 6)) {
-      o->run_args[o->n_run++] = a;
-    } else if (!strcmp(a, "--platform") && i + 1 < argc) {
-      o->platform = argv[++i];
-    } else if (!strcmp(a, "--out") && i + 1 < argc) {
-      o->out = argv[++i];
-    } else if (!strcmp(a, "--fabrics") && i + 1 < argc) {
-      static char list[64];
-      snprintf(list, sizeof list, "%s", argv[++i]);
-      o->n_fabrics = 0;
-      for (char *tok = strtok(list, ","); tok && o->n_fabrics < 4; tok = strtok(NULL, ","))
-        o->fabrics[o->n_fabrics++] = tok;
-    } else {
-      snprintf(err, errlen, "unknown option '%s' (see sgfabric compare --help)", a);
-      return -1;
-    }
-    if (o->n_workload > MAX_ARGS - 16 || o->n_run > MAX_ARGS - 16) {
-      snprintf(err, errlen, "too many options");
-      return -1;
-    }
+  if (*n > MAX_ARGS - 8)
+    return -1;
+  args[(*n)++] = a;
+  if (b)
+    args[(*n)++] = b;
+  return 0;
+}
+
+/* A copy of the option name the parser just read, that lives as long as o. */
+static const char *keep_name(struct compare_options *o, const struct cli *c)
+{
+  if (o->n_spelled == MAX_ARGS)
+    return c->spelled; /* push() refuses before this happens */
+  snprintf(o->spelled[o->n_spelled], sizeof o->spelled[0], "%s", c->spelled);
+  return o->spelled[o->n_spelled++];
+}
+
+/* Splits --fabrics A,B,...: every name known, none empty, none twice (a fabric compared with
+ * itself is a mistake, and the run directories would collide). */
+static int parse_fabrics(struct compare_options *o, const struct cli *c)
+{
+  char err[512];
+  if (strlen(c->value) >= sizeof o->fabric_list)
+    return cli_usage_error(c, "--fabrics: '%s' is too long", c->value);
+  snprintf(o->fabric_list, sizeof o->fabric_list, "%s", c->value);
+  o->n_fabrics = 0;
+  for (char *name = o->fabric_list, *end;; name = end + 1) {
+    end = strchr(name, ',');
+    if (end)
+      *end = '\0';
+    if (*name == '\0')
+      return cli_usage_error(c, "--fabrics: '%s' has an empty entry (expected names like ib,roce)", c->value);
+    for (int f = 0; f < o->n_fabrics; f++)
+      if (!strcmp(o->fabrics[f], name))
+        return cli_usage_error(c, "--fabrics: '%s' names %s twice", c->value, name);
+    if (run_find_model(name, err, sizeof err) == NULL)
+      return cli_usage_error(c, "--fabrics: %s", strchr(err, ' ') ? strchr(err, ' ') + 1 : err);
+    if (o->n_fabrics == MAX_FABRICS)
+      return cli_usage_error(c, "--fabrics: at most %d fabrics", MAX_FABRICS);
+    o->fabrics[o->n_fabrics++] = name;
+    if (end == NULL)
+      break;
   }
   return 0;
 }
 
-int cmd_compare(int argc, char **argv)
+/* Reads the options; returns 0 or the exit status of a usage error (printed). */
+static int parse_options(int argc, char **argv, struct compare_options *o, int *help)
 {
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
+  struct cli c;
+  cli_init(&c, "sgfabric compare", argc, argv);
+  cli_add_table(&c, compare_options_table);
+  cli_add_table(&c, wl_cli_options());
+  cli_add_table(&c, platform_cli_options());
+  for (int id; (id = cli_next(&c)) != CLI_DONE;) {
+    if (id == CLI_ERROR)
+      return CLI_USAGE;
+    if (id == CLI_HELP) {
+      *help = 1;
       return 0;
     }
+    if (id == CLI_POSITIONAL)
+      return cli_unexpected(&c);
+    int full = 0;
+    if (c.table == TABLE_WORKLOAD) {
+      o->has_model |= id == WL_OPT_MODEL || id == WL_OPT_MODEL_FILE;
+      o->has_tp |= id == WL_OPT_TP;
+      o->has_pp |= id == WL_OPT_PP;
+      full = push(o->workload_args, &o->n_workload, keep_name(o, &c), c.value);
+    } else if (c.table == TABLE_PLATFORM) {
+      if (!o->first_platform_option)
+        o->first_platform_option = c.opt->name;
+      full = push(o->platform_args, &o->n_platform, keep_name(o, &c), c.value);
+    } else {
+      long seed;
+      switch (id) {
+      case CMP_OPT_OUT:
+        o->out = c.value;
+        break;
+      case CMP_OPT_PLATFORM:
+        o->platform = c.value;
+        break;
+      case CMP_OPT_FABRICS:
+        if (parse_fabrics(o, &c) != 0)
+          return CLI_USAGE;
+        break;
+      case CMP_OPT_FIDELITY:
+        if (run_parse_fidelity(&c, c.value, &o->fidelity) != 0)
+          return CLI_USAGE;
+        o->has_fidelity = 1;
+        full = push(o->run_args, &o->n_run, "--fidelity", c.value);
+        break;
+      case CMP_OPT_SEED:
+        /* The workload's seed is a long: the range both accept. */
+        if (cli_long(&c, 0, LONG_MAX, &seed) != 0)
+          return CLI_USAGE;
+        full = push(o->run_args, &o->n_run, "--seed", c.value) ||
+               push(o->workload_args, &o->n_workload, "--seed", c.value);
+        break;
+      case CMP_OPT_CFG:
+        if (run_check_cfg(&c, c.value) != 0)
+          return CLI_USAGE;
+        full = push(o->run_args, &o->n_run, "--cfg", c.value);
+        break;
+      case CMP_OPT_HELP_CFG:
+        o->help_cfg = 1;
+        break;
+      case CMP_OPT_FORCE:
+        o->force = 1;
+        break;
+      case CMP_OPT_GPUS:
+        if (cli_int(&c, 1, 1 << 24, &o->gpus) != 0)
+          return CLI_USAGE;
+        break;
+      case CMP_OPT_GPU:
+        o->gpu = c.value;
+        full = push(o->workload_args, &o->n_workload, "--gpu", c.value);
+        break;
+      }
+    }
+    if (full)
+      return cli_usage_error(&c, "too many options");
+  }
+  if (o->platform && o->first_platform_option)
+    return cli_usage_error(&c, "--%s builds a platform; it cannot be combined with --platform %s",
+                           o->first_platform_option, o->platform);
+  return 0;
+}
+
+/* A given platform whose size or GPU type differ from the job's is allowed (the job may use part
+ * of it) but worth a warning: MFU is computed for the workload's GPUs. */
+static void check_platform_matches(const struct compare_options *o)
+{
+  char err[1024];
+  struct platform *p = platform_load(o->platform, err, sizeof err);
+  if (p == NULL)
+    return; /* each run reports the error */
+  const struct gpu_type *job = gpu_type_find(o->gpu ? o->gpu : "H100");
+  if (p->topo->n_gpus != o->gpus)
+    fprintf(stderr, "sgfabric compare: warning: the job has %d GPUs, the platform %s has %d\n", o->gpus,
+            o->platform, p->topo->n_gpus);
+  if (job && p->gpu_type[0] && gpu_type_find(p->gpu_type) != job)
+    fprintf(stderr, "sgfabric compare: warning: the job runs on %s GPUs, the platform %s has %s GPUs\n", job->name,
+            o->platform, p->gpu_type);
+  platform_free(p);
+}
+
+int cmd_compare(int argc, char **argv)
+{
   static struct compare_options o;
   memset(&o, 0, sizeof o);
   o.fabrics[0] = "ib";
@@ -252,18 +381,24 @@ int cmd_compare(int argc, char **argv)
   o.n_fabrics = 2;
   o.gpus = 1024;
   char err[1024];
-  if (parse_options(argc, argv, &o, err, sizeof err) != 0) {
-    fprintf(stderr, "sgfabric compare: %s\n", err);
-    return 2;
+  int help = 0, status = parse_options(argc, argv, &o, &help);
+  if (status != 0)
+    return status;
+  if (help) {
+    usage(stdout);
+    return 0;
+  }
+  if (o.help_cfg) {
+    run_print_params(stdout, NULL, 0);
+    return 0;
   }
   /* The default scenario fills in what the user did not say. */
+  snprintf(o.gpus_text, sizeof o.gpus_text, "%d", o.gpus);
+  o.workload_args[o.n_workload++] = "--gpus";
+  o.workload_args[o.n_workload++] = o.gpus_text;
   if (!o.has_model) {
     o.workload_args[o.n_workload++] = "--model";
     o.workload_args[o.n_workload++] = "gpt3-175b";
-  }
-  if (!o.has_gpus) {
-    o.workload_args[o.n_workload++] = "--gpus";
-    o.workload_args[o.n_workload++] = "1024";
   }
   if (!o.has_tp) {
     o.workload_args[o.n_workload++] = "--tp";
@@ -273,21 +408,19 @@ int cmd_compare(int argc, char **argv)
     o.workload_args[o.n_workload++] = "--pp";
     o.workload_args[o.n_workload++] = "8";
   }
-  int has_fidelity = 0;
-  for (int i = 0; i < o.n_run; i++)
-    has_fidelity |= !strcmp(o.run_args[i], "--fidelity");
-  if (!has_fidelity) {
+  if (!o.has_fidelity) {
     o.run_args[o.n_run++] = "--fidelity";
     o.run_args[o.n_run++] = "flow";
   }
   if (o.out == NULL)
     o.out = "results/compare";
   run_register_params();
-  for (int f = 0; f < o.n_fabrics; f++)
-    if (run_find_model(o.fabrics[f], err, sizeof err) == NULL) {
-      fprintf(stderr, "sgfabric compare: %s\n", err);
-      return 2;
-    }
+  if (o.platform)
+    check_platform_matches(&o);
+  if (o.has_fidelity && o.fidelity == FAB_FIDELITY_PACKET && o.gpus > 256)
+    fprintf(stderr, "sgfabric compare: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
+                    "and can take hours; --fidelity flow (the default) takes minutes at most\n",
+            o.gpus);
 
   /* The results go to a temporary directory renamed into place at the end. */
   if (strchr(o.out, '/')) {
@@ -315,22 +448,37 @@ int cmd_compare(int argc, char **argv)
   wargv[wargc++] = "-o";
   wargv[wargc++] = workload;
   wargv[wargc] = NULL;
-  if (workload_cli_main(wargc, (char **)wargv) != 0) {
+  if ((rc = workload_cli_main(wargc, (char **)wargv)) != 0) {
     fprintf(stderr, "sgfabric compare: the workload options are refused (above)\n");
     goto fail;
   }
+  rc = 1; /* the exit status of any later failure */
   if (o.platform) {
     snprintf(platform, sizeof platform, "%s", o.platform);
   } else {
-    /* The rail-optimized fat-tree of radix-64 switches that fits: 2 tiers up to 2,048 GPUs. */
+    /* The rail-optimized fat-tree of radix-64 switches that fits: 2 tiers up to 2,048 GPUs. The
+     * user's platform options come after these defaults, and the last value of an option wins. */
     snprintf(platform, sizeof platform, "%s/platform.xml", r.tmp);
-    snprintf(o.gpus_text, sizeof o.gpus_text, "%d", o.gpus);
-    const char *pargv[] = {"platform", "--gpus", o.gpus_text, "--radix", "64", "--rail-optimized", "--tiers",
-                           o.gpus > 2048 ? "3" : "2", "-o", platform, NULL};
-    if (platform_cli_main(10, (char **)pargv) != 0) {
+    const char *pargv[MAX_ARGS + 16];
+    int pargc = 0;
+    const char *defaults[] = {"platform", "--gpus", o.gpus_text, "--radix", "64", "--rail-optimized", "--tiers",
+                              o.gpus > 2048 ? "3" : "2"};
+    for (size_t k = 0; k < sizeof defaults / sizeof defaults[0]; k++)
+      pargv[pargc++] = defaults[k];
+    if (o.gpu) {
+      pargv[pargc++] = "--gpu";
+      pargv[pargc++] = o.gpu;
+    }
+    for (int i = 0; i < o.n_platform; i++)
+      pargv[pargc++] = o.platform_args[i];
+    pargv[pargc++] = "-o";
+    pargv[pargc++] = platform;
+    pargv[pargc] = NULL;
+    if ((rc = platform_cli_main(pargc, (char **)pargv)) != 0) {
       fprintf(stderr, "sgfabric compare: cannot build a platform for %d GPUs (above)\n", o.gpus);
       goto fail;
     }
+    rc = 1;
   }
 
   char self[4096];

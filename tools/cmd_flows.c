@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "results.h"
 #include "run_common.h"
@@ -194,14 +195,25 @@ static void source_actor(int argc, char **argv)
   free(pending);
 }
 
+enum { FLOWS_OPT_FLOWS };
+
+static const struct cli_option flows_options[] = {
+    {"flows", 0, CLI_VALUE, FLOWS_OPT_FLOWS, "FILE", "the flow file"},
+    CLI_TABLE_END,
+};
+
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: sgfabric flows --platform P.xml --flows F.csv --fabric ideal|ib|roce [--fidelity packet|flow]\n"
-               "                      [--seed N] [--cfg=area/name:value ...] --out DIR\n\n"
+  fprintf(out, "usage: sgfabric flows --platform P.xml --flows F.csv [--fabric ideal|ib|roce] [--fidelity packet|flow]\n"
+               "                      [--seed N] [--cfg area/name:value ...] -o DIR\n\n"
                "Simulates the transfers of a flow file (CSV header src,dst,bytes,start_us; GPU indices as\n"
-               "numbered by the platform) and writes DIR/flows.csv, DIR/summary.json, DIR/manifest.json.\n\n");
+               "numbered by the platform) and writes DIR/flows.csv, DIR/summary.json, DIR/manifest.json.\n"
+               "Default fidelity: packet (a flow file is a micro-benchmark). Options take their value as\n"
+               "--name value or --name=value.\n\n");
   run_print_common_usage(out);
-  fprintf(out, "  --flows FILE             the flow file\n");
+  cli_print_options(out, flows_options, NULL);
+  fprintf(out, "  -h, --help                 this help\n"
+               "Exit status: 0 ok, 2 usage error, 1 error while running (unreadable input, failed write).\n");
 }
 
 int cmd_flows(int argc, char **argv)
@@ -210,30 +222,35 @@ int cmd_flows(int argc, char **argv)
   run_options_init(&o);
   const char *flows_path = NULL;
   char err[1024];
-  for (int i = 1; i < argc; i++) {
-    int r = run_common_option(&o, argc, argv, &i, err, sizeof err);
-    if (r < 0) {
-      fprintf(stderr, "sgfabric flows: %s\n", err);
-      return 2;
-    }
-    if (r > 0)
-      continue;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+  struct cli c;
+  cli_init(&c, "sgfabric flows", argc, argv);
+  cli_add_table(&c, run_common_options());
+  cli_add_table(&c, flows_options);
+  for (int id; (id = cli_next(&c)) != CLI_DONE;) {
+    switch (id) {
+    case CLI_ERROR:
+      return CLI_USAGE;
+    case CLI_HELP:
       usage(stdout);
       return 0;
+    case CLI_POSITIONAL:
+      return cli_unexpected(&c);
+    case FLOWS_OPT_FLOWS:
+      flows_path = c.value;
+      break;
+    default:
+      if (run_common_apply(&o, &c, id) != 0)
+        return CLI_USAGE;
+      break;
     }
-    if (!strcmp(argv[i], "--flows") && i + 1 < argc)
-      flows_path = argv[++i];
-    else if (!strncmp(argv[i], "--flows=", 8))
-      flows_path = argv[i] + 8;
-    else {
-      fprintf(stderr, "sgfabric flows: unknown option '%s' (see sgfabric flows --help)\n", argv[i]);
-      return 2;
-    }
+  }
+  if (o.help_cfg) {
+    run_print_params(stdout, NULL, 0);
+    return 0;
   }
   if (flows_path == NULL || o.out == NULL || o.platform == NULL) {
     fprintf(stderr, "sgfabric flows: --platform, --flows and --out are required (see sgfabric flows --help)\n");
-    return 2;
+    return CLI_USAGE;
   }
   struct run_setup s;
   if (run_setup_load(&o, &s, err, sizeof err) != 0) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "coll_params.h"
 #include "commands.h"
 #include "deployment.h"
@@ -17,17 +18,32 @@
 static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GROUP_DP, WL_GROUP_EP, WL_GROUP_CP,
                                                 WL_GROUP_DP_EP};
 
+enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRESS };
+
+static const struct cli_option run_options[] = {
+    {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC", "trace file, or simai:FILE for a SimAI/AICB workload"},
+    {"deployment", 0, CLI_VALUE, RUN_OPT_DEPLOYMENT, "FILE",
+     "rank placement (SimGrid deployment XML; default: rank r on gpu r)"},
+    {"progress", 0, CLI_FLAG, RUN_OPT_PROGRESS, NULL, "progress on stderr (default: when stderr is a terminal)"},
+    {"no-progress", 0, CLI_FLAG, RUN_OPT_NO_PROGRESS, NULL, "no progress"},
+    CLI_TABLE_END,
+};
+
+/* Above this many GPUs packet fidelity takes long (docs/compare.md, "Fidelity"). */
+#define PACKET_FIDELITY_WARN_GPUS 256
+
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: sgfabric run --platform P.xml --workload W [--deployment D.xml] --fabric ideal|ib|roce\n"
-               "                    [--fidelity packet|flow] [--seed N] [--cfg=area/name:value ...] --out DIR\n\n"
+  fprintf(out, "usage: sgfabric run --platform P.xml --workload W [--deployment D.xml] [--fabric ideal|ib|roce]\n"
+               "                    [--fidelity flow|packet] [--seed N] [--cfg area/name:value ...] -o DIR\n\n"
                "Replays one training iteration of workload W (a trace from sgfabric workload, or simai:FILE)\n"
                "and writes DIR/summary.json (MFU, iteration time and breakdown, collectives, fabric counters)\n"
-               "and DIR/manifest.json.\n\n");
+               "and DIR/manifest.json; prints MFU, iteration time and DIR on one line. Default fidelity: flow.\n"
+               "Options take their value as --name value or --name=value.\n\n");
   run_print_common_usage(out);
-  fprintf(out, "  --workload SPEC          trace file, or simai:FILE for a SimAI/AICB workload\n"
-               "  --deployment FILE        rank placement (SimGrid deployment XML; default: rank r on gpu r)\n"
-               "  --progress               progress on stderr (default: when stderr is a terminal)\n");
+  cli_print_options(out, run_options, NULL);
+  fprintf(out, "  -h, --help                 this help\n"
+               "Exit status: 0 ok, 2 usage error, 1 error while running (unreadable input, failed write).\n");
 }
 
 static void write_group_object(FILE *f, const char *name, const double *per_group, const char *indent)
@@ -112,42 +128,57 @@ int cmd_run(int argc, char **argv)
 {
   struct run_options o;
   run_options_init(&o);
+  o.fidelity = FAB_FIDELITY_FLOW; /* as compare: packet fidelity is opt-in, it is slow on large jobs */
   const char *workload = NULL, *deployment = NULL;
   int progress = isatty(2);
   char err[1024];
-  for (int i = 1; i < argc; i++) {
-    int r = run_common_option(&o, argc, argv, &i, err, sizeof err);
-    if (r < 0) {
-      fprintf(stderr, "sgfabric run: %s\n", err);
-      return 2;
-    }
-    if (r > 0)
-      continue;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+  struct cli c;
+  cli_init(&c, "sgfabric run", argc, argv);
+  cli_add_table(&c, run_common_options());
+  cli_add_table(&c, run_options);
+  for (int id; (id = cli_next(&c)) != CLI_DONE;) {
+    switch (id) {
+    case CLI_ERROR:
+      return CLI_USAGE;
+    case CLI_HELP:
       usage(stdout);
       return 0;
-    } else if (!strcmp(argv[i], "--workload") && i + 1 < argc)
-      workload = argv[++i];
-    else if (!strcmp(argv[i], "--deployment") && i + 1 < argc)
-      deployment = argv[++i];
-    else if (!strcmp(argv[i], "--progress"))
-      progress = 1;
-    else if (!strcmp(argv[i], "--no-progress"))
-      progress = 0;
-    else {
-      fprintf(stderr, "sgfabric run: unknown option '%s' (see sgfabric run --help)\n", argv[i]);
-      return 2;
+    case CLI_POSITIONAL:
+      return cli_unexpected(&c);
+    case RUN_OPT_WORKLOAD:
+      workload = c.value;
+      break;
+    case RUN_OPT_DEPLOYMENT:
+      deployment = c.value;
+      break;
+    case RUN_OPT_PROGRESS:
+    case RUN_OPT_NO_PROGRESS:
+      progress = id == RUN_OPT_PROGRESS;
+      break;
+    default:
+      if (run_common_apply(&o, &c, id) != 0)
+        return CLI_USAGE;
+      break;
     }
+  }
+  if (o.help_cfg) {
+    run_print_params(stdout, NULL, 0);
+    return 0;
   }
   if (workload == NULL || o.out == NULL || o.platform == NULL) {
     fprintf(stderr, "sgfabric run: --platform, --workload and --out are required (see sgfabric run --help)\n");
-    return 2;
+    return CLI_USAGE;
   }
   struct wl_trace *trace = wl_trace_open(workload, err, sizeof err);
   if (trace == NULL) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     return 1;
   }
+  /* Said first, before a large platform is read and the simulation starts. */
+  if (o.fidelity == FAB_FIDELITY_PACKET && trace->layout.gpus > PACKET_FIDELITY_WARN_GPUS)
+    fprintf(stderr, "sgfabric run: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
+                    "and can take hours; --fidelity flow (the default) takes minutes at most\n",
+            trace->layout.gpus);
   struct run_setup s;
   int *rank_gpu = NULL;
   int rc = 1;
@@ -166,6 +197,14 @@ int cmd_run(int argc, char **argv)
             trace->layout.gpus, o.platform, n_gpus);
     goto out;
   }
+  if (trace->layout.gpus < n_gpus)
+    fprintf(stderr, "sgfabric run: warning: the workload has %d ranks, the platform %s has %d GPUs: %d stay idle\n",
+            trace->layout.gpus, o.platform, n_gpus, n_gpus - trace->layout.gpus);
+  if (trace->gpu[0] && s.platform->gpu_type[0] &&
+      gpu_type_find(s.platform->gpu_type) != gpu)
+    fprintf(stderr, "sgfabric run: warning: the workload is for %s GPUs, the platform %s has %s GPUs; compute "
+                    "follows the workload's %s\n",
+            gpu->name, o.platform, s.platform->gpu_type, gpu->name);
   rank_gpu = deployment ? deployment_load(deployment, trace->layout.gpus, n_gpus, err, sizeof err)
                         : deployment_linear(trace->layout.gpus);
   if (rank_gpu == NULL) {
@@ -219,9 +258,8 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
   }
-  if (isatty(1) || getenv("SGF_PRINT_SUMMARY"))
-    printf("%s on %s: iteration %.4f s, MFU %.2f%%\n", o.fabric, o.platform, res.iteration_s,
-           100 * trace->model_flops / (res.iteration_s * trace->layout.gpus * gpu->bf16_dense_flops));
+  printf("%s on %s: iteration %.4f s, MFU %.2f %%; results in %s\n", o.fabric, o.platform, res.iteration_s,
+         100 * trace->model_flops / (res.iteration_s * trace->layout.gpus * gpu->bf16_dense_flops), o.out);
   rc = 0;
 out:
   free(rank_gpu);

@@ -4,6 +4,8 @@
 #include <simgrid/engine.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "coll_params.h"
 #include "results.h"
@@ -41,80 +43,100 @@ void run_options_init(struct run_options *o)
   o->seed = 1;
 }
 
-static const char *value_of(int argc, char **argv, int *i, const char *name, char *err, size_t errlen)
-{
-  size_t len = strlen(name);
-  if (argv[*i][len] == '=')
-    return argv[*i] + len + 1;
-  if (*i + 1 >= argc) {
-    snprintf(err, errlen, "%s needs a value", name);
-    return NULL;
-  }
-  return argv[++*i];
-}
+static const struct cli_option common_options[] = {
+    {"platform", 0, CLI_VALUE, RUN_OPT_PLATFORM, "FILE", "platform XML (sgfabric platform writes one)"},
+    {"fabric", 0, CLI_VALUE, RUN_OPT_FABRIC, "NAME", "fabric model: ideal, ib or roce (default ideal)"},
+    {"fidelity", 0, CLI_VALUE, RUN_OPT_FIDELITY, "packet|flow", "packet-level or flow-level (default: flow for run, packet for flows)"},
+    {"seed", 0, CLI_VALUE, RUN_OPT_SEED, "N", "seed of every random choice, 0 to 2^64-1 (default 1)"},
+    {"cfg", 0, CLI_VALUE, RUN_OPT_CFG, "area/name:value",
+     "set a model parameter (repeatable; --help-cfg lists them)"},
+    {"help-cfg", 0, CLI_FLAG, RUN_OPT_HELP_CFG, NULL, "list the model parameters (as sgfabric params) and exit"},
+    {"force", 0, CLI_FLAG, RUN_OPT_FORCE, NULL, "replace DIR even if it is not a previous result"},
+    {"out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR", "results directory (replaced atomically)"},
+    CLI_TABLE_END,
+};
 
-static int is_option(const char *arg, const char *name)
-{
-  size_t len = strlen(name);
-  return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
-}
+const struct cli_option *run_common_options(void) { return common_options; }
 
-int run_common_option(struct run_options *o, int argc, char **argv, int *i, char *err, size_t errlen)
+int run_parse_fidelity(const struct cli *c, const char *text, fab_fidelity *out)
 {
-  const char *arg = argv[*i];
-  const char *v;
-  if (strncmp(arg, "--cfg=", 6) == 0) {
-    if (o->n_cfg == RUN_MAX_CFG) {
-      snprintf(err, errlen, "too many --cfg options");
-      return -1;
-    }
-    o->cfg[o->n_cfg++] = arg + 6;
-    return 1;
-  }
-  if (is_option(arg, "--platform")) {
-    if ((v = value_of(argc, argv, i, "--platform", err, errlen)) == NULL)
-      return -1;
-    o->platform = v;
-    return 1;
-  }
-  if (is_option(arg, "--out")) {
-    if ((v = value_of(argc, argv, i, "--out", err, errlen)) == NULL)
-      return -1;
-    o->out = v;
-    return 1;
-  }
-  if (is_option(arg, "--fabric")) {
-    if ((v = value_of(argc, argv, i, "--fabric", err, errlen)) == NULL)
-      return -1;
-    o->fabric = v;
-    return 1;
-  }
-  if (is_option(arg, "--fidelity")) {
-    if ((v = value_of(argc, argv, i, "--fidelity", err, errlen)) == NULL)
-      return -1;
-    if (!strcmp(v, "packet"))
-      o->fidelity = FAB_FIDELITY_PACKET;
-    else if (!strcmp(v, "flow"))
-      o->fidelity = FAB_FIDELITY_FLOW;
-    else {
-      snprintf(err, errlen, "--fidelity: '%s' is not packet or flow", v);
-      return -1;
-    }
-    return 1;
-  }
-  if (is_option(arg, "--seed")) {
-    if ((v = value_of(argc, argv, i, "--seed", err, errlen)) == NULL)
-      return -1;
-    char *end;
-    unsigned long long seed = strtoull(v, &end, 10);
-    if (*v == '\0' || *v == '-' || *end != '\0') {
-      snprintf(err, errlen, "--seed: '%s' is not a non-negative integer", v);
-      return -1;
-    }
-    o->seed = seed;
-    return 1;
+  if (!strcmp(text, "packet"))
+    *out = FAB_FIDELITY_PACKET;
+  else if (!strcmp(text, "flow"))
+    *out = FAB_FIDELITY_FLOW;
+  else {
+    static const char *const names[] = {"packet", "flow", NULL};
+    char message[256];
+    snprintf(message, sizeof message, "--fidelity: '%s' is not packet or flow", text);
+    cli_did_you_mean(message, sizeof message, text, names, NULL);
+    cli_usage_error(c, "%s", message);
+    return -1;
   }
   return 0;
+}
+
+int run_check_cfg(const struct cli *c, const char *cfg)
+{
+  run_register_params();
+  struct param_set *scratch = param_set_new();
+  char message[512];
+  int rc = param_set_cfg(scratch, cfg, message, sizeof message);
+  param_set_free(scratch);
+  if (rc != 0) {
+    /* A misspelled name gets the closest registered one. */
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(cfg, ":"), cfg);
+    if (!param_exists(name)) {
+      const char *names[512];
+      size_t n = param_list_names(names, 511);
+      names[n] = NULL;
+      cli_did_you_mean(message, sizeof message, name, names, NULL);
+    }
+    cli_usage_error(c, "--cfg=%s: %s", cfg, message);
+  }
+  return rc;
+}
+
+int run_common_apply(struct run_options *o, struct cli *c, int id)
+{
+  char err[512];
+  switch (id) {
+  case RUN_OPT_PLATFORM:
+    o->platform = c->value;
+    return 0;
+  case RUN_OPT_OUT:
+    o->out = c->value;
+    return 0;
+  case RUN_OPT_FABRIC:
+    if (run_find_model(c->value, err, sizeof err) == NULL) {
+      cli_usage_error(c, "%s", err);
+      return -1;
+    }
+    o->fabric = c->value;
+    return 0;
+  case RUN_OPT_FIDELITY:
+    return run_parse_fidelity(c, c->value, &o->fidelity);
+  case RUN_OPT_SEED:
+    return cli_u64(c, &o->seed);
+  case RUN_OPT_CFG:
+    if (o->n_cfg == RUN_MAX_CFG) {
+      cli_usage_error(c, "too many --cfg options (at most %d)", RUN_MAX_CFG);
+      return -1;
+    }
+    /* Checked now, so that a misspelled parameter is a usage error found before any work. */
+    if (run_check_cfg(c, c->value) != 0)
+      return -1;
+    o->cfg[o->n_cfg++] = c->value;
+    return 0;
+  case RUN_OPT_HELP_CFG:
+    o->help_cfg = 1;
+    return 0;
+  case RUN_OPT_FORCE:
+    o->force = 1;
+    return 0;
+  default:
+    return -1;
+  }
 }
 
 void run_register_params(void)
@@ -129,17 +151,23 @@ void run_register_params(void)
 const struct fab_model *run_find_model(const char *name, char *err, size_t errlen)
 {
   char available[128] = "";
+  const char *names[8] = {NULL};
+  int n = 0;
   for (const struct model_entry *m = g_models; m->name; m++) {
     if (!strcmp(name, m->name))
       return m->model();
     snprintf(available + strlen(available), sizeof available - strlen(available), "%s%s", available[0] ? ", " : "",
              m->name);
+    names[n++] = m->name;
   }
-  if (!strcmp(name, "ib") || !strcmp(name, "roce"))
+  if (!strcmp(name, "ib") || !strcmp(name, "roce")) {
     snprintf(err, errlen, "--fabric %s: this fabric model is not part of this build yet (available: %s)", name,
              available);
-  else
-    snprintf(err, errlen, "--fabric: unknown fabric '%s' (available: %s)", name, available);
+  } else {
+    snprintf(err, errlen, "--fabric: unknown fabric '%s'", name);
+    cli_did_you_mean(err, errlen, name, names, NULL);
+    snprintf(err + strlen(err), errlen - strlen(err), " (available: %s)", available);
+  }
   return NULL;
 }
 
@@ -230,12 +258,23 @@ int run_write_common_results(struct results *r, const struct run_setup *s, int a
   return failed ? -1 : 0;
 }
 
-void run_print_common_usage(FILE *out)
+void run_print_common_usage(FILE *out) { cli_print_options(out, common_options, NULL); }
+
+/* The terminal's width when out is one, else $COLUMNS, else 80. */
+static int output_width(FILE *out)
 {
-  fprintf(out, "  --platform FILE          platform XML (sgfabric platform writes one)\n"
-               "  --fabric ideal|ib|roce   fabric model (default ideal)\n"
-               "  --fidelity packet|flow   packet-level or flow-level simulation (default packet)\n"
-               "  --seed N                 seed of every random choice (default 1)\n"
-               "  --cfg=area/name:value    set a model parameter (sgfabric params lists them)\n"
-               "  --out DIR                results directory (replaced atomically)\n");
+  struct winsize ws;
+  if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+    return ws.ws_col;
+  const char *columns = getenv("COLUMNS");
+  long v;
+  if (columns && cli_parse_long(columns, 40, 1000, &v) == 0)
+    return (int)v;
+  return 80;
+}
+
+int run_print_params(FILE *out, const char *area, int markdown)
+{
+  run_register_params();
+  return param_print_table(out, area, markdown, output_width(out));
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "fabric.h"
 #include "platform.h"
 
@@ -20,6 +21,8 @@ struct run_options {
   uint64_t seed;
   const char *cfg[RUN_MAX_CFG];
   int n_cfg;
+  int help_cfg; /* --help-cfg: list the parameters and exit */
+  int force;    /* --force: replace the results directory even if it is not a previous result */
 };
 
 struct run_setup {
@@ -30,9 +33,29 @@ struct run_setup {
 };
 
 void run_options_init(struct run_options *o);
-/* Consumes argv[*i] (and its value) if it is a common option: returns 1, 0 if not one, -1 on
- * a bad value (message in err). */
-int run_common_option(struct run_options *o, int argc, char **argv, int *i, char *err, size_t errlen);
+/* The ids of the options shared by flows, run and compare (cli.h); above every subcommand's own. */
+enum run_option_id {
+  RUN_OPT_PLATFORM = 1000,
+  RUN_OPT_OUT,
+  RUN_OPT_FABRIC,
+  RUN_OPT_FIDELITY,
+  RUN_OPT_SEED,
+  RUN_OPT_CFG,
+  RUN_OPT_HELP_CFG,
+  RUN_OPT_FORCE,
+};
+/* Their table: --platform --fabric --fidelity --seed --cfg --help-cfg --force -o/--out. */
+const struct cli_option *run_common_options(void);
+/* Applies the option c just read (an id of run_common_options()); returns 0, or -1 after
+ * printing a usage error (unknown fabric, bad fidelity, seed or --cfg). */
+int run_common_apply(struct run_options *o, struct cli *c, int id);
+/* Reads "packet" or "flow"; -1 after printing a usage error. */
+int run_parse_fidelity(const struct cli *c, const char *text, fab_fidelity *out);
+/* Checks one --cfg value (name and value) against the parameter tables; -1 after printing. */
+int run_check_cfg(const struct cli *c, const char *cfg);
+/* Prints the parameter table (sgfabric params, --help-cfg): the rows of one area ("roce") or
+ * all (area NULL), wrapped to the terminal (or $COLUMNS, or 80 columns). Returns the rows. */
+int run_print_params(FILE *out, const char *area, int markdown);
 /* Registers every model's parameters. */
 void run_register_params(void);
 /* The model of a --fabric name, or NULL with a message. */

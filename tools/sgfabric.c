@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "platform_cli.h"
 #include "wl_gen.h"
@@ -45,7 +46,14 @@ int main(int argc, char **argv)
   for (const struct command *c = commands; c->name; c++)
     if (!strcmp(argv[1], c->name))
       return c->main(argc - 1, argv + 1);
-  fprintf(stderr, "sgfabric: unknown command '%s'\n", argv[1]);
+  struct cli_suggestion s;
+  cli_suggest_begin(&s, argv[1]);
+  for (const struct command *c = commands; c->name; c++)
+    cli_suggest_consider(&s, c->name);
+  if (cli_suggest_result(&s))
+    fprintf(stderr, "sgfabric: unknown command '%s' (did you mean %s?)\n", argv[1], cli_suggest_result(&s));
+  else
+    fprintf(stderr, "sgfabric: unknown command '%s'\n", argv[1]);
   usage(stderr);
-  return 2;
+  return CLI_USAGE;
 }

@@ -231,12 +231,92 @@ static const char *type_name(const struct param_def *d)
   }
 }
 
-void param_print_table(FILE *out, int markdown)
+/* A markdown table cell: '|' would end the cell (GitHub Flavored Markdown, "Tables" extension:
+ * a pipe inside a cell, even inside a code span, is written \|). */
+static void markdown_cell(FILE *out, const char *text)
 {
-  if (markdown)
-    fprintf(out, "| name | default | unit / values | range | description | source |\n|---|---|---|---|---|---|\n");
+  for (const char *c = text; *c; c++) {
+    if (*c == '|')
+      fputc('\\', out);
+    fputc(*c, out);
+  }
+}
+
+/* Whether the row belongs to the area ("roce" for "roce/mtu"); NULL matches every row. */
+static int in_area(const struct param_def *d, const char *area)
+{
+  if (area == NULL)
+    return 1;
+  size_t len = strlen(area);
+  return strncmp(d->name, area, len) == 0 && d->name[len] == '/';
+}
+
+size_t param_list_names(const char **names, size_t max)
+{
+  size_t n = 0;
+  for (int t = 0; t < g_table_count; t++)
+    for (const struct param_def *d = g_tables[t]; d->name != NULL && n < max; d++)
+      names[n++] = d->name;
+  return n;
+}
+
+size_t param_list_areas(const char **areas, size_t max)
+{
+  static char names[64][32];
+  size_t n = 0;
   for (int t = 0; t < g_table_count; t++)
     for (const struct param_def *d = g_tables[t]; d->name != NULL; d++) {
+      size_t len = strcspn(d->name, "/");
+      size_t k = 0;
+      while (k < n && !(strlen(names[k]) == len && strncmp(names[k], d->name, len) == 0))
+        k++;
+      if (k == n && n < max && n < 64 && len < sizeof names[0]) {
+        snprintf(names[n], sizeof names[n], "%.*s", (int)len, d->name);
+        areas[n] = names[n];
+        n++;
+      }
+    }
+  return n;
+}
+
+/* Prints text from column indent, breaking lines at spaces so that none passes width. */
+static void print_wrapped(FILE *out, const char *text, int indent, int width)
+{
+  int room = width - indent > 20 ? width - indent : 20;
+  while (*text) {
+    int len = (int)strlen(text);
+    int cut = len;
+    if (len > room) {
+      cut = room;
+      while (cut > 0 && text[cut] != ' ')
+        cut--;
+      if (cut == 0) /* one word longer than the line: print it whole */
+        cut = (int)strcspn(text, " ");
+    }
+    fprintf(out, "%*s%.*s\n", indent, "", cut, text);
+    text += cut;
+    while (*text == ' ')
+      text++;
+  }
+}
+
+int param_print_table(FILE *out, const char *area, int markdown, int width)
+{
+  int rows = 0;
+  for (int t = 0; t < g_table_count; t++)
+    for (const struct param_def *d = g_tables[t]; d->name != NULL; d++)
+      rows += in_area(d, area);
+  if (rows == 0)
+    return 0;
+  if (markdown)
+    fprintf(out, "| name | default | unit / values | range | description | source |\n|---|---|---|---|---|---|\n");
+  else
+    fprintf(out, "%-28s %-14s %-16s %s\n    %s\n", "parameter", "default", "unit / values", "range",
+            "description [source]");
+  for (int t = 0; t < g_table_count; t++)
+    for (const struct param_def *d = g_tables[t]; d->name != NULL; d++) {
+      if (!in_area(d, area))
+        continue;
       char range[80] = "";
       if (d->type == PARAM_REAL || d->type == PARAM_INT) {
         char lo[32], hi[32];
@@ -244,13 +324,26 @@ void param_print_table(FILE *out, int markdown)
         unit_format(d->unit, d->max, hi, sizeof hi);
         snprintf(range, sizeof range, "[%s, %s]", lo, hi);
       }
-      if (markdown)
-        fprintf(out, "| `%s` | %s | %s | %s | %s | %s |\n", d->name, d->default_text, type_name(d), range,
-                d->description, d->source ? d->source : "");
-      else
-        fprintf(out, "%-28s %-14s %-16s %-24s %s%s%s%s\n", d->name, d->default_text, type_name(d), range,
-                d->description, d->source ? " [" : "", d->source ? d->source : "", d->source ? "]" : "");
+      if (markdown) {
+        const char *cells[] = {d->default_text, type_name(d), range, d->description, d->source ? d->source : ""};
+        fprintf(out, "| `");
+        markdown_cell(out, d->name);
+        fprintf(out, "` |");
+        for (size_t k = 0; k < sizeof cells / sizeof cells[0]; k++) {
+          fputc(' ', out);
+          markdown_cell(out, cells[k]);
+          fprintf(out, " |");
+        }
+        fputc('\n', out);
+      } else {
+        char text[1024];
+        fprintf(out, "%-28s %-14s %-16s %s\n", d->name, d->default_text, type_name(d), range);
+        snprintf(text, sizeof text, "%s%s%s%s", d->description, d->source ? " [" : "", d->source ? d->source : "",
+                 d->source ? "]" : "");
+        print_wrapped(out, text, 4, width);
+      }
     }
+  return rows;
 }
 
 void param_write_json(const struct param_set *set, FILE *out, const char *indent)

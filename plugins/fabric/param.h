@@ -57,8 +57,14 @@ const char *param_get_text(const struct param_set *set, const char *name);
 /* ENUM: the index of the chosen word among the choices. */
 int param_get_choice(const struct param_set *set, const char *name);
 
-/* Lists every registered row (name, default, unit, range, description, source). */
-void param_print_table(FILE *out, int markdown);
+/* Lists the registered rows of one area ("roce" lists roce/...; NULL: every row) with name,
+ * default, unit, range, description and source: a header line, then each row with its
+ * description wrapped to width columns; or a markdown table. Returns the rows printed. */
+int param_print_table(FILE *out, const char *area, int markdown, int width);
+/* The names of the registered rows ("fabric/mtu", ...), in table order; at most max. */
+size_t param_list_names(const char **names, size_t max);
+/* The areas of the registered rows ("fabric", "coll", "ib", ...), in table order. */
+size_t param_list_areas(const char **areas, size_t max);
 /* Writes the values of the set as a JSON object body ("name": value, ...). */
 void param_write_json(const struct param_set *set, FILE *out, const char *indent);
 

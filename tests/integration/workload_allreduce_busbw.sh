@@ -74,7 +74,7 @@ for fidelity in packet flow; do
 done
 
 out=$WORK/auto
-run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "$trace" --fabric ideal --no-progress --out "$out"
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "$trace" --fabric ideal --fidelity packet --no-progress --out "$out"
 echo "default algorithm:"
 check_busbw "$out"
 algo=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["algorithm"])' "$out/summary.json")

@@ -1,5 +1,7 @@
 /* `sgfabric workload`: generate a trace from a model name or description file. */
-#include <errno.h>
+#include "wl_cli.h"
+
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,31 +10,58 @@
 #include "wl_gen.h"
 #include "wl_model.h"
 
+#define PROG "sgfabric workload"
+
+/* Megatron-LM's argument names (megatron/training/arguments.py) are aliases of the short ones,
+ * so that a job's launch line can be pasted as it is. */
+static const struct cli_option wl_options[] = {
+    {"model", 0, CLI_VALUE, WL_OPT_MODEL, "NAME", "built-in model (the models: line below)"},
+    {"model-file", 0, CLI_VALUE, WL_OPT_MODEL_FILE, "FILE", "model description file (docs/workload-format.md)"},
+    {"gpu", 0, CLI_VALUE, WL_OPT_GPU, "TYPE", "GPU type: A100, H100, H200, B200 (H100)"},
+    {"gpus", 0, CLI_VALUE, WL_OPT_GPUS, "N", "ranks of the job (required)"},
+    {"tp", 0, CLI_VALUE, WL_OPT_TP, "T", "tensor-parallel size (1)"},
+    {"tensor-model-parallel-size", 0, CLI_VALUE, WL_OPT_TP, "T", "Megatron-LM name of --tp"},
+    {"pp", 0, CLI_VALUE, WL_OPT_PP, "P", "pipeline-parallel size (1)"},
+    {"pipeline-model-parallel-size", 0, CLI_VALUE, WL_OPT_PP, "P", "Megatron-LM name of --pp"},
+    {"vpp", 0, CLI_VALUE, WL_OPT_VPP, "V", "virtual pipeline stages per rank, interleaved 1F1B (1)"},
+    {"num-layers-per-virtual-pipeline-stage", 0, CLI_VALUE, WL_OPT_LAYERS_PER_VSTAGE, "L",
+     "Megatron-LM: layers per virtual stage, vpp = layers / (pp * L)"},
+    {"ep", 0, CLI_VALUE, WL_OPT_EP, "E", "expert-parallel size, carved out of dp (1)"},
+    {"expert-model-parallel-size", 0, CLI_VALUE, WL_OPT_EP, "E", "Megatron-LM name of --ep"},
+    {"cp", 0, CLI_VALUE, WL_OPT_CP, "C", "context-parallel size (1)"},
+    {"context-parallel-size", 0, CLI_VALUE, WL_OPT_CP, "C", "Megatron-LM name of --cp"},
+    {"seq", 0, CLI_VALUE, WL_OPT_SEQ, "S", "tokens per sequence (the model's)"},
+    {"seq-length", 0, CLI_VALUE, WL_OPT_SEQ, "S", "Megatron-LM name of --seq"},
+    {"micro-batch", 0, CLI_VALUE, WL_OPT_MICRO_BATCH, "M", "sequences per micro-batch (1)"},
+    {"micro-batch-size", 0, CLI_VALUE, WL_OPT_MICRO_BATCH, "M", "Megatron-LM name of --micro-batch"},
+    {"global-batch", 0, CLI_VALUE, WL_OPT_GLOBAL_BATCH, "B", "sequences per iteration (M x dp x 4 x pp)"},
+    {"global-batch-size", 0, CLI_VALUE, WL_OPT_GLOBAL_BATCH, "B", "Megatron-LM name of --global-batch"},
+    {"recompute", 0, CLI_FLAG, WL_OPT_RECOMPUTE, NULL, "full activation recomputation"},
+    {"zero1", 0, CLI_FLAG, WL_OPT_ZERO1, NULL, "distributed optimizer (ZeRO-1)"},
+    {"use-distributed-optimizer", 0, CLI_FLAG, WL_OPT_ZERO1, NULL, "Megatron-LM name of --zero1"},
+    {"sequence-parallel", 0, CLI_FLAG, WL_OPT_SEQUENCE_PARALLEL, NULL,
+     "TP communication as all-gather/reduce-scatter"},
+    {"grad-bf16", 0, CLI_FLAG, WL_OPT_GRAD_BF16, NULL, "reduce gradients in BF16 (default FP32)"},
+    {"bucket-params", 0, CLI_VALUE, WL_OPT_BUCKET_PARAMS, "N", "gradient bucket size in elements (40000000)"},
+    {"seed", 0, CLI_VALUE, WL_OPT_SEED, "N", "seed of every random choice (1)"},
+    {"out", 'o', CLI_VALUE, WL_OPT_OUT, "FILE", "the trace to write"},
+    CLI_TABLE_END,
+};
+
+const struct cli_option *wl_cli_options(void) { return wl_options; }
+
 static void usage(FILE *out)
 {
-  fprintf(out,
-          "usage: sgfabric workload (--model NAME | --model-file F) --gpus N --tp T --pp P\n"
-          "         [--vpp V] [--ep E] [--cp C] [--gpu TYPE] [--seq S] [--micro-batch M]\n"
-          "         [--global-batch B] [--recompute] [--zero1] [--sequence-parallel]\n"
-          "         [--grad-bf16] [--bucket-params N] [--seed N] -o FILE\n"
-          "  dp = gpus / (tp*pp*cp); ep is carved out of dp; micro-batches m = B / (M*dp).\n"
-          "  models:");
+  fprintf(out, "usage: sgfabric workload (--model NAME | --model-file F) --gpus N --tp T --pp P [options] -o FILE\n");
+  cli_print_options(out, wl_options, NULL);
+  fprintf(out, "  -h, --help                 this help\n"
+               "  dp = gpus / (tp*pp*cp); ep is carved out of dp; micro-batches m = B / (M*dp);\n"
+               "  " WL_CLI_DEFAULT_GLOBAL_BATCH_RULE ".\n"
+               "  Options take their value as --name value or --name=value.\n"
+               "  models:");
   for (const char *const *n = wl_model_preset_names(); *n != NULL; n++)
     fprintf(out, " %s", *n);
   fprintf(out, "\n  docs/workload-format.md describes the output.\n");
-}
-
-static int parse_long_arg(const char *opt, const char *s, long min, long *v)
-{
-  char *end;
-  errno = 0;
-  long x = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || errno != 0 || x < min) {
-    fprintf(stderr, "sgfabric workload: %s: '%s' is not an integer >= %ld\n", opt, s, min);
-    return -1;
-  }
-  *v = x;
-  return 0;
 }
 
 int workload_cli_main(int argc, char **argv)
@@ -40,89 +69,101 @@ int workload_cli_main(int argc, char **argv)
   struct wl_gen_params p;
   wl_gen_params_init(&p);
   const char *model = NULL, *model_file = NULL, *out = NULL;
+  int layers_per_vstage = 0, vpp_given = 0;
+  long bucket = 40000000;
   char err[512];
-  struct { const char *name; long min; long v; } nums[] = {
-      {"--gpus", 1, 0}, {"--tp", 1, 1}, {"--pp", 1, 1}, {"--vpp", 1, 1}, {"--ep", 1, 1},
-      {"--cp", 1, 1}, {"--seq", 1, 0}, {"--micro-batch", 1, 1}, {"--global-batch", 1, 0},
-      {"--seed", 0, 1}, {"--bucket-params", 1, 40000000}};
-  const int nnums = sizeof nums / sizeof nums[0];
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+  struct cli c;
+  cli_init(&c, PROG, argc, argv);
+  cli_add_table(&c, wl_options);
+  for (int id; (id = cli_next(&c)) != CLI_DONE;) {
+    int bad = 0;
+    switch (id) {
+    case CLI_ERROR:
+      return CLI_USAGE;
+    case CLI_HELP:
       usage(stdout);
       return 0;
+    case CLI_POSITIONAL:
+      return cli_unexpected(&c);
+    case WL_OPT_MODEL: model = c.value; break;
+    case WL_OPT_MODEL_FILE: model_file = c.value; break;
+    case WL_OPT_GPU: snprintf(p.gpu, sizeof p.gpu, "%s", c.value); break;
+    case WL_OPT_OUT: out = c.value; break;
+    case WL_OPT_GPUS: bad = cli_int(&c, 1, INT_MAX, &p.layout.gpus); break;
+    case WL_OPT_TP: bad = cli_int(&c, 1, INT_MAX, &p.layout.tp); break;
+    case WL_OPT_PP: bad = cli_int(&c, 1, INT_MAX, &p.layout.pp); break;
+    case WL_OPT_VPP: bad = cli_int(&c, 1, INT_MAX, &p.layout.vpp); vpp_given = 1; break;
+    case WL_OPT_LAYERS_PER_VSTAGE: bad = cli_int(&c, 1, INT_MAX, &layers_per_vstage); break;
+    case WL_OPT_EP: bad = cli_int(&c, 1, INT_MAX, &p.layout.ep); break;
+    case WL_OPT_CP: bad = cli_int(&c, 1, INT_MAX, &p.layout.cp); break;
+    case WL_OPT_SEQ: bad = cli_int(&c, 1, INT_MAX, &p.seq); break;
+    case WL_OPT_MICRO_BATCH: bad = cli_int(&c, 1, INT_MAX, &p.micro_batch); break;
+    case WL_OPT_GLOBAL_BATCH: bad = cli_long(&c, 1, LONG_MAX, &p.global_batch); break;
+    case WL_OPT_SEED: bad = cli_long(&c, 0, LONG_MAX, &p.seed); break;
+    case WL_OPT_BUCKET_PARAMS: bad = cli_long(&c, 1, LONG_MAX, &bucket); break;
+    case WL_OPT_RECOMPUTE: p.recompute = 1; break;
+    case WL_OPT_ZERO1: p.zero1 = 1; break;
+    case WL_OPT_SEQUENCE_PARALLEL: p.seq_parallel = 1; break;
+    case WL_OPT_GRAD_BF16: p.grad_bytes = 2; break;
+    default: break;
     }
-    if (strcmp(a, "--recompute") == 0) { p.recompute = 1; continue; }
-    if (strcmp(a, "--zero1") == 0) { p.zero1 = 1; continue; }
-    if (strcmp(a, "--sequence-parallel") == 0) { p.seq_parallel = 1; continue; }
-    if (strcmp(a, "--grad-bf16") == 0) { p.grad_bytes = 2; continue; }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "sgfabric workload: %s needs a value (or is unknown)\n", a);
-      usage(stderr);
-      return 2;
-    }
-    const char *v = argv[++i];
-    if (strcmp(a, "--model") == 0) { model = v; continue; }
-    if (strcmp(a, "--model-file") == 0) { model_file = v; continue; }
-    if (strcmp(a, "--gpu") == 0) { snprintf(p.gpu, sizeof p.gpu, "%s", v); continue; }
-    if (strcmp(a, "-o") == 0) { out = v; continue; }
-    int k = 0;
-    while (k < nnums && strcmp(nums[k].name, a) != 0)
-      k++;
-    if (k == nnums) {
-      fprintf(stderr, "sgfabric workload: unknown option %s\n", a);
-      usage(stderr);
-      return 2;
-    }
-    if (parse_long_arg(a, v, nums[k].min, &nums[k].v) != 0)
-      return 2;
+    if (bad)
+      return CLI_USAGE;
   }
-  if ((model == NULL) == (model_file == NULL) || out == NULL || nums[0].v == 0) {
-    fprintf(stderr, "sgfabric workload: need one of --model/--model-file, --gpus and -o\n");
-    usage(stderr);
-    return 2;
+  p.bucket_params = (double)bucket;
+  if ((model == NULL) == (model_file == NULL) || out == NULL || p.layout.gpus == 0) {
+    fprintf(stderr, PROG ": need one of --model/--model-file, --gpus and -o (see " PROG " --help)\n");
+    return CLI_USAGE;
   }
   if (model != NULL && wl_model_preset(model, &p.model) != 0) {
-    fprintf(stderr, "sgfabric workload: unknown model '%s'\n", model);
-    usage(stderr);
-    return 2;
+    snprintf(err, sizeof err, PROG ": --model: unknown model '%s'", model);
+    cli_did_you_mean(err, sizeof err, model, wl_model_preset_names(), NULL);
+    fprintf(stderr, "%s; models:", err);
+    for (const char *const *n = wl_model_preset_names(); *n != NULL; n++)
+      fprintf(stderr, " %s", *n);
+    fprintf(stderr, "\n");
+    return CLI_USAGE;
   }
   if (model_file != NULL && wl_model_load_file(model_file, &p.model, err, sizeof err) != 0) {
-    fprintf(stderr, "sgfabric workload: %s\n", err);
-    return 1;
+    fprintf(stderr, PROG ": %s\n", err);
+    return CLI_FAILURE;
   }
   const struct gpu_type *gpu = gpu_type_find(p.gpu);
   if (gpu == NULL) {
-    fprintf(stderr, "sgfabric workload: unknown GPU type '%s' (see platforms/gpu_types.c)\n",
-            p.gpu);
-    return 2;
+    const char *close = gpu_type_suggest(p.gpu);
+    fprintf(stderr, PROG ": --gpu: unknown GPU type '%s'%s%s%s (known:", p.gpu, close ? " (did you mean " : "",
+            close ? close : "", close ? "?)" : "");
+    for (const struct gpu_type *g = gpu_type_table(); g->name; g++)
+      fprintf(stderr, " %s", g->name);
+    fprintf(stderr, ")\n");
+    return CLI_USAGE;
   }
   snprintf(p.gpu, sizeof p.gpu, "%s", gpu->name);
-  for (int k = 0; k < nnums; k++)
-    if (nums[k].v > 2147483647L && k != 8 && k != 9) {
-      fprintf(stderr, "sgfabric workload: %s too large\n", nums[k].name);
-      return 2;
+  if (layers_per_vstage > 0) {
+    /* Megatron-LM counts layers per virtual stage: vpp = layers / (pp * L), exactly. */
+    int layers = p.model.layers, pp = p.layout.pp;
+    if (vpp_given) {
+      fprintf(stderr, PROG ": give --vpp or --num-layers-per-virtual-pipeline-stage, not both\n");
+      return CLI_USAGE;
     }
-  p.layout.gpus = (int)nums[0].v;
-  p.layout.tp = (int)nums[1].v;
-  p.layout.pp = (int)nums[2].v;
-  p.layout.vpp = (int)nums[3].v;
-  p.layout.ep = (int)nums[4].v;
-  p.layout.cp = (int)nums[5].v;
-  p.seq = (int)nums[6].v;
-  p.micro_batch = (int)nums[7].v;
-  p.global_batch = nums[8].v;
-  p.seed = nums[9].v;
-  p.bucket_params = (double)nums[10].v;
+    if (layers % ((long)pp * layers_per_vstage) != 0) {
+      fprintf(stderr,
+              PROG ": --num-layers-per-virtual-pipeline-stage %d: the model's %d layers are not a multiple of "
+                   "pp x %d = %ld\n",
+              layers_per_vstage, layers, layers_per_vstage, (long)pp * layers_per_vstage);
+      return CLI_USAGE;
+    }
+    p.layout.vpp = (int)(layers / ((long)pp * layers_per_vstage));
+  }
   struct wl_trace *t = wl_generate(&p, err, sizeof err);
   if (t == NULL) {
-    fprintf(stderr, "sgfabric workload: impossible layout: %s\n", err);
-    return 1;
+    fprintf(stderr, PROG ": impossible layout: %s\n", err);
+    return CLI_USAGE;
   }
   if (wl_trace_save(t, out, err, sizeof err) != 0) {
-    fprintf(stderr, "sgfabric workload: %s\n", err);
+    fprintf(stderr, PROG ": %s\n", err);
     wl_trace_free(t);
-    return 1;
+    return CLI_FAILURE;
   }
   const struct wl_layout *l = &t->layout;
   printf("workload %s: model=%s gpus=%d tp=%d pp=%d vpp=%d dp=%d ep=%d cp=%d gpu=%s "

@@ -22,6 +22,7 @@ struct stream {
 
 struct rank_state {
   int rank, gpu;
+  int micro_started;   /* micro-batches this rank has started (progress report) */
   const struct wl_program *prog;
   uint8_t *done;       /* per op */
   sg_sem_t sem;
@@ -335,10 +336,19 @@ static void progress(void)
   if (!g_replay.cfg.progress)
     return;
   double now = simgrid_get_clock();
-  if (now < g_replay.next_progress_s)
+  if (now < g_replay.next_progress_s && g_replay.finished < g_replay.n_ranks) /* the last line is always shown */
     return;
   g_replay.next_progress_s = now + 0.05;
-  fprintf(stderr, "\r  simulated %.3f s, %d/%d ranks done   ", now, g_replay.finished, g_replay.n_ranks);
+  /* The slowest unfinished rank tells how far the iteration is: micro-batch k of m. */
+  int m = g_replay.cfg.trace->microbatches, k = m;
+  for (int i = 0; i < g_replay.n_ranks; i++)
+    if (!g_replay.ranks[i].finished && g_replay.ranks[i].micro_started < k)
+      k = g_replay.ranks[i].micro_started;
+  char micro[48] = "";
+  if (m > 0) /* SimAI imports have no micro-batches */
+    snprintf(micro, sizeof micro, "micro-batch %d/%d, ", k, m);
+  fprintf(stderr, "\r  simulated %.3f s, %s%d/%d ranks done (%.0f %%)   ", now, micro, g_replay.finished,
+          g_replay.n_ranks, 100.0 * g_replay.finished / g_replay.n_ranks);
 }
 
 static void rank_actor(int argc, char **argv)
@@ -349,6 +359,8 @@ static void rank_actor(int argc, char **argv)
   int op = 0;
   while (op < p->nops) {
     const struct wl_op *o = &p->ops[op];
+    if (o->micro + 1 > r->micro_started)
+      r->micro_started = o->micro + 1;
     int ndeps;
     const int *deps = wl_op_deps(p, o, &ndeps);
     for (int d = 0; d < ndeps; d++)
