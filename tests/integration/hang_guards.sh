@@ -167,7 +167,7 @@ watchdog_flow) # flow fidelity: the 8 flows start at one date, 3 events there tr
 watchdog_run) # through the replay: the livelock report, not SimGrid's deadlock report
   SIMGRID_FIRST=1 refused run "livelock: 50 events|fabric/watchdog-events = 50" --platform "$tiny" \
     --workload "$DATA/workloads/allreduce-dp16.trace" --fabric roce --cfg=coll/algorithm:ring \
-    --cfg=fabric/watchdog-events:50 --no-progress
+    --cfg=fabric/watchdog-events:50 --fidelity packet --no-progress
   ! grep -q "Deadlock" "$WORK/stderr" || die "SimGrid's deadlock report is shown" ;;
 platform_*) # platform files sgfabric's reader accepted but SimGrid's parser aborted on (SIGABRT)
   case $name in
