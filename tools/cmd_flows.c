@@ -255,7 +255,7 @@ int cmd_flows(int argc, char **argv)
     sg_actor_create(name, sg_host_by_name(name + 6), source_actor, 2, args);
   }
   simgrid_run();
-  double sim_time = s.fab->now;
+  double sim_time = fabric_active_time(s.fab); /* not a timer still pending after the last delivery */
 
   struct results r;
   int rc = 1;
