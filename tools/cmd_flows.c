@@ -190,7 +190,7 @@ static void source_actor(int argc, char **argv)
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: sgfabric flows --platform P.xml --flows F.csv --fabric ideal|ib|roce [--fidelity packet|flow]\n"
+  fprintf(out, "usage: sgfabric flows --platform P.xml --flows F.csv --fabric maxmin|ib|roce [--fidelity packet|flow]\n"
                "                      [--seed N] [--cfg=area/name:value ...] --out DIR\n\n"
                "Simulates the transfers of a flow file (CSV header src,dst,bytes,start_us; GPU indices as\n"
                "numbered by the platform) and writes DIR/flows.csv, DIR/summary.json, DIR/manifest.json.\n\n");

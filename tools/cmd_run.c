@@ -19,7 +19,7 @@ static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GRO
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: sgfabric run --platform P.xml --workload W [--deployment D.xml] --fabric ideal|ib|roce\n"
+  fprintf(out, "usage: sgfabric run --platform P.xml --workload W [--deployment D.xml] --fabric maxmin|ib|roce\n"
                "                    [--fidelity packet|flow] [--seed N] [--cfg=area/name:value ...] --out DIR\n\n"
                "Replays one training iteration of workload W (a trace from sgfabric workload, or simai:FILE)\n"
                "and writes DIR/summary.json (MFU, iteration time and breakdown, collectives, fabric counters)\n"
@@ -79,7 +79,7 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
               first ? "" : ",", coll_kind_name((enum coll_kind)k), wl_group_name((enum wl_group)g), c->count, c->bytes,
               c->time_s);
       fprintf(f, "\"algbw_GBps\": %.17g, \"busbw_GBps\": %.17g, \"algorithm\": \"",
-              c->time_s > 0 ? c->bytes / c->time_s / 1e9 : 0, c->busbw_sum / c->count / 1e9);
+              c->time_s > 0 ? c->bytes / c->time_s / 1e9 : 0, c->time_s > 0 ? c->bus_bytes / c->time_s / 1e9 : 0);
       for (int a = 0, sep = 0; a <= COLL_ALGO_HIERARCHICAL; a++)
         if (c->algo_mask & (1 << a))
           fprintf(f, "%s%s", sep++ ? "+" : "", coll_algo_name((enum coll_algo)a));

@@ -15,28 +15,33 @@
 #include "roce.h"
 #endif
 
-static const struct fab_model *ideal_model(void) { return &fab_model_ideal; }
+static const struct fab_model *maxmin_model(void) { return &fab_model_ideal; }
 
-/* The fabric models of this build: --fabric name, the model, its parameter table. */
+/* The fabric models of this build: --fabric name, the model, its parameter table. "maxmin" is
+ * the engine alone: ECMP-hashed paths, FIFO output queues with unlimited buffers, no flow control,
+ * no congestion control, max-min fair rates at flow fidelity. It is no best case: its hash
+ * collisions can make it slower than InfiniBand's adaptive routing. "ideal" is its former name. */
 static const struct model_entry {
   const char *name;
   const struct fab_model *(*model)(void);
   void (*register_params)(void);
+  const char *alias_of; /* a deprecated name: the model it names */
 } g_models[] = {
-    {"ideal", ideal_model, NULL},
+    {"maxmin", maxmin_model, NULL, NULL},
 #ifdef SGF_HAVE_IB
-    {"ib", ib_model, ib_register_params},
+    {"ib", ib_model, ib_register_params, NULL},
 #endif
 #ifdef SGF_HAVE_ROCE
-    {"roce", roce_model, roce_register_params},
+    {"roce", roce_model, roce_register_params, NULL},
 #endif
-    {NULL, NULL, NULL},
+    {"ideal", maxmin_model, NULL, "maxmin"},
+    {NULL, NULL, NULL, NULL},
 };
 
 void run_options_init(struct run_options *o)
 {
   memset(o, 0, sizeof *o);
-  o->fabric = "ideal";
+  o->fabric = "maxmin";
   o->fidelity = FAB_FIDELITY_PACKET;
   o->seed = 1;
 }
@@ -130,10 +135,18 @@ const struct fab_model *run_find_model(const char *name, char *err, size_t errle
 {
   char available[128] = "";
   for (const struct model_entry *m = g_models; m->name; m++) {
-    if (!strcmp(name, m->name))
+    if (!strcmp(name, m->name)) {
+      if (m->alias_of) {
+        static int warned;
+        if (!warned++)
+          fprintf(stderr, "sgfabric: warning: --fabric %s is a deprecated name of %s (ECMP hashing, FIFO queues, "
+                          "no flow or congestion control; not a best case)\n", m->name, m->alias_of);
+      }
       return m->model();
-    snprintf(available + strlen(available), sizeof available - strlen(available), "%s%s", available[0] ? ", " : "",
-             m->name);
+    }
+    if (!m->alias_of)
+      snprintf(available + strlen(available), sizeof available - strlen(available), "%s%s",
+               available[0] ? ", " : "", m->name);
   }
   if (!strcmp(name, "ib") || !strcmp(name, "roce"))
     snprintf(err, errlen, "--fabric %s: this fabric model is not part of this build yet (available: %s)", name,
@@ -231,7 +244,10 @@ int run_write_common_results(struct results *r, const struct run_setup *s, int a
 void run_print_common_usage(FILE *out)
 {
   fprintf(out, "  --platform FILE          platform XML (sgfabric platform writes one)\n"
-               "  --fabric ideal|ib|roce   fabric model (default ideal)\n"
+               "  --fabric maxmin|ib|roce  fabric model (default maxmin: ECMP-hashed paths, FIFO queues with\n"
+               "                           unlimited buffers, no flow or congestion control; not a best\n"
+               "                           case, hash collisions can make it slower than ib; ideal is its\n"
+               "                           deprecated name)\n"
                "  --fidelity packet|flow   packet-level or flow-level simulation (default packet)\n"
                "  --seed N                 seed of every random choice (default 1)\n"
                "  --cfg=area/name:value    set a model parameter (sgfabric params lists them)\n"

@@ -24,7 +24,7 @@ cut-through)
     done
     approx "$fidelity: fct_us of 0->8, 1 MB" "$(fct "$out" 1)" "$expected" 0.01
     s=$out/summary.json
-    [ "$(jget "$s" fabric)" = ideal ] || die "$fidelity: summary fabric is '$(jget "$s" fabric)'"
+    [ "$(jget "$s" fabric)" = maxmin ] || die "$fidelity: summary fabric is '$(jget "$s" fabric)'"
     [ "$(jget "$s" fidelity)" = "$fidelity" ] || die "$fidelity: summary fidelity is '$(jget "$s" fidelity)'"
     [ "$(jget "$s" seed)" = 1 ] || die "$fidelity: summary seed is '$(jget "$s" seed)', the default is 1"
     approx "$fidelity: sim_time_s" "$(jget "$s" sim_time_s)" "$expected"e-6 0.01
