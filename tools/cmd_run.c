@@ -56,9 +56,20 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   fprintf(f, ", \"seq\": %d, \"micro_batch\": %d, \"global_batch\": %ld, \"microbatches\": %d, \"recompute\": %s},\n",
           t->model.seq, t->micro_batch, t->global_batch, t->microbatches, t->recompute ? "true" : "false");
   fprintf(f, "  \"iteration_time_s\": %.17g,\n", iteration);
-  fprintf(f, "  \"mfu\": %.17g,\n  \"hfu\": %.17g,\n", mfu, hfu);
+  /* A workload without FLOPs (a SimAI import gives kernel times only) has no MFU: null, not 0. */
+  if (t->model_flops > 0)
+    fprintf(f, "  \"mfu\": %.17g,\n", mfu);
+  else
+    fprintf(f, "  \"mfu\": null,\n");
+  if (t->hardware_flops > 0)
+    fprintf(f, "  \"hfu\": %.17g,\n", hfu);
+  else
+    fprintf(f, "  \"hfu\": null,\n");
   fprintf(f, "  \"tokens_per_s\": %.17g,\n", iteration > 0 ? tokens / iteration : 0);
-  fprintf(f, "  \"model_flops\": %.17g,\n  \"hardware_flops\": %.17g,\n", t->model_flops, t->hardware_flops);
+  if (t->model_flops > 0)
+    fprintf(f, "  \"model_flops\": %.17g,\n  \"hardware_flops\": %.17g,\n", t->model_flops, t->hardware_flops);
+  else
+    fprintf(f, "  \"model_flops\": null,\n  \"hardware_flops\": null,\n");
   fprintf(f, "  \"breakdown\": {\n    \"compute_s\": %.17g,\n", res->compute_s);
   write_group_object(f, "exposed_comm_s", res->exposed_s, "    ");
   fprintf(f, ",\n    \"bubble_s\": %.17g,\n    \"straggler_s\": %.17g,\n    \"other_s\": %.17g\n  },\n",
@@ -212,8 +223,14 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
   if (isatty(1) || getenv("SGF_PRINT_SUMMARY"))
-    printf("%s on %s: iteration %.4f s, MFU %.2f%%\n", o.fabric, o.platform, res.iteration_s,
-           100 * trace->model_flops / (res.iteration_s * trace->layout.gpus * gpu->bf16_dense_flops));
+  {
+    if (trace->model_flops > 0)
+      printf("%s on %s: iteration %.4f s, MFU %.2f%%\n", o.fabric, o.platform, res.iteration_s,
+             100 * trace->model_flops / (res.iteration_s * trace->layout.gpus * gpu->bf16_dense_flops));
+    else
+      printf("%s on %s: iteration %.4f s, MFU n/a (the workload has no FLOPs)\n", o.fabric, o.platform,
+             res.iteration_s);
+  }
   rc = 0;
 out:
   free(rank_gpu);
