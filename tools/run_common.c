@@ -217,8 +217,30 @@ void run_write_summary_head(FILE *f, const struct run_options *o, const struct r
   fprintf(f, "  \"platform\": {\"gpus\": %d, \"gpus_per_node\": %d, \"gpu\": ", s->platform->topo->n_gpus,
           s->platform->gpus_per_node);
   json_string(f, s->platform->gpu_type);
-  fprintf(f, ", \"switches\": %d, \"links\": %d},\n", s->platform->topo->n_nodes - s->platform->topo->n_gpus,
+  fprintf(f, ", \"switches\": %d, \"links\": %d", s->platform->topo->n_nodes - s->platform->topo->n_gpus,
           s->platform->topo->n_links);
+  /* The fat-tree as its file declares it (docs/platforms.md), null where it does not say. */
+  static const struct {
+    const char *prop, *key;
+    int kind; /* 0 integer, 1 boolean, 2 string */
+  } declared[] = {{"sgfabric/tiers", "tiers", 0},           {"sgfabric/radix", "radix", 0},
+                  {"sgfabric/rail-optimized", "rail_optimized", 1}, {"sgfabric/oversubscription", "oversubscription", 2},
+                  {"sgfabric/link-rate", "link_rate", 2},    {"sgfabric/nvlink-rate", "nvlink_rate", 2}};
+  for (size_t i = 0; i < sizeof declared / sizeof declared[0]; i++) {
+    const char *v = platform_prop(s->platform, declared[i].prop);
+    char *end = NULL;
+    long n = v ? strtol(v, &end, 10) : 0;
+    fprintf(f, ", \"%s\": ", declared[i].key);
+    if (v == NULL || (declared[i].kind < 2 && (end == v || *end != '\0')))
+      fprintf(f, "null");
+    else if (declared[i].kind == 0)
+      fprintf(f, "%ld", n);
+    else if (declared[i].kind == 1)
+      fprintf(f, "%s", n ? "true" : "false");
+    else
+      json_string(f, v);
+  }
+  fprintf(f, "},\n");
   fprintf(f, "  \"parameters\": {\n");
   param_write_json(s->params, f, "    ");
   fprintf(f, "  },\n");
