@@ -160,6 +160,28 @@ static char *read_file(const char *path)
   return buf;
 }
 
+/* Sends stdout to /dev/null until restore_stdout(the returned descriptor). */
+static int quiet_stdout(void)
+{
+  fflush(stdout);
+  int saved = dup(1);
+  FILE *null = fopen("/dev/null", "w");
+  if (saved >= 0 && null != NULL)
+    dup2(fileno(null), 1);
+  if (null != NULL)
+    fclose(null);
+  return saved;
+}
+
+static void restore_stdout(int saved)
+{
+  fflush(stdout);
+  if (saved >= 0) {
+    dup2(saved, 1);
+    close(saved);
+  }
+}
+
 /* Copies src to dst; 0 or -1. */
 static int copy_file(const char *src, const char *dst)
 {
@@ -461,7 +483,12 @@ int cmd_compare(int argc, char **argv)
   wargv[wargc++] = "-o";
   wargv[wargc++] = workload;
   wargv[wargc] = NULL;
-  if (workload_cli_main(wargc, (char **)wargv) != 0) {
+  /* The generators' one-line reports name the temporary directory: not for compare's output
+   * (their errors, on stderr, still show). */
+  int saved_stdout = quiet_stdout();
+  int workload_rc = workload_cli_main(wargc, (char **)wargv);
+  restore_stdout(saved_stdout);
+  if (workload_rc != 0) {
     fprintf(stderr, "sgfabric compare: the workload options are refused (above)\n");
     goto fail;
   }
@@ -476,7 +503,10 @@ int cmd_compare(int argc, char **argv)
     snprintf(o.gpus_text, sizeof o.gpus_text, "%d", o.gpus);
     const char *pargv[] = {"platform", "--gpus", o.gpus_text, "--radix", "64", "--rail-optimized", "--tiers",
                            o.gpus > 2048 ? "3" : "2", "-o", platform, NULL};
-    if (platform_cli_main(10, (char **)pargv) != 0) {
+    saved_stdout = quiet_stdout();
+    int platform_rc = platform_cli_main(10, (char **)pargv);
+    restore_stdout(saved_stdout);
+    if (platform_rc != 0) {
       fprintf(stderr, "sgfabric compare: cannot build a platform for %d GPUs (above)\n", o.gpus);
       goto fail;
     }
@@ -566,9 +596,9 @@ int cmd_compare(int argc, char **argv)
     int any = 0;
     for (int f = 0; f < o.n_fabrics; f++) {
       found[f] = json_value(summary[f], rows[k].key, &v[f]);
-      any |= found[f] == JSON_NUMBER;
+      any |= found[f] != JSON_ABSENT;
     }
-    if (!any) /* nothing to compare: no run models it */
+    if (!any) /* none of these fabrics has it */
       continue;
     printf("%-*s", LABEL_WIDTH, rows[k].label);
     for (int f = 0; f < o.n_fabrics; f++) {
@@ -601,6 +631,13 @@ int cmd_compare(int argc, char **argv)
   fprintf(cj, "  \"rows\": [");
   int first = 1;
   for (size_t k = 0; k < N_ROWS; k++) {
+    int any = 0; /* only keys that resolve in some run's summary.json */
+    for (int f = 0; f < o.n_fabrics; f++) {
+      double v;
+      any |= json_value(summary[f], rows[k].key, &v) != JSON_ABSENT;
+    }
+    if (!any)
+      continue;
     fprintf(cj, "%s\n    {\"label\": \"%s\", \"key\": \"%s\", \"unit\": \"%s\", \"scale\": %g, \"values\": [",
             first ? "" : ",", rows[k].label, rows[k].key, unit_names[rows[k].unit], rows[k].scale);
     for (int f = 0; f < o.n_fabrics; f++) {
