@@ -231,6 +231,18 @@ static const char *type_name(const struct param_def *d)
   }
 }
 
+/* A Markdown table cell: '|' would end the cell, so it is escaped. */
+static void markdown_cell(FILE *out, const char *text, int code)
+{
+  fputs(code ? " `" : " ", out);
+  for (; text && *text; text++) {
+    if (*text == '|')
+      fputc('\\', out);
+    fputc(*text, out);
+  }
+  fputs(code ? "` |" : " |", out);
+}
+
 void param_print_table(FILE *out, int markdown)
 {
   if (markdown)
@@ -244,10 +256,16 @@ void param_print_table(FILE *out, int markdown)
         unit_format(d->unit, d->max, hi, sizeof hi);
         snprintf(range, sizeof range, "[%s, %s]", lo, hi);
       }
-      if (markdown)
-        fprintf(out, "| `%s` | %s | %s | %s | %s | %s |\n", d->name, d->default_text, type_name(d), range,
-                d->description, d->source ? d->source : "");
-      else
+      if (markdown) {
+        fputc('|', out);
+        markdown_cell(out, d->name, 1);
+        markdown_cell(out, d->default_text, 0);
+        markdown_cell(out, type_name(d), 0);
+        markdown_cell(out, range, 0);
+        markdown_cell(out, d->description, 0);
+        markdown_cell(out, d->source, 0);
+        fputc('\n', out);
+      } else
         fprintf(out, "%-28s %-14s %-16s %-24s %s%s%s%s\n", d->name, d->default_text, type_name(d), range,
                 d->description, d->source ? " [" : "", d->source ? d->source : "", d->source ? "]" : "");
     }
