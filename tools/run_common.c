@@ -4,6 +4,7 @@
 #include <simgrid/engine.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll_params.h"
 #include "results.h"
@@ -137,8 +138,9 @@ const struct fab_model *run_find_model(const char *name, char *err, size_t errle
   for (const struct model_entry *m = g_models; m->name; m++) {
     if (!strcmp(name, m->name)) {
       if (m->alias_of) {
+        /* Said to a person at a terminal; scripts keep a first stderr line that is the error's. */
         static int warned;
-        if (!warned++)
+        if (!warned++ && isatty(2))
           fprintf(stderr, "sgfabric: warning: --fabric %s is a deprecated name of %s (ECMP hashing, FIFO queues, "
                           "no flow or congestion control; not a best case)\n", m->name, m->alias_of);
       }
