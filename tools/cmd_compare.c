@@ -59,8 +59,12 @@ static void usage(FILE *out)
           "Runs one training iteration of the job on each fabric and prints MFU, iteration time, exposed\n"
           "communication per group and the fabrics' counters side by side. Defaults: GPT-3 175B, 1,024 H100,\n"
           "TP 8, PP 8 (DP 16), 1,024-GPU rail-optimized platform, flow fidelity, out results/compare.\n"
-          "DIR gets platform.xml, workload.txt, one run directory per fabric, comparison.json and\n"
-          "compare.png (analysis/plot_compare.py).\n");
+          "DIR gets manifest.json (this command, seed, inputs with SHA-256), every input the runs read\n"
+          "(platform.xml: generated or a copy of --platform; workload.txt), one run directory per\n"
+          "fabric, comparison.json (scenario and table) and compare.png (analysis/plot_compare.py);\n"
+          "sgfabric replay DIR re-runs it and checks the summaries are identical. Fabrics: ib, roce,\n"
+          "maxmin (ECMP hashing, FIFO queues, no flow or congestion control: a reference, not a best\n"
+          "case; ideal is its former name).\n");
 }
 
 /* Runs argv as a child process in directory cwd with stdout/stderr to log; returns its pid. */
