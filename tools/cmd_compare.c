@@ -670,9 +670,22 @@ int cmd_compare(int argc, char **argv)
     snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "%s\"%s\"",
              f ? ", " : "", o.fabrics[f]);
   snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "]");
-  const char *inputs[] = {"platform.xml", "workload.txt"};
-  const char *given_as[] = {o.platform, NULL};
-  struct manifest_desc md = {.argc = argc, .argv = argv, .inputs = inputs, .given_as = given_as, .n_inputs = 2,
+  /* A --model-file is an input too: a copy goes into DIR, as the platform's does. */
+  const char *model_file = NULL;
+  for (int i = 0; i + 1 < o.n_workload; i++)
+    if (!strcmp(o.workload_args[i], "--model-file"))
+      model_file = o.workload_args[i + 1];
+  char model_copy[4400];
+  snprintf(model_copy, sizeof model_copy, "%s/model.txt", r.tmp);
+  if (model_file && copy_file(model_file, model_copy) != 0) {
+    fprintf(stderr, "sgfabric compare: --model-file %s: cannot copy it into %s: %s\n", model_file, o.out,
+            strerror(errno));
+    goto fail;
+  }
+  const char *inputs[] = {"platform.xml", "workload.txt", "model.txt"};
+  const char *given_as[] = {o.platform, NULL, model_file};
+  struct manifest_desc md = {.argc = argc, .argv = argv, .inputs = inputs, .given_as = given_as,
+                             .n_inputs = model_file ? 3 : 2,
                              .base = r.tmp, .seed = isnan(seed) ? 1 : (uint64_t)seed, .extra_json = fabrics_json};
   if (results_write_manifest_desc(&r, &md) != 0) {
     fprintf(stderr, "sgfabric compare: cannot write %s/manifest.json\n", o.out);

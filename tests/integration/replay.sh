@@ -18,6 +18,11 @@ run_ok workload --model llama3-8b --gpus 16 --tp 8 --pp 2 --global-batch 8 -o w.
 run_ok run --platform "$platform" --workload w.trace --fabric ib --fidelity flow --no-progress --out run-result
 run_ok compare --fabrics roce,ib --platform "$platform" --gpus 16 --model llama3-8b --tp 8 --pp 2 --global-batch 8 \
   --out cmp
+# A --model-file is an input of compare too: DIR keeps a copy (model.txt) that replay uses.
+printf 'name: tiny\nlayers: 4\nhidden: 1024\nheads: 8\nffn: 4096\nvocab: 32000\nseq: 2048\n' >model.cfg
+run_ok compare --fabrics roce,ib --platform "$platform" --model-file model.cfg --gpus 16 --tp 8 --pp 1 \
+  --global-batch 4 --out cmp-model
+cmp -s model.cfg cmp-model/model.txt || die "cmp-model/model.txt is not a copy of the --model-file"
 
 # compare's directory describes itself.
 cmp -s "$platform" cmp/platform.xml || die "cmp/platform.xml is not a copy of the --platform file"
@@ -42,7 +47,7 @@ PY
 
 mkdir elsewhere
 cd elsewhere
-for result in flows-result run-result cmp; do
+for result in flows-result run-result cmp-model cmp; do
   run_ok replay "../$result" --out "../$result.again"
   cat "$WORK/last.stdout"
   grep -q "byte-identical" "$WORK/last.stdout" || die "replay of $result did not report byte-identical"
