@@ -199,6 +199,8 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
 
+  /* Link utilisation is over the iteration, not until a timer still pending after it. */
+  s.fab->stats.active_end_s = res.iteration_s;
   struct results r;
   if (results_begin(&r, o.out, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);

@@ -345,6 +345,8 @@ void fabric_write_counter(FILE *out, const char *indent, const char *name, int m
 
 double fabric_active_time(const struct fabric *fab)
 {
+  if (fab->stats.active_end_s > 0)
+    return fab->stats.active_end_s;
   if (fab->stats.last_delivery_s > 0)
     return fab->stats.last_delivery_s;
   return fab->now > 0 ? fab->now : 1;

@@ -28,6 +28,16 @@ best = max(float(r["utilisation"]) for r in csv.DictReader(open(sys.argv[1])))
 sys.exit(0 if best > 0.9 else "links.csv: max utilisation %.4f" % best)
 PY
 
+# The same for a workload: run's utilisation is over the iteration, whatever timer is pending.
+trace=$DATA/workloads/allreduce-dp16.trace
+run_ok run --platform "$platform" --workload "$trace" --fabric roce --fidelity packet --no-progress --out "$WORK/run"
+run_ok run --platform "$platform" --workload "$trace" --fabric roce --fidelity packet --no-progress \
+  --cfg=roce/rto:10ms --out "$WORK/run-rto"
+equal "run: iteration_time_s with roce/rto:10ms" "$(jget "$WORK/run-rto/summary.json" iteration_time_s)" \
+  "$(jget "$WORK/run/summary.json" iteration_time_s)"
+equal "run: link_utilisation_max with roce/rto:10ms" "$(jget "$WORK/run-rto/summary.json" counters.link_utilisation_max)" \
+  "$(jget "$WORK/run/summary.json" counters.link_utilisation_max)"
+
 # Flow fidelity does not model frames, marks or drops: null, not 0.
 run_ok flows --platform "$platform" --flows "$flows" --fabric roce --fidelity flow --out "$WORK/flow"
 for key in pfc_pause_frames ecn_marks cnps drops packets retransmitted_bytes; do
