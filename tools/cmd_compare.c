@@ -91,8 +91,13 @@ static void usage(FILE *out)
           "Runs one training iteration of the job on each fabric and prints MFU, iteration time, exposed\n"
           "communication per group and the fabrics' counters side by side. Defaults: GPT-3 175B, 1,024 H100,\n"
           "TP 8, PP 8 (DP 16), 1,024-GPU rail-optimized platform of radix-64 switches (2 tiers up to 2,048\n"
-          "GPUs, 3 above), flow fidelity, out results/compare. DIR gets platform.xml, workload.txt, one run\n"
-          "directory per fabric, comparison.json and compare.png (analysis/plot_compare.py).\n"
+          "GPUs, 3 above), flow fidelity, out results/compare.\n"
+          "DIR gets manifest.json (this command, seed, inputs with SHA-256), every input the runs read\n"
+          "(platform.xml: generated or a copy of --platform; workload.txt), one run directory per\n"
+          "fabric, comparison.json (scenario and table) and compare.png (analysis/plot_compare.py);\n"
+          "sgfabric replay DIR re-runs it and checks the summaries are identical. Fabrics: ib, roce,\n"
+          "maxmin (ECMP hashing, FIFO queues, no flow or congestion control: a reference, not a best\n"
+          "case; ideal is its former name).\n"
           "Options take their value as --name value or --name=value.\n\n");
   cli_print_options(out, compare_options_table, NULL);
   fprintf(out, "\njob options (as sgfabric workload; Megatron-LM names accepted):\n");
@@ -107,13 +112,13 @@ static void usage(FILE *out)
                "Exit status: 0 ok, 2 usage error, 1 error while running.\n");
 }
 
-/* Runs argv as a child process with stdout/stderr to log; returns its pid. */
-static pid_t spawn(char *const argv[], const char *log)
+/* Runs argv as a child process in directory cwd with stdout/stderr to log; returns its pid. */
+static pid_t spawn(char *const argv[], const char *log, const char *cwd)
 {
   pid_t pid = fork();
   if (pid == 0) {
     FILE *f = freopen(log, "w", stdout);
-    if (f == NULL || dup2(fileno(stdout), 2) < 0)
+    if (f == NULL || dup2(fileno(stdout), 2) < 0 || chdir(cwd) != 0)
       _exit(127);
     execv(argv[0], argv);
     _exit(127);
@@ -121,31 +126,72 @@ static pid_t spawn(char *const argv[], const char *log)
   return pid;
 }
 
-/* The number after "key": in text, searched after the first occurrence of scope (if any). */
-static double json_number(const char *text, const char *scope, const char *key)
+/* The value of the member at a dotted path ("breakdown.exposed_comm_s.tp") in a summary.json
+ * text: each component is searched after the previous one (summary.json names each object's
+ * members once, and an object's members follow its key). NULL if absent. */
+static const char *json_find(const char *text, const char *path)
 {
+  if (text == NULL)
+    return NULL;
   const char *p = text;
-  char pattern[128];
-  if (scope) {
-    snprintf(pattern, sizeof pattern, "\"%s\":", scope);
+  char component[128], pattern[140];
+  while (*path) {
+    size_t len = strcspn(path, ".");
+    if (len >= sizeof component)
+      return NULL;
+    memcpy(component, path, len);
+    component[len] = '\0';
+    snprintf(pattern, sizeof pattern, "\"%s\":", component);
     p = strstr(p, pattern);
     if (p == NULL)
-      return NAN;
+      return NULL;
+    p += strlen(pattern);
+    path += len;
+    if (*path == '.')
+      path++;
   }
-  snprintf(pattern, sizeof pattern, "\"%s\":", key);
-  p = strstr(p, pattern);
-  if (p == NULL)
-    return NAN;
-  p += strlen(pattern);
   while (*p == ' ')
     p++;
-  if (!strncmp(p, "true", 4))
-    return 1;
-  if (!strncmp(p, "false", 5))
-    return 0;
+  return p;
+}
+
+enum json_found { JSON_ABSENT = -1, JSON_NUMBER = 0, JSON_NULL = 1 };
+
+/* A number (true/false as 1/0) at path: JSON_NUMBER, JSON_NULL (the run does not model it), or
+ * JSON_ABSENT (the fabric has no such thing). */
+static enum json_found json_value(const char *text, const char *path, double *v)
+{
+  const char *p = json_find(text, path);
+  *v = NAN;
+  if (p == NULL)
+    return JSON_ABSENT;
+  if (!strncmp(p, "null", 4))
+    return JSON_NULL;
+  if (!strncmp(p, "true", 4) || !strncmp(p, "false", 5)) {
+    *v = *p == 't';
+    return JSON_NUMBER;
+  }
   char *end;
-  double v = strtod(p, &end);
-  return end == p ? NAN : v;
+  *v = strtod(p, &end);
+  return end == p ? JSON_ABSENT : JSON_NUMBER;
+}
+
+/* A string at path (no escapes in the values read here), or "?" */
+static void json_text(const char *text, const char *path, char *buf, size_t len)
+{
+  const char *p = json_find(text, path);
+  snprintf(buf, len, "?");
+  if (p == NULL || *p != '"')
+    return;
+  size_t n = strcspn(p + 1, "\"");
+  snprintf(buf, len, "%.*s", (int)n, p + 1);
+}
+
+static double json_number(const char *text, const char *path)
+{
+  double v;
+  json_value(text, path, &v);
+  return v;
 }
 
 static char *read_file(const char *path)
@@ -163,64 +209,188 @@ static char *read_file(const char *path)
   return buf;
 }
 
+/* Sends stdout to /dev/null until restore_stdout(the returned descriptor). */
+static int quiet_stdout(void)
+{
+  fflush(stdout);
+  int saved = dup(1);
+  FILE *null = fopen("/dev/null", "w");
+  if (saved >= 0 && null != NULL)
+    dup2(fileno(null), 1);
+  if (null != NULL)
+    fclose(null);
+  return saved;
+}
+
+static void restore_stdout(int saved)
+{
+  fflush(stdout);
+  if (saved >= 0) {
+    dup2(saved, 1);
+    close(saved);
+  }
+}
+
+/* Copies src to dst; 0 or -1. */
+static int copy_file(const char *src, const char *dst)
+{
+  FILE *in = fopen(src, "rb");
+  if (in == NULL)
+    return -1;
+  FILE *out = fopen(dst, "wb");
+  if (out == NULL) {
+    fclose(in);
+    return -1;
+  }
+  char buf[65536];
+  size_t n;
+  int failed = 0;
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+    failed |= fwrite(buf, 1, n, out) != n;
+  failed |= ferror(in) != 0;
+  fclose(in);
+  failed |= fclose(out) != 0;
+  return failed ? -1 : 0;
+}
+
+enum row_unit { ROW_PERCENT, ROW_SECONDS, ROW_GB, ROW_COUNT, ROW_TOKENS };
+static const char *const unit_names[] = {"%", "s", "GB", "count", "tokens/s"};
+
 struct row {
   const char *label;
-  const char *scope;
-  const char *key;
-  double scale;
-  const char *unit;
+  const char *key;   /* its path in each run's summary.json */
+  double scale;      /* comparison.json's value = summary value x scale */
+  enum row_unit unit;
 };
 
-/* The table's rows: what a user compares, and the counters that explain the difference. */
+/* The table's rows: what a user compares, and the counters that explain the difference. The
+ * breakdown rows add up to the iteration time (replay.h says how each wait is attributed). */
 static const struct row rows[] = {
-    {"MFU", NULL, "mfu", 100, "%"},
-    {"HFU", NULL, "hfu", 100, "%"},
-    {"iteration time", NULL, "iteration_time_s", 1, "s"},
-    {"tokens/s", NULL, "tokens_per_s", 1, ""},
-    {"compute", "breakdown", "compute_s", 1, "s"},
-    {"exposed comm: tp", "exposed_comm_s", "tp", 1, "s"},
-    {"exposed comm: pp", "exposed_comm_s", "pp", 1, "s"},
-    {"exposed comm: dp", "exposed_comm_s", "dp", 1, "s"},
-    {"exposed comm: ep", "exposed_comm_s", "ep", 1, "s"},
-    {"exposed comm: cp", "exposed_comm_s", "cp", 1, "s"},
-    {"pipeline bubble", "breakdown", "bubble_s", 1, "s"},
-    {"waiting for stragglers", "breakdown", "straggler_s", 1, "s"},
-    {"fabric bytes", "counters", "fabric_bytes", 1e-9, "GB"},
-    {"mean link utilisation", "counters", "link_utilisation_mean", 100, "%"},
-    {"max link utilisation", "counters", "link_utilisation_max", 100, "%"},
-    {"credit stalls (IB)", "counters", "credit_stall_s", 1, "s"},
-    {"AR decisions (IB)", "counters", "adaptive_routing_decisions", 1, ""},
-    {"congestion-tree caps (IB)", "counters", "flow_congestion_tree_caps", 1, ""},
-    {"credit-window caps (IB)", "counters", "flow_window_caps", 1, ""},
-    {"PFC pause frames", "counters", "pfc_pause_frames", 1, ""},
-    {"PFC paused time", "counters", "pfc_paused_s", 1, "s"},
-    {"ECN marks", "counters", "ecn_marks", 1, ""},
-    {"CNPs", "counters", "cnps", 1, ""},
-    {"DCQCN rate cuts", "counters", "dcqcn_rate_cuts", 1, ""},
-    {"ECN marks (fluid est.)", "counters", "ecn_marks_est", 1, ""},
-    {"CNPs (fluid est.)", "counters", "cnps_est", 1, ""},
-    {"drops", "counters", "drops", 1, ""},
-    {"retransmitted bytes", "counters", "retransmitted_bytes", 1e-9, "GB"},
+    {"MFU", "mfu", 100, ROW_PERCENT},
+    {"HFU", "hfu", 100, ROW_PERCENT},
+    {"iteration time", "iteration_time_s", 1, ROW_SECONDS},
+    {"throughput", "tokens_per_s", 1, ROW_TOKENS},
+    {"compute", "breakdown.compute_s", 1, ROW_SECONDS},
+    {"exposed comm: tp", "breakdown.exposed_comm_s.tp", 1, ROW_SECONDS},
+    {"exposed comm: pp", "breakdown.exposed_comm_s.pp", 1, ROW_SECONDS},
+    {"exposed comm: dp", "breakdown.exposed_comm_s.dp", 1, ROW_SECONDS},
+    {"exposed comm: ep", "breakdown.exposed_comm_s.ep", 1, ROW_SECONDS},
+    {"exposed comm: cp", "breakdown.exposed_comm_s.cp", 1, ROW_SECONDS},
+    {"exposed comm: dp_ep", "breakdown.exposed_comm_s.dp_ep", 1, ROW_SECONDS},
+    {"pipeline bubble", "breakdown.bubble_s", 1, ROW_SECONDS},
+    {"waiting for stragglers", "breakdown.straggler_s", 1, ROW_SECONDS},
+    {"other waiting", "breakdown.other_s", 1, ROW_SECONDS},
+    {"fabric bytes (all NICs)", "counters.fabric_bytes", 1e-9, ROW_GB},
+    {"mean link utilisation", "counters.link_utilisation_mean", 100, ROW_PERCENT},
+    {"max link utilisation", "counters.link_utilisation_max", 100, ROW_PERCENT},
+    {"credit stalls (IB, summed over ports)", "counters.credit_stall_s", 1, ROW_SECONDS},
+    {"AR decisions (IB)", "counters.adaptive_routing_decisions", 1, ROW_COUNT},
+    {"congestion-tree caps (IB)", "counters.flow_congestion_tree_caps", 1, ROW_COUNT},
+    {"credit-window caps (IB)", "counters.flow_window_caps", 1, ROW_COUNT},
+    {"PFC pause frames", "counters.pfc_pause_frames", 1, ROW_COUNT},
+    {"PFC paused time (summed over ports)", "counters.pfc_paused_s", 1, ROW_SECONDS},
+    {"ECN marks", "counters.ecn_marks", 1, ROW_COUNT},
+    {"CNPs", "counters.cnps", 1, ROW_COUNT},
+    {"DCQCN rate cuts", "counters.dcqcn_rate_cuts", 1, ROW_COUNT},
+    {"ECN marks (fluid est.)", "counters.ecn_marks_est", 1, ROW_COUNT},
+    {"CNPs (fluid est.)", "counters.cnps_est", 1, ROW_COUNT},
+    {"drops", "counters.drops", 1, ROW_COUNT},
+    {"retransmitted bytes", "counters.retransmitted_bytes", 1e-9, ROW_GB},
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
+#define LABEL_WIDTH 38
 
-static void print_value(FILE *out, double v, const struct row *r)
+/* n/a: the run does not model it at its fidelity (null); -: the fabric has no such mechanism. */
+static void print_value(FILE *out, enum json_found found, double v, const struct row *r)
 {
-  if (isnan(v)) {
-    fprintf(out, " %16s", "-");
+  if (found != JSON_NUMBER) {
+    fprintf(out, " %16s", found == JSON_NULL ? "n/a" : "-");
     return;
   }
   char text[48];
   double x = v * r->scale;
-  if (!strcmp(r->unit, "%"))
+  switch (r->unit) {
+  case ROW_PERCENT:
     snprintf(text, sizeof text, "%.2f %%", x);
-  else if (!strcmp(r->unit, "s"))
-    snprintf(text, sizeof text, "%.4f s", x);
-  else if (!strcmp(r->unit, "GB"))
+    break;
+  case ROW_SECONDS:
+    snprintf(text, sizeof text, "%.4f s", fabs(x) < 5e-5 ? 0.0 : x); /* no "-0.0000 s" from rounding */
+    break;
+  case ROW_GB:
     snprintf(text, sizeof text, "%.2f GB", x);
-  else
-    snprintf(text, sizeof text, "%.6g", x);
+    break;
+  case ROW_TOKENS:
+    snprintf(text, sizeof text, "%.0f tokens/s", x);
+    break;
+  case ROW_COUNT:
+  default:
+    snprintf(text, sizeof text, "%.0f", x);
+    break;
+  }
   fprintf(out, " %16s", text);
+}
+
+/* The one-line description of what was simulated, from a run's summary.json: the table's and the
+ * chart's title, comparison.json's scenario.title. */
+static void scenario_title(const char *summary, char *buf, size_t len)
+{
+  char model[64], gpu[32], over[32], rate[32];
+  json_text(summary, "workload.model", model, sizeof model);
+  json_text(summary, "workload.gpu", gpu, sizeof gpu);
+  json_text(summary, "platform.oversubscription", over, sizeof over);
+  json_text(summary, "platform.link_rate", rate, sizeof rate);
+  for (char *c = over; *c; c++)
+    if (*c == ',')
+      *c = ':';
+  char fidelity[16];
+  json_text(summary, "fidelity", fidelity, sizeof fidelity);
+  snprintf(buf, len,
+           "%s on %.0f %s (TP %.0f, PP %.0f, VPP %.0f, DP %.0f, EP %.0f, CP %.0f; micro-batch %.0f, global batch %.0f, "
+           "seq %.0f) | %.0f-tier %sfat-tree, radix %.0f, oversubscription %s, %s links | %s fidelity, seed %.0f",
+           model, json_number(summary, "workload.gpus"), gpu, json_number(summary, "workload.tp"),
+           json_number(summary, "workload.pp"), json_number(summary, "workload.vpp"),
+           json_number(summary, "workload.dp"), json_number(summary, "workload.ep"),
+           json_number(summary, "workload.cp"), json_number(summary, "workload.micro_batch"),
+           json_number(summary, "workload.global_batch"), json_number(summary, "workload.seq"),
+           json_number(summary, "platform.tiers"),
+           json_number(summary, "platform.rail_optimized") == 1 ? "rail-optimized " : "",
+           json_number(summary, "platform.radix"), over, rate, fidelity, json_number(summary, "seed"));
+}
+
+/* comparison.json's "scenario": the same facts as members. */
+static void write_scenario(FILE *f, const char *summary, const char *title)
+{
+  static const char *const ints[] = {"workload.gpus", "workload.tp", "workload.pp", "workload.vpp",
+                                     "workload.dp", "workload.ep", "workload.cp", "workload.micro_batch",
+                                     "workload.global_batch", "workload.seq", "workload.microbatches"};
+  char text[64];
+  fprintf(f, "  \"scenario\": {\n    \"title\": ");
+  json_string(f, title);
+  json_text(summary, "workload.model", text, sizeof text);
+  fprintf(f, ",\n    \"model\": ");
+  json_string(f, text);
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    fprintf(f, ", \"%s\": %.0f", ints[i] + 9, json_number(summary, ints[i]));
+  json_text(summary, "workload.gpu", text, sizeof text);
+  fprintf(f, ", \"gpu\": ");
+  json_string(f, text);
+  fprintf(f, ",\n    \"platform\": {\"gpus\": %.0f, \"gpus_per_node\": %.0f, \"tiers\": %.0f, \"radix\": %.0f, "
+             "\"rail_optimized\": %s, \"oversubscription\": ",
+          json_number(summary, "platform.gpus"), json_number(summary, "platform.gpus_per_node"),
+          json_number(summary, "platform.tiers"), json_number(summary, "platform.radix"),
+          json_number(summary, "platform.rail_optimized") == 1 ? "true" : "false");
+  json_text(summary, "platform.oversubscription", text, sizeof text);
+  json_string(f, text);
+  fprintf(f, ", \"link_rate\": ");
+  json_text(summary, "platform.link_rate", text, sizeof text);
+  json_string(f, text);
+  fprintf(f, ", \"nvlink_rate\": ");
+  json_text(summary, "platform.nvlink_rate", text, sizeof text);
+  json_string(f, text);
+  json_text(summary, "fidelity", text, sizeof text);
+  fprintf(f, "},\n    \"fidelity\": ");
+  json_string(f, text);
+  fprintf(f, ", \"seed\": %.0f\n  },\n", json_number(summary, "seed"));
 }
 
 static int push(const char **args, int *n, const char *a, const char *b)
@@ -438,8 +608,11 @@ int cmd_compare(int argc, char **argv)
     return 1;
   }
   int rc = 1;
+  /* Every input goes into DIR: the runs read them there (they run in DIR, so that their
+   * manifests name the inputs by paths relative to DIR, which exist after the rename). */
   char platform[4300], workload[4300];
   snprintf(workload, sizeof workload, "%s/workload.txt", r.tmp);
+  snprintf(platform, sizeof platform, "%s/platform.xml", r.tmp);
   const char *wargv[MAX_ARGS + 4];
   int wargc = 0;
   wargv[wargc++] = "workload";
@@ -448,13 +621,22 @@ int cmd_compare(int argc, char **argv)
   wargv[wargc++] = "-o";
   wargv[wargc++] = workload;
   wargv[wargc] = NULL;
-  if ((rc = workload_cli_main(wargc, (char **)wargv)) != 0) {
+  /* The generators' one-line reports name the temporary directory: not for compare's output
+   * (their errors, on stderr, still show). */
+  int saved_stdout = quiet_stdout();
+  rc = workload_cli_main(wargc, (char **)wargv);
+  restore_stdout(saved_stdout);
+  if (rc != 0) {
     fprintf(stderr, "sgfabric compare: the workload options are refused (above)\n");
     goto fail;
   }
   rc = 1; /* the exit status of any later failure */
   if (o.platform) {
-    snprintf(platform, sizeof platform, "%s", o.platform);
+    if (copy_file(o.platform, platform) != 0) {
+      fprintf(stderr, "sgfabric compare: --platform %s: cannot copy it into %s: %s\n", o.platform, o.out,
+              strerror(errno));
+      goto fail;
+    }
   } else {
     /* The rail-optimized fat-tree of radix-64 switches that fits: 2 tiers up to 2,048 GPUs. The
      * user's platform options come after these defaults, and the last value of an option wins. */
@@ -474,7 +656,10 @@ int cmd_compare(int argc, char **argv)
     pargv[pargc++] = "-o";
     pargv[pargc++] = platform;
     pargv[pargc] = NULL;
-    if ((rc = platform_cli_main(pargc, (char **)pargv)) != 0) {
+    saved_stdout = quiet_stdout();
+    rc = platform_cli_main(pargc, (char **)pargv);
+    restore_stdout(saved_stdout);
+    if (rc != 0) {
       fprintf(stderr, "sgfabric compare: cannot build a platform for %d GPUs (above)\n", o.gpus);
       goto fail;
     }
@@ -501,18 +686,18 @@ int cmd_compare(int argc, char **argv)
     cargv[c++] = self;
     cargv[c++] = "run";
     cargv[c++] = "--platform";
-    cargv[c++] = platform;
+    cargv[c++] = "platform.xml";
     cargv[c++] = "--workload";
-    cargv[c++] = workload;
+    cargv[c++] = "workload.txt";
     cargv[c++] = "--fabric";
     cargv[c++] = (char *)o.fabrics[f];
     cargv[c++] = "--no-progress";
     for (int i = 0; i < o.n_run; i++)
       cargv[c++] = (char *)o.run_args[i];
     cargv[c++] = "--out";
-    cargv[c++] = outs[f];
+    cargv[c++] = (char *)o.fabrics[f];
     cargv[c] = NULL;
-    pids[f] = spawn(cargv, logs[f]);
+    pids[f] = spawn(cargv, logs[f], r.tmp);
   }
   int tty = isatty(2), failed = 0;
   int running = o.n_fabrics;
@@ -551,24 +736,41 @@ int cmd_compare(int argc, char **argv)
     summary[f] = read_file(path);
     unlink(logs[f]);
   }
-  printf("%-24s", "");
+  char title[1024];
+  scenario_title(summary[0], title, sizeof title);
+  printf("%s\n\n", title);
+  printf("%-*s", LABEL_WIDTH, "");
   for (int f = 0; f < o.n_fabrics; f++)
     printf(" %16s", o.fabrics[f]);
   printf("\n");
+  int shown_na = 0, shown_absent = 0;
   for (size_t k = 0; k < N_ROWS; k++) {
+    enum json_found found[4];
+    double v[4];
     int any = 0;
-    for (int f = 0; f < o.n_fabrics; f++)
-      any |= !isnan(json_number(summary[f], rows[k].scope, rows[k].key));
-    if (!any)
+    for (int f = 0; f < o.n_fabrics; f++) {
+      found[f] = json_value(summary[f], rows[k].key, &v[f]);
+      any |= found[f] != JSON_ABSENT;
+    }
+    if (!any) /* none of these fabrics has it */
       continue;
-    printf("%-24s", rows[k].label);
-    for (int f = 0; f < o.n_fabrics; f++)
-      print_value(stdout, json_number(summary[f], rows[k].scope, rows[k].key), &rows[k]);
+    printf("%-*s", LABEL_WIDTH, rows[k].label);
+    for (int f = 0; f < o.n_fabrics; f++) {
+      print_value(stdout, found[f], v[f], &rows[k]);
+      shown_na |= found[f] == JSON_NULL;
+      shown_absent |= found[f] == JSON_ABSENT;
+    }
     printf("\n");
   }
+  if (shown_na || shown_absent)
+    printf("%s%s%s\n", shown_na ? "(n/a: not modelled at this fidelity" : "(",
+           shown_na && shown_absent ? "; " : "", shown_absent ? "-: not a mechanism of this fabric)" : ")");
   if (o.n_fabrics == 2) {
-    double a = json_number(summary[0], NULL, "mfu"), b = json_number(summary[1], NULL, "mfu");
-    printf("\n%s reaches %.1f %% of %s's MFU.\n", o.fabrics[1], 100 * b / a, o.fabrics[0]);
+    double a = json_number(summary[0], "mfu"), b = json_number(summary[1], "mfu");
+    if (a > 0 && !isnan(b))
+      printf("\n%s reaches %.1f %% of %s's MFU.\n", o.fabrics[1], 100 * b / a, o.fabrics[0]);
+    else
+      printf("\nno MFU to compare (the workload has no FLOPs); compare the iteration times.\n");
   }
   printf("(simulated in %.1f s; results in %s)\n", wall, o.out);
 
@@ -578,26 +780,67 @@ int cmd_compare(int argc, char **argv)
   fprintf(cj, "{\n  \"fabrics\": [");
   for (int f = 0; f < o.n_fabrics; f++)
     fprintf(cj, "%s\"%s\"", f ? ", " : "", o.fabrics[f]);
-  fprintf(cj, "],\n  \"rows\": [");
+  fprintf(cj, "],\n");
+  write_scenario(cj, summary[0], title);
+  fprintf(cj, "  \"rows\": [");
   int first = 1;
   for (size_t k = 0; k < N_ROWS; k++) {
-    fprintf(cj, "%s\n    {\"label\": \"%s\", \"key\": \"%s%s%s\", \"unit\": \"%s\", \"values\": [", first ? "" : ",",
-            rows[k].label, rows[k].scope ? rows[k].scope : "", rows[k].scope ? "." : "", rows[k].key, rows[k].unit);
+    int any = 0; /* only keys that resolve in some run's summary.json */
     for (int f = 0; f < o.n_fabrics; f++) {
-      double v = json_number(summary[f], rows[k].scope, rows[k].key);
-      if (isnan(v))
+      double v;
+      any |= json_value(summary[f], rows[k].key, &v) != JSON_ABSENT;
+    }
+    if (!any)
+      continue;
+    fprintf(cj, "%s\n    {\"label\": \"%s\", \"key\": \"%s\", \"unit\": \"%s\", \"scale\": %g, \"values\": [",
+            first ? "" : ",", rows[k].label, rows[k].key, unit_names[rows[k].unit], rows[k].scale);
+    for (int f = 0; f < o.n_fabrics; f++) {
+      double v;
+      enum json_found found = json_value(summary[f], rows[k].key, &v);
+      double x = v * rows[k].scale;
+      if (found != JSON_NUMBER)
         fprintf(cj, "%snull", f ? ", " : "");
+      else if (rows[k].unit == ROW_COUNT && x == floor(x) && fabs(x) < 9007199254740992.0)
+        fprintf(cj, "%s%.0f", f ? ", " : "", x);
       else
-        fprintf(cj, "%s%.17g", f ? ", " : "", v * rows[k].scale);
+        fprintf(cj, "%s%.17g", f ? ", " : "", x);
     }
     fprintf(cj, "]}");
     first = 0;
   }
   fprintf(cj, "\n  ]\n}\n");
+  double seed = json_number(summary[0], "seed");
   for (int f = 0; f < o.n_fabrics; f++)
     free(summary[f]);
   if (results_close(cj) != 0)
     goto fail;
+  /* DIR's own manifest: this command line and the inputs every run read, in DIR. */
+  char fabrics_json[256] = "\"fabrics\": [";
+  for (int f = 0; f < o.n_fabrics; f++)
+    snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "%s\"%s\"",
+             f ? ", " : "", o.fabrics[f]);
+  snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "]");
+  /* A --model-file is an input too: a copy goes into DIR, as the platform's does. */
+  const char *model_file = NULL;
+  for (int i = 0; i + 1 < o.n_workload; i++)
+    if (!strcmp(o.workload_args[i], "--model-file"))
+      model_file = o.workload_args[i + 1];
+  char model_copy[4400];
+  snprintf(model_copy, sizeof model_copy, "%s/model.txt", r.tmp);
+  if (model_file && copy_file(model_file, model_copy) != 0) {
+    fprintf(stderr, "sgfabric compare: --model-file %s: cannot copy it into %s: %s\n", model_file, o.out,
+            strerror(errno));
+    goto fail;
+  }
+  const char *inputs[] = {"platform.xml", "workload.txt", "model.txt"};
+  const char *given_as[] = {o.platform, NULL, model_file};
+  struct manifest_desc md = {.argc = argc, .argv = argv, .inputs = inputs, .given_as = given_as,
+                             .n_inputs = model_file ? 3 : 2,
+                             .base = r.tmp, .seed = isnan(seed) ? 1 : (uint64_t)seed, .extra_json = fabrics_json};
+  if (results_write_manifest_desc(&r, &md) != 0) {
+    fprintf(stderr, "sgfabric compare: cannot write %s/manifest.json\n", o.out);
+    goto fail;
+  }
   /* The chart: analysis/plot_compare.py, next to the executable's source tree or installed. */
   char script[4400], png[4400], json[4400], command[14000];
   snprintf(script, sizeof script, "%s/analysis/plot_compare.py", SGF_SOURCE_DIR);

@@ -204,7 +204,7 @@ static const struct cli_option flows_options[] = {
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: sgfabric flows --platform P.xml --flows F.csv [--fabric ideal|ib|roce] [--fidelity packet|flow]\n"
+  fprintf(out, "usage: sgfabric flows --platform P.xml --flows F.csv [--fabric maxmin|ib|roce] [--fidelity packet|flow]\n"
                "                      [--seed N] [--cfg area/name:value ...] -o DIR\n\n"
                "Simulates the transfers of a flow file (CSV header src,dst,bytes,start_us; GPU indices as\n"
                "numbered by the platform) and writes DIR/flows.csv, DIR/summary.json, DIR/manifest.json.\n"
@@ -285,7 +285,7 @@ int cmd_flows(int argc, char **argv)
     sg_actor_create(name, sg_host_by_name(name + 6), source_actor, 2, args);
   }
   simgrid_run();
-  double sim_time = s.fab->now;
+  double sim_time = fabric_active_time(s.fab); /* not a timer still pending after the last delivery */
 
   struct results r;
   int rc = 1;

@@ -34,7 +34,7 @@ static const struct cli_option run_options[] = {
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: sgfabric run --platform P.xml --workload W [--deployment D.xml] [--fabric ideal|ib|roce]\n"
+  fprintf(out, "usage: sgfabric run --platform P.xml --workload W [--deployment D.xml] [--fabric maxmin|ib|roce]\n"
                "                    [--fidelity flow|packet] [--seed N] [--cfg area/name:value ...] -o DIR\n\n"
                "Replays one training iteration of workload W (a trace from sgfabric workload, or simai:FILE)\n"
                "and writes DIR/summary.json (MFU, iteration time and breakdown, collectives, fabric counters)\n"
@@ -72,9 +72,20 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   fprintf(f, ", \"seq\": %d, \"micro_batch\": %d, \"global_batch\": %ld, \"microbatches\": %d, \"recompute\": %s},\n",
           t->model.seq, t->micro_batch, t->global_batch, t->microbatches, t->recompute ? "true" : "false");
   fprintf(f, "  \"iteration_time_s\": %.17g,\n", iteration);
-  fprintf(f, "  \"mfu\": %.17g,\n  \"hfu\": %.17g,\n", mfu, hfu);
+  /* A workload without FLOPs (a SimAI import gives kernel times only) has no MFU: null, not 0. */
+  if (t->model_flops > 0)
+    fprintf(f, "  \"mfu\": %.17g,\n", mfu);
+  else
+    fprintf(f, "  \"mfu\": null,\n");
+  if (t->hardware_flops > 0)
+    fprintf(f, "  \"hfu\": %.17g,\n", hfu);
+  else
+    fprintf(f, "  \"hfu\": null,\n");
   fprintf(f, "  \"tokens_per_s\": %.17g,\n", iteration > 0 ? tokens / iteration : 0);
-  fprintf(f, "  \"model_flops\": %.17g,\n  \"hardware_flops\": %.17g,\n", t->model_flops, t->hardware_flops);
+  if (t->model_flops > 0)
+    fprintf(f, "  \"model_flops\": %.17g,\n  \"hardware_flops\": %.17g,\n", t->model_flops, t->hardware_flops);
+  else
+    fprintf(f, "  \"model_flops\": null,\n  \"hardware_flops\": null,\n");
   fprintf(f, "  \"breakdown\": {\n    \"compute_s\": %.17g,\n", res->compute_s);
   write_group_object(f, "exposed_comm_s", res->exposed_s, "    ");
   fprintf(f, ",\n    \"bubble_s\": %.17g,\n    \"straggler_s\": %.17g,\n    \"other_s\": %.17g\n  },\n",
@@ -95,7 +106,7 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
               first ? "" : ",", coll_kind_name((enum coll_kind)k), wl_group_name((enum wl_group)g), c->count, c->bytes,
               c->time_s);
       fprintf(f, "\"algbw_GBps\": %.17g, \"busbw_GBps\": %.17g, \"algorithm\": \"",
-              c->time_s > 0 ? c->bytes / c->time_s / 1e9 : 0, c->busbw_sum / c->count / 1e9);
+              c->time_s > 0 ? c->bytes / c->time_s / 1e9 : 0, c->time_s > 0 ? c->bus_bytes / c->time_s / 1e9 : 0);
       for (int a = 0, sep = 0; a <= COLL_ALGO_HIERARCHICAL; a++)
         if (c->algo_mask & (1 << a))
           fprintf(f, "%s%s", sep++ ? "+" : "", coll_algo_name((enum coll_algo)a));
@@ -235,6 +246,8 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
 
+  /* Link utilisation is over the iteration, not until a timer still pending after it. */
+  s.fab->stats.active_end_s = res.iteration_s;
   struct results r;
   if (results_begin(&r, o.out, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
@@ -258,8 +271,12 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
   }
-  printf("%s on %s: iteration %.4f s, MFU %.2f %%; results in %s\n", o.fabric, o.platform, res.iteration_s,
-         100 * trace->model_flops / (res.iteration_s * trace->layout.gpus * gpu->bf16_dense_flops), o.out);
+  if (trace->model_flops > 0)
+    printf("%s on %s: iteration %.4f s, MFU %.2f %%; results in %s\n", o.fabric, o.platform, res.iteration_s,
+           100 * trace->model_flops / (res.iteration_s * trace->layout.gpus * gpu->bf16_dense_flops), o.out);
+  else
+    printf("%s on %s: iteration %.4f s, MFU n/a (the workload has no FLOPs); results in %s\n", o.fabric, o.platform,
+           res.iteration_s, o.out);
   rc = 0;
 out:
   free(rank_gpu);

@@ -118,27 +118,47 @@ void json_string(FILE *out, const char *s)
 int results_write_manifest(struct results *r, int argc, char **argv, const char *const *inputs, int n_inputs,
                            uint64_t seed)
 {
+  struct manifest_desc d = {.argc = argc, .argv = argv, .inputs = inputs, .n_inputs = n_inputs, .seed = seed};
+  return results_write_manifest_desc(r, &d);
+}
+
+int results_write_manifest_desc(struct results *r, const struct manifest_desc *d)
+{
   FILE *f = results_open(r, "manifest.json");
   if (f == NULL)
     return -1;
   fprintf(f, "{\n  \"command\": [");
-  for (int i = 0; i < argc; i++) {
-    json_string(f, argv[i]);
-    fprintf(f, "%s", i + 1 < argc ? ", " : "");
+  for (int i = 0; i < d->argc; i++) {
+    json_string(f, d->argv[i]);
+    fprintf(f, "%s", i + 1 < d->argc ? ", " : "");
   }
-  fprintf(f, "],\n  \"inputs\": {");
+  char cwd[4096];
+  fprintf(f, "],\n  \"cwd\": ");
+  json_string(f, getcwd(cwd, sizeof cwd) ? cwd : "");
+  fprintf(f, ",\n  \"inputs\": {");
   int rc = 0;
-  for (int i = 0; i < n_inputs; i++) {
-    char hex[65];
-    if (sha256_file(inputs[i], hex) != 0) {
+  for (int i = 0; i < d->n_inputs; i++) {
+    char hex[65], path[8400];
+    if (d->base && d->inputs[i][0] != '/')
+      snprintf(path, sizeof path, "%s/%s", d->base, d->inputs[i]);
+    else
+      snprintf(path, sizeof path, "%s", d->inputs[i]);
+    if (sha256_file(path, hex) != 0) {
       rc = -1;
       continue;
     }
     fprintf(f, "%s\n    ", i ? "," : "");
-    json_string(f, inputs[i]);
-    fprintf(f, ": {\"sha256\": \"%s\"}", hex);
+    json_string(f, d->inputs[i]);
+    fprintf(f, ": {\"sha256\": \"%s\"", hex);
+    if (d->given_as && d->given_as[i]) {
+      fprintf(f, ", \"given_as\": ");
+      json_string(f, d->given_as[i]);
+    }
+    fprintf(f, "}");
   }
-  fprintf(f, "\n  },\n  \"seed\": %llu,\n", (unsigned long long)seed);
+  fprintf(f, "\n  },\n  \"seed\": %llu,\n", (unsigned long long)d->seed);
+  if (d->extra_json)
+    fprintf(f, "  %s,\n", d->extra_json);
   fprintf(f, "  \"sgfabric_version\": \"%s\",\n  \"simgrid_version\": \"%s\"\n}\n", SGF_VERSION, SGF_SIMGRID_VERSION);
   if (results_close(f) != 0)
     rc = -1;

@@ -26,6 +26,21 @@ void results_abort(struct results *r);
 int results_write_manifest(struct results *r, int argc, char **argv, const char *const *inputs, int n_inputs,
                            uint64_t seed);
 
+/* What manifest.json records, for the writers that need more than the command's own inputs. */
+struct manifest_desc {
+  int argc;
+  char **argv;                /* the subcommand's arguments, argv[0] its name */
+  const char *const *inputs;  /* paths as recorded (relative to the working directory, or to base) */
+  const char *const *given_as;/* NULL, or per input NULL or the path the command line gave for it */
+  int n_inputs;
+  const char *base;           /* NULL, or the directory the input paths are relative to */
+  uint64_t seed;
+  const char *extra_json;     /* NULL, or more members ("key": value, ...) written as they are */
+};
+/* Writes manifest.json from d: also the working directory, so that "sgfabric replay" finds the
+ * inputs the command line named relatively. */
+int results_write_manifest_desc(struct results *r, const struct manifest_desc *d);
+
 /* Writes s as a JSON string literal. */
 void json_string(FILE *out, const char *s);
 

@@ -17,35 +17,40 @@
 #include "roce.h"
 #endif
 
-static const struct fab_model *ideal_model(void) { return &fab_model_ideal; }
+static const struct fab_model *maxmin_model(void) { return &fab_model_ideal; }
 
-/* The fabric models of this build: --fabric name, the model, its parameter table. */
+/* The fabric models of this build: --fabric name, the model, its parameter table. "maxmin" is
+ * the engine alone: ECMP-hashed paths, FIFO output queues with unlimited buffers, no flow control,
+ * no congestion control, max-min fair rates at flow fidelity. It is no best case: its hash
+ * collisions can make it slower than InfiniBand's adaptive routing. "ideal" is its former name. */
 static const struct model_entry {
   const char *name;
   const struct fab_model *(*model)(void);
   void (*register_params)(void);
+  const char *alias_of; /* a deprecated name: the model it names */
 } g_models[] = {
-    {"ideal", ideal_model, NULL},
+    {"maxmin", maxmin_model, NULL, NULL},
 #ifdef SGF_HAVE_IB
-    {"ib", ib_model, ib_register_params},
+    {"ib", ib_model, ib_register_params, NULL},
 #endif
 #ifdef SGF_HAVE_ROCE
-    {"roce", roce_model, roce_register_params},
+    {"roce", roce_model, roce_register_params, NULL},
 #endif
-    {NULL, NULL, NULL},
+    {"ideal", maxmin_model, NULL, "maxmin"},
+    {NULL, NULL, NULL, NULL},
 };
 
 void run_options_init(struct run_options *o)
 {
   memset(o, 0, sizeof *o);
-  o->fabric = "ideal";
+  o->fabric = "maxmin";
   o->fidelity = FAB_FIDELITY_PACKET;
   o->seed = 1;
 }
 
 static const struct cli_option common_options[] = {
     {"platform", 0, CLI_VALUE, RUN_OPT_PLATFORM, "FILE", "platform XML (sgfabric platform writes one)"},
-    {"fabric", 0, CLI_VALUE, RUN_OPT_FABRIC, "NAME", "fabric model: ideal, ib or roce (default ideal)"},
+    {"fabric", 0, CLI_VALUE, RUN_OPT_FABRIC, "NAME", "fabric model: maxmin, ib or roce (default maxmin: ECMP-hashed paths, FIFO queues with unlimited buffers, no flow or congestion control; not a best case, hash collisions can make it slower than ib; ideal is its deprecated name)"},
     {"fidelity", 0, CLI_VALUE, RUN_OPT_FIDELITY, "packet|flow", "packet-level or flow-level (default: flow for run, packet for flows)"},
     {"seed", 0, CLI_VALUE, RUN_OPT_SEED, "N", "seed of every random choice, 0 to 2^64-1 (default 1)"},
     {"cfg", 0, CLI_VALUE, RUN_OPT_CFG, "area/name:value",
@@ -154,11 +159,21 @@ const struct fab_model *run_find_model(const char *name, char *err, size_t errle
   const char *names[8] = {NULL};
   int n = 0;
   for (const struct model_entry *m = g_models; m->name; m++) {
-    if (!strcmp(name, m->name))
+    if (!strcmp(name, m->name)) {
+      if (m->alias_of) {
+        /* Said to a person at a terminal; scripts keep a first stderr line that is the error's. */
+        static int warned;
+        if (!warned++ && isatty(2))
+          fprintf(stderr, "sgfabric: warning: --fabric %s is a deprecated name of %s (ECMP hashing, FIFO queues, "
+                          "no flow or congestion control; not a best case)\n", m->name, m->alias_of);
+      }
       return m->model();
-    snprintf(available + strlen(available), sizeof available - strlen(available), "%s%s", available[0] ? ", " : "",
-             m->name);
-    names[n++] = m->name;
+    }
+    if (!m->alias_of) {
+      snprintf(available + strlen(available), sizeof available - strlen(available), "%s%s",
+               available[0] ? ", " : "", m->name);
+      names[n++] = m->name;
+    }
   }
   if (!strcmp(name, "ib") || !strcmp(name, "roce")) {
     snprintf(err, errlen, "--fabric %s: this fabric model is not part of this build yet (available: %s)", name,
@@ -234,8 +249,30 @@ void run_write_summary_head(FILE *f, const struct run_options *o, const struct r
   fprintf(f, "  \"platform\": {\"gpus\": %d, \"gpus_per_node\": %d, \"gpu\": ", s->platform->topo->n_gpus,
           s->platform->gpus_per_node);
   json_string(f, s->platform->gpu_type);
-  fprintf(f, ", \"switches\": %d, \"links\": %d},\n", s->platform->topo->n_nodes - s->platform->topo->n_gpus,
+  fprintf(f, ", \"switches\": %d, \"links\": %d", s->platform->topo->n_nodes - s->platform->topo->n_gpus,
           s->platform->topo->n_links);
+  /* The fat-tree as its file declares it (docs/platforms.md), null where it does not say. */
+  static const struct {
+    const char *prop, *key;
+    int kind; /* 0 integer, 1 boolean, 2 string */
+  } declared[] = {{"sgfabric/tiers", "tiers", 0},           {"sgfabric/radix", "radix", 0},
+                  {"sgfabric/rail-optimized", "rail_optimized", 1}, {"sgfabric/oversubscription", "oversubscription", 2},
+                  {"sgfabric/link-rate", "link_rate", 2},    {"sgfabric/nvlink-rate", "nvlink_rate", 2}};
+  for (size_t i = 0; i < sizeof declared / sizeof declared[0]; i++) {
+    const char *v = platform_prop(s->platform, declared[i].prop);
+    char *end = NULL;
+    long n = v ? strtol(v, &end, 10) : 0;
+    fprintf(f, ", \"%s\": ", declared[i].key);
+    if (v == NULL || (declared[i].kind < 2 && (end == v || *end != '\0')))
+      fprintf(f, "null");
+    else if (declared[i].kind == 0)
+      fprintf(f, "%ld", n);
+    else if (declared[i].kind == 1)
+      fprintf(f, "%s", n ? "true" : "false");
+    else
+      json_string(f, v);
+  }
+  fprintf(f, "},\n");
   fprintf(f, "  \"parameters\": {\n");
   param_write_json(s->params, f, "    ");
   fprintf(f, "  },\n");

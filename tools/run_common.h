@@ -16,7 +16,7 @@
 struct run_options {
   const char *platform;
   const char *out;
-  const char *fabric;   /* ideal | ib | roce */
+  const char *fabric;   /* maxmin | ib | roce (ideal: deprecated name of maxmin) */
   fab_fidelity fidelity;
   uint64_t seed;
   const char *cfg[RUN_MAX_CFG];

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Part 2: DCQCN (paper preset) N-to-1 incast at 100 Gb/s, packet fidelity, against the fluid
-model's fixed point (parameters.md B.1, Zhu et al. CoNEXT'16) for N = 2, 10, 64.
+model's fixed point (Zhu et al., ECN or Delay, CoNEXT'16, section 4) for N = 2, 10, 64.
 
 Flow 0 starts at t = 0, the N-1 others join at t = 1 ms (as tests/unit/roce/test_roce_fabric.c);
 each flow carries C/N x 0.32 s. The RoCE model's series give the traced flow's RC
@@ -27,7 +27,7 @@ DUR = 0.32
 WIN = 1e-3
 NS = [2, 10, 64]
 TRACED = {2: [0, 1], 10: [0, 1, 5, 9], 64: [0, 1, 32, 63]}
-# paper preset (docs/roce.md, parameters.md B.1)
+# paper preset (docs/roce.md; Zhu et al., SIGCOMM'15, and the CoNEXT'16 fluid-model code)
 G_ALPHA, TAU_P, T_TIMER, B_BYTES, RAI = 1 / 256, 55e-6, 55e-6, 10e6, 40e6 / 8
 KMIN = 5e3 * C / 5e9    # roce/ecn-kmin 5 KB at 40 Gb/s, scaled to the port rate
 KMAX = 200e3 * C / 5e9

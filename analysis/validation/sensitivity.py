@@ -134,7 +134,7 @@ def main():
         rows = {r["key"]: dict(zip(c["fabrics"], r["values"])) for r in c["rows"]}
         for fab in j["fabrics"]:
             mres.append(dict(group=j["group"], label=j["label"], fabric=fab, mfu=rows["mfu"][fab],
-                             iter_s=rows["iteration_time_s"][fab], dp_s=rows["exposed_comm_s.dp"][fab],
+                             iter_s=rows["iteration_time_s"][fab], dp_s=rows["breakdown.exposed_comm_s.dp"][fab],
                              cmd=show(j["args"]), wall_s=j["wall_s"]))
     fres = []
     for j in FJ:

@@ -270,6 +270,8 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
   fab->stats.fct_sum_s += fct;
   if (fct > fab->stats.fct_max_s)
     fab->stats.fct_max_s = fct;
+  if (flow->finish_s > fab->stats.last_delivery_s)
+    fab->stats.last_delivery_s = flow->finish_s;
   if (fab->model->flow_done)
     fab->model->flow_done(fab, flow);
   if (flow->on_done)
@@ -447,31 +449,52 @@ void fabric_advance(struct fabric *fab, double until)
 
 void fabric_run(struct fabric *fab) { fabric_advance(fab, HUGE_VAL); }
 
+void fabric_write_counter(FILE *out, const char *indent, const char *name, int modelled, double value)
+{
+  if (!modelled)
+    fprintf(out, "%s\"%s\": null,\n", indent, name);
+  else if (value == floor(value) && fabs(value) < 9007199254740992.0) /* 2^53: exact as a double */
+    fprintf(out, "%s\"%s\": %.0f,\n", indent, name, value);
+  else
+    fprintf(out, "%s\"%s\": %.17g,\n", indent, name, value);
+}
+
+double fabric_active_time(const struct fabric *fab)
+{
+  if (fab->stats.active_end_s > 0)
+    return fab->stats.active_end_s;
+  if (fab->stats.last_delivery_s > 0)
+    return fab->stats.last_delivery_s;
+  return fab->now > 0 ? fab->now : 1;
+}
+
 void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent)
 {
   const struct fab_stats *s = &fab->stats;
+  int packet = fab->fidelity == FAB_FIDELITY_PACKET;
   double fabric_total = 0, nvlink_total = 0;
   for (int i = 0; i < FAB_MAX_TAGS; i++) {
     fabric_total += s->fabric_bytes[i];
     nvlink_total += s->nvlink_bytes[i];
   }
-  fprintf(out, "%s\"events\": %llu,\n", indent, (unsigned long long)s->events);
-  fprintf(out, "%s\"packets\": %llu,\n", indent, (unsigned long long)s->packets);
-  fprintf(out, "%s\"packet_hops\": %llu,\n", indent, (unsigned long long)s->packet_hops);
-  fprintf(out, "%s\"rate_updates\": %llu,\n", indent, (unsigned long long)s->rate_updates);
-  fprintf(out, "%s\"fabric_bytes\": %.17g,\n", indent, fabric_total);
-  fprintf(out, "%s\"nvlink_bytes\": %.17g,\n", indent, nvlink_total);
-  fprintf(out, "%s\"mean_fct_s\": %.17g,\n", indent, s->flows_done ? s->fct_sum_s / (double)s->flows_done : 0.0);
-  fprintf(out, "%s\"max_fct_s\": %.17g,\n", indent, s->fct_max_s);
+  fabric_write_counter(out, indent, "events", 1, (double)s->events);
+  /* Packets and queues exist only at packet fidelity; max-min rate rounds only at flow fidelity. */
+  fabric_write_counter(out, indent, "packets", packet, (double)s->packets);
+  fabric_write_counter(out, indent, "packet_hops", packet, (double)s->packet_hops);
+  fabric_write_counter(out, indent, "rate_updates", !packet, (double)s->rate_updates);
+  fabric_write_counter(out, indent, "fabric_bytes", 1, fabric_total);
+  fabric_write_counter(out, indent, "nvlink_bytes", 1, nvlink_total);
+  fabric_write_counter(out, indent, "mean_fct_s", 1, s->flows_done ? s->fct_sum_s / (double)s->flows_done : 0.0);
+  fabric_write_counter(out, indent, "max_fct_s", 1, s->fct_max_s);
   /* Per-link figures are summarised here; links.csv has every direction. */
   const struct topo *t = fab->topo;
-  double sim_time = fab->now > 0 ? fab->now : 1;
+  double active = fabric_active_time(fab);
   double max_util = 0, sum_util = 0;
   int max_port = -1, counted = 0;
   for (int p = 0; p < t->n_ports; p++) {
     if (t->ports[p].is_nvlink)
       continue;
-    double util = fab->ports[p].tx_bytes / (t->ports[p].rate_Bps * sim_time);
+    double util = fab->ports[p].tx_bytes / (t->ports[p].rate_Bps * active);
     sum_util += util;
     counted++;
     if (util > max_util) {
@@ -479,8 +502,8 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
       max_port = p;
     }
   }
-  fprintf(out, "%s\"link_utilisation_mean\": %.17g,\n", indent, counted ? sum_util / counted : 0.0);
-  fprintf(out, "%s\"link_utilisation_max\": %.17g,\n", indent, max_util);
+  fabric_write_counter(out, indent, "link_utilisation_mean", 1, counted ? sum_util / counted : 0.0);
+  fabric_write_counter(out, indent, "link_utilisation_max", 1, max_util);
   if (max_port >= 0)
     fprintf(out, "%s\"link_utilisation_max_at\": \"%s:%s->%s\",\n", indent, t->links[t->ports[max_port].link].name,
             t->nodes[t->ports[max_port].node].name, t->nodes[t->ports[max_port].peer_node].name);
@@ -491,19 +514,23 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
       peak = fab->ports[p].peak_queued;
       peak_port = p;
     }
-  fprintf(out, "%s\"peak_queue_bytes\": %.17g,\n", indent, peak);
+  fabric_write_counter(out, indent, "peak_queue_bytes", packet, peak);
   if (peak_port >= 0)
     fprintf(out, "%s\"peak_queue_at\": \"%s->%s\",\n", indent, t->nodes[t->ports[peak_port].node].name,
             t->nodes[t->ports[peak_port].peer_node].name);
   if (fab->model->write_counters)
     fab->model->write_counters((struct fabric *)fab, out, indent);
-  fprintf(out, "%s\"drops\": %llu\n", indent, (unsigned long long)s->drops);
+  /* The last member: no trailing comma. */
+  if (packet)
+    fprintf(out, "%s\"drops\": %llu\n", indent, (unsigned long long)s->drops);
+  else
+    fprintf(out, "%s\"drops\": null\n", indent);
 }
 
 int fabric_write_links_csv(const struct fabric *fab, FILE *out)
 {
   const struct topo *t = fab->topo;
-  double sim_time = fab->now > 0 ? fab->now : 1;
+  double sim_time = fabric_active_time(fab);
   fprintf(out, "link,from,to,rate_Bps,bytes,packets,utilisation,busy_s,peak_queue_bytes\n");
   for (int p = 0; p < t->n_ports; p++) {
     const struct topo_port *tp = &t->ports[p];

@@ -187,6 +187,8 @@ struct fab_stats {
   double fabric_bytes[FAB_MAX_TAGS];  /* bytes injected into the fabric (NIC ports) per tag */
   double nvlink_bytes[FAB_MAX_TAGS];  /* bytes moved over NVLink per tag */
   double fct_sum_s, fct_max_s;
+  double last_delivery_s;   /* when the last flow completed: the end of the fabric's activity */
+  double active_end_s;      /* set by a caller whose run ends elsewhere (a workload's iteration); 0: unset */
   uint64_t drops;
 };
 
@@ -330,6 +332,14 @@ struct fab_flow **fabric_recomputed_flows(const struct fabric *fab, size_t *coun
 
 /* Writes summary.json's fabric part: counters and per-link statistics. */
 void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent);
+/* One member of summary.json's "counters": "name": value,\n (an integral value as an integer),
+ * or null when the model does not model this counter at the fabric's fidelity, so that a reader
+ * never takes an unmodelled counter's 0 for "none happened". */
+void fabric_write_counter(FILE *out, const char *indent, const char *name, int modelled, double value);
+/* The time over which link utilisation is taken: stats.active_end_s when the caller set it (the
+ * iteration time of a workload), else the last delivery (a timer still pending after it, e.g. a
+ * retransmission timeout, is not activity), or the clock if nothing was delivered. */
+double fabric_active_time(const struct fabric *fab);
 /* Writes links.csv: one row per direction of each fabric link. */
 int fabric_write_links_csv(const struct fabric *fab, FILE *out);
 

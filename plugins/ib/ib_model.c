@@ -136,26 +136,29 @@ static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
       worst_port = p;
     }
   fprintf(out, "%s\"ib_routing\": \"%s\",\n", indent, st->p.routing == IB_ROUTING_AR ? "ar" : "dmodk");
-  fprintf(out, "%s\"credit_stall_s\": %.17g,\n", indent, st->stats.credit_stall_s);
-  fprintf(out, "%s\"credit_stall_max_port_s\": %.17g,\n", indent, worst);
+  /* Credits, buffers and per-packet AR exist at packet fidelity; the window, congestion-tree and
+   * AR-imbalance caps are the flow model's stand-ins for them (ib_flow.c). */
+  int packet = fab->fidelity == FAB_FIDELITY_PACKET;
+  fabric_write_counter(out, indent, "credit_stall_s", packet, st->stats.credit_stall_s);
+  fabric_write_counter(out, indent, "credit_stall_max_port_s", packet, worst);
   if (worst_port >= 0) {
     port_name(t, worst_port, name, sizeof name);
     fprintf(out, "%s\"credit_stall_max_at\": \"%s\",\n", indent, name);
   }
-  fprintf(out, "%s\"credit_updates\": %llu,\n", indent, (unsigned long long)st->stats.credit_updates);
-  fprintf(out, "%s\"ib_peak_buffer_bytes\": %.17g,\n", indent, st->stats.peak_buffer_bytes);
+  fabric_write_counter(out, indent, "credit_updates", packet, (double)st->stats.credit_updates);
+  fabric_write_counter(out, indent, "ib_peak_buffer_bytes", packet, st->stats.peak_buffer_bytes);
   if (st->stats.peak_buffer_port >= 0) {
     int p = st->stats.peak_buffer_port;
     fprintf(out, "%s\"ib_peak_buffer_at\": \"%s input from %s, VL %d\",\n", indent,
             t->nodes[t->ports[p].peer_node].name, t->nodes[t->ports[p].node].name, st->stats.peak_buffer_vl);
   }
-  fprintf(out, "%s\"ib_buffer_per_vl_bytes\": %.17g,\n", indent, st->p.buffer_bytes);
-  fprintf(out, "%s\"ib_credit_per_vl_bytes\": %.17g,\n", indent, (double)st->p.buffer_blocks * st->p.block_bytes);
-  fprintf(out, "%s\"adaptive_routing_decisions\": %llu,\n", indent, (unsigned long long)st->stats.ar_decisions);
-  fprintf(out, "%s\"adaptive_routing_deviations\": %llu,\n", indent, (unsigned long long)st->stats.ar_deviations);
-  fprintf(out, "%s\"flow_window_caps\": %llu,\n", indent, (unsigned long long)st->stats.window_caps);
-  fprintf(out, "%s\"flow_congestion_tree_caps\": %llu,\n", indent, (unsigned long long)st->stats.ct_caps);
-  fprintf(out, "%s\"flow_ar_imbalance_updates\": %llu,\n", indent, (unsigned long long)st->stats.ar_derates);
+  fabric_write_counter(out, indent, "ib_buffer_per_vl_bytes", 1, st->p.buffer_bytes);
+  fabric_write_counter(out, indent, "ib_credit_per_vl_bytes", 1, (double)st->p.buffer_blocks * st->p.block_bytes);
+  fabric_write_counter(out, indent, "adaptive_routing_decisions", packet, (double)st->stats.ar_decisions);
+  fabric_write_counter(out, indent, "adaptive_routing_deviations", packet, (double)st->stats.ar_deviations);
+  fabric_write_counter(out, indent, "flow_window_caps", !packet, (double)st->stats.window_caps);
+  fabric_write_counter(out, indent, "flow_congestion_tree_caps", !packet, (double)st->stats.ct_caps);
+  fabric_write_counter(out, indent, "flow_ar_imbalance_updates", !packet, (double)st->stats.ar_derates);
 }
 
 static int ib_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx)

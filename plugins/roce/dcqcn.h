@@ -5,7 +5,7 @@
  * On a CNP (at most one cut per dec_interval_s):
  *     RT <- RC;  RC <- RC (1 - alpha/2);  alpha <- (1 - g) alpha + g
  * Every alpha_interval_s without a CNP:  alpha <- (1 - g) alpha
- * ConnectX firmware variants (mlxconfig, parameters.md B.2; the same semantics as the HPCC ns-3
+ * ConnectX firmware variants (mlxconfig ROCE_CC parameter defaults; the same semantics as the HPCC ns-3
  * "Mellanox DCQCN" of rdma-hw.cc), selected by the parameters below, zero meaning the paper:
  *  - target clamp (CLAMP_TGT_RATE, CLAMP_TGT_RATE_AFTER_TIME_INC): RT <- RC at every cut (the
  *    paper, CLAMP_TGT_RATE = 1), only at a cut preceded by a timer-driven increase since the

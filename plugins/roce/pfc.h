@@ -10,7 +10,8 @@
  *   static:  XOFF and XON are fixed byte counts;
  *   dynamic: XOFF = alpha x (buffer - total headroom - shared used) (Choudhury-Hahne dynamic
  *            threshold as in the HPCC ns-3 switch-mmu.cc), XON = XOFF - resume offset.
- * Headroom per port (parameters.md C):
+ * Headroom per port (Linux mlx5e commit 0696d60853d5, "net/mlx5e: Receive buffer configuration";
+ * the HPCC ns-3 simulator's 3 x rate x delay):
  *   mlx5:  (301 + 2.16 cable_m) x speed_Gbps + 2.72 MTU bytes (Linux mlx5e, commit 0696d60853d5),
  *          cable length from the propagation delay at 5 ns/m;
  *   hpcc:  3 x rate x link delay (HPCC ns-3 third.cc), but never less than what can arrive after

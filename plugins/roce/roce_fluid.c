@@ -1,6 +1,6 @@
 /* DCQCN at flow fidelity: a fluid model integrated only while a bottleneck is in transient.
  *
- * Queue: the CoNEXT'16 fluid queue (Zhu et al., "ECN or Delay", section 4; parameters.md B.1),
+ * Queue: the CoNEXT'16 fluid queue (Zhu et al., "ECN or Delay", section 4),
  * dq/dt = sum_i a_i - C, with p from the port's RED curve, bounded by the queue at which PFC
  * pauses its ingress links (machine variant; pfc_bound below).
  * Reaction point, roce/fluid-rp:

@@ -444,26 +444,30 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   const struct roce_state *rs = roce__state(fab);
   const struct roce_stats *s = &rs->stats;
   const struct topo *t = fab->topo;
-  fprintf(out, "%s\"pfc_pause_frames\": %llu,\n", in, (unsigned long long)s->pfc.pause_sent);
-  fprintf(out, "%s\"pfc_resume_frames\": %llu,\n", in, (unsigned long long)s->pfc.resume_sent);
-  fprintf(out, "%s\"pfc_paused_s\": %.17g,\n", in, paused_total(fab));
-  fprintf(out, "%s\"ecn_marks\": %llu,\n", in, (unsigned long long)(s->ecn.marked_prob + s->ecn.marked_forced));
-  fprintf(out, "%s\"cnps\": %llu,\n", in, (unsigned long long)s->cnps_sent);
-  fprintf(out, "%s\"dcqcn_rate_cuts\": %llu,\n", in, (unsigned long long)s->dcqcn.cuts);
-  fprintf(out, "%s\"drops_buffer\": %llu,\n", in, (unsigned long long)s->drops_buffer);
-  fprintf(out, "%s\"drops_random\": %llu,\n", in, (unsigned long long)s->drops_random);
-  fprintf(out, "%s\"drops_headroom_overflow\": %llu,\n", in, (unsigned long long)s->pfc.headroom_overflow);
-  fprintf(out, "%s\"retransmitted_bytes\": %.17g,\n", in, s->gbn.retransmitted_B);
-  fprintf(out, "%s\"gbn_nacks\": %llu,\n", in, (unsigned long long)s->gbn.nacks);
-  fprintf(out, "%s\"gbn_timeouts\": %llu,\n", in, (unsigned long long)s->gbn.timeouts);
-  fprintf(out, "%s\"gbn_discarded_packets\": %llu,\n", in, (unsigned long long)s->gbn.discarded);
-  fprintf(out, "%s\"roce_peak_buffer_bytes\": %.17g,\n", in, sg_roce_get_peak_buffer(fab));
-  if (fab->fidelity == FAB_FIDELITY_FLOW) {
-    fprintf(out, "%s\"ecn_marks_est\": %.0f,\n", in, s->fl_marks_est);
-    fprintf(out, "%s\"cnps_est\": %.0f,\n", in, s->fl_cnps_est);
-    fprintf(out, "%s\"fluid_peak_queue_bytes\": %.17g,\n", in, s->fl_peak_queue_B);
-    fprintf(out, "%s\"fluid_transients\": %llu,\n", in, (unsigned long long)s->fl_transients);
-    fprintf(out, "%s\"fluid_steps\": %llu,\n", in, (unsigned long long)s->fl_steps);
+  /* Frames, marks, CNPs, drops and go-back-N exist only at packet fidelity; the fluid model
+   * (roce_fluid.c) estimates marks and CNPs (the _est counters) and, with its default reaction
+   * point (roce/fluid-rp:machine), runs the packet model's DCQCN rate machine, whose cuts count. */
+  int packet = fab->fidelity == FAB_FIDELITY_PACKET;
+  fabric_write_counter(out, in, "pfc_pause_frames", packet, (double)s->pfc.pause_sent);
+  fabric_write_counter(out, in, "pfc_resume_frames", packet, (double)s->pfc.resume_sent);
+  fabric_write_counter(out, in, "pfc_paused_s", packet, paused_total(fab));
+  fabric_write_counter(out, in, "ecn_marks", packet, (double)(s->ecn.marked_prob + s->ecn.marked_forced));
+  fabric_write_counter(out, in, "cnps", packet, (double)s->cnps_sent);
+  fabric_write_counter(out, in, "dcqcn_rate_cuts", packet || !rs->cfg.fluid_ode, (double)s->dcqcn.cuts);
+  fabric_write_counter(out, in, "drops_buffer", packet, (double)s->drops_buffer);
+  fabric_write_counter(out, in, "drops_random", packet, (double)s->drops_random);
+  fabric_write_counter(out, in, "drops_headroom_overflow", packet, (double)s->pfc.headroom_overflow);
+  fabric_write_counter(out, in, "retransmitted_bytes", packet, s->gbn.retransmitted_B);
+  fabric_write_counter(out, in, "gbn_nacks", packet, (double)s->gbn.nacks);
+  fabric_write_counter(out, in, "gbn_timeouts", packet, (double)s->gbn.timeouts);
+  fabric_write_counter(out, in, "gbn_discarded_packets", packet, (double)s->gbn.discarded);
+  fabric_write_counter(out, in, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
+  if (!packet) {
+    fabric_write_counter(out, in, "ecn_marks_est", 1, round(s->fl_marks_est));
+    fabric_write_counter(out, in, "cnps_est", 1, round(s->fl_cnps_est));
+    fabric_write_counter(out, in, "fluid_peak_queue_bytes", 1, s->fl_peak_queue_B);
+    fabric_write_counter(out, in, "fluid_transients", 1, (double)s->fl_transients);
+    fabric_write_counter(out, in, "fluid_steps", 1, (double)s->fl_steps);
   }
   fprintf(out, "%s\"peak_queue_per_port\": {", in);
   int first = 1;

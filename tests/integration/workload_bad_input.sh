@@ -19,7 +19,7 @@ expect_fail() {
 
 # run_bogus FILE FRAGMENTS [PREFIX]: the trace FILE of the bogus directory (PREFIX simai: for SimAI).
 run_bogus() {
-  expect_fail "$1|$2" --platform "$tiny" --workload "${3:-}$bogus/$1" --fabric ideal
+  expect_fail "$1|$2" --platform "$tiny" --workload "${3:-}$bogus/$1" --fabric maxmin
 }
 
 case $name in
@@ -35,17 +35,17 @@ simai_negative) run_bogus simai-negative.txt ".txt:3: |negative value -1024" sim
 simai_group_too_large) run_bogus simai-group-too-large.txt ".txt:1: |group larger than the job" simai: ;;
 simai_bad_policy) run_bogus simai-bad-policy.txt ".txt:1: |unsupported SimAI policy" simai: ;;
 workload_missing)
-  expect_fail "no-such.trace" --platform "$tiny" --workload "$WORK/no-such.trace" --fabric ideal ;;
+  expect_fail "no-such.trace" --platform "$tiny" --workload "$WORK/no-such.trace" --fabric maxmin ;;
 two_ranks_one_gpu) # a valid 16-rank trace, but ranks 4 and 5 both placed on gpu4 (line 10)
   expect_fail "two-ranks-one-gpu.xml:10: |gpu4 runs two ranks" --platform "$tiny" \
     --workload "$DATA/workloads/allreduce-dp16.trace" --deployment "$DATA/workloads/two-ranks-one-gpu.xml" \
-    --fabric ideal ;;
+    --fabric maxmin ;;
 more_ranks_than_gpus) # a valid 32-rank trace on the 16-GPU platform
   expect_fail "ranks32.trace|32 ranks|16 GPUs" --platform "$tiny" --workload "$DATA/workloads/ranks32.trace" \
-    --fabric ideal ;;
+    --fabric maxmin ;;
 deadlock) # parses, but stage 1 receives a message stage 0 never sends: found when the replay ends
   SIMGRID_FIRST=1 expect_fail "deadlock.trace|rank 1 never finished its program" --platform "$tiny" \
-    --workload "$DATA/workloads/deadlock.trace" --fabric ideal ;;
+    --workload "$DATA/workloads/deadlock.trace" --fabric maxmin ;;
 *) die "unknown case '$name'" ;;
 esac
 echo "PASS"

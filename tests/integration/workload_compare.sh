@@ -2,7 +2,11 @@
 # workload_compare: "sgfabric compare --fabrics roce,ideal" on a small fast job (Llama 3 8B,
 # 16 GPUs, TP 8, PP 2, 8 micro-batches) writes DIR/comparison.json, DIR/roce/summary.json,
 # DIR/ideal/summary.json and, when /usr/bin/python3 has matplotlib, DIR/compare.png; it prints a
-# table with an "MFU" row whose values are the runs' mfu.
+# table with an "MFU" row whose values are the runs' mfu, under the scenario's one-line title
+# (comparison.json's scenario.title, which states model, layout, batches, GPU, platform, fidelity
+# and seed). Every row's key resolves in each run's summary.json (value = summary value x scale);
+# counters flow fidelity does not model are null in JSON and n/a in the table, never 0; integers
+# print as integers; tokens/s has its unit; every breakdown part (dp_ep, other) has a row.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -36,9 +40,56 @@ for got, want in zip(rows["MFU"]["values"], mfu):
 shown = [float(x) for x in re.search(r"^MFU +([0-9.]+) % +([0-9.]+) %", table, re.M).groups()]
 for got, want in zip(shown, mfu):
     assert abs(got - 100 * want) <= 0.005 + 1e-9, (got, want)
+summaries = []
 for f in ("roce", "ideal"):
     s = json.load(open("%s/%s/summary.json" % (d, f)))
     assert s["fabric"] == f, s["fabric"]
     assert s["iteration_time_s"] > 0
+    summaries.append(s)
+# What was simulated.
+sc = c["scenario"]
+w = summaries[0]["workload"]
+for key in ("model", "gpus", "tp", "pp", "vpp", "dp", "ep", "cp", "micro_batch", "global_batch", "seq", "gpu"):
+    assert sc[key] == w[key], (key, sc[key], w[key])
+assert (sc["gpus"], sc["tp"], sc["pp"], sc["dp"], sc["global_batch"]) == (16, 8, 2, 1, 8), sc
+p = sc["platform"]
+assert (p["tiers"], p["radix"], p["rail_optimized"], p["oversubscription"], p["link_rate"]) == (2, 64, True, "1,1", "400Gbps"), p
+assert sc["fidelity"] == "flow" and sc["seed"] == 1, sc
+assert table.splitlines()[0] == sc["title"], (table.splitlines()[0], sc["title"])
+assert "llama3-8b on 16 H100" in sc["title"] and "flow fidelity, seed 1" in sc["title"], sc["title"]
+# Every key resolves in the summaries; the values are theirs, scaled.
+def lookup(s, path):
+    for part in path.split("."):
+        if not isinstance(s, dict) or part not in s:
+            return KeyError
+        s = s[part]
+    return s
+for r in c["rows"]:
+    found = [lookup(s, r["key"]) for s in summaries]
+    assert any(v is not KeyError for v in found), "row %s: key %s is in no summary.json" % (r["label"], r["key"])
+    for v, got in zip(found, r["values"]):
+        if v is KeyError or v is None:
+            assert got is None, (r["label"], got)
+        else:
+            assert abs(got - v * r["scale"]) <= 1e-12 * abs(v * r["scale"]) + 1e-300, (r["label"], got, v)
+        if r["unit"] == "count" and got is not None:
+            assert isinstance(got, int), (r["label"], got)
+# Flow fidelity models no PFC frames nor ECN marks: null / n/a, never 0.
+assert rows["PFC pause frames"]["values"][0] is None and rows["ECN marks"]["values"][0] is None, rows["ECN marks"]
+assert re.search(r"^PFC pause frames +n/a", table, re.M), "no n/a for PFC pause frames"
+assert re.search(r"^ECN marks +n/a", table, re.M), "no n/a for ECN marks"
+assert not re.search(r"[0-9]e[+-][0-9]", table), "a number in exponent form in the table"
+assert re.search(r"^throughput +[0-9]+ tokens/s +[0-9]+ tokens/s", table, re.M), "tokens/s without its unit"
+for label in ("exposed comm: dp_ep", "other waiting", "pipeline bubble"):
+    assert re.search("^" + label + " ", table, re.M), "no row " + label
+    assert label in rows, label
+# The breakdown rows add up to the iteration time (what the chart stacks).
+parts = [k for k in rows if rows[k]["key"].startswith("breakdown.")]
+for i in range(2):
+    total = sum(rows[k]["values"][i] for k in parts)
+    it = rows["iteration time"]["values"][i]
+    assert abs(total - it) <= 1e-3 * it, (total, it)
+m = json.load(open(d + "/manifest.json"))
+assert m["command"][0] == "compare" and set(m["inputs"]) == {"platform.xml", "workload.txt"}, m
 PY
 echo "PASS"

@@ -536,7 +536,10 @@ void coll_join(struct coll_instance *c, int member)
   if (c->joined[member])
     return;
   c->joined[member] = 1;
-  if (++c->joined_count == c->n)
+  /* Timed from the first member's call, as nccl-tests times a collective: the first members
+   * start their transfers at once, so a clock started at the last call would see part of the
+   * data moved in no time (and a bus bandwidth above the line rate). */
+  if (++c->joined_count == 1)
     c->start_s = c->fab->now;
   if (c->remaining[member] == 0) {
     member_done(c, member);

@@ -45,7 +45,7 @@ struct coll_report {
   enum coll_algo algo;
   int n;
   double bytes;
-  double start_s; /* every member had joined: the collective could run */
+  double start_s; /* the first member joined (called the collective) */
   double end_s;   /* every member was done */
 };
 typedef void (*coll_finish_fn)(void *ctx, const struct coll_report *report);

@@ -147,8 +147,7 @@ static void coll_finished(void *ctx, const struct coll_report *report)
   st->count++;
   st->bytes += report->bytes;
   st->time_s += time;
-  if (time > 0)
-    st->busbw_sum += report->bytes / time * coll_busbw_factor(report->kind, report->n);
+  st->bus_bytes += report->bytes * coll_busbw_factor(report->kind, report->n);
   st->algo_mask |= 1 << report->algo;
   free(call->ranks);
   free(call->ops);

@@ -33,8 +33,9 @@ struct replay_config {
 struct replay_coll_stats {
   long count;
   double bytes;     /* per member buffer, summed over instances */
-  double time_s;    /* from the last member's call to the last member's completion */
-  double busbw_sum; /* nccl-tests bus bandwidth, summed (divide by count) */
+  double time_s;    /* from the first member's call to the last member's completion, summed */
+  double bus_bytes; /* bytes x nccl-tests' bus factor, summed: bus_bytes / time_s is the busbw of
+                     * the same aggregate as algbw = bytes / time_s */
   int algo_mask;    /* algorithms used (1 << enum coll_algo) */
 };
 

@@ -104,7 +104,7 @@ static void test_dcqcn_two_flows_converge(void)
           conv[1] * 1e3, conv[2] * 1e3, conv[3] * 1e3, conv[4] * 1e3, conv[5] * 1e3, conv[6] * 1e3, conv[7] * 1e3,
           converged_seeds, SEEDS, q_all / 1e3, q_star / 1e3, p_star);
   CU_ASSERT(fabs(share_all - 0.5) < 0.02);
-  CU_ASSERT(converged_seeds >= SEEDS / 2); /* the 10% met for the rest of the run by half the seeds */
+  CU_ASSERT(converged_seeds >= SEEDS / 2); /* the 10% convergence band met for the rest of the run by half the seeds */
   CU_ASSERT(worst_fraction > 0.75);
   CU_ASSERT(q_all > 0.75 * q_star && q_all < 1.25 * q_star);
   topo_free(t);

@@ -41,7 +41,7 @@ static void test_dcqcn_cut_and_recovery(void)
   CU_ASSERT(dcqcn_on_cnp(&nic, &v, &s, 6e-6));
 }
 
-/* ConnectX firmware cut (parameters.md B.2: CLAMP_TGT_RATE = 0, CLAMP_TGT_RATE_AFTER_TIME_INC = 1,
+/* ConnectX firmware cut (ConnectX firmware defaults: CLAMP_TGT_RATE = 0, CLAMP_TGT_RATE_AFTER_TIME_INC = 1,
  * RPG_MIN_DEC_FAC = 50, per-window alpha): back-to-back cuts keep the target rate, so fast
  * recovery climbs back halfway to it at once; a cut after a timer increase clamps RT to RC. */
 static void test_dcqcn_firmware_clamp(void)
