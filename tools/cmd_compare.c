@@ -5,13 +5,18 @@
  * With no argument it runs the shipped default scenario (docs/compare.md says why this one):
  * GPT-3 175B, TP 8, PP 8, on the 1,024-GPU rail-optimized platform, flow fidelity. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "commands.h"
 #include "platform_cli.h"
@@ -28,6 +33,9 @@ struct compare_options {
   int n_run;
   const char *platform;
   const char *out;
+  int force;
+  const char *model_file;
+  const char *seed;
   const char *fabrics[4];
   int n_fabrics;
   int gpus;
@@ -55,26 +63,94 @@ static void usage(FILE *out)
           "usage: sgfabric compare [--model NAME] [--gpus N] [--tp T] [--pp P] [--vpp V] [--ep E] [--cp C]\n"
           "                        [--gpu TYPE] [--seq S] [--micro-batch M] [--global-batch B] [--recompute]\n"
           "                        [--platform FILE] [--fidelity packet|flow] [--fabrics ib,roce] [--seed N]\n"
-          "                        [--cfg=area/name:value ...] [--out DIR]\n\n"
+          "                        [--cfg=area/name:value ...] [--out DIR] [--force]\n\n"
           "Runs one training iteration of the job on each fabric and prints MFU, iteration time, exposed\n"
           "communication per group and the fabrics' counters side by side. Defaults: GPT-3 175B, 1,024 H100,\n"
           "TP 8, PP 8 (DP 16), 1,024-GPU rail-optimized platform, flow fidelity, out results/compare.\n"
           "DIR gets platform.xml, workload.txt, one run directory per fabric, comparison.json and\n"
-          "compare.png (analysis/plot_compare.py).\n");
+          "compare.png (analysis/plot_compare.py) and manifest.json.\n\n"
+          "DIR is written atomically (docs/outputs.md): it must be new or a previous result of sgfabric,\n"
+          "which is replaced only once the new one is complete; any other existing directory, the current\n"
+          "one and one holding an input are refused (exit 2) unless --force (files that are not\n"
+          "sgfabric's are then kept in DIR.old-*). Exit status: 0 done, 1 error, 2 usage error or\n"
+          "refused --out, 130/143 interrupted by SIGINT/SIGTERM: the runs are stopped, nothing is\n"
+          "written and the previous result is kept.\n");
 }
 
-/* Runs argv as a child process with stdout/stderr to log; returns its pid. */
+/* Runs argv (no shell: the arguments reach the program as they are) as a child process with
+ * stdout and stderr to log; returns its pid, -1 if it could not be started. The child is
+ * registered to get SIGTERM when compare is interrupted, and gets it too if compare dies. */
 static pid_t spawn(char *const argv[], const char *log)
 {
+  pid_t parent = getpid();
+  fflush(NULL); /* children must not inherit unwritten output */
   pid_t pid = fork();
   if (pid == 0) {
-    FILE *f = freopen(log, "w", stdout);
-    if (f == NULL || dup2(fileno(stdout), 2) < 0)
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+      _exit(127);
+#endif
+    (void)parent;
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
       _exit(127);
     execv(argv[0], argv);
     _exit(127);
   }
+  if (pid > 0)
+    results_add_child(pid);
   return pid;
+}
+
+/* Stops the children still running (pids[i] > 0): SIGTERM, then SIGKILL after 10 s; waits for
+ * each, so that none is left behind. */
+static void stop_children(pid_t *pids, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (pids[i] > 0)
+      kill(pids[i], SIGTERM);
+  for (int tick = 0; tick <= 100; tick++) {
+    int left = 0;
+    for (int i = 0; i < n; i++) {
+      if (pids[i] <= 0)
+        continue;
+      int status;
+      pid_t w = waitpid(pids[i], &status, tick == 100 ? 0 : WNOHANG);
+      if (w == pids[i] || (w < 0 && errno == ECHILD)) {
+        results_remove_child(pids[i]);
+        pids[i] = 0;
+      } else if (tick == 99) {
+        kill(pids[i], SIGKILL);
+        left++;
+      } else
+        left++;
+    }
+    if (!left)
+      break;
+    struct timespec pause = {0, 100000000};
+    nanosleep(&pause, NULL);
+  }
+}
+
+/* Waits for one child; returns its status, or -1 if compare was interrupted meanwhile (the
+ * child is then stopped). */
+static int wait_child(pid_t pid)
+{
+  for (;;) {
+    int status;
+    pid_t w = waitpid(pid, &status, 0);
+    if (w == pid) {
+      results_remove_child(pid);
+      return results_interrupted() ? -1 : status;
+    }
+    if (w < 0 && errno != EINTR)
+      return -1;
+    if (results_interrupted()) {
+      stop_children(&pid, 1);
+      return -1;
+    }
+  }
 }
 
 /* The number after "key": in text, searched after the first occurrence of scope (if any). */
@@ -190,6 +266,8 @@ static int parse_options(int argc, char **argv, struct compare_options *o, char 
       }
       if (!strcmp(a, "--model") || !strcmp(a, "--model-file"))
         o->has_model = 1;
+      if (!strcmp(a, "--model-file"))
+        o->model_file = argv[i + 1];
       if (!strcmp(a, "--tp"))
         o->has_tp = 1;
       if (!strcmp(a, "--pp"))
@@ -202,7 +280,10 @@ static int parse_options(int argc, char **argv, struct compare_options *o, char 
       o->workload_args[o->n_workload++] = argv[++i];
     } else if (in_list(workload_flag_options, a)) {
       o->workload_args[o->n_workload++] = a;
+    } else if (!strcmp(a, "--force")) {
+      o->force = 1;
     } else if (!strcmp(a, "--seed") && i + 1 < argc) {
+      o->seed = argv[i + 1];
       o->workload_args[o->n_workload++] = a;
       o->workload_args[o->n_workload++] = argv[i + 1];
       o->run_args[o->n_run++] = a;
@@ -289,22 +370,31 @@ int cmd_compare(int argc, char **argv)
       return 2;
     }
 
-  /* The results go to a temporary directory renamed into place at the end. */
+  /* The results go to a temporary directory renamed into place at the end; it is created now,
+   * so that a refused or unwritable --out is reported before anything runs. A missing parent
+   * (results/ of the default results/compare) is created, and removed again on failure. */
+  char parent[4096] = "";
   if (strchr(o.out, '/')) {
-    char parent[4096];
     snprintf(parent, sizeof parent, "%s", o.out);
     *strrchr(parent, '/') = '\0';
-    if (parent[0] && mkdir(parent, 0777) != 0 && errno != EEXIST) {
-      fprintf(stderr, "sgfabric compare: --out %s: cannot create %s\n", o.out, parent);
-      return 1;
-    }
+    struct stat st;
+    if (parent[0] && stat(parent, &st) != 0 && errno == ENOENT && mkdir(parent, 0777) == 0)
+      ; /* created: parent[] keeps its name */
+    else
+      parent[0] = '\0';
   }
-  struct results r;
-  if (results_begin(&r, o.out, err, sizeof err) != 0) {
+  static struct results r;
+  const char *inputs[] = {o.platform, o.model_file};
+  results_catch_signals(RESULTS_SIGNALS_FLAG);
+  int rc = results_begin(&r, "sgfabric compare", o.out, o.force, inputs, 2, err, sizeof err);
+  if (rc != 0) {
     fprintf(stderr, "sgfabric compare: %s\n", err);
-    return 1;
+    if (parent[0])
+      rmdir(parent);
+    return rc;
   }
-  int rc = 1;
+  rc = 1;
+  pid_t pids[4] = {0};
   char platform[4300], workload[4300];
   snprintf(workload, sizeof workload, "%s/workload.txt", r.tmp);
   const char *wargv[MAX_ARGS + 4];
@@ -315,10 +405,14 @@ int cmd_compare(int argc, char **argv)
   wargv[wargc++] = "-o";
   wargv[wargc++] = workload;
   wargv[wargc] = NULL;
-  if (workload_cli_main(wargc, (char **)wargv) != 0) {
+  int workload_rc = workload_cli_main(wargc, (char **)wargv);
+  if (results_interrupted())
+    goto interrupted;
+  if (workload_rc != 0) {
     fprintf(stderr, "sgfabric compare: the workload options are refused (above)\n");
     goto fail;
   }
+  results_register(&r, "workload.txt");
   if (o.platform) {
     snprintf(platform, sizeof platform, "%s", o.platform);
   } else {
@@ -327,10 +421,14 @@ int cmd_compare(int argc, char **argv)
     snprintf(o.gpus_text, sizeof o.gpus_text, "%d", o.gpus);
     const char *pargv[] = {"platform", "--gpus", o.gpus_text, "--radix", "64", "--rail-optimized", "--tiers",
                            o.gpus > 2048 ? "3" : "2", "-o", platform, NULL};
-    if (platform_cli_main(10, (char **)pargv) != 0) {
+    int platform_rc = platform_cli_main(10, (char **)pargv);
+    if (results_interrupted())
+      goto interrupted;
+    if (platform_rc != 0) {
       fprintf(stderr, "sgfabric compare: cannot build a platform for %d GPUs (above)\n", o.gpus);
       goto fail;
     }
+    results_register(&r, "platform.xml");
   }
 
   char self[4096];
@@ -340,11 +438,9 @@ int cmd_compare(int argc, char **argv)
     goto fail;
   }
   self[len] = '\0';
-  pid_t pids[4];
   char outs[4][4400], logs[4][4400];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  fflush(NULL); /* children must not inherit unwritten output */
   for (int f = 0; f < o.n_fabrics; f++) {
     snprintf(outs[f], sizeof outs[f], "%s/%s", r.tmp, o.fabrics[f]);
     snprintf(logs[f], sizeof logs[f], "%s/%s.log", r.tmp, o.fabrics[f]);
@@ -364,12 +460,22 @@ int cmd_compare(int argc, char **argv)
     cargv[c++] = "--out";
     cargv[c++] = outs[f];
     cargv[c] = NULL;
+    char entry[RESULTS_MAX_NAME];
+    snprintf(entry, sizeof entry, "%s/", o.fabrics[f]);
+    results_register(&r, entry);
     pids[f] = spawn(cargv, logs[f]);
+    if (pids[f] < 0) {
+      fprintf(stderr, "sgfabric compare: cannot start the %s run: %s\n", o.fabrics[f], strerror(errno));
+      pids[f] = 0;
+      goto fail;
+    }
   }
   int tty = isatty(2), failed = 0;
   int running = o.n_fabrics;
-  while (running > 0) {
+  while (running > 0 && !failed) {
     int status;
+    if (results_interrupted())
+      break;
     pid_t done = tty ? waitpid(-1, &status, WNOHANG) : waitpid(-1, &status, 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (done == 0) {
@@ -377,10 +483,14 @@ int cmd_compare(int argc, char **argv)
       sleep(1);
       continue;
     }
+    if (done < 0 && errno == EINTR)
+      continue;
     if (done < 0)
       break;
     for (int f = 0; f < o.n_fabrics; f++)
       if (pids[f] == done) {
+        results_remove_child(done);
+        pids[f] = 0;
         running--;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
           char *log = read_file(logs[f]);
@@ -392,8 +502,10 @@ int cmd_compare(int argc, char **argv)
   }
   if (tty)
     fprintf(stderr, "\r");
+  if (results_interrupted())
+    goto interrupted;
   if (failed)
-    goto fail;
+    goto fail; /* the other runs are stopped there */
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 
   char *summary[4] = {NULL};
@@ -422,7 +534,6 @@ int cmd_compare(int argc, char **argv)
     double a = json_number(summary[0], NULL, "mfu"), b = json_number(summary[1], NULL, "mfu");
     printf("\n%s reaches %.1f %% of %s's MFU.\n", o.fabrics[1], 100 * b / a, o.fabrics[0]);
   }
-  printf("(simulated in %.1f s; results in %s)\n", wall, o.out);
 
   FILE *cj = results_open(&r, "comparison.json");
   if (cj == NULL)
@@ -450,23 +561,62 @@ int cmd_compare(int argc, char **argv)
     free(summary[f]);
   if (results_close(cj) != 0)
     goto fail;
-  /* The chart: analysis/plot_compare.py, next to the executable's source tree or installed. */
-  char script[4400], png[4400], json[4400], command[14000];
+  /* The chart: analysis/plot_compare.py, next to the executable's source tree or installed.
+   * Run with an argv, never through a shell: DIR may hold any character. */
+  char script[4400], png[4400], json[4400];
   snprintf(script, sizeof script, "%s/analysis/plot_compare.py", SGF_SOURCE_DIR);
   snprintf(png, sizeof png, "%s/compare.png", r.tmp);
   snprintf(json, sizeof json, "%s/comparison.json", r.tmp);
   /* Debian's interpreter first: python3-matplotlib installs there, whatever else is on PATH. */
-  const char *python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-  fflush(NULL);
-  snprintf(command, sizeof command, "%s '%s' '%s' '%s' >/dev/null 2>&1", python, script, json, png);
-  if (system(command) != 0)
-    fprintf(stderr, "sgfabric compare: warning: no chart (python3 with matplotlib runs %s)\n", script);
-  if (results_commit(&r, err, sizeof err) != 0) {
-    fprintf(stderr, "sgfabric compare: %s\n", err);
-    return 1;
+  char *python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+  char *plot_argv[] = {python, script, json, png, NULL};
+  if (python[0] != '/') {
+    /* execv needs a path: the first python3 on PATH */
+    static char found[4400];
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : ""; *p;) {
+      size_t n = strcspn(p, ":");
+      snprintf(found, sizeof found, "%.*s/python3", (int)n, p);
+      if (n && access(found, X_OK) == 0) {
+        plot_argv[0] = found;
+        break;
+      }
+      p += n + (p[n] == ':');
+    }
   }
+  pid_t plot = plot_argv[0][0] == '/' ? spawn(plot_argv, "/dev/null") : -1;
+  int plot_status = plot > 0 ? wait_child(plot) : 1;
+  if (results_interrupted())
+    goto interrupted;
+  if (plot_status != 0 || access(png, F_OK) != 0)
+    fprintf(stderr, "sgfabric compare: warning: no chart (python3 with matplotlib runs %s)\n", script);
+  else
+    results_register(&r, "compare.png");
+  /* The manifest last: it lists the entries a later compare replacing this one may delete. */
+  uint64_t seed = o.seed ? strtoull(o.seed, NULL, 10) : 1;
+  if (results_write_manifest(&r, argc, argv, inputs, 2, seed) != 0) {
+    fprintf(stderr, "sgfabric compare: --out %s: cannot write manifest.json\n", o.out);
+    goto fail;
+  }
+  if ((rc = results_commit(&r, err, sizeof err)) != 0) {
+    fprintf(stderr, "sgfabric compare: %s\n", err);
+    if (parent[0])
+      rmdir(parent);
+    return rc;
+  }
+  printf("(simulated in %.1f s; results in %s)\n", wall, o.out);
   return 0;
+interrupted:
+  stop_children(pids, o.n_fabrics);
+  if (parent[0]) {
+    results_abort(&r);
+    rmdir(parent);
+  }
+  return results_interrupted_exit(&r);
 fail:
+  stop_children(pids, o.n_fabrics);
   results_abort(&r);
+  if (parent[0])
+    rmdir(parent);
   return rc;
 }

@@ -83,6 +83,10 @@ int run_common_option(struct run_options *o, int argc, char **argv, int *i, char
     o->out = v;
     return 1;
   }
+  if (!strcmp(arg, "--force")) {
+    o->force = 1;
+    return 1;
+  }
   if (is_option(arg, "--fabric")) {
     if ((v = value_of(argc, argv, i, "--fabric", err, errlen)) == NULL)
       return -1;
@@ -235,5 +239,12 @@ void run_print_common_usage(FILE *out)
                "  --fidelity packet|flow   packet-level or flow-level simulation (default packet)\n"
                "  --seed N                 seed of every random choice (default 1)\n"
                "  --cfg=area/name:value    set a model parameter (sgfabric params lists them)\n"
-               "  --out DIR                results directory (replaced atomically)\n");
+               "  --out DIR                results directory, written atomically (docs/outputs.md): a new\n"
+               "                           directory, or a previous result of sgfabric, which is replaced\n"
+               "                           only once the new one is complete; any other existing directory,\n"
+               "                           the current one and one holding an input are refused (exit 2)\n"
+               "  --force                  replace an existing --out DIR that is not a result of sgfabric\n"
+               "                           (its files that are not sgfabric's are kept in DIR.old-*)\n"
+               "Exit status: 0 done, 1 error (nothing written), 2 usage error or refused --out,\n"
+               "130/143 interrupted by SIGINT/SIGTERM (nothing written, the previous result kept).\n");
 }

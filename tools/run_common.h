@@ -15,6 +15,7 @@
 struct run_options {
   const char *platform;
   const char *out;
+  int force;            /* --force: --out may replace a directory that is not a result */
   const char *fabric;   /* ideal | ib | roce */
   fab_fidelity fidelity;
   uint64_t seed;
