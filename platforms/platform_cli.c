@@ -37,9 +37,11 @@ static void cli_usage(FILE *out)
         "  --nvlink-latency T        GPU-NVSwitch links (25ns)\n"
         "  --switch-latency T        forwarding latency of a switch (130ns)\n"
         "  --gpu TYPE                GPU type: A100, H100, H200, B200 (H100)\n"
-        "  -o, --out FILE            output file, replaced atomically\n"
+        "  -o, --out FILE            output file, replaced atomically when complete; only a\n"
+        "                            regular file (a device, directory or fifo is refused)\n"
         "  -h, --help                this help\n"
-        "Exit status: 0 ok, 2 usage error or impossible topology, 1 write error.\n",
+        "Exit status: 0 ok, 2 usage error or impossible topology, 1 write error or refused FILE\n"
+        "(nothing written, an existing FILE kept).\n",
         out);
 }
 

@@ -70,9 +70,9 @@ static void usage(FILE *out)
           "DIR gets platform.xml, workload.txt, one run directory per fabric, comparison.json and\n"
           "compare.png (analysis/plot_compare.py) and manifest.json.\n\n"
           "DIR is written atomically (docs/outputs.md): it must be new or a previous result of sgfabric,\n"
-          "which is replaced only once the new one is complete; any other existing directory, the current\n"
-          "one and one holding an input are refused (exit 2) unless --force (files that are not\n"
-          "sgfabric's are then kept in DIR.old-*). Exit status: 0 done, 1 error, 2 usage error or\n"
+          "which is replaced only once the new one is complete; any other directory is refused (exit 2)\n"
+          "unless --force (files that are not sgfabric's are then kept in DIR.old-*), the current one\n"
+          "and one holding an input always. Exit status: 0 done, 1 error, 2 usage error or\n"
           "refused --out, 130/143 interrupted by SIGINT/SIGTERM: the runs are stopped, nothing is\n"
           "written and the previous result is kept.\n");
 }

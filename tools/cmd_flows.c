@@ -196,6 +196,7 @@ static void usage(FILE *out)
                "numbered by the platform) and writes DIR/flows.csv, DIR/summary.json, DIR/manifest.json.\n\n");
   run_print_common_usage(out);
   fprintf(out, "  --flows FILE             the flow file\n");
+  run_print_exit_status(out);
 }
 
 int cmd_flows(int argc, char **argv)

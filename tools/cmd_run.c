@@ -29,6 +29,7 @@ static void usage(FILE *out)
   fprintf(out, "  --workload SPEC          trace file, or simai:FILE for a SimAI/AICB workload\n"
                "  --deployment FILE        rank placement (SimGrid deployment XML; default: rank r on gpu r)\n"
                "  --progress               progress on stderr (default: when stderr is a terminal)\n");
+  run_print_exit_status(out);
 }
 
 static void write_group_object(FILE *f, const char *name, const double *per_group, const char *indent)

@@ -241,10 +241,14 @@ void run_print_common_usage(FILE *out)
                "  --cfg=area/name:value    set a model parameter (sgfabric params lists them)\n"
                "  --out DIR                results directory, written atomically (docs/outputs.md): a new\n"
                "                           directory, or a previous result of sgfabric, which is replaced\n"
-               "                           only once the new one is complete; any other existing directory,\n"
-               "                           the current one and one holding an input are refused (exit 2)\n"
+               "                           only once the new one is complete; any other directory is\n"
+               "                           refused (exit 2), the current one and one holding an input always\n"
                "  --force                  replace an existing --out DIR that is not a result of sgfabric\n"
-               "                           (its files that are not sgfabric's are kept in DIR.old-*)\n"
-               "Exit status: 0 done, 1 error (nothing written), 2 usage error or refused --out,\n"
+               "                           (its files that are not sgfabric's are kept in DIR.old-*)\n");
+}
+
+void run_print_exit_status(FILE *out)
+{
+  fprintf(out, "\nExit status: 0 done, 1 error (nothing written), 2 usage error or refused --out,\n"
                "130/143 interrupted by SIGINT/SIGTERM (nothing written, the previous result kept).\n");
 }
