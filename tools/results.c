@@ -310,8 +310,12 @@ static void on_signal(int sig)
 
 void results_catch_signals(enum results_signals mode)
 {
+  static const int caught[] = {SIGINT, SIGTERM, SIGHUP};
+  /* A signal ignored when sgfabric started stays ignored (nohup ignores SIGHUP; a background
+   * job of a non-interactive shell, SIGINT), also after SimGrid has set its SIGINT handler. */
+  static int known, ignored[3];
   g_mode = mode;
-  struct sigaction sa;
+  struct sigaction sa, ignore;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -319,9 +323,17 @@ void results_catch_signals(enum results_signals mode)
   sigaddset(&sa.sa_mask, SIGTERM);
   sigaddset(&sa.sa_mask, SIGHUP);
   sa.sa_flags = 0; /* no SA_RESTART: compare's waitpid returns EINTR */
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
+  memset(&ignore, 0, sizeof ignore);
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  for (int i = 0; i < 3; i++) {
+    if (!known) {
+      struct sigaction now;
+      ignored[i] = sigaction(caught[i], NULL, &now) == 0 && now.sa_handler == SIG_IGN;
+    }
+    sigaction(caught[i], ignored[i] ? &ignore : &sa, NULL);
+  }
+  known = 1;
   sigaction(SIGABRT, &sa, NULL);
 }
 

@@ -36,7 +36,11 @@ snapshot() { (cd "$WORK" && find res notes.txt -type f -print0 | sort -z | xargs
 before=$(snapshot)
 
 start=$(date +%s.%N)
-"$SGF" "${args[@]}" --fidelity packet --out "$out" >"$WORK/stdout" 2>"$WORK/stderr" &
+# A background job of a non-interactive shell starts with SIGINT ignored (and sgfabric keeps
+# it so); a terminal's Ctrl-C reaches a foreground job whose SIGINT acts: start it that way.
+python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$SGF" "${args[@]}" --fidelity packet --out "$out" >"$WORK/stdout" 2>"$WORK/stderr" &
 pid=$!
 # Wait until the simulation is under way: the temporary directory exists (created before the
 # simulation starts); for compare, the per-fabric runs have theirs.
