@@ -409,7 +409,7 @@ int cmd_compare(int argc, char **argv)
   if (results_interrupted())
     goto interrupted;
   if (workload_rc != 0) {
-    fprintf(stderr, "sgfabric compare: the workload options are refused (above)\n");
+    fprintf(stderr, "sgfabric compare: no workload generated (the reason is above)\n");
     goto fail;
   }
   results_register(&r, "workload.txt");
