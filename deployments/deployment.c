@@ -1,6 +1,8 @@
 /* Deployment files: write and read rank placements in SimGrid's deployment format. */
 #include "deployment.h"
 
+#include "atomic_file.h"
+
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <stdio.h>
@@ -18,13 +20,11 @@ int *deployment_linear(int n)
 
 int deployment_write(const char *path, const int *rank_gpu, int n, const char *comment, char *err, size_t errlen)
 {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (f == NULL) {
-    snprintf(err, errlen, "%s: cannot write", path);
+  /* Atomic, and only a regular file is replaced (atomic_file.h). */
+  struct atomic_file af;
+  FILE *f = atomic_file_open(&af, path, err, errlen);
+  if (f == NULL)
     return -1;
-  }
   fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
   if (comment)
     fprintf(f, "<!-- %s -->\n", comment);
@@ -32,14 +32,7 @@ int deployment_write(const char *path, const int *rank_gpu, int n, const char *c
   for (int r = 0; r < n; r++)
     fprintf(f, "  <actor host=\"gpu%d\" function=\"rank\"><argument value=\"%d\"/></actor>\n", rank_gpu[r], r);
   fprintf(f, "</platform>\n");
-  int failed = ferror(f);
-  failed |= fclose(f) != 0;
-  if (failed || rename(tmp, path) != 0) {
-    unlink(tmp);
-    snprintf(err, errlen, "%s: cannot write", path);
-    return -1;
-  }
-  return 0;
+  return atomic_file_commit(&af, err, errlen);
 }
 
 static char g_error[300];

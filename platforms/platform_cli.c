@@ -3,6 +3,7 @@
 #include "platform_cli.h"
 
 #include "cli.h"
+#include "atomic_file.h"
 #include "fattree.h"
 #include "gpu_types.h"
 
@@ -54,7 +55,10 @@ static void cli_usage(FILE *out)
   cli_print_options(out, cli_options, NULL);
   fputs("  -h, --help                 this help\n"
         "Options take their value as --name value or --name=value.\n"
-        "Exit status: 0 ok, 2 usage error or impossible topology, 1 write error.\n",
+        "The output is replaced atomically when complete, and only a regular file is written (a device,\n"
+        "directory or fifo is refused).\n"
+        "Exit status: 0 ok, 2 usage error or impossible topology, 1 write error or refused FILE\n"
+        "(nothing written, an existing FILE kept).\n",
         out);
 }
 
@@ -229,47 +233,30 @@ static int cli_write_xml(FILE *out, const struct fattree_spec *spec, const char 
   return 0;
 }
 
-/* Writes to "<path>.XXXXXX" next to path, then renames: readers never see half a file, and
- * a failure leaves nothing behind. */
+/* Writes the platform atomically (a temporary file next to path, then rename): readers never
+ * see half a file, a failure leaves nothing behind, and only a regular file is ever replaced
+ * (as root, "-o /dev/null" would otherwise replace the device). */
 static int cli_write_file(const char *path, const struct fattree_spec *spec, const char *command)
 {
-  size_t len = strlen(path);
-  char *tmp = malloc(len + 8);
-  if (tmp == NULL) {
-    fprintf(stderr, CLI_PREFIX "out of memory\n");
+  struct atomic_file af;
+  char err[4400];
+  FILE *out = atomic_file_open(&af, path, err, sizeof err);
+  if (out == NULL) {
+    fprintf(stderr, CLI_PREFIX "-o %s\n", err);
     return -1;
   }
-  snprintf(tmp, len + 8, "%s.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    fprintf(stderr, CLI_PREFIX "-o %s: cannot create a file in its directory: ", path);
-    perror(NULL);
-    free(tmp);
+  static char buffer[1 << 20];
+  setvbuf(out, buffer, _IOFBF, sizeof(buffer));
+  if (cli_write_xml(out, spec, command) != 0) {
+    fprintf(stderr, CLI_PREFIX "-o %s: cannot write the platform\n", path);
+    atomic_file_abort(&af);
     return -1;
   }
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  FILE *out = fdopen(fd, "w");
-  int ok = out != NULL;
-  if (ok) {
-    static char buffer[1 << 20];
-    setvbuf(out, buffer, _IOFBF, sizeof(buffer));
-    ok = cli_write_xml(out, spec, command) == 0;
-    ok = !ferror(out) && ok;
-    ok = fclose(out) == 0 && ok;
-  } else {
-    close(fd);
+  if (atomic_file_commit(&af, err, sizeof err) != 0) {
+    fprintf(stderr, CLI_PREFIX "-o %s\n", err);
+    return -1;
   }
-  if (ok)
-    ok = rename(tmp, path) == 0;
-  if (!ok) {
-    fprintf(stderr, CLI_PREFIX "-o %s: write failed: ", path);
-    perror(NULL);
-    unlink(tmp);
-  }
-  free(tmp);
-  return ok ? 0 : -1;
+  return 0;
 }
 
 /* ---- argument parsing ------------------------------------------------------------------- */

@@ -5,14 +5,19 @@
  * With no argument it runs the shipped default scenario (docs/compare.md says why this one):
  * GPT-3 175B, TP 8, PP 8, on the 1,024-GPU rail-optimized platform, flow fidelity. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "cli.h"
 #include "commands.h"
@@ -98,6 +103,11 @@ static void usage(FILE *out)
           "sgfabric replay DIR re-runs it and checks the summaries are identical. Fabrics: ib, roce,\n"
           "maxmin (ECMP hashing, FIFO queues, no flow or congestion control: a reference, not a best\n"
           "case; ideal is its former name).\n"
+          "DIR is written atomically (docs/outputs.md): it must be new or a previous result of sgfabric,\n"
+          "which is replaced only once the new one is complete; any other directory is refused (exit 2)\n"
+          "unless --force (files that are not sgfabric's are then kept in DIR.old-*), the current one\n"
+          "and one holding an input always. Ctrl-C or SIGTERM stops the runs; nothing is written and\n"
+          "the previous result is kept.\n"
           "Options take their value as --name value or --name=value.\n\n");
   cli_print_options(out, compare_options_table, NULL);
   fprintf(out, "\njob options (as sgfabric workload; Megatron-LM names accepted):\n");
@@ -109,21 +119,83 @@ static void usage(FILE *out)
   fprintf(out, "\nplatform options (as sgfabric platform; not with --platform):\n");
   cli_print_options(out, platform_cli_options(), compare_options_table);
   fprintf(out, "  -h, --help                 this help\n"
-               "Exit status: 0 ok, 2 usage error, 1 error while running.\n");
+               "Exit status: 0 ok, 1 error while running, 2 usage error or refused --out, 130/143 interrupted.\n");
 }
 
-/* Runs argv as a child process in directory cwd with stdout/stderr to log; returns its pid. */
+/* Runs argv (no shell: the arguments reach the program as they are) as a child process with
+ * stdout and stderr to log, in directory cwd (NULL: this one); returns its pid, -1 if it could not be started. The child is
+ * registered to get SIGTERM when compare is interrupted, and gets it too if compare dies. */
 static pid_t spawn(char *const argv[], const char *log, const char *cwd)
 {
+  pid_t parent = getpid();
+  fflush(NULL); /* children must not inherit unwritten output */
   pid_t pid = fork();
   if (pid == 0) {
-    FILE *f = freopen(log, "w", stdout);
-    if (f == NULL || dup2(fileno(stdout), 2) < 0 || chdir(cwd) != 0)
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+      _exit(127);
+#endif
+    (void)parent;
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || (cwd && chdir(cwd) != 0))
       _exit(127);
     execv(argv[0], argv);
     _exit(127);
   }
+  if (pid > 0)
+    results_add_child(pid);
   return pid;
+}
+
+/* Stops the children still running (pids[i] > 0): SIGTERM, then SIGKILL after 10 s; waits for
+ * each, so that none is left behind. */
+static void stop_children(pid_t *pids, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (pids[i] > 0)
+      kill(pids[i], SIGTERM);
+  for (int tick = 0; tick <= 100; tick++) {
+    int left = 0;
+    for (int i = 0; i < n; i++) {
+      if (pids[i] <= 0)
+        continue;
+      int status;
+      pid_t w = waitpid(pids[i], &status, tick == 100 ? 0 : WNOHANG);
+      if (w == pids[i] || (w < 0 && errno == ECHILD)) {
+        results_remove_child(pids[i]);
+        pids[i] = 0;
+      } else if (tick == 99) {
+        kill(pids[i], SIGKILL);
+        left++;
+      } else
+        left++;
+    }
+    if (!left)
+      break;
+    struct timespec pause = {0, 100000000};
+    nanosleep(&pause, NULL);
+  }
+}
+
+/* Waits for one child; returns its status, or -1 if compare was interrupted meanwhile (the
+ * child is then stopped). */
+static int wait_child(pid_t pid)
+{
+  for (;;) {
+    int status;
+    pid_t w = waitpid(pid, &status, 0);
+    if (w == pid) {
+      results_remove_child(pid);
+      return results_interrupted() ? -1 : status;
+    }
+    if (w < 0 && errno != EINTR)
+      return -1;
+    if (results_interrupted()) {
+      stop_children(&pid, 1);
+      return -1;
+    }
+  }
 }
 
 /* The value of the member at a dotted path ("breakdown.exposed_comm_s.tp") in a summary.json
@@ -592,22 +664,37 @@ int cmd_compare(int argc, char **argv)
                     "and can take hours; --fidelity flow (the default) takes minutes at most\n",
             o.gpus);
 
-  /* The results go to a temporary directory renamed into place at the end. */
+  /* A --model-file is an input too: a copy goes into DIR, as the platform's does. */
+  const char *model_file = NULL;
+  for (int i = 0; i + 1 < o.n_workload; i++)
+    if (!strcmp(o.workload_args[i], "--model-file"))
+      model_file = o.workload_args[i + 1];
+
+  /* The results go to a temporary directory renamed into place at the end; it is created now,
+   * so that a refused or unwritable --out is reported before anything runs. A missing parent
+   * (results/ of the default results/compare) is created, and removed again on failure. */
+  char parent[4096] = "";
   if (strchr(o.out, '/')) {
-    char parent[4096];
     snprintf(parent, sizeof parent, "%s", o.out);
     *strrchr(parent, '/') = '\0';
-    if (parent[0] && mkdir(parent, 0777) != 0 && errno != EEXIST) {
-      fprintf(stderr, "sgfabric compare: --out %s: cannot create %s\n", o.out, parent);
-      return 1;
-    }
+    struct stat st;
+    if (parent[0] && stat(parent, &st) != 0 && errno == ENOENT && mkdir(parent, 0777) == 0)
+      ; /* created: parent[] keeps its name */
+    else
+      parent[0] = '\0';
   }
-  struct results r;
-  if (results_begin(&r, o.out, err, sizeof err) != 0) {
+  static struct results r;
+  const char *user_inputs[] = {o.platform, model_file};
+  results_catch_signals(RESULTS_SIGNALS_FLAG);
+  int rc = results_begin(&r, "sgfabric compare", o.out, o.force, user_inputs, 2, err, sizeof err);
+  if (rc != 0) {
     fprintf(stderr, "sgfabric compare: %s\n", err);
-    return 1;
+    if (parent[0])
+      rmdir(parent);
+    return rc;
   }
-  int rc = 1;
+  rc = 1;
+  pid_t pids[MAX_FABRICS] = {0};
   /* Every input goes into DIR: the runs read them there (they run in DIR, so that their
    * manifests name the inputs by paths relative to DIR, which exist after the rename). */
   char platform[4300], workload[4300];
@@ -626,12 +713,16 @@ int cmd_compare(int argc, char **argv)
   int saved_stdout = quiet_stdout();
   rc = workload_cli_main(wargc, (char **)wargv);
   restore_stdout(saved_stdout);
+  if (results_interrupted())
+    goto interrupted;
   if (rc != 0) {
-    fprintf(stderr, "sgfabric compare: the workload options are refused (above)\n");
+    fprintf(stderr, "sgfabric compare: no workload generated (the reason is above)\n");
     goto fail;
   }
   rc = 1; /* the exit status of any later failure */
+  results_register(&r, "workload.txt");
   if (o.platform) {
+    results_register(&r, "platform.xml");
     if (copy_file(o.platform, platform) != 0) {
       fprintf(stderr, "sgfabric compare: --platform %s: cannot copy it into %s: %s\n", o.platform, o.out,
               strerror(errno));
@@ -659,11 +750,24 @@ int cmd_compare(int argc, char **argv)
     saved_stdout = quiet_stdout();
     rc = platform_cli_main(pargc, (char **)pargv);
     restore_stdout(saved_stdout);
+    if (results_interrupted())
+      goto interrupted;
     if (rc != 0) {
       fprintf(stderr, "sgfabric compare: cannot build a platform for %d GPUs (above)\n", o.gpus);
       goto fail;
     }
     rc = 1;
+    results_register(&r, "platform.xml");
+  }
+  char model_copy[4400];
+  snprintf(model_copy, sizeof model_copy, "%s/model.txt", r.tmp);
+  if (model_file) {
+    results_register(&r, "model.txt");
+    if (copy_file(model_file, model_copy) != 0) {
+      fprintf(stderr, "sgfabric compare: --model-file %s: cannot copy it into %s: %s\n", model_file, o.out,
+              strerror(errno));
+      goto fail;
+    }
   }
 
   char self[4096];
@@ -673,11 +777,9 @@ int cmd_compare(int argc, char **argv)
     goto fail;
   }
   self[len] = '\0';
-  pid_t pids[4];
-  char outs[4][4400], logs[4][4400];
+  char outs[MAX_FABRICS][4400], logs[MAX_FABRICS][4400];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  fflush(NULL); /* children must not inherit unwritten output */
   for (int f = 0; f < o.n_fabrics; f++) {
     snprintf(outs[f], sizeof outs[f], "%s/%s", r.tmp, o.fabrics[f]);
     snprintf(logs[f], sizeof logs[f], "%s/%s.log", r.tmp, o.fabrics[f]);
@@ -697,12 +799,22 @@ int cmd_compare(int argc, char **argv)
     cargv[c++] = "--out";
     cargv[c++] = (char *)o.fabrics[f];
     cargv[c] = NULL;
+    char entry[RESULTS_MAX_NAME];
+    snprintf(entry, sizeof entry, "%s/", o.fabrics[f]);
+    results_register(&r, entry);
     pids[f] = spawn(cargv, logs[f], r.tmp);
+    if (pids[f] < 0) {
+      fprintf(stderr, "sgfabric compare: cannot start the %s run: %s\n", o.fabrics[f], strerror(errno));
+      pids[f] = 0;
+      goto fail;
+    }
   }
   int tty = isatty(2), failed = 0;
   int running = o.n_fabrics;
-  while (running > 0) {
+  while (running > 0 && !failed) {
     int status;
+    if (results_interrupted())
+      break;
     pid_t done = tty ? waitpid(-1, &status, WNOHANG) : waitpid(-1, &status, 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (done == 0) {
@@ -710,10 +822,14 @@ int cmd_compare(int argc, char **argv)
       sleep(1);
       continue;
     }
+    if (done < 0 && errno == EINTR)
+      continue;
     if (done < 0)
       break;
     for (int f = 0; f < o.n_fabrics; f++)
       if (pids[f] == done) {
+        results_remove_child(done);
+        pids[f] = 0;
         running--;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
           char *log = read_file(logs[f]);
@@ -725,8 +841,10 @@ int cmd_compare(int argc, char **argv)
   }
   if (tty)
     fprintf(stderr, "\r");
+  if (results_interrupted())
+    goto interrupted;
   if (failed)
-    goto fail;
+    goto fail; /* the other runs are stopped there */
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 
   char *summary[4] = {NULL};
@@ -772,7 +890,6 @@ int cmd_compare(int argc, char **argv)
     else
       printf("\nno MFU to compare (the workload has no FLOPs); compare the iteration times.\n");
   }
-  printf("(simulated in %.1f s; results in %s)\n", wall, o.out);
 
   FILE *cj = results_open(&r, "comparison.json");
   if (cj == NULL)
@@ -814,24 +931,44 @@ int cmd_compare(int argc, char **argv)
     free(summary[f]);
   if (results_close(cj) != 0)
     goto fail;
-  /* DIR's own manifest: this command line and the inputs every run read, in DIR. */
+  /* The chart: analysis/plot_compare.py, next to the executable's source tree or installed.
+   * Run with an argv, never through a shell: DIR may hold any character. */
+  char script[4400], png[4400], json[4400];
+  snprintf(script, sizeof script, "%s/analysis/plot_compare.py", SGF_SOURCE_DIR);
+  snprintf(png, sizeof png, "%s/compare.png", r.tmp);
+  snprintf(json, sizeof json, "%s/comparison.json", r.tmp);
+  /* Debian's interpreter first: python3-matplotlib installs there, whatever else is on PATH. */
+  char *python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+  char *plot_argv[] = {python, script, json, png, NULL};
+  if (python[0] != '/') {
+    /* execv needs a path: the first python3 on PATH */
+    static char found[4400];
+    const char *search = getenv("PATH");
+    for (const char *p = search ? search : ""; *p;) {
+      size_t n = strcspn(p, ":");
+      snprintf(found, sizeof found, "%.*s/python3", (int)n, p);
+      if (n && access(found, X_OK) == 0) {
+        plot_argv[0] = found;
+        break;
+      }
+      p += n + (p[n] == ':');
+    }
+  }
+  pid_t plot = plot_argv[0][0] == '/' ? spawn(plot_argv, "/dev/null", NULL) : -1;
+  int plot_status = plot > 0 ? wait_child(plot) : 1;
+  if (results_interrupted())
+    goto interrupted;
+  if (plot_status != 0 || access(png, F_OK) != 0)
+    fprintf(stderr, "sgfabric compare: warning: no chart (python3 with matplotlib runs %s)\n", script);
+  else
+    results_register(&r, "compare.png");
+  /* DIR's own manifest, last: it lists the entries a later compare replacing this one may
+   * delete. This command line and the inputs every run read, in DIR. */
   char fabrics_json[256] = "\"fabrics\": [";
   for (int f = 0; f < o.n_fabrics; f++)
     snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "%s\"%s\"",
              f ? ", " : "", o.fabrics[f]);
   snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "]");
-  /* A --model-file is an input too: a copy goes into DIR, as the platform's does. */
-  const char *model_file = NULL;
-  for (int i = 0; i + 1 < o.n_workload; i++)
-    if (!strcmp(o.workload_args[i], "--model-file"))
-      model_file = o.workload_args[i + 1];
-  char model_copy[4400];
-  snprintf(model_copy, sizeof model_copy, "%s/model.txt", r.tmp);
-  if (model_file && copy_file(model_file, model_copy) != 0) {
-    fprintf(stderr, "sgfabric compare: --model-file %s: cannot copy it into %s: %s\n", model_file, o.out,
-            strerror(errno));
-    goto fail;
-  }
   const char *inputs[] = {"platform.xml", "workload.txt", "model.txt"};
   const char *given_as[] = {o.platform, NULL, model_file};
   struct manifest_desc md = {.argc = argc, .argv = argv, .inputs = inputs, .given_as = given_as,
@@ -841,23 +978,25 @@ int cmd_compare(int argc, char **argv)
     fprintf(stderr, "sgfabric compare: cannot write %s/manifest.json\n", o.out);
     goto fail;
   }
-  /* The chart: analysis/plot_compare.py, next to the executable's source tree or installed. */
-  char script[4400], png[4400], json[4400], command[14000];
-  snprintf(script, sizeof script, "%s/analysis/plot_compare.py", SGF_SOURCE_DIR);
-  snprintf(png, sizeof png, "%s/compare.png", r.tmp);
-  snprintf(json, sizeof json, "%s/comparison.json", r.tmp);
-  /* Debian's interpreter first: python3-matplotlib installs there, whatever else is on PATH. */
-  const char *python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-  fflush(NULL);
-  snprintf(command, sizeof command, "%s '%s' '%s' '%s' >/dev/null 2>&1", python, script, json, png);
-  if (system(command) != 0)
-    fprintf(stderr, "sgfabric compare: warning: no chart (python3 with matplotlib runs %s)\n", script);
-  if (results_commit(&r, err, sizeof err) != 0) {
+  if ((rc = results_commit(&r, err, sizeof err)) != 0) {
     fprintf(stderr, "sgfabric compare: %s\n", err);
-    return 1;
+    if (parent[0])
+      rmdir(parent);
+    return rc;
   }
+  printf("(simulated in %.1f s; results in %s)\n", wall, o.out);
   return 0;
+interrupted:
+  stop_children(pids, o.n_fabrics);
+  if (parent[0]) {
+    results_abort(&r);
+    rmdir(parent);
+  }
+  return results_interrupted_exit(&r);
 fail:
+  stop_children(pids, o.n_fabrics);
   results_abort(&r);
+  if (parent[0])
+    rmdir(parent);
   return rc;
 }

@@ -212,8 +212,8 @@ static void usage(FILE *out)
                "--name value or --name=value.\n\n");
   run_print_common_usage(out);
   cli_print_options(out, flows_options, NULL);
-  fprintf(out, "  -h, --help                 this help\n"
-               "Exit status: 0 ok, 2 usage error, 1 error while running (unreadable input, failed write).\n");
+  fprintf(out, "  -h, --help                 this help\n");
+  run_print_exit_status(out);
 }
 
 int cmd_flows(int argc, char **argv)
@@ -252,29 +252,33 @@ int cmd_flows(int argc, char **argv)
     fprintf(stderr, "sgfabric flows: --platform, --flows and --out are required (see sgfabric flows --help)\n");
     return CLI_USAGE;
   }
+  /* --out first: a refused or unwritable directory is reported before anything is loaded. */
+  static struct results r;
+  const char *inputs[] = {o.platform, flows_path};
+  results_catch_signals(RESULTS_SIGNALS_EXIT);
+  int rc = results_begin(&r, "sgfabric flows", o.out, o.force, inputs, 2, err, sizeof err);
+  if (rc != 0) {
+    fprintf(stderr, "sgfabric flows: %s\n", err);
+    return rc;
+  }
+  rc = 1;
   struct run_setup s;
   if (run_setup_load(&o, &s, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric flows: %s\n", err);
-    run_setup_free(&s);
-    return 1;
+    goto done;
   }
   int n_gpus = s.platform->topo->n_gpus;
   if (read_flows(flows_path, n_gpus, &g_flows, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric flows: %s\n", err);
-    free(g_flows.rows);
-    run_setup_free(&s);
-    return 1;
+    goto done;
   }
   group_by_source(&g_flows, n_gpus);
 
   if (run_simgrid_start(&s, "sgfabric", err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric flows: %s\n", err);
-    free(g_flows.rows);
-    free(g_flows.by_source);
-    free(g_flows.source_first);
-    run_setup_free(&s);
-    return 1;
+    goto done;
   }
+  results_catch_signals(RESULTS_SIGNALS_EXIT); /* SimGrid installed its own SIGINT handler */
   for (int g = 0; g < n_gpus; g++) {
     if (g_flows.source_first[g] == g_flows.source_first[g + 1])
       continue;
@@ -287,16 +291,11 @@ int cmd_flows(int argc, char **argv)
   simgrid_run();
   double sim_time = fabric_active_time(s.fab); /* not a timer still pending after the last delivery */
 
-  struct results r;
-  int rc = 1;
   if (fabric_stalled(s.fab)) {
     fprintf(stderr, "sgfabric flows: %s\n", fabric_stall_message(s.fab));
     goto done;
   }
-  if (results_begin(&r, o.out, err, sizeof err) != 0) {
-    fprintf(stderr, "sgfabric flows: %s\n", err);
-    goto done;
-  }
+  errno = 0; /* a write error below says why (ENOSPC, EROFS...) */
   FILE *f = results_open(&r, "flows.csv");
   int failed = f == NULL;
   if (f) {
@@ -325,20 +324,22 @@ int cmd_flows(int argc, char **argv)
     fprintf(f, "  }\n}\n");
     failed |= results_close(f) != 0;
   }
-  const char *inputs[] = {o.platform, flows_path};
   failed |= run_write_common_results(&r, &s, argc, argv, inputs, 2, o.seed) != 0;
   if (failed || s.fab->stats.flows_done != (uint64_t)g_flows.n) {
-    fprintf(stderr, "sgfabric flows: %s\n",
-            failed ? "cannot write the results" : "internal error: some flows never completed");
-    results_abort(&r);
+    if (failed)
+      fprintf(stderr, "sgfabric flows: --out %s: cannot write the results: %s\n", o.out,
+              errno ? strerror(errno) : "write error");
+    else
+      fprintf(stderr, "sgfabric flows: internal error: some flows never completed\n");
     goto done;
   }
-  if (results_commit(&r, err, sizeof err) != 0) {
+  if ((rc = results_commit(&r, err, sizeof err)) != 0) {
     fprintf(stderr, "sgfabric flows: %s\n", err);
     goto done;
   }
   rc = 0;
 done:
+  results_abort(&r); /* nothing once committed */
   free(g_flows.rows);
   free(g_flows.by_source);
   free(g_flows.source_first);

@@ -1,5 +1,6 @@
 /* sgfabric run: replay one training iteration of a workload trace on a platform and fabric, and
  * report MFU, the iteration's breakdown, the collectives and the fabric's counters. */
+#include <errno.h>
 #include <math.h>
 #include <simgrid/engine.h>
 #include <stdlib.h>
@@ -42,8 +43,8 @@ static void usage(FILE *out)
                "Options take their value as --name value or --name=value.\n\n");
   run_print_common_usage(out);
   cli_print_options(out, run_options, NULL);
-  fprintf(out, "  -h, --help                 this help\n"
-               "Exit status: 0 ok, 2 usage error, 1 error while running (unreadable input, failed write).\n");
+  fprintf(out, "  -h, --help                 this help\n");
+  run_print_exit_status(out);
 }
 
 static void write_group_object(FILE *f, const char *name, const double *per_group, const char *indent)
@@ -180,19 +181,30 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: --platform, --workload and --out are required (see sgfabric run --help)\n");
     return CLI_USAGE;
   }
+  /* --out first: a refused or unwritable directory is reported before anything is loaded. */
+  static struct results r;
+  const char *path = strncmp(workload, "simai:", 6) == 0 ? workload + 6 : workload;
+  const char *inputs[3] = {o.platform, path, deployment};
+  results_catch_signals(RESULTS_SIGNALS_EXIT);
+  int rc = results_begin(&r, "sgfabric run", o.out, o.force, inputs, 3, err, sizeof err);
+  if (rc != 0) {
+    fprintf(stderr, "sgfabric run: %s\n", err);
+    return rc;
+  }
+  rc = 1;
+  struct run_setup s;
+  memset(&s, 0, sizeof s);
+  int *rank_gpu = NULL;
   struct wl_trace *trace = wl_trace_open(workload, err, sizeof err);
   if (trace == NULL) {
     fprintf(stderr, "sgfabric run: %s\n", err);
-    return 1;
+    goto out;
   }
   /* Said first, before a large platform is read and the simulation starts. */
   if (o.fidelity == FAB_FIDELITY_PACKET && trace->layout.gpus > PACKET_FIDELITY_WARN_GPUS)
     fprintf(stderr, "sgfabric run: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
                     "and can take hours; --fidelity flow (the default) takes minutes at most\n",
             trace->layout.gpus);
-  struct run_setup s;
-  int *rank_gpu = NULL;
-  int rc = 1;
   if (run_setup_load(&o, &s, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
@@ -227,6 +239,7 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
   }
+  results_catch_signals(RESULTS_SIGNALS_EXIT); /* SimGrid installed its own SIGINT handler */
   struct replay_config cfg = {.trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress};
   wl_compute_params_init(&cfg.compute);
   coll_params_from(s.params, &cfg.coll);
@@ -248,26 +261,20 @@ int cmd_run(int argc, char **argv)
 
   /* Link utilisation is over the iteration, not until a timer still pending after it. */
   s.fab->stats.active_end_s = res.iteration_s;
-  struct results r;
-  if (results_begin(&r, o.out, err, sizeof err) != 0) {
-    fprintf(stderr, "sgfabric run: %s\n", err);
-    goto out;
-  }
+  errno = 0; /* a write error below says why (ENOSPC, EROFS...) */
   FILE *f = results_open(&r, "summary.json");
   int failed = f == NULL;
   if (f) {
     write_summary(f, &o, &s, trace, gpu, &res);
     failed |= results_close(f) != 0;
   }
-  const char *path = strncmp(workload, "simai:", 6) == 0 ? workload + 6 : workload;
-  const char *inputs[3] = {o.platform, path, deployment};
   failed |= run_write_common_results(&r, &s, argc, argv, inputs, deployment ? 3 : 2, o.seed) != 0;
   if (failed) {
-    fprintf(stderr, "sgfabric run: cannot write the results\n");
-    results_abort(&r);
+    fprintf(stderr, "sgfabric run: --out %s: cannot write the results: %s\n", o.out,
+            errno ? strerror(errno) : "write error");
     goto out;
   }
-  if (results_commit(&r, err, sizeof err) != 0) {
+  if ((rc = results_commit(&r, err, sizeof err)) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
   }
@@ -279,6 +286,7 @@ int cmd_run(int argc, char **argv)
            res.iteration_s, o.out);
   rc = 0;
 out:
+  results_abort(&r); /* nothing once committed */
   free(rank_gpu);
   run_setup_free(&s);
   wl_trace_free(trace);

@@ -56,8 +56,13 @@ static const struct cli_option common_options[] = {
     {"cfg", 0, CLI_VALUE, RUN_OPT_CFG, "area/name:value",
      "set a model parameter (repeatable; --help-cfg lists them)"},
     {"help-cfg", 0, CLI_FLAG, RUN_OPT_HELP_CFG, NULL, "list the model parameters (as sgfabric params) and exit"},
-    {"force", 0, CLI_FLAG, RUN_OPT_FORCE, NULL, "replace DIR even if it is not a previous result"},
-    {"out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR", "results directory (replaced atomically)"},
+    {"force", 0, CLI_FLAG, RUN_OPT_FORCE, NULL,
+     "replace an existing DIR that is not a result of sgfabric (its files that are not sgfabric's are kept in "
+     "DIR.old-*)"},
+    {"out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR",
+     "results directory, written atomically (docs/outputs.md): a new directory, or a previous result of "
+     "sgfabric, replaced only once the new one is complete; any other directory is refused (exit 2), the "
+     "current one and one holding an input always"},
     CLI_TABLE_END,
 };
 
@@ -314,4 +319,10 @@ int run_print_params(FILE *out, const char *area, int markdown)
 {
   run_register_params();
   return param_print_table(out, area, markdown, output_width(out));
+}
+
+void run_print_exit_status(FILE *out)
+{
+  fprintf(out, "\nExit status: 0 done, 1 error (nothing written), 2 usage error or refused --out,\n"
+               "130/143 interrupted by SIGINT/SIGTERM (nothing written, the previous result kept).\n");
 }

@@ -76,5 +76,7 @@ int run_write_common_results(struct results *r, const struct run_setup *s, int a
                              const char *const *inputs, int n_inputs, uint64_t seed);
 /* Prints the options shared by the simulating subcommands. */
 void run_print_common_usage(FILE *out);
+/* Prints the exit statuses of the simulating subcommands (docs/outputs.md). */
+void run_print_exit_status(FILE *out);
 
 #endif

@@ -498,9 +498,14 @@ int main(int argc, char **argv)
       fflush(stdout);
     }
   }
-  char cmd[400];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_opt.tmpdir);
-  if (system(cmd) != 0)
+  /* rm with an argv, no shell: TMPDIR may hold any character. */
+  int status = -1;
+  pid_t rm = fork();
+  if (rm == 0) {
+    execlp("rm", "rm", "-rf", "--", g_opt.tmpdir, (char *)NULL);
+    _exit(127);
+  }
+  if (rm < 0 || waitpid(rm, &status, 0) != rm || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     fprintf(stderr, "bench_fabric: could not remove %s\n", g_opt.tmpdir);
   return failures ? 1 : 0;
 }

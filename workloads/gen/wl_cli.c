@@ -61,7 +61,9 @@ static void usage(FILE *out)
                "  models:");
   for (const char *const *n = wl_model_preset_names(); *n != NULL; n++)
     fprintf(out, " %s", *n);
-  fprintf(out, "\n  docs/workload-format.md describes the output.\n");
+  fprintf(out, "\n  -o FILE is replaced atomically when complete, and only if it is a regular file\n"
+               "  (a device, directory or fifo is refused).\n"
+               "  docs/workload-format.md describes the output.\n");
 }
 
 int workload_cli_main(int argc, char **argv)

@@ -1,6 +1,8 @@
 /* The native text format (docs/workload-format.md): writer and loader. */
 #include "wl_trace.h"
 
+#include "atomic_file.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -95,21 +97,18 @@ int wl_trace_write(const struct wl_trace *t, FILE *out)
 
 int wl_trace_save(const struct wl_trace *t, const char *path, char *err, size_t errlen)
 {
-  /* Written next to its final name and renamed when complete: never a half-written trace. */
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (f == NULL) {
-    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+  /* Written next to its final name and renamed when complete: never a half-written trace,
+   * and never anything but a regular file replaced (atomic_file.h). */
+  struct atomic_file af;
+  FILE *f = atomic_file_open(&af, path, err, errlen);
+  if (f == NULL)
     return -1;
-  }
-  int rc = wl_trace_write(t, f);
-  if (fclose(f) != 0 || rc != 0 || rename(tmp, path) != 0) {
-    unlink(tmp);
+  if (wl_trace_write(t, f) != 0) {
+    atomic_file_abort(&af);
     snprintf(err, errlen, "%s: write failed", path);
     return -1;
   }
-  return 0;
+  return atomic_file_commit(&af, err, errlen);
 }
 
 /* Loader state: the file being read, for "FILE:LINE: message" errors. */
