@@ -143,15 +143,17 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: --platform, --workload and --out are required (see sgfabric run --help)\n");
     return 2;
   }
-  struct wl_trace *trace = wl_trace_open(workload, err, sizeof err);
-  if (trace == NULL) {
-    fprintf(stderr, "sgfabric run: %s\n", err);
-    return 1;
-  }
+  struct wl_trace *trace = NULL;
   struct run_setup s;
   int *rank_gpu = NULL;
   int rc = 1;
   if (run_setup_load(&o, &s, err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric run: %s\n", err);
+    goto out;
+  }
+  /* After the platform: a SimAI file without all_gpus spans the platform's GPUs. */
+  trace = wl_trace_open_on(workload, s.platform->topo->n_gpus, err, sizeof err);
+  if (trace == NULL) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
   }
