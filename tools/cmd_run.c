@@ -14,8 +14,9 @@
 #include "run_common.h"
 #include "wl_model.h"
 
+/* Every group a workload can use: MICRO SimAI files run on world. */
 static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GROUP_DP, WL_GROUP_EP, WL_GROUP_CP,
-                                                WL_GROUP_DP_EP};
+                                                WL_GROUP_DP_EP, WL_GROUP_WORLD};
 
 static void usage(FILE *out)
 {
