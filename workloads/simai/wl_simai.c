@@ -338,10 +338,13 @@ int wl_simai_find_blocks(int nrows, int ga, int (*alike)(int i, int j, void *ctx
   if (ga < 2 || nrows < ga)
     return 0;
   /* Longest block first: a block of layers is itself periodic (every transformer layer looks
-   * the same), and its sub-periods repeat ga times too. The blocks must cover at least half the
-   * rows, which bounds the search to n/(2 ga) lengths of O(n) each. */
-  int min_len = (nrows + 2 * ga - 1) / (2 * ga);
-  for (int len = nrows / ga; len >= min_len && len >= 1; len--) {
+   * the same), and its sub-periods repeat ga times too. The blocks must cover more than half of
+   * the rows, so they contain the middle row c, and c matches the row one block before or after
+   * it: a check in O(1) that rules out most lengths before the O(n) scan. */
+  int c = nrows / 2;
+  for (int len = nrows / ga; len >= 1 && (long)ga * len > nrows / 2; len--) {
+    if (!(c + len < nrows && alike(c, c + len, ctx)) && !(c - len >= 0 && alike(c - len, c, ctx)))
+      continue;
     long need = (long)(ga - 1) * len, run = 0;
     for (int i = 0; i + len < nrows; i++) {
       run = alike(i, i + len, ctx) ? run + 1 : 0;

@@ -218,6 +218,8 @@ static void test_wl_simai_find_blocks(void)
   expect_blocks("abcabc", 3, 0, 0, 0);            /* two copies, not three */
   expect_blocks("abab", 1, 0, 0, 0);              /* ga 1: no blocks to find */
   expect_blocks("PQRSTUVWxxyz", 2, 0, 0, 0);      /* "xx" repeats but covers < half the rows */
+  expect_blocks("PQRSabab", 2, 0, 0, 0);          /* exactly half: not more */
+  expect_blocks("ababPQR", 2, 1, 0, 2);           /* blocks first, then a long epilogue */
 }
 
 /* The shipped example: (collective, group) per row for forward, input-grad and weight-grad. Row 0
