@@ -198,6 +198,14 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
     if (*keys[k].v < keys[k].min)
       return fail(f, "%s: %s must be at least %ld", key, val, keys[k].min);
   }
+  if (strcmp(policy, "DATA") == 0 || strcmp(policy, "MICRO") == 0) {
+    /* SimAI reads the parallelism keys only for the transformer policies and runs DATA and
+     * MICRO without model parallelism: a pipeline there would be one it never simulated. */
+    if (pp > 1)
+      return fail(f, "pp %ld with policy %s: SimAI runs %s without a pipeline (pp must be 1)", pp,
+                  policy, policy);
+    tp = 1;
+  }
   if (unknown_len > 0)
     fprintf(stderr, "warning: %s:1: ignoring header fields SimAI does not read: %s\n", f->path,
             unknown);
@@ -213,8 +221,6 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
     return fail(f, "checkpoints/checkpoint_initiates lists are not supported (must be 0)");
   if (f->ga > 1000000 || gpus > 1L << 24)
     return fail(f, "ga or all_gpus out of range");
-  if (strcmp(policy, "DATA") == 0 || strcmp(policy, "MICRO") == 0)
-    tp = 1;
   /* Without the activation size the stages would run uncoupled (no bubble); SimAI warns that
    * its input "may cause simulation error" and AICB always writes pp_comm when pp > 1. */
   if (pp > 1 && f->pp_comm == 0)

@@ -167,6 +167,7 @@ static void test_wl_format_bogus_simai_refused(void)
   expect_load_error("simai:" BOGUS("simai-pp-zero-pp-comm.txt"), "1", "pp 2 needs pp_comm");
   expect_load_error("simai:" BOGUS("simai-pp-ga-no-blocks.txt"), "1",
                     "do not hold 4 repeated micro-batch blocks");
+  expect_load_error("simai:" BOGUS("simai-micro-pipeline.txt"), "1", "pp 2 with policy MICRO");
   expect_load_error("simai:" BOGUS("simai-fractional.txt"), "1",
                     "pp_comm: '1048576.5' is not a whole number");
   /* Without a platform (sgfabric deployment) a file without all_gpus has no job size. */
