@@ -502,7 +502,7 @@ static int backward_block(struct builder *b, int m)
 }
 
 /* The rows in SimAI's order, with the micro-batch blocks in Megatron-LM's 1F1B order
- * (PipeDream-Flush, Narayanan et al., SC'21 §2.2): prologue forward; the blocks; the epilogue
+ * (PipeDream-Flush, Narayanan et al., SC'21 §2.2.1): prologue forward; the blocks; the epilogue
  * right after the last block's forward (forward, then backward, as in SimAI's pass, where it
  * sits between the last forward and the first backward); the prologue backward; then a wait for
  * the weight-gradient collectives and one optimizer op of the rows' update times. */
