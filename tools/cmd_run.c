@@ -16,8 +16,9 @@
 #include "run_common.h"
 #include "wl_model.h"
 
+/* Every group a workload can use: MICRO SimAI files run on world. */
 static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GROUP_DP, WL_GROUP_EP, WL_GROUP_CP,
-                                                WL_GROUP_DP_EP};
+                                                WL_GROUP_DP_EP, WL_GROUP_WORLD};
 
 enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRESS };
 
@@ -195,20 +196,22 @@ int cmd_run(int argc, char **argv)
   struct run_setup s;
   memset(&s, 0, sizeof s);
   int *rank_gpu = NULL;
-  struct wl_trace *trace = wl_trace_open(workload, err, sizeof err);
-  if (trace == NULL) {
-    fprintf(stderr, "sgfabric run: %s\n", err);
-    goto out;
-  }
-  /* Said first, before a large platform is read and the simulation starts. */
-  if (o.fidelity == FAB_FIDELITY_PACKET && trace->layout.gpus > PACKET_FIDELITY_WARN_GPUS)
-    fprintf(stderr, "sgfabric run: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
-                    "and can take hours; --fidelity flow (the default) takes minutes at most\n",
-            trace->layout.gpus);
+  struct wl_trace *trace = NULL;
   if (run_setup_load(&o, &s, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
   }
+  /* After the platform: a SimAI file without all_gpus spans the platform's GPUs. */
+  trace = wl_trace_open_on(workload, s.platform->topo->n_gpus, err, sizeof err);
+  if (trace == NULL) {
+    fprintf(stderr, "sgfabric run: %s\n", err);
+    goto out;
+  }
+  /* Said before the simulation starts. */
+  if (o.fidelity == FAB_FIDELITY_PACKET && trace->layout.gpus > PACKET_FIDELITY_WARN_GPUS)
+    fprintf(stderr, "sgfabric run: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
+                    "and can take hours; --fidelity flow (the default) takes minutes at most\n",
+            trace->layout.gpus);
   const struct gpu_type *gpu = gpu_type_find(trace->gpu[0] ? trace->gpu : s.platform->gpu_type);
   if (gpu == NULL) {
     fprintf(stderr, "sgfabric run: %s: unknown GPU type '%s'\n", workload, trace->gpu);

@@ -34,6 +34,10 @@ simai_truncated_row) run_bogus simai-truncated-row.txt ".txt:4: |truncated row" 
 simai_negative) run_bogus simai-negative.txt ".txt:3: |negative value -1024" simai: ;;
 simai_group_too_large) run_bogus simai-group-too-large.txt ".txt:1: |group larger than the job" simai: ;;
 simai_bad_policy) run_bogus simai-bad-policy.txt ".txt:1: |unsupported SimAI policy" simai: ;;
+simai_pp_no_pp_comm) run_bogus simai-pp-no-pp-comm.txt ".txt:1: |pp 2 needs pp_comm" simai: ;;
+simai_pp_zero_pp_comm) run_bogus simai-pp-zero-pp-comm.txt ".txt:1: |pp 2 needs pp_comm" simai: ;;
+simai_pp_ga_no_blocks) run_bogus simai-pp-ga-no-blocks.txt ".txt:1: |do not hold 4 repeated micro-batch blocks" simai: ;;
+simai_fractional) run_bogus simai-fractional.txt ".txt:1: |pp_comm: '1048576.5' is not a whole number" simai: ;;
 workload_missing)
   expect_fail "no-such.trace" --platform "$tiny" --workload "$WORK/no-such.trace" --fabric maxmin ;;
 two_ranks_one_gpu) # a valid 16-rank trace, but ranks 4 and 5 both placed on gpu4 (line 10)

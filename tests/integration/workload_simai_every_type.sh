@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # workload_simai_every_type: workloads/examples/simai-every-type.txt (a hand-written SimAI/AICB
-# workload using every comm type, with the _EP and _DP_EP suffixes; all_gpus 8, tp 2, ep 2)
+# workload using every comm type, with the _EP and _DP_EP suffixes; all_gpus 8, tp 2, ep 2, ga 2
+# unrolled as AICB writes it: one prologue row, two micro-batch blocks, one epilogue row)
 # imports and runs with "sgfabric run --workload simai:FILE" on tiny-16.xml at both fidelities:
 # the summary has mfu: null (no FLOPs in a SimAI file) and a positive iteration time, and the collectives cover all five
 # operations on the tp, dp, ep and dp_ep groups.

@@ -1,17 +1,30 @@
 /* SimAI/AICB workload import. Format as read by SimAI's astra-sim Workload.cc: a policy
- * line with "key: value" fields, the row count, then 12-field rows per layer. */
+ * line with "key: value" fields, the row count, then 12-field rows per layer.
+ *
+ * The rows are one training iteration of one rank. AICB's SimAI training generator writes the
+ * rows of a stage's layers once per micro-batch (gradient accumulation unrolled) and puts `ga: N`
+ * in the header; SimAI walks the rows once per pass and uses GA only in its analytical bubble
+ * term (pp - 1) / GA. So the import runs every row once, and with pp > 1 schedules the ga
+ * repeated micro-batch blocks through the pipeline (docs/workload-format.md, "SimAI/AICB
+ * import"). */
 #include "wl_simai.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "wl_gen.h"
+
 #define SIMAI_FIELDS 12
 #define SIMAI_MAX_ROWS 1000000
+#define SIMAI_MAX_TOKENS 256
 
 struct simai_row {
+  uint64_t name_hash;                  /* FNV-1a of the row's name (block recognition) */
   double fwd_s, ig_s, wg_s, update_s;
   enum wl_coll fwd_coll, ig_coll, wg_coll;
   enum wl_group fwd_group, ig_group, wg_group;
@@ -23,10 +36,14 @@ struct simai_file {
   int line;
   char *err;
   size_t errlen;
+  int platform_gpus;
   enum wl_group fwd_default, wg_default;
   long ga, pp_comm;
   int nrows;
   struct simai_row *rows;
+  /* Micro-batch structure: rows [0, prologue) once, then nblocks blocks of block_len rows
+   * (one per micro-batch), then the epilogue up to nrows. */
+  int prologue, block_len, nblocks;
 };
 
 static int fail(struct simai_file *f, const char *fmt, ...)
@@ -79,29 +96,32 @@ int wl_simai_comm_type(const char *s, enum wl_group default_group, enum wl_coll 
   return -1;
 }
 
+/* A whole number: an integer, or a float with no fractional part ("8388608.0": AICB divides
+ * pp_comm by tp in Python and writes the float; SimAI's std::stoi reads its integral part). */
 static int parse_num(struct simai_file *f, const char *what, const char *s, int allow_neg,
                      long *v)
 {
   char *end;
   errno = 0;
   long long x = strtoll(s, &end, 10);
-  if (end == s || *end != '\0' || errno != 0)
+  if (end != s && *end != '\0' && errno == 0) {
+    double d = strtod(s, &end);
+    if (end == s || *end != '\0' || !isfinite(d))
+      return fail(f, "%s: '%s' is not a number", what, s);
+    if (d != floor(d) || fabs(d) > 9007199254740992.0)
+      return fail(f, "%s: '%s' is not a whole number", what, s);
+    x = (long long)d;
+  } else if (end == s || *end != '\0' || errno != 0) {
     return fail(f, "%s: '%s' is not an integer", what, s);
+  }
   if (x < 0 && !allow_neg)
     return fail(f, "%s: negative value %s", what, s);
   *v = (long)x;
   return 0;
 }
 
-static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
+static int policy_defaults(struct simai_file *f, const char *policy)
 {
-  char *tok[64];
-  int n = 0;
-  for (char *s = strtok(line, " \t\r\n"); s != NULL && n < 64; s = strtok(NULL, " \t\r\n"))
-    tok[n++] = s;
-  if (n == 0)
-    return fail(f, "empty first line: expected a SimAI policy such as HYBRID_TRANSFORMER");
-  const char *policy = tok[0];
   if (strcmp(policy, "HYBRID_TRANSFORMER") == 0 ||
       strcmp(policy, "HYBRID_TRANSFORMER_FWD_IN_BCKWD") == 0) {
     f->fwd_default = WL_GROUP_TP;
@@ -116,16 +136,38 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
     return fail(f, "unsupported SimAI policy '%s' (supported: HYBRID_TRANSFORMER, "
                    "HYBRID_TRANSFORMER_FWD_IN_BCKWD, DATA, MICRO)", policy);
   }
+  return 0;
+}
+
+/* The policy line. SimAI matches "key:" tokens and takes the next token as the value, except
+ * pp_comm, which it also accepts without the colon (its analytical example writes
+ * "pp_comm 50331648"); it ignores every other token. Unknown keys are ignored the same way, with
+ * one warning listing them. */
+static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
+{
+  char *tok[SIMAI_MAX_TOKENS];
+  int n = 0;
+  for (char *s = strtok(line, " \t\r\n"); s != NULL; s = strtok(NULL, " \t\r\n")) {
+    if (n == SIMAI_MAX_TOKENS)
+      return fail(f, "more than %d fields on the policy line", SIMAI_MAX_TOKENS);
+    tok[n++] = s;
+  }
+  if (n == 0)
+    return fail(f, "empty first line: expected a SimAI policy such as HYBRID_TRANSFORMER");
+  const char *policy = tok[0];
+  if (policy_defaults(f, policy) != 0)
+    return -1;
   long tp = 1, pp = 1, ep = 1, gpus = 0, vpp = 1, ckpt = 0, ckpt_init = 0;
   f->ga = 1;
+  f->pp_comm = 0;
+  char unknown[512] = "";
+  size_t unknown_len = 0;
   for (int i = 1; i < n; i++) {
     size_t len = strlen(tok[i]);
-    if (len < 2 || tok[i][len - 1] != ':')
-      return fail(f, "'%s': expected 'key:' followed by a value", tok[i]);
-    if (i + 1 >= n)
-      return fail(f, "'%s' has no value", tok[i]);
-    tok[i][len - 1] = '\0';
-    const char *key = tok[i], *val = tok[++i];
+    int colon = len >= 2 && tok[i][len - 1] == ':';
+    if (colon)
+      tok[i][len - 1] = '\0';
+    const char *key = tok[i];
     struct { const char *k; long *v; long min; } keys[] = {
         {"model_parallel_NPU_group", &tp, 1}, {"ep", &ep, 1}, {"pp", &pp, 1},
         {"vpp", &vpp, 0}, {"ga", &f->ga, 1}, {"all_gpus", &gpus, 1},
@@ -134,15 +176,47 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
     size_t k = 0;
     while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k].k, key) != 0)
       k++;
-    if (k == sizeof keys / sizeof keys[0])
-      return fail(f, "unknown header field '%s'", key);
+    int known = k < sizeof keys / sizeof keys[0] && (colon || strcmp(key, "pp_comm") == 0);
+    if (!known) {
+      /* A "key:" takes its value along; a bare token is ignored on its own. */
+      if (colon && i + 1 < n) {
+        size_t vlen = strlen(tok[i + 1]);
+        if (vlen == 0 || tok[i + 1][vlen - 1] != ':')
+          i++;
+      }
+      int w = snprintf(unknown + unknown_len, sizeof unknown - unknown_len, "%s'%s'",
+                       unknown_len ? ", " : "", key);
+      if (w > 0 && (size_t)w < sizeof unknown - unknown_len)
+        unknown_len += (size_t)w;
+      continue;
+    }
+    if (i + 1 >= n)
+      return fail(f, "'%s' has no value", key);
+    const char *val = tok[++i];
     if (parse_num(f, key, val, 0, keys[k].v) != 0)
       return -1;
     if (*keys[k].v < keys[k].min)
       return fail(f, "%s: %s must be at least %ld", key, val, keys[k].min);
   }
-  if (gpus == 0)
-    return fail(f, "missing all_gpus");
+  if (strcmp(policy, "DATA") == 0 || strcmp(policy, "MICRO") == 0) {
+    /* SimAI reads the parallelism keys only for the transformer policies and runs DATA and
+     * MICRO without model parallelism: a pipeline there would be one it never simulated. */
+    if (pp > 1)
+      return fail(f, "pp %ld with policy %s: SimAI runs %s without a pipeline (pp must be 1)", pp,
+                  policy, policy);
+    tp = 1;
+  }
+  if (unknown_len > 0)
+    fprintf(stderr, "warning: %s:1: ignoring header fields SimAI does not read: %s\n", f->path,
+            unknown);
+  if (gpus == 0) {
+    if (f->platform_gpus <= 0)
+      return fail(f, "no all_gpus in the header, and no platform to take the GPU count from "
+                     "(sgfabric run uses the platform's GPUs)");
+    gpus = f->platform_gpus;
+    fprintf(stderr, "note: %s:1: no all_gpus in the header: the job spans the platform's %ld GPUs\n",
+            f->path, gpus);
+  }
   if (ckpt != 0 || ckpt_init != 0)
     return fail(f, "checkpoints/checkpoint_initiates lists are not supported (must be 0)");
   if (f->ga > WL_MAX_MICROBATCHES)
@@ -151,8 +225,11 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
     return fail(f, "all_gpus: %ld is more than the limit of %ld GPUs", gpus, 1L << 24);
   if (f->pp_comm > WL_MAX_BYTES)
     return fail(f, "pp_comm: %ld bytes is more than the limit of 2^50 bytes", f->pp_comm);
-  if (strcmp(policy, "DATA") == 0 || strcmp(policy, "MICRO") == 0)
-    tp = 1;
+  /* Without the activation size the stages would run uncoupled (no bubble); SimAI warns that
+   * its input "may cause simulation error" and AICB always writes pp_comm when pp > 1. */
+  if (pp > 1 && f->pp_comm == 0)
+    return fail(f, "pp %ld needs pp_comm, the bytes of the activation a stage sends to the next per "
+                   "micro-batch (missing or 0)", pp);
   if (tp > gpus || pp > gpus || ep > gpus)
     return fail(f, "group larger than the job: tp=%ld pp=%ld ep=%ld, all_gpus=%ld", tp, pp, ep,
                 gpus);
@@ -164,6 +241,14 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
   if (wl_layout_check(l, msg, sizeof msg) != 0)
     return fail(f, "%s", msg);
   return 0;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+  uint64_t h = 14695981039346656037ULL;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
 }
 
 static int parse_row(struct simai_file *f, char *line, struct simai_row *r)
@@ -200,13 +285,15 @@ static int parse_row(struct simai_file *f, char *line, struct simai_row *r)
   for (int i = 0; i < 3; i++)
     if (wl_simai_comm_type(tok[ccol[i]], defaults[i], colls[i], groups[i]) != 0)
       return fail(f, "unknown comm type '%s' in row '%s'", tok[ccol[i]], tok[0]);
+  r->name_hash = fnv1a(tok[0]);
   r->fwd_s = t[0] * 1e-9;
   r->ig_s = t[1] * 1e-9;
   r->wg_s = t[2] * 1e-9;
   r->update_s = t[3] * 1e-9;
-  r->fwd_bytes = (double)b[0];
-  r->ig_bytes = (double)b[1];
-  r->wg_bytes = (double)b[2];
+  /* A NONE slot's size does not matter (AICB leaves the TP size in some of them). */
+  r->fwd_bytes = r->fwd_coll == WL_COLL_NONE ? 0 : (double)b[0];
+  r->ig_bytes = r->ig_coll == WL_COLL_NONE ? 0 : (double)b[1];
+  r->wg_bytes = r->wg_coll == WL_COLL_NONE ? 0 : (double)b[2];
   return 0;
 }
 
@@ -248,6 +335,72 @@ static int read_file(struct simai_file *f, FILE *in, struct wl_layout *l)
   return 0;
 }
 
+/* Two rows of the same layer in different micro-batches: same name, comm types, groups and
+ * sizes. Compute times may differ (AICB's first micro-batch carries extra embedding time). */
+static int rows_alike(const struct simai_row *a, const struct simai_row *b)
+{
+  return a->name_hash == b->name_hash && a->fwd_coll == b->fwd_coll && a->ig_coll == b->ig_coll &&
+         a->wg_coll == b->wg_coll && a->fwd_group == b->fwd_group && a->ig_group == b->ig_group &&
+         a->wg_group == b->wg_group && a->fwd_bytes == b->fwd_bytes && a->ig_bytes == b->ig_bytes &&
+         a->wg_bytes == b->wg_bytes;
+}
+
+int wl_simai_find_blocks(int nrows, int ga, int (*alike)(int i, int j, void *ctx), void *ctx,
+                         int *prologue, int *block_len)
+{
+  if (ga < 2 || nrows < ga)
+    return 0;
+  /* Longest block first: a block of layers is itself periodic (every transformer layer looks
+   * the same), and its sub-periods repeat ga times too. The blocks must cover more than half of
+   * the rows, so they contain the middle row c, and c matches the row one block before or after
+   * it: a check in O(1) that rules out most lengths before the O(n) scan. */
+  int c = nrows / 2;
+  for (int len = nrows / ga; len >= 1 && (long)ga * len > nrows / 2; len--) {
+    if (!(c + len < nrows && alike(c, c + len, ctx)) && !(c - len >= 0 && alike(c - len, c, ctx)))
+      continue;
+    long need = (long)(ga - 1) * len, run = 0;
+    for (int i = 0; i + len < nrows; i++) {
+      run = alike(i, i + len, ctx) ? run + 1 : 0;
+      if (run >= need) {
+        *prologue = (int)(i - need + 1);
+        *block_len = len;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+static int file_rows_alike(int i, int j, void *ctx)
+{
+  const struct simai_file *f = ctx;
+  return rows_alike(&f->rows[i], &f->rows[j]);
+}
+
+/* Splits the rows into prologue, micro-batch blocks and epilogue, or refuses a pipeline whose
+ * micro-batches cannot be told apart. */
+static int find_structure(struct simai_file *f, int pp)
+{
+  int prologue = 0, len = 0;
+  if (wl_simai_find_blocks(f->nrows, (int)f->ga, file_rows_alike, f, &prologue, &len)) {
+    f->prologue = prologue;
+    f->block_len = len;
+    f->nblocks = (int)f->ga;
+    return 0;
+  }
+  if (f->ga > 1 && pp > 1) {
+    f->line = 1;
+    return fail(f, "pp %d with ga %ld: the rows do not hold %ld repeated micro-batch blocks (rows "
+                   "with the same names, comm types and sizes, as AICB writes them), so the "
+                   "micro-batches cannot be scheduled through the pipeline", pp, f->ga, f->ga);
+  }
+  /* One pass over the rows, as SimAI runs them: every row belongs to one micro-batch. */
+  f->prologue = 0;
+  f->block_len = f->nrows;
+  f->nblocks = 1;
+  return 0;
+}
+
 static int emit(struct wl_program *p, struct wl_op o)
 {
   return wl_program_add(p, &o, NULL, 0);
@@ -276,78 +429,135 @@ static int emit_coll(struct wl_program *p, struct wl_op ctx, enum wl_coll c, enu
   return emit(p, ctx);
 }
 
-/* All forwards, then all backwards (GPipe order, as SimAI's own loop runs them); weight
- * gradients are reduced once, asynchronously, during the last micro-batch's backward. */
+struct builder {
+  const struct simai_file *f;
+  struct wl_program *p;
+  int stage, pp;
+  int *pending, npending; /* async weight-gradient collectives, joined before the optimizer */
+};
+
+/* Forward of rows [first, end): compute, then the blocking forward collective (SimAI waits for
+ * it before the next layer). */
+static int forward_rows(struct builder *b, int first, int end, int micro)
+{
+  struct wl_op ctx = {.phase = WL_PHASE_FORWARD, .micro = micro};
+  for (int i = first; i < end; i++) {
+    const struct simai_row *r = &b->f->rows[i];
+    ctx.layer = i;
+    if (emit_compute(b->p, ctx, r->fwd_s, WL_CC_GEMM) < 0 ||
+        emit_coll(b->p, ctx, r->fwd_coll, r->fwd_group, r->fwd_bytes, 0) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Backward of rows [first, end) in reverse: input-grad compute and its blocking collective,
+ * weight-grad compute and its collective, which SimAI issues non-blocking (async here). */
+static int backward_rows(struct builder *b, int first, int end, int micro)
+{
+  struct wl_op ctx = {.phase = WL_PHASE_BACKWARD, .micro = micro};
+  for (int i = end - 1; i >= first; i--) {
+    const struct simai_row *r = &b->f->rows[i];
+    ctx.layer = i;
+    if (emit_compute(b->p, ctx, r->ig_s, WL_CC_GEMM) < 0 ||
+        emit_coll(b->p, ctx, r->ig_coll, r->ig_group, r->ig_bytes, 0) < 0 ||
+        emit_compute(b->p, ctx, r->wg_s, WL_CC_GEMM) < 0)
+      return -1;
+    int id = emit_coll(b->p, ctx, r->wg_coll, r->wg_group, r->wg_bytes, 1);
+    if (id < 0)
+      return -1;
+    if (r->wg_coll != WL_COLL_NONE)
+      b->pending[b->npending++] = id;
+  }
+  return 0;
+}
+
+static int p2p(struct builder *b, enum wl_op_kind kind, enum wl_phase ph, int micro, int peer)
+{
+  struct wl_op o = {.kind = kind, .phase = ph, .micro = micro, .layer = -1, .group = WL_GROUP_PP,
+                    .peer = peer, .tag = 2L * micro + (ph == WL_PHASE_BACKWARD),
+                    .bytes = (double)b->f->pp_comm, .is_async = kind == WL_OP_SEND};
+  return emit(b->p, o);
+}
+
+/* Micro-batch block m: activations come from the previous stage and go to the next one
+ * (pp_comm bytes each way, the message SimAI's analytical model charges 2·GA times). */
+static int forward_block(struct builder *b, int m)
+{
+  const struct simai_file *f = b->f;
+  int first = f->prologue + m * f->block_len;
+  if (b->stage > 0 && p2p(b, WL_OP_RECV, WL_PHASE_FORWARD, m, -1) < 0)
+    return -1;
+  if (forward_rows(b, first, first + f->block_len, m) != 0)
+    return -1;
+  if (b->stage < b->pp - 1 && p2p(b, WL_OP_SEND, WL_PHASE_FORWARD, m, +1) < 0)
+    return -1;
+  return 0;
+}
+
+static int backward_block(struct builder *b, int m)
+{
+  const struct simai_file *f = b->f;
+  int first = f->prologue + m * f->block_len;
+  if (b->stage < b->pp - 1 && p2p(b, WL_OP_RECV, WL_PHASE_BACKWARD, m, +1) < 0)
+    return -1;
+  if (backward_rows(b, first, first + f->block_len, m) != 0)
+    return -1;
+  if (b->stage > 0 && p2p(b, WL_OP_SEND, WL_PHASE_BACKWARD, m, -1) < 0)
+    return -1;
+  return 0;
+}
+
+/* The rows in SimAI's order, with the micro-batch blocks in Megatron-LM's 1F1B order
+ * (PipeDream-Flush, Narayanan et al., SC'21 §2.2.1): prologue forward; the blocks; the epilogue
+ * right after the last block's forward (forward, then backward, as in SimAI's pass, where it
+ * sits between the last forward and the first backward); the prologue backward; then a wait for
+ * the weight-gradient collectives and one optimizer op of the rows' update times. */
 static int build_program(const struct simai_file *f, const struct wl_trace *t, int stage,
                          struct wl_program *p)
 {
-  int pp = t->layout.pp, rc = 0, *pending = malloc((size_t)f->nrows * 2 * sizeof(int));
-  int npending = 0;
-  if (pending == NULL)
-    return -1;
-  for (int g = 0; g < f->ga && rc >= 0; g++) {
-    struct wl_op ctx = {.phase = WL_PHASE_FORWARD, .micro = g};
-    if (stage > 0 && f->pp_comm > 0)
-      rc |= emit(p, (struct wl_op){.kind = WL_OP_RECV, .micro = g, .layer = -1,
-                                   .group = WL_GROUP_PP, .peer = -1, .tag = 2L * g,
-                                   .bytes = (double)f->pp_comm});
-    for (int i = 0; i < f->nrows && rc >= 0; i++) {
-      const struct simai_row *r = &f->rows[i];
-      ctx.layer = i;
-      rc = emit_compute(p, ctx, r->fwd_s, WL_CC_GEMM);
-      if (rc >= 0)
-        rc = emit_coll(p, ctx, r->fwd_coll, r->fwd_group, r->fwd_bytes, 0);
-    }
-    if (rc >= 0 && stage < pp - 1 && f->pp_comm > 0)
-      rc = emit(p, (struct wl_op){.kind = WL_OP_SEND, .micro = g, .layer = -1,
-                                  .group = WL_GROUP_PP, .peer = +1, .tag = 2L * g,
-                                  .bytes = (double)f->pp_comm, .is_async = 1});
+  struct builder b = {.f = f, .p = p, .stage = stage, .pp = t->layout.pp};
+  int m = f->nblocks, epilogue = f->prologue + m * f->block_len, rc = -1;
+  struct wl_sched_step *steps = malloc(sizeof *steps * 2 * (size_t)m);
+  b.pending = malloc(sizeof *b.pending * (size_t)f->nrows);
+  if (steps == NULL || b.pending == NULL)
+    goto out;
+  if (forward_rows(&b, 0, f->prologue, -1) != 0)
+    goto out;
+  int nsteps = wl_schedule_1f1b(b.pp, stage, m, steps);
+  for (int k = 0; k < nsteps; k++) {
+    if (steps[k].is_backward ? backward_block(&b, steps[k].micro) : forward_block(&b, steps[k].micro))
+      goto out;
+    if (!steps[k].is_backward && steps[k].micro == m - 1 &&
+        (forward_rows(&b, epilogue, f->nrows, -1) != 0 ||
+         backward_rows(&b, epilogue, f->nrows, -1) != 0))
+      goto out;
   }
-  for (int g = 0; g < f->ga && rc >= 0; g++) {
-    struct wl_op ctx = {.phase = WL_PHASE_BACKWARD, .micro = g};
-    int last = g == f->ga - 1;
-    if (stage < pp - 1 && f->pp_comm > 0)
-      rc = emit(p, (struct wl_op){.kind = WL_OP_RECV, .phase = WL_PHASE_BACKWARD, .micro = g,
-                                  .layer = -1, .group = WL_GROUP_PP, .peer = +1,
-                                  .tag = 2L * g + 1, .bytes = (double)f->pp_comm});
-    for (int i = f->nrows - 1; i >= 0 && rc >= 0; i--) {
-      const struct simai_row *r = &f->rows[i];
-      ctx.layer = i;
-      rc = emit_compute(p, ctx, r->ig_s, WL_CC_GEMM);
-      if (rc >= 0)
-        rc = emit_coll(p, ctx, r->ig_coll, r->ig_group, r->ig_bytes, 0);
-      if (rc >= 0)
-        rc = emit_compute(p, ctx, r->wg_s, WL_CC_GEMM);
-      int dp_like = r->wg_group == WL_GROUP_DP || r->wg_group == WL_GROUP_DP_EP;
-      if (rc >= 0 && r->wg_coll != WL_COLL_NONE && (!dp_like || last)) {
-        rc = emit_coll(p, ctx, r->wg_coll, r->wg_group, r->wg_bytes, dp_like);
-        if (rc >= 0 && dp_like)
-          pending[npending++] = rc;
-      }
-    }
-    if (rc >= 0 && stage > 0 && f->pp_comm > 0)
-      rc = emit(p, (struct wl_op){.kind = WL_OP_SEND, .phase = WL_PHASE_BACKWARD, .micro = g,
-                                  .layer = -1, .group = WL_GROUP_PP, .peer = -1,
-                                  .tag = 2L * g + 1, .bytes = (double)f->pp_comm,
-                                  .is_async = 1});
-  }
+  if (backward_rows(&b, 0, f->prologue, -1) != 0)
+    goto out;
   struct wl_op ctx = {.phase = WL_PHASE_OPTIMIZER, .micro = -1, .layer = -1};
-  if (rc >= 0 && npending > 0) {
+  if (b.npending > 0) {
     ctx.kind = WL_OP_WAIT;
-    rc = wl_program_add(p, &ctx, pending, npending);
+    if (wl_program_add(p, &ctx, b.pending, b.npending) < 0)
+      goto out;
   }
+  /* SimAI adds a row's update time after each of its collectives completes; here the rows'
+   * update times are one optimizer op at the end (AICB writes 100 ns per row). */
   double update = 0;
   for (int i = 0; i < f->nrows; i++)
     update += f->rows[i].update_s;
-  if (rc >= 0)
-    rc = emit_compute(p, ctx, update, WL_CC_OPTIMIZER);
-  free(pending);
-  return rc < 0 ? -1 : 0;
+  if (emit_compute(p, ctx, update, WL_CC_OPTIMIZER) < 0)
+    goto out;
+  rc = 0;
+out:
+  free(steps);
+  free(b.pending);
+  return rc;
 }
 
-struct wl_trace *wl_simai_load(const char *path, char *err, size_t errlen)
+struct wl_trace *wl_simai_load(const char *path, int platform_gpus, char *err, size_t errlen)
 {
-  struct simai_file f = {.path = path, .err = err, .errlen = errlen};
+  struct simai_file f = {.path = path, .err = err, .errlen = errlen, .platform_gpus = platform_gpus};
   struct wl_trace *t = NULL;
   FILE *in = fopen(path, "r");
   if (in == NULL) {
@@ -355,17 +565,20 @@ struct wl_trace *wl_simai_load(const char *path, char *err, size_t errlen)
     return NULL;
   }
   struct wl_layout l;
-  if (read_file(&f, in, &l) != 0)
+  if (read_file(&f, in, &l) != 0 || find_structure(&f, l.pp) != 0)
     goto close_file;
   t = wl_trace_new();
   if (t == NULL)
-    goto close_file;
+    goto fail_trace;
   t->layout = l;
   t->microbatches = (int)f.ga;
   t->global_batch = f.ga * l.dp;
   snprintf(t->model.name, sizeof t->model.name, "simai");
-  snprintf(t->generator, sizeof t->generator, "simai-import");
-  snprintf(t->gpu, sizeof t->gpu, "H100");
+  snprintf(t->generator, sizeof t->generator, "simai-import/prologue=%d/blocks=%dx%d/epilogue=%d",
+           f.prologue, f.nblocks, f.block_len, f.nrows - f.prologue - f.nblocks * f.block_len);
+  /* No GPU type: the file does not say (AICB's published traces are A100 measurements), so the
+   * replay takes the platform's. */
+  t->gpu[0] = '\0';
   if (wl_trace_alloc_stages(t) != 0)
     goto fail_trace;
   for (int s = 0; s < l.pp; s++)

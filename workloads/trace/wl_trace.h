@@ -191,6 +191,9 @@ int wl_trace_save(const struct wl_trace *t, const char *path, char *err, size_t 
 struct wl_trace *wl_trace_load(const char *path, char *err, size_t errlen);
 /* Opens a trace by spec: "simai:FILE" for a SimAI/AICB file, else the native format. */
 struct wl_trace *wl_trace_open(const char *spec, char *err, size_t errlen);
+/* The same, for a run on a platform of platform_gpus GPUs: the job size of a SimAI file whose
+ * header has no all_gpus. */
+struct wl_trace *wl_trace_open_on(const char *spec, int platform_gpus, char *err, size_t errlen);
 
 /* Names used by the text format and in reports; *_parse return -1 for unknown names. */
 const char *wl_group_name(enum wl_group g);
