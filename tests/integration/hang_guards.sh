@@ -136,9 +136,9 @@ simai_ga_limit) # ga: 1000000 used to build ops until killed
   sed '1s/ga: 2/ga: 1000000/' "$SRC/workloads/examples/simai-every-type.txt" >"$WORK/ga.txt"
   refused run "ga.txt:1: |ga: 1000000 micro-batches is more than the limit of 100000" --platform "$tiny" \
     --workload "simai:$WORK/ga.txt" --fabric ideal --no-progress
-  # A comm size past 2^50 bytes (row on line 3).
-  sed '3s/\t1048576\t/\t2000000000000000\t/' "$SRC/workloads/examples/simai-every-type.txt" >"$WORK/big.txt"
-  refused run "big.txt:3: |forward comm bytes 2000000000000000 is more than the limit of 2^50 bytes" \
+  # A comm size past 2^50 bytes (row on line 4).
+  sed '4s/\t1048576\t/\t2000000000000000\t/' "$SRC/workloads/examples/simai-every-type.txt" >"$WORK/big.txt"
+  refused run "big.txt:4: |forward comm bytes 2000000000000000 is more than the limit of 2^50 bytes" \
     --platform "$tiny" --workload "simai:$WORK/big.txt" --fabric ideal --no-progress ;;
 pfc_headroom_exceeds_buffer) # 4 MB x 8 ports = the whole 32 MB buffer: one 1000 B flow paused forever
   for h in 4MB 5GB; do

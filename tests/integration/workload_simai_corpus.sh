@@ -69,10 +69,12 @@ if name == "pp2-compute-only.txt":
     check(math.isclose(it, 5 * 3e-3, rel_tol=1e-3) and math.isclose(b["bubble_s"], 3e-3, rel_tol=1e-2),
           "1F1B with p=2, m=4: want iteration 15 ms and bubble 3 ms")
 want_warning = "ignoring header fields SimAI does not read: 'expert_parallel_npu_group', 'mode'"
+# The run's own note that the file uses fewer GPUs than the platform is not the import's.
+own = [l for l in err.splitlines() if "warning:" in l and "stay idle" not in l]
 if name == "unknown-keys.txt":
-    check(want_warning in err and err.count("warning:") == 1, "no single warning naming the ignored fields")
+    check(len(own) == 1 and want_warning in own[0], "no single warning naming the ignored fields")
 else:
-    check("warning:" not in err, "unexpected warning: " + err.strip())
+    check(not own, "unexpected warning: " + " | ".join(own))
 sys.exit(0 if ok else 1)
 PY
   n=$((n + 1))
