@@ -214,10 +214,16 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
     } else if (fabric_recompute_followed_flow_change(fab)) {
       /* Flows started or drained: their components get new shares. (A recomputation that
        * followed cap changes only leaves every flow set, hence every share, as it was.) */
-      for (size_t i = 0; i < n_recomputed; i++)
-        rs->fl_comp[i] = recomputed[i];
-      qsort(rs->fl_comp, n_recomputed, sizeof *rs->fl_comp, by_active_index);
-      fifo_shares(fab, rs->fl_comp, n_recomputed);
+      size_t n_active;
+      struct fab_flow **all = fabric_active_flows(fab, &n_active);
+      if (n_recomputed == n_active) {
+        fifo_shares(fab, all, n_active); /* one component: already in order */
+      } else {
+        for (size_t i = 0; i < n_recomputed; i++)
+          rs->fl_comp[i] = recomputed[i];
+        qsort(rs->fl_comp, n_recomputed, sizeof *rs->fl_comp, by_active_index);
+        fifo_shares(fab, rs->fl_comp, n_recomputed);
+      }
     }
   }
   if (spreading) {
