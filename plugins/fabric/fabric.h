@@ -68,6 +68,7 @@ struct fab_flow {
   uint32_t version;    /* invalidates completion events scheduled under older rates */
   uint32_t visit;      /* flow engine: last recomputation that visited it */
   int32_t fill_index;  /* flow engine: its index in that recomputation's component */
+  uint32_t cap_mark;   /* flow engine: last fabric_flow_caps_changed_for that reached it */
   int32_t port_pos[ROUTE_MAX_HOPS]; /* flow engine: its index in each path port's flow list */
   int32_t active_index;/* position in the active set */
   void *model_data;    /* per-flow state of the model */

@@ -205,9 +205,16 @@ void fabric_flow_caps_changed_for(struct fabric *fab, struct fab_flow *const *fl
    * flows of each component in the same order and schedules their completions in the same
    * order, which keeps the order of simultaneous events, hence the results, bit-identical. */
   uint32_t mark = ++fe->mark;
+  if (mark == 0) { /* wrapped: older stamps could match */
+    memset(fe->port_mark, 0, fe->n_port_slots * sizeof *fe->port_mark);
+    for (size_t i = 0; i < fe->n_active; i++)
+      fe->active[i]->cap_mark = 0;
+    mark = fe->mark = 1;
+  }
   int queued = 0;
   for (size_t i = 0; i < n; i++)
-    if (flows[i]->active_index >= 0)
+    if (flows[i]->active_index >= 0 && flows[i]->cap_mark != mark) {
+      flows[i]->cap_mark = mark;
       for (int h = 0; h < flows[i]->hops; h++) {
         int p = flows[i]->path[h];
         if (fe->port_mark[p] != mark) {
@@ -215,16 +222,22 @@ void fabric_flow_caps_changed_for(struct fabric *fab, struct fab_flow *const *fl
           fe->mark_queue[queued++] = p;
         }
       }
+    }
   for (int head = 0; head < queued; head++) {
     const struct port_flows *pf = &fe->on_port[fe->mark_queue[head]];
-    for (int k = 0; k < pf->count; k++)
-      for (int h = 0; h < pf->flows[k]->hops; h++) {
-        int p = pf->flows[k]->path[h];
+    for (int k = 0; k < pf->count; k++) {
+      struct fab_flow *f = pf->flows[k];
+      if (f->cap_mark == mark)
+        continue;
+      f->cap_mark = mark;
+      for (int h = 0; h < f->hops; h++) {
+        int p = f->path[h];
         if (fe->port_mark[p] != mark) {
           fe->port_mark[p] = mark;
           fe->mark_queue[queued++] = p;
         }
       }
+    }
   }
   for (size_t i = 0; i < fe->n_active; i++) {
     const struct fab_flow *f = fe->active[i];
