@@ -71,6 +71,7 @@ struct fab_flow {
   uint32_t version;    /* invalidates completion events scheduled under older rates */
   uint32_t visit;      /* flow engine: last recomputation that visited it */
   int32_t fill_index;  /* flow engine: its index in that recomputation's component */
+  uint32_t cap_mark;   /* flow engine: last fabric_flow_caps_changed_for that reached it */
   int32_t port_pos[ROUTE_MAX_HOPS]; /* flow engine: its index in each path port's flow list */
   int32_t active_index;/* position in the active set */
   void *model_data;    /* per-flow state of the model */
@@ -183,6 +184,7 @@ struct fab_stats {
   uint64_t packet_hops;     /* packet transmissions on any port */
   uint64_t flows_posted, flows_done;
   uint64_t rate_updates;    /* flow engine: max-min recomputations */
+  uint64_t flows_recomputed; /* flow engine: flows those recomputations visited (their components' sizes) */
   double bytes_delivered;
   double fabric_bytes[FAB_MAX_TAGS];  /* bytes injected into the fabric (NIC ports) per tag */
   double nvlink_bytes[FAB_MAX_TAGS];  /* bytes moved over NVLink per tag */
@@ -309,8 +311,15 @@ struct fab_flow *fabric_flow_split(struct fabric *fab, struct fab_flow *flow, do
 /* Packet engine: the packet's egress port at its current node (from the flow's path, or the
  * routing choice); used by models that keep packets themselves. */
 int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt);
-/* Flow engine: the model changed a rate cap; rates are recomputed. */
+/* Flow engine: caps may have changed anywhere; every active flow is recomputed. A model that
+ * knows which flows it changed calls fabric_flow_caps_changed_for or fabric_flow_set_cap
+ * instead. */
 void fabric_flow_caps_changed(struct fabric *fab);
+/* Flow engine: the model wrote the rate_cap_Bps of these n flows; only their components are
+ * recomputed (once, at the current date), with the same rates and completion dates as
+ * fabric_flow_caps_changed gives. On a fabric of many components (a permutation, rings, an
+ * incast beside other traffic) that visits a few flows instead of all of them. */
+void fabric_flow_caps_changed_for(struct fabric *fab, struct fab_flow *const *flows, size_t n);
 /* Flow engine: sets one flow's rate cap; only its component is recomputed. */
 void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_Bps);
 /* Flow engine: the capacity max-min shares out on a port, its line rate unless a model lowered it
@@ -324,6 +333,10 @@ double fabric_port_capacity(const struct fabric *fab, int port);
 double fabric_port_payload_rate(const struct fabric *fab, int port);
 /* Flow engine: how many active flows cross a port (its load, for routing choices). */
 int fabric_port_flow_count(const struct fabric *fab, int port);
+/* Flow engine, from on_rates: whether the recomputation just done followed a flow starting or
+ * draining (1), or only cap or capacity changes (0): in the latter case the flow set of every
+ * port is what the previous on_rates saw. */
+int fabric_recompute_followed_flow_change(const struct fabric *fab);
 /* Flow engine: the flows currently holding bandwidth. */
 struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count);
 /* Flow engine, from on_rates: the flows whose rates were just recomputed (the component of the

@@ -29,6 +29,11 @@ struct flow_engine {
   uint32_t epoch;
   int *dirty;                 /* ports whose flow set changed since the last recomputation */
   int n_dirty;
+  uint32_t *port_mark;        /* per port: last fabric_flow_caps_changed_for that reached it */
+  uint32_t mark;
+  int *mark_queue;            /* its breadth-first queue of ports */
+  int flows_moved;            /* a flow started or drained since the last recomputation */
+  int last_flows_moved;       /* ... before the last recomputation */
   /* scratch of one recomputation */
   int *ports;                 /* ports of the component */
   int n_ports;
@@ -63,6 +68,8 @@ struct flow_engine *flow_engine_new(struct fabric *fab)
   for (int p = 0; fe->capacity != NULL && p < fab->topo->n_ports; p++)
     fe->capacity[p] = fab->topo->ports[p].rate_Bps;
   fe->unfrozen = calloc(n, sizeof(int));
+  fe->port_mark = calloc(n, sizeof(uint32_t));
+  fe->mark_queue = calloc(n, sizeof(int));
   return fe;
 }
 
@@ -81,6 +88,8 @@ void flow_engine_free(struct flow_engine *fe)
   free(fe->capacity_left);
   free(fe->capacity);
   free(fe->unfrozen);
+  free(fe->port_mark);
+  free(fe->mark_queue);
   free(fe->new_rate);
   free(fe->frozen);
   free(fe->fill);
@@ -127,6 +136,7 @@ void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
     fab->ports[p].tx_bytes += flow->bytes;
     mark_dirty(fe, p);
   }
+  fe->flows_moved = 1;
   request_recompute(fab);
 }
 
@@ -172,6 +182,85 @@ void flow_engine_init_capacity(struct fabric *fab)
   struct flow_engine *fe = fab->fe;
   for (int p = 0; fe != NULL && fe->capacity != NULL && p < fab->topo->n_ports; p++)
     fe->capacity[p] = fabric_port_payload_rate(fab, p);
+}
+
+int fabric_recompute_followed_flow_change(const struct fabric *fab)
+{
+  return fab->fe ? fab->fe->last_flows_moved : 0;
+}
+
+/* Brings every active flow's bytes left up to the current date, as a recomputation does for the
+ * flows it visits. */
+static void bring_flows_up_to_date(struct fabric *fab)
+{
+  struct flow_engine *fe = fab->fe;
+  for (size_t i = 0; i < fe->n_active; i++) {
+    struct fab_flow *f = fe->active[i];
+    f->remaining -= f->rate_Bps * (fab->now - f->last_s);
+    if (f->remaining < 0)
+      f->remaining = 0;
+    f->last_s = fab->now;
+  }
+}
+
+void fabric_flow_caps_changed_for(struct fabric *fab, struct fab_flow *const *flows, size_t n)
+{
+  struct flow_engine *fe = fab->fe;
+  if (fe == NULL || n == 0)
+    return;
+  /* The bytes left of every flow are brought up to date, as fabric_flow_caps_changed's full
+   * recomputation does: models read them (RoCE's PFC spreading sums them into backlogs), and a
+   * flow's bytes left depend, in the last bits, on the dates they were updated at. A few
+   * operations per active flow, against progressive filling's O(crossings x log ports). */
+  bring_flows_up_to_date(fab);
+  /* Only the components of these flows can change: no flow outside them shares a port with
+   * them, and the flows of the other components keep their caps, hence their rates. Their
+   * ports are found breadth first, then marked dirty in the order fabric_flow_caps_changed
+   * marks them (active flows in order, each path in order): the recomputation then visits the
+   * flows of each component in the same order and schedules their completions in the same
+   * order, which keeps the order of simultaneous events, hence the results, bit-identical. */
+  uint32_t mark = ++fe->mark;
+  if (mark == 0) { /* wrapped: older stamps could match */
+    memset(fe->port_mark, 0, fe->n_port_slots * sizeof *fe->port_mark);
+    for (size_t i = 0; i < fe->n_active; i++)
+      fe->active[i]->cap_mark = 0;
+    mark = fe->mark = 1;
+  }
+  int queued = 0;
+  for (size_t i = 0; i < n; i++)
+    if (flows[i]->active_index >= 0 && flows[i]->cap_mark != mark) {
+      flows[i]->cap_mark = mark;
+      for (int h = 0; h < flows[i]->hops; h++) {
+        int p = flows[i]->path[h];
+        if (fe->port_mark[p] != mark) {
+          fe->port_mark[p] = mark;
+          fe->mark_queue[queued++] = p;
+        }
+      }
+    }
+  for (int head = 0; head < queued; head++) {
+    const struct port_flows *pf = &fe->on_port[fe->mark_queue[head]];
+    for (int k = 0; k < pf->count; k++) {
+      struct fab_flow *f = pf->flows[k];
+      if (f->cap_mark == mark)
+        continue;
+      f->cap_mark = mark;
+      for (int h = 0; h < f->hops; h++) {
+        int p = f->path[h];
+        if (fe->port_mark[p] != mark) {
+          fe->port_mark[p] = mark;
+          fe->mark_queue[queued++] = p;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < fe->n_active; i++) {
+    const struct fab_flow *f = fe->active[i];
+    if (f->hops > 0 && fe->port_mark[f->path[0]] == mark)
+      for (int h = 0; h < f->hops; h++)
+        mark_dirty(fe, f->path[h]);
+  }
+  request_recompute(fab);
 }
 
 int fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps)
@@ -222,6 +311,7 @@ static void remove_active(struct flow_engine *fe, struct fab_flow *flow)
         }
     mark_dirty(fe, p);
   }
+  fe->flows_moved = 1;
 }
 
 /* The flows and ports connected to the dirty ports (breadth first over port -> flows -> ports). */
@@ -234,6 +324,8 @@ static void collect_component(struct fabric *fab)
   for (int i = 0; i < fe->n_dirty; i++)
     fe->ports[fe->n_ports++] = fe->dirty[i];
   fe->n_dirty = 0;
+  fe->last_flows_moved = fe->flows_moved;
+  fe->flows_moved = 0;
   for (int head = 0; head < fe->n_ports; head++) {
     const struct port_flows *pf = &fe->on_port[fe->ports[head]];
     for (int k = 0; k < pf->count; k++) {
@@ -323,6 +415,7 @@ void flow_engine_recompute(struct fabric *fab)
   fab->stats.rate_updates++;
   collect_component(fab);
   size_t n = fe->n_flows;
+  fab->stats.flows_recomputed += n;
   if (n == 0)
     return;
   for (size_t i = 0; i < n; i++) {

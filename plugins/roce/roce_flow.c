@@ -34,6 +34,12 @@ static double line_rate(const struct fabric *fab, const struct fab_flow *f)
   return fab->topo->ports[f->path[0]].rate_Bps;
 }
 
+/* A flow's arrival rate at hop h >= 1 under FIFO shares. */
+static double fifo_in(const struct fab_flow *f, int h)
+{
+  return ((const struct roce_flow *)f->model_data)->fl_fifo_in[h];
+}
+
 static int is_switch_port(const struct fabric *fab, int port)
 {
   return fab->topo->nodes[fab->topo->ports[port].node].kind == TOPO_SWITCH;
@@ -52,42 +58,49 @@ static double xoff_estimate(const struct fabric *fab, int node)
  * leaves it at C x (its arrival rate / total arrival rate), not at the max-min share (Jain's FIFO
  * fluid model; a flow slowed upstream keeps less of a later bottleneck). The arrival rates
  * depend on the upstream ports' shares: a Jacobi iteration over the hops from the NIC (round
- * robin among its flows, an equal split) to the last hop reaches their fixed point. out[i]
- * receives flow i's rate after its last hop. */
-static void fifo_shares(struct fabric *fab, struct fab_flow **flows, size_t n, double *out)
+ * robin among its flows, an equal split) to the last hop reaches their fixed point. Each flow's
+ * arrival rates (fl_fifo_in) and share (fl_fifo_Bps) are kept in its roce_flow.
+ *
+ * The shares of a flow depend only on the flows of its component (flows linked by shared
+ * ports), so the pass takes one or more whole components; flows must be in active-set order,
+ * the order the sums over a port's flows are taken in, so that a component gets the same bits
+ * as in a pass over every active flow. */
+static void fifo_shares(struct fabric *fab, struct fab_flow **flows, size_t n)
 {
   struct roce_state *rs = roce__state(fab);
   const struct topo *t = fab->topo;
-  double *in = rs->fl_scratch;
   for (size_t i = 0; i < n; i++)
     rs->fl_demand[flows[i]->path[0]] += 1; /* flows per NIC port */
   for (size_t i = 0; i < n; i++) {
-    const struct fab_flow *f = flows[i];
-    double r = t->ports[f->path[0]].rate_Bps / rs->fl_demand[f->path[0]];
-    for (int h = 1; h < f->hops; h++)
-      in[i * ROUTE_MAX_HOPS + h] = r;
+    struct roce_flow *rf = flows[i]->model_data;
+    double r = t->ports[flows[i]->path[0]].rate_Bps / rs->fl_demand[flows[i]->path[0]];
+    for (int h = 1; h < flows[i]->hops; h++)
+      rf->fl_fifo_in[h] = r;
   }
   for (size_t i = 0; i < n; i++)
     rs->fl_demand[flows[i]->path[0]] = 0;
   for (int iter = 0; iter < 64; iter++) {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+      const struct roce_flow *rf = flows[i]->model_data;
       for (int h = 1; h < flows[i]->hops; h++)
-        rs->fl_demand[flows[i]->path[h]] += in[i * ROUTE_MAX_HOPS + h];
+        rs->fl_demand[flows[i]->path[h]] += rf->fl_fifo_in[h];
+    }
     double moved = 0;
     for (size_t i = 0; i < n; i++) {
       const struct fab_flow *f = flows[i];
-      double r = in[i * ROUTE_MAX_HOPS + 1];
+      struct roce_flow *rf = f->model_data;
+      double r = rf->fl_fifo_in[1];
       for (int h = 1; h < f->hops; h++) {
         int p = f->path[h];
         if (h > 1) {
-          moved = fmax(moved, fabs(in[i * ROUTE_MAX_HOPS + h] - r) / r);
-          in[i * ROUTE_MAX_HOPS + h] = r;
+          moved = fmax(moved, fabs(rf->fl_fifo_in[h] - r) / r);
+          rf->fl_fifo_in[h] = r;
         }
         double c = t->ports[p].rate_Bps;
         if (rs->fl_demand[p] > c)
           r *= c / rs->fl_demand[p];
       }
-      out[i] = r;
+      rf->fl_fifo_Bps = r;
     }
     for (size_t i = 0; i < n; i++)
       for (int h = 1; h < flows[i]->hops; h++)
@@ -95,6 +108,40 @@ static void fifo_shares(struct fabric *fab, struct fab_flow **flows, size_t n, d
     if (moved < 1e-6)
       break;
   }
+}
+
+static int by_active_index(const void *a, const void *b)
+{
+  int32_t x = (*(struct fab_flow *const *)a)->active_index, y = (*(struct fab_flow *const *)b)->active_index;
+  return (x > y) - (x < y);
+}
+
+/* Room for n flows in the pass's two flow arrays. */
+static void reserve_flows(struct roce_state *rs, size_t n)
+{
+  if (n <= rs->fl_cap)
+    return;
+  rs->fl_cap = 2 * n;
+  rs->fl_comp = realloc(rs->fl_comp, rs->fl_cap * sizeof *rs->fl_comp);
+  rs->fl_changed = realloc(rs->fl_changed, rs->fl_cap * sizeof *rs->fl_changed);
+  if (rs->fl_comp == NULL || rs->fl_changed == NULL)
+    abort();
+}
+
+/* The go-back-N goodput cap of a flow (0: none), a property of its path: computed once. */
+static double loss_cap(const struct fabric *fab, const struct fab_flow *f)
+{
+  struct roce_flow *rf = f->model_data;
+  if (rf != NULL && rf->fl_loss_cap_Bps >= 0)
+    return rf->fl_loss_cap_Bps;
+  const struct roce_state *rs = roce__state(fab);
+  double rtt = 2 * fabric_path_tail_latency(fab, f, 0);
+  double window = ceil(line_rate(fab, f) * rtt / fab->mtu) + 1;
+  double factor = roce__loss_goodput_factor(rs->cfg.drop_rate, f->hops, window);
+  double cap = factor < 1 ? factor * line_rate(fab, f) : 0;
+  if (rf != NULL)
+    rf->fl_loss_cap_Bps = cap;
+  return cap;
 }
 
 /* Timed onset of a pause: a link u feeding a congested egress e is paused only once the ingress
@@ -133,39 +180,56 @@ static void spread_onsets(struct fabric *fab, struct fab_flow **flows, size_t n)
   }
 }
 
-void roce__flow_rates(struct fabric *fab)
+void roce__flow_rates(struct fabric *fab, int after_recompute)
 {
   struct roce_state *rs = roce__state(fab);
   const struct topo *t = fab->topo;
-  size_t n;
+  size_t n, n_recomputed;
   int spreading = rs->cfg.pfc.enabled && rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF;
   int fifo = rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF;
   int fluid = !fifo && rs->cfg.fluid && fab->fidelity == FAB_FIDELITY_FLOW;
   /* With DCQCN on and no fluid model the only cap is the loss goodput, a property of each flow:
    * the flows just recomputed are enough (a 10,240-GPU run has tens of thousands of active flows
-   * and millions of recomputations). FIFO shares, pause spreading and the fluid model look at
-   * every active flow. */
+   * and millions of recomputations). Pause spreading and the fluid model look at every active
+   * flow; FIFO shares only at the components whose flow set changed (the flows just
+   * recomputed), the others keep theirs. */
   int per_flow = !fifo && !fluid;
-  struct fab_flow **flows = per_flow ? fabric_recomputed_flows(fab, &n) : fabric_active_flows(fab, &n);
+  struct fab_flow **recomputed = fabric_recomputed_flows(fab, &n_recomputed);
+  struct fab_flow **active = fabric_active_flows(fab, &n);
+  if (!after_recompute)
+    n_recomputed = 0, recomputed = NULL; /* a timer: no recomputation to follow */
+  int whole = spreading || fluid || !after_recompute;
+  struct fab_flow **flows = whole ? active : recomputed;
+  if (!whole)
+    n = n_recomputed;
   if (fluid) {
     if (!roce__fluid_flows_changed(fab))
       return; /* a cap moved (a fluid step): the loss caps cannot have changed */
     roce__fluid_detect(fab, flows, n);
   }
+  reserve_flows(rs, n > n_recomputed ? n : n_recomputed);
   if (fifo) {
-    if (n > rs->fl_cap) {
-      rs->fl_cap = 2 * n;
-      rs->fl_scratch = realloc(rs->fl_scratch, rs->fl_cap * ROUTE_MAX_HOPS * sizeof(double));
-      rs->fl_fifo = realloc(rs->fl_fifo, rs->fl_cap * sizeof(double));
-      if (rs->fl_scratch == NULL || rs->fl_fifo == NULL)
-        abort();
+    if (!after_recompute) {
+      fifo_shares(fab, active, n);
+    } else if (fabric_recompute_followed_flow_change(fab)) {
+      /* Flows started or drained: their components get new shares. (A recomputation that
+       * followed cap changes only leaves every flow set, hence every share, as it was.) */
+      size_t n_active;
+      struct fab_flow **all = fabric_active_flows(fab, &n_active);
+      if (n_recomputed == n_active) {
+        fifo_shares(fab, all, n_active); /* one component: already in order */
+      } else {
+        for (size_t i = 0; i < n_recomputed; i++)
+          rs->fl_comp[i] = recomputed[i];
+        qsort(rs->fl_comp, n_recomputed, sizeof *rs->fl_comp, by_active_index);
+        fifo_shares(fab, rs->fl_comp, n_recomputed);
+      }
     }
-    fifo_shares(fab, flows, n, rs->fl_fifo);
   }
   if (spreading) {
     for (size_t i = 0; i < n; i++)
       for (int h = 0; h < flows[i]->hops; h++) /* arrival rates: the FIFO shares upstream of each hop */
-        rs->fl_demand[flows[i]->path[h]] += h == 0 ? line_rate(fab, flows[i]) : rs->fl_scratch[i * ROUTE_MAX_HOPS + h];
+        rs->fl_demand[flows[i]->path[h]] += h == 0 ? line_rate(fab, flows[i]) : fifo_in(flows[i], h);
     for (size_t i = 0; i < n; i++)
       for (int h = 1; h < flows[i]->hops; h++) {
         int e = flows[i]->path[h];
@@ -179,7 +243,7 @@ void roce__flow_rates(struct fabric *fab)
         if (is_switch_port(fab, e) && rs->fl_demand[e] > t->ports[e].rate_Bps * (1 + 1e-9) &&
             rs->fl_backlog[e] > xoff_estimate(fab, t->ports[e].node)) {
           /* the part of e's backlog this flow leaves in the ingress PG fed by u */
-          rs->fl_pg_growth[u] += rs->fl_scratch[i * ROUTE_MAX_HOPS + h] * (1 - t->ports[e].rate_Bps / rs->fl_demand[e]);
+          rs->fl_pg_growth[u] += fifo_in(f, h) * (1 - t->ports[e].rate_Bps / rs->fl_demand[e]);
           rs->fl_sw_growth[u] = rs->fl_demand[e] - t->ports[e].rate_Bps;
           rs->fl_spread_on[u] += 1;
           if (rs->fl_spread_e[u] != e) {
@@ -202,17 +266,15 @@ void roce__flow_rates(struct fabric *fab)
       }
     spread_onsets(fab, flows, n);
   }
-  int changed = 0;
+  size_t n_changed = 0;
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
-    double rtt = 2 * fabric_path_tail_latency(fab, f, 0);
-    double window = ceil(line_rate(fab, f) * rtt / fab->mtu) + 1;
-    double factor = roce__loss_goodput_factor(rs->cfg.drop_rate, f->hops, window);
-    double cap = factor < 1 ? factor * line_rate(fab, f) : 0;
+    double cap = loss_cap(fab, f);
     if (fluid)
       cap = roce__fluid_cap(fab, f, cap);
-    if (fifo && rs->fl_fifo[i] < line_rate(fab, f) * (1 - 1e-9) && (cap == 0 || rs->fl_fifo[i] < cap))
-      cap = rs->fl_fifo[i];
+    double share = fifo ? ((const struct roce_flow *)f->model_data)->fl_fifo_Bps : 0;
+    if (fifo && share < line_rate(fab, f) * (1 - 1e-9) && (cap == 0 || share < cap))
+      cap = share;
     if (spreading)
       for (int h = 0; h + 1 < f->hops; h++) {
         int u = f->path[h], next = f->path[h + 1];
@@ -221,11 +283,12 @@ void roce__flow_rates(struct fabric *fab)
           cap = rs->fl_victim_cap[u];
       }
     if (fabs(cap - f->rate_cap_Bps) > 1e-9 * (cap + f->rate_cap_Bps)) {
-      if (per_flow)
+      if (per_flow) {
         fabric_flow_set_cap(fab, f, cap);
-      else
+      } else {
         f->rate_cap_Bps = cap;
-      changed = 1;
+        rs->fl_changed[n_changed++] = f;
+      }
     }
   }
   if (spreading)
@@ -240,6 +303,5 @@ void roce__flow_rates(struct fabric *fab)
         rs->fl_spread_in[flows[i]->path[h]] = 0;
         rs->fl_spread_e[flows[i]->path[h]] = -1;
       }
-  if (changed && !per_flow)
-    fabric_flow_caps_changed(fab);
+  fabric_flow_caps_changed_for(fab, rs->fl_changed, n_changed); /* their components only */
 }

@@ -121,6 +121,11 @@ struct roce_flow {
   uint8_t fl_lag;           /* tau* in steps */
   uint8_t fl_seen;          /* on_rates has seen it */
   uint8_t fl_in;            /* crosses a bottleneck in transient */
+  /* flow fidelity, FIFO shares (roce_flow.c): kept from pass to pass, since only the components
+   * whose flow set changed are recomputed */
+  double fl_fifo_in[ROUTE_MAX_HOPS]; /* its arrival rate at each hop >= 1 */
+  double fl_fifo_Bps;       /* its FIFO share after its last hop */
+  double fl_loss_cap_Bps;   /* its go-back-N goodput cap (0: none; -1: not computed yet) */
   struct roce_flow *free_next;
 };
 
@@ -176,9 +181,9 @@ struct roce_state {
   uint64_t *fl_onset_seen; /* per port u: the spreading pass that last saw it paused */
   uint64_t fl_spread_pass; /* spreading passes (roce__flow_rates with PFC on, DCQCN off) */
   double fl_spread_due;  /* date of the pending ROCE_EV_SPREAD (0: none) */
-  double *fl_scratch;    /* per active flow and hop: its arrival rate at the hop (FIFO shares) */
-  double *fl_fifo;       /* per active flow: its FIFO share after its last hop */
-  size_t fl_cap;         /* flows the two arrays hold */
+  struct fab_flow **fl_comp;    /* the flows of the FIFO-share pass, in active-set order */
+  struct fab_flow **fl_changed; /* the flows whose cap the pass changed */
+  size_t fl_cap;                /* flows the two arrays hold */
   /* flow fidelity, fluid DCQCN (roce_fluid.c) */
   struct roce_fluid_port *fl_ports; /* bottlenecks in transient */
   size_t fl_n_ports, fl_cap_ports;
@@ -236,7 +241,10 @@ void roce__rp_alpha_expiry(const struct dcqcn_params *p, struct roce_flow *rf);
  * it stays armed while the flow is below line rate. */
 int roce__rp_rate_expiry(struct roce_state *rs, struct roce_flow *rf);
 
-void roce__flow_rates(struct fabric *fab);
+/* Flow fidelity: the caps of FIFO shares, pause spreading, loss and the fluid model. From
+ * on_rates (after_recompute 1) the FIFO shares of the flows just recomputed are redone; from a
+ * timer of the model (0), those of every active flow. */
+void roce__flow_rates(struct fabric *fab, int after_recompute);
 double roce__loss_goodput_factor(double p_link, int hops, double window_pkts);
 
 int roce__fluid_init(struct fabric *fab);

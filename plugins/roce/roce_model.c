@@ -102,8 +102,8 @@ static void roce_fini(struct fabric *fab)
   free(rs->fl_spread_on);
   free(rs->fl_spread_in);
   free(rs->fl_spread_e);
-  free(rs->fl_scratch);
-  free(rs->fl_fifo);
+  free(rs->fl_comp);
+  free(rs->fl_changed);
   roce__fluid_fini(fab);
   free(rs->flow_series.rows);
   free(rs->port_series.rows);
@@ -138,6 +138,7 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
   struct roce_flow *rf = rflow_alloc(rs);
   rf->flow = flow;
   rf->last_cnp_s = -1;
+  rf->fl_loss_cap_Bps = -1;
   rs->fl_starts++;
   flow->model_data = rf;
   flow->queue = (uint8_t)rs->cfg.priority;
@@ -414,7 +415,7 @@ static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
     struct roce_state *rs = ptr;
     if (fab->now >= rs->fl_spread_due - 1e-15) {
       rs->fl_spread_due = 0;
-      roce__flow_rates(fab);
+      roce__flow_rates(fab, 0);
     }
   } else if (kind >= ROCE_EV_CNP) {
     struct roce_flow *rf = ptr;
@@ -426,7 +427,7 @@ static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
   }
 }
 
-static void roce_on_rates(struct fabric *fab) { roce__flow_rates(fab); }
+static void roce_on_rates(struct fabric *fab) { roce__flow_rates(fab, 1); }
 
 static double paused_total(const struct fabric *fab)
 {
