@@ -428,8 +428,10 @@ int cmd_compare(int argc, char **argv)
   if (cj == NULL)
     goto fail;
   fprintf(cj, "{\n  \"fabrics\": [");
-  for (int f = 0; f < o.n_fabrics; f++)
-    fprintf(cj, "%s\"%s\"", f ? ", " : "", o.fabrics[f]);
+  for (int f = 0; f < o.n_fabrics; f++) {
+    fprintf(cj, "%s", f ? ", " : "");
+    json_write_string(cj, o.fabrics[f]);
+  }
   fprintf(cj, "],\n  \"rows\": [");
   int first = 1;
   for (size_t k = 0; k < N_ROWS; k++) {
@@ -440,7 +442,7 @@ int cmd_compare(int argc, char **argv)
       if (isnan(v))
         fprintf(cj, "%snull", f ? ", " : "");
       else
-        fprintf(cj, "%s%.17g", f ? ", " : "", v * rows[k].scale);
+        fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(v * rows[k].scale));
     }
     fprintf(cj, "]}");
     first = 0;

@@ -284,8 +284,8 @@ int cmd_flows(int argc, char **argv)
     }
     fprintf(f, "{\n");
     run_write_summary_head(f, &o, &s, sim_time);
-    fprintf(f, "  \"flows\": %d,\n  \"bytes_delivered\": %.17g,\n", g_flows.n, s.fab->stats.bytes_delivered);
-    fprintf(f, "  \"mean_fct_us\": %.17g,\n  \"max_fct_us\": %.17g,\n", fct_sum / g_flows.n, fct_max);
+    fprintf(f, "  \"flows\": %d,\n  \"bytes_delivered\": %s,\n", g_flows.n, JSON_NUMBER(s.fab->stats.bytes_delivered));
+    fprintf(f, "  \"mean_fct_us\": %s,\n  \"max_fct_us\": %s,\n", JSON_NUMBER(fct_sum / g_flows.n), JSON_NUMBER(fct_max));
     fprintf(f, "  \"counters\": {\n");
     fabric_write_counters(s.fab, f, "    ");
     fprintf(f, "  }\n}\n");

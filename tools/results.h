@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "json_out.h"
+
 struct results {
   char dir[4096];
   char tmp[4160];
@@ -26,7 +28,7 @@ void results_abort(struct results *r);
 int results_write_manifest(struct results *r, int argc, char **argv, const char *const *inputs, int n_inputs,
                            uint64_t seed);
 
-/* Writes s as a JSON string literal. */
+/* Writes s as a JSON string literal (json_write_string of plugins/fabric/json_out.h). */
 void json_string(FILE *out, const char *s);
 
 #endif

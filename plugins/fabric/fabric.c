@@ -2,8 +2,11 @@
 #include "fabric.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "json_out.h"
 
 const struct param_def fabric_params[] = {
     {"fabric/mtu", PARAM_INT, UNIT_BYTES, "4096", 256, 65536, NULL,
@@ -331,6 +334,19 @@ void fabric_advance(struct fabric *fab, double until)
 
 void fabric_run(struct fabric *fab) { fabric_advance(fab, HUGE_VAL); }
 
+void fabric_write_json_name(FILE *out, const char *indent, const char *key, const char *fmt, ...)
+{
+  /* Node and link names come from the platform file: escaped like any user text. */
+  char name[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(name, sizeof name, fmt, ap);
+  va_end(ap);
+  fprintf(out, "%s\"%s\": ", indent, key);
+  json_write_string(out, name);
+  fprintf(out, ",\n");
+}
+
 void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent)
 {
   const struct fab_stats *s = &fab->stats;
@@ -343,10 +359,10 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
   fprintf(out, "%s\"packets\": %llu,\n", indent, (unsigned long long)s->packets);
   fprintf(out, "%s\"packet_hops\": %llu,\n", indent, (unsigned long long)s->packet_hops);
   fprintf(out, "%s\"rate_updates\": %llu,\n", indent, (unsigned long long)s->rate_updates);
-  fprintf(out, "%s\"fabric_bytes\": %.17g,\n", indent, fabric_total);
-  fprintf(out, "%s\"nvlink_bytes\": %.17g,\n", indent, nvlink_total);
-  fprintf(out, "%s\"mean_fct_s\": %.17g,\n", indent, s->flows_done ? s->fct_sum_s / (double)s->flows_done : 0.0);
-  fprintf(out, "%s\"max_fct_s\": %.17g,\n", indent, s->fct_max_s);
+  fprintf(out, "%s\"fabric_bytes\": %s,\n", indent, JSON_NUMBER(fabric_total));
+  fprintf(out, "%s\"nvlink_bytes\": %s,\n", indent, JSON_NUMBER(nvlink_total));
+  fprintf(out, "%s\"mean_fct_s\": %s,\n", indent, JSON_NUMBER(s->flows_done ? s->fct_sum_s / (double)s->flows_done : 0.0));
+  fprintf(out, "%s\"max_fct_s\": %s,\n", indent, JSON_NUMBER(s->fct_max_s));
   /* Per-link figures are summarised here; links.csv has every direction. */
   const struct topo *t = fab->topo;
   double sim_time = fab->now > 0 ? fab->now : 1;
@@ -363,11 +379,11 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
       max_port = p;
     }
   }
-  fprintf(out, "%s\"link_utilisation_mean\": %.17g,\n", indent, counted ? sum_util / counted : 0.0);
-  fprintf(out, "%s\"link_utilisation_max\": %.17g,\n", indent, max_util);
+  fprintf(out, "%s\"link_utilisation_mean\": %s,\n", indent, JSON_NUMBER(counted ? sum_util / counted : 0.0));
+  fprintf(out, "%s\"link_utilisation_max\": %s,\n", indent, JSON_NUMBER(max_util));
   if (max_port >= 0)
-    fprintf(out, "%s\"link_utilisation_max_at\": \"%s:%s->%s\",\n", indent, t->links[t->ports[max_port].link].name,
-            t->nodes[t->ports[max_port].node].name, t->nodes[t->ports[max_port].peer_node].name);
+    fabric_write_json_name(out, indent, "link_utilisation_max_at", "%s:%s->%s", t->links[t->ports[max_port].link].name,
+                           t->nodes[t->ports[max_port].node].name, t->nodes[t->ports[max_port].peer_node].name);
   double peak = 0;
   int peak_port = -1;
   for (int p = 0; p < t->n_ports; p++)
@@ -375,10 +391,10 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
       peak = fab->ports[p].peak_queued;
       peak_port = p;
     }
-  fprintf(out, "%s\"peak_queue_bytes\": %.17g,\n", indent, peak);
+  fprintf(out, "%s\"peak_queue_bytes\": %s,\n", indent, JSON_NUMBER(peak));
   if (peak_port >= 0)
-    fprintf(out, "%s\"peak_queue_at\": \"%s->%s\",\n", indent, t->nodes[t->ports[peak_port].node].name,
-            t->nodes[t->ports[peak_port].peer_node].name);
+    fabric_write_json_name(out, indent, "peak_queue_at", "%s->%s", t->nodes[t->ports[peak_port].node].name,
+                           t->nodes[t->ports[peak_port].peer_node].name);
   if (fab->model->write_counters)
     fab->model->write_counters((struct fabric *)fab, out, indent);
   fprintf(out, "%s\"drops\": %llu\n", indent, (unsigned long long)s->drops);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ib.h"
+#include "json_out.h"
 #include "ib_internal.h"
 
 static int ib_init(struct fabric *fab, char *err, size_t errlen)
@@ -136,20 +137,20 @@ static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
       worst_port = p;
     }
   fprintf(out, "%s\"ib_routing\": \"%s\",\n", indent, st->p.routing == IB_ROUTING_AR ? "ar" : "dmodk");
-  fprintf(out, "%s\"credit_stall_s\": %.17g,\n", indent, st->stats.credit_stall_s);
-  fprintf(out, "%s\"credit_stall_max_port_s\": %.17g,\n", indent, worst);
+  fprintf(out, "%s\"credit_stall_s\": %s,\n", indent, JSON_NUMBER(st->stats.credit_stall_s));
+  fprintf(out, "%s\"credit_stall_max_port_s\": %s,\n", indent, JSON_NUMBER(worst));
   if (worst_port >= 0) {
     port_name(t, worst_port, name, sizeof name);
-    fprintf(out, "%s\"credit_stall_max_at\": \"%s\",\n", indent, name);
+    fabric_write_json_name(out, indent, "credit_stall_max_at", "%s", name);
   }
   fprintf(out, "%s\"credit_updates\": %llu,\n", indent, (unsigned long long)st->stats.credit_updates);
-  fprintf(out, "%s\"ib_peak_buffer_bytes\": %.17g,\n", indent, st->stats.peak_buffer_bytes);
+  fprintf(out, "%s\"ib_peak_buffer_bytes\": %s,\n", indent, JSON_NUMBER(st->stats.peak_buffer_bytes));
   if (st->stats.peak_buffer_port >= 0) {
     int p = st->stats.peak_buffer_port;
-    fprintf(out, "%s\"ib_peak_buffer_at\": \"%s input from %s, VL %d\",\n", indent,
-            t->nodes[t->ports[p].peer_node].name, t->nodes[t->ports[p].node].name, st->stats.peak_buffer_vl);
+    fabric_write_json_name(out, indent, "ib_peak_buffer_at", "%s input from %s, VL %d", t->nodes[t->ports[p].peer_node].name,
+                           t->nodes[t->ports[p].node].name, st->stats.peak_buffer_vl);
   }
-  fprintf(out, "%s\"ib_buffer_per_vl_bytes\": %.17g,\n", indent, (double)st->p.buffer_blocks * st->p.block_bytes);
+  fprintf(out, "%s\"ib_buffer_per_vl_bytes\": %s,\n", indent, JSON_NUMBER((double)st->p.buffer_blocks * st->p.block_bytes));
   fprintf(out, "%s\"adaptive_routing_decisions\": %llu,\n", indent, (unsigned long long)st->stats.ar_decisions);
   fprintf(out, "%s\"adaptive_routing_deviations\": %llu,\n", indent, (unsigned long long)st->stats.ar_deviations);
   fprintf(out, "%s\"flow_window_caps\": %llu,\n", indent, (unsigned long long)st->stats.window_caps);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_out.h"
 #include "roce_internal.h"
 
 static uint32_t flow_arg(const struct roce_flow *rf, int kind) { return rf->gen << 4 | (uint32_t)kind; }
@@ -420,22 +421,22 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   const struct topo *t = fab->topo;
   fprintf(out, "%s\"pfc_pause_frames\": %llu,\n", in, (unsigned long long)s->pfc.pause_sent);
   fprintf(out, "%s\"pfc_resume_frames\": %llu,\n", in, (unsigned long long)s->pfc.resume_sent);
-  fprintf(out, "%s\"pfc_paused_s\": %.17g,\n", in, paused_total(fab));
+  fprintf(out, "%s\"pfc_paused_s\": %s,\n", in, JSON_NUMBER(paused_total(fab)));
   fprintf(out, "%s\"ecn_marks\": %llu,\n", in, (unsigned long long)(s->ecn.marked_prob + s->ecn.marked_forced));
   fprintf(out, "%s\"cnps\": %llu,\n", in, (unsigned long long)s->cnps_sent);
   fprintf(out, "%s\"dcqcn_rate_cuts\": %llu,\n", in, (unsigned long long)s->dcqcn.cuts);
   fprintf(out, "%s\"drops_buffer\": %llu,\n", in, (unsigned long long)s->drops_buffer);
   fprintf(out, "%s\"drops_random\": %llu,\n", in, (unsigned long long)s->drops_random);
   fprintf(out, "%s\"drops_headroom_overflow\": %llu,\n", in, (unsigned long long)s->pfc.headroom_overflow);
-  fprintf(out, "%s\"retransmitted_bytes\": %.17g,\n", in, s->gbn.retransmitted_B);
+  fprintf(out, "%s\"retransmitted_bytes\": %s,\n", in, JSON_NUMBER(s->gbn.retransmitted_B));
   fprintf(out, "%s\"gbn_nacks\": %llu,\n", in, (unsigned long long)s->gbn.nacks);
   fprintf(out, "%s\"gbn_timeouts\": %llu,\n", in, (unsigned long long)s->gbn.timeouts);
   fprintf(out, "%s\"gbn_discarded_packets\": %llu,\n", in, (unsigned long long)s->gbn.discarded);
-  fprintf(out, "%s\"roce_peak_buffer_bytes\": %.17g,\n", in, sg_roce_get_peak_buffer(fab));
+  fprintf(out, "%s\"roce_peak_buffer_bytes\": %s,\n", in, JSON_NUMBER(sg_roce_get_peak_buffer(fab)));
   if (fab->fidelity == FAB_FIDELITY_FLOW) {
-    fprintf(out, "%s\"ecn_marks_est\": %.0f,\n", in, s->fl_marks_est);
-    fprintf(out, "%s\"cnps_est\": %.0f,\n", in, s->fl_cnps_est);
-    fprintf(out, "%s\"fluid_peak_queue_bytes\": %.17g,\n", in, s->fl_peak_queue_B);
+    fprintf(out, "%s\"ecn_marks_est\": %s,\n", in, JSON_NUMBER(round(s->fl_marks_est)));
+    fprintf(out, "%s\"cnps_est\": %s,\n", in, JSON_NUMBER(round(s->fl_cnps_est)));
+    fprintf(out, "%s\"fluid_peak_queue_bytes\": %s,\n", in, JSON_NUMBER(s->fl_peak_queue_B));
     fprintf(out, "%s\"fluid_transients\": %llu,\n", in, (unsigned long long)s->fl_transients);
     fprintf(out, "%s\"fluid_steps\": %llu,\n", in, (unsigned long long)s->fl_steps);
   }
@@ -443,8 +444,11 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   int first = 1;
   for (int p = 0; p < t->n_ports; p++)
     if (!t->ports[p].is_nvlink && fab->ports[p].peak_queued > 0) {
-      fprintf(out, "%s\"%s->%s\": %.17g", first ? "" : ", ", t->nodes[t->ports[p].node].name,
-              t->nodes[t->ports[p].peer_node].name, fab->ports[p].peak_queued);
+      char name[512];
+      snprintf(name, sizeof name, "%s->%s", t->nodes[t->ports[p].node].name, t->nodes[t->ports[p].peer_node].name);
+      fprintf(out, "%s", first ? "" : ", ");
+      json_write_string(out, name);
+      fprintf(out, ": %s", JSON_NUMBER(fab->ports[p].peak_queued));
       first = 0;
     }
   fprintf(out, "},\n");
