@@ -9,6 +9,8 @@
 
 /* Returns the trace, or NULL with "FILE:LINE: message" in err. */
 struct wl_trace *wl_simai_load(const char *path, char *err, size_t errlen);
+/* The same from an open stream (named path in messages); the caller closes it. */
+struct wl_trace *wl_simai_read(FILE *in, const char *path, char *err, size_t errlen);
 
 /* Parses a SimAI comm type ("ALLGATHER_DP_EP"); default_group applies without a suffix.
  * Returns 0, or -1 for an unknown type. NONE gives WL_COLL_NONE. */
