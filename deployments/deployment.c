@@ -163,35 +163,10 @@ int *deployment_parse(const char *text, size_t len, const char *path, int n_rank
 
 int *deployment_load(const char *path, int n_ranks, int n_gpus, char *err, size_t errlen)
 {
-  FILE *in = text_input_open(path, "deployment file", err, errlen);
-  if (in == NULL)
+  size_t len;
+  char *text = text_input_slurp(path, "deployment file", (size_t)1 << 30, &len, err, errlen);
+  if (text == NULL)
     return NULL;
-  char *text = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 65536 > cap) {
-      cap = cap ? 2 * cap : 65536;
-      char *grown = realloc(text, cap);
-      if (grown == NULL) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        free(text);
-        fclose(in);
-        return NULL;
-      }
-      text = grown;
-    }
-    size_t got = fread(text + len, 1, cap - len, in);
-    len += got;
-    if (got == 0)
-      break;
-  }
-  int failed = ferror(in);
-  fclose(in);
-  if (failed) {
-    snprintf(err, errlen, "%s: read error", path);
-    free(text);
-    return NULL;
-  }
   int *map = deployment_parse(text, len, path, n_ranks, n_gpus, err, errlen);
   free(text);
   return map;

@@ -315,8 +315,11 @@ int cmd_compare(int argc, char **argv)
   wargv[wargc++] = "-o";
   wargv[wargc++] = workload;
   wargv[wargc] = NULL;
-  if (workload_cli_main(wargc, (char **)wargv) != 0) {
-    fprintf(stderr, "sgfabric compare: the workload options are refused (above)\n");
+  int workload_rc = workload_cli_main(wargc, (char **)wargv);
+  if (workload_rc != 0) {
+    /* 2: an option is refused; 1: the model file, the layout or writing the trace failed. */
+    fprintf(stderr, "sgfabric compare: %s (the reason is above)\n",
+            workload_rc == 2 ? "the workload options are refused" : "cannot generate the workload");
     goto fail;
   }
   if (o.platform) {

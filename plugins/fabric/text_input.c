@@ -20,6 +20,47 @@ FILE *text_input_open(const char *path, const char *what, char *err, size_t errl
   return in;
 }
 
+char *text_input_slurp(const char *path, const char *what, size_t max, size_t *len, char *err, size_t errlen)
+{
+  FILE *in = text_input_open(path, what, err, errlen);
+  if (in == NULL)
+    return NULL;
+  char *text = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 65536 + 1 > cap) {
+      cap = cap ? 2 * cap : 65536 + 1;
+      char *grown = realloc(text, cap);
+      if (grown == NULL) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto fail;
+      }
+      text = grown;
+    }
+    errno = 0;
+    size_t got = fread(text + n, 1, cap - n - 1, in);
+    n += got;
+    if (n > max) {
+      snprintf(err, errlen, "%s: larger than %zu bytes: not a %s", path, max, what);
+      goto fail;
+    }
+    if (got == 0)
+      break;
+  }
+  if (ferror(in)) {
+    snprintf(err, errlen, "%s: read error: %s", path, strerror(errno ? errno : EIO));
+    goto fail;
+  }
+  fclose(in);
+  text[n] = '\0';
+  *len = n;
+  return text;
+fail:
+  free(text);
+  fclose(in);
+  return NULL;
+}
+
 void text_input_init(struct text_input *t, FILE *in, const char *path, size_t max_len)
 {
   memset(t, 0, sizeof *t);

@@ -21,6 +21,10 @@
  * stream or NULL with "PATH: ..." in err (strerror, or "is a directory"). */
 FILE *text_input_open(const char *path, const char *what, char *err, size_t errlen);
 
+/* Reads the whole file (an XML input) into a NUL-terminated buffer the caller frees; NULL with
+ * "PATH: ..." in err (the messages of text_input_open, "read error: ...", "larger than MAX"). */
+char *text_input_slurp(const char *path, const char *what, size_t max, size_t *len, char *err, size_t errlen);
+
 struct text_input {
   FILE *in;
   const char *path; /* for messages */

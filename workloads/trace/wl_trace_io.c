@@ -105,10 +105,24 @@ int wl_trace_save(const struct wl_trace *t, const char *path, char *err, size_t 
     snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
     return -1;
   }
+  /* A full disk (ENOSPC) or a file-size limit (EFBIG) shows up at a buffered write, at the
+   * final flush or at close: keep the first errno seen so that the message says which. */
+  errno = 0;
   int rc = wl_trace_write(t, f);
-  if (fclose(f) != 0 || rc != 0 || rename(tmp, path) != 0) {
+  int saved = rc != 0 ? errno : 0;
+  if (fflush(f) != 0 && saved == 0)
+    saved = errno;
+  if (fclose(f) != 0 && saved == 0)
+    saved = errno;
+  if (rc != 0 || saved != 0) {
     unlink(tmp);
-    snprintf(err, errlen, "%s: write failed", path);
+    snprintf(err, errlen, "%s: cannot write the workload: %s", path, strerror(saved ? saved : EIO));
+    return -1;
+  }
+  if (rename(tmp, path) != 0) {
+    saved = errno;
+    unlink(tmp);
+    snprintf(err, errlen, "%s: cannot move the workload into place: %s", path, strerror(saved));
     return -1;
   }
   return 0;
