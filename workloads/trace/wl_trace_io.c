@@ -432,6 +432,9 @@ static int load_body(struct reader *r, struct wl_trace *t)
     if (strcmp(k, "model") == 0) {
       rc = parse_fields(r, 1, model_fields, sizeof model_fields / sizeof model_fields[0]);
     } else if (strcmp(k, "layout") == 0) {
+      /* The stages are allocated from the layout: a second one would replace them. */
+      if (have_layout)
+        return fail(r, "a second 'layout' line (the layout is given once, before the programs)");
       rc = parse_fields(r, 1, layout_fields, sizeof layout_fields / sizeof layout_fields[0]);
       char msg[200];
       if (rc == 0 && wl_layout_check(l, msg, sizeof msg) != 0)
