@@ -148,6 +148,10 @@ int *deployment_parse(const char *text, size_t len, const char *path, int n_rank
     snprintf(err, errlen, "%s: too large", path);
     return NULL;
   }
+  if (len == 0) { /* libxml2 refuses it without a message */
+    snprintf(err, errlen, "%s: empty file (expected a deployment XML file)", path);
+    return NULL;
+  }
   g_error[0] = '\0';
   xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)capture);
   xmlDoc *doc = xmlReadMemory(text, (int)len, path, NULL, DEPLOYMENT_XML_OPTIONS);

@@ -363,6 +363,10 @@ struct platform *platform_parse(const char *text, size_t len, const char *path, 
     snprintf(err, errlen, "%s: too large", path);
     return NULL;
   }
+  if (len == 0) { /* libxml2 refuses it without a message */
+    snprintf(err, errlen, "%s: empty file (expected a platform XML file)", path);
+    return NULL;
+  }
   struct platform *p = calloc(1, sizeof *p);
   p->path = xstrdup(path);
   p->topo = topo_new();
