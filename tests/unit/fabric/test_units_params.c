@@ -8,6 +8,7 @@
 #include "fabric.h"
 #include "json_out.h"
 #include "param.h"
+#include "text_input.h"
 #include "units.h"
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b); }
@@ -162,6 +163,58 @@ static void test_param_text_values_are_range_checked(void)
   param_set_free(set);
 }
 
+/* Text inputs: a UTF-8 BOM on line 1 is dropped (it is invisible in a message quoting the line),
+ * CRLF ends a line, a NUL byte is named with its line and column, and an over-long line is refused. */
+static void test_text_input_lines(void)
+{
+  static const char text[] = "\xEF\xBB\xBFsrc,dst\r\nsecond\n\xEF\xBB\xBFthird\nfo\0ur\n";
+  FILE *f = fmemopen((void *)text, sizeof text - 1, "r");
+  struct text_input t;
+  text_input_init(&t, f, "in.csv", 16);
+  char *line, err[128];
+  size_t len;
+  CU_ASSERT_EQUAL(text_input_line(&t, &line, &len, err, sizeof err), 1);
+  CU_ASSERT_STRING_EQUAL(line, "src,dst");
+  CU_ASSERT_EQUAL(len, 7);
+  CU_ASSERT_EQUAL(text_input_line(&t, &line, &len, err, sizeof err), 1);
+  CU_ASSERT_STRING_EQUAL(line, "second");
+  CU_ASSERT_EQUAL(text_input_line(&t, &line, &len, err, sizeof err), 1);
+  CU_ASSERT_STRING_EQUAL(line, "\xEF\xBB\xBFthird"); /* only line 1 may start with a BOM */
+  CU_ASSERT_EQUAL(text_input_line(&t, &line, &len, err, sizeof err), -1);
+  CU_ASSERT_STRING_EQUAL(err, "in.csv:4: NUL byte at column 3: not a text file");
+  text_input_free(&t);
+  fclose(f);
+
+  static const char longer[] = "0123456789abcdefg\n";
+  f = fmemopen((void *)longer, sizeof longer - 1, "r");
+  text_input_init(&t, f, "in.csv", 16);
+  CU_ASSERT_EQUAL(text_input_line(&t, &line, &len, err, sizeof err), -1);
+  CU_ASSERT_STRING_EQUAL(err, "in.csv:1: line longer than 16 characters");
+  text_input_free(&t);
+  fclose(f);
+
+  CU_ASSERT_PTR_NULL(text_input_open(SGF_SOURCE_DIR "/docs", "flow file", err, sizeof err));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "docs: is a directory, not a flow file"));
+  CU_ASSERT_PTR_NULL(text_input_open(SGF_SOURCE_DIR "/no-such-file", "flow file", err, sizeof err));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "no-such-file: cannot open the flow file: No such file or directory"));
+}
+
+/* Ranks, GPU indices and counts: decimal digits only, no wrap-around. */
+static void test_text_parse_index(void)
+{
+  long long v = -1;
+  CU_ASSERT(text_parse_index("0", 15, &v) == 0 && v == 0);
+  CU_ASSERT(text_parse_index("15", 15, &v) == 0 && v == 15);
+  CU_ASSERT(text_parse_index("9223372036854775807", 9223372036854775807LL, &v) == 0 && v == 9223372036854775807LL);
+  const char *bad[] = {"16", "4294967296", "99999999999999999999", "-1", "+1", " 1", "1 ", "1junk", "0x1",
+                       "1e3", "01", "", NULL};
+  for (int i = 0; bad[i]; i++)
+    CU_ASSERT_EQUAL(text_parse_index(bad[i], 15, &v), -1);
+  CU_ASSERT_EQUAL(text_parse_index("7", 5, &v), -1); /* one digit above a small maximum */
+  CU_ASSERT_EQUAL(text_parse_index("9223372036854775808", 9223372036854775807LL, &v), -1);
+  CU_ASSERT_EQUAL(text_parse_index(NULL, 15, &v), -1);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -173,6 +226,8 @@ int main(void)
   CU_add_test(s, "units_refuse_overflow_after_scaling", test_units_refuse_overflow_after_scaling);
   CU_add_test(s, "json_strings_and_numbers", test_json_strings_and_numbers);
   CU_add_test(s, "param_text_values_are_range_checked", test_param_text_values_are_range_checked);
+  CU_add_test(s, "text_input_lines", test_text_input_lines);
+  CU_add_test(s, "text_parse_index", test_text_parse_index);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   int failures = (int)CU_get_number_of_failures();
