@@ -5,10 +5,13 @@
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "text_input.h"
 
 int *deployment_linear(int n)
 {
@@ -46,65 +49,72 @@ static void capture(void *ctx, const xmlError *e)
     g_error[--len] = '\0';
 }
 
-int *deployment_load(const char *path, int n_ranks, int n_gpus, char *err, size_t errlen)
+/* Host names are the platform's "gpuN": N in decimal, no sign, no leading zero, nothing after. */
+static int parse_gpu_host(const char *host, int n_gpus)
 {
-  g_error[0] = '\0';
-  xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)capture);
-  xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING);
-  xmlSetStructuredErrorFunc(NULL, NULL);
-  if (doc == NULL) {
-    if (access(path, R_OK) != 0)
-      snprintf(err, errlen, "%s: cannot open the deployment file", path);
-    else
-      snprintf(err, errlen, "%s:%s", path, g_error[0] ? g_error : " malformed XML");
+  long long gpu;
+  if (host == NULL || strncmp(host, "gpu", 3) != 0 || text_parse_index(host + 3, n_gpus - 1LL, &gpu) != 0)
+    return -1;
+  return (int)gpu;
+}
+
+static int *read_placement(xmlDoc *doc, const char *path, int n_ranks, int n_gpus, char *err, size_t errlen)
+{
+  int *map = malloc(sizeof(int) * (size_t)(n_ranks > 0 ? n_ranks : 1));
+  char *gpu_used = calloc((size_t)(n_gpus > 0 ? n_gpus : 0) + 1, 1);
+  if (map == NULL || gpu_used == NULL) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    free(map);
+    free(gpu_used);
     return NULL;
   }
-  int *map = malloc(sizeof(int) * (size_t)(n_ranks > 0 ? n_ranks : 1));
-  char *gpu_used = calloc((size_t)n_gpus + 1, 1);
   for (int r = 0; r < n_ranks; r++)
     map[r] = -1;
   int ok = 1;
   xmlNode *root = xmlDocGetRootElement(doc);
-  for (xmlNode *a = root ? root->children : NULL; a && ok; a = a->next) {
+  if (root == NULL || strcmp((const char *)root->name, "platform") != 0) {
+    snprintf(err, errlen, "%s:%d: expected a <platform> root element (a SimGrid deployment file)", path,
+             root ? (int)xmlGetLineNo(root) : 1);
+    ok = 0;
+  }
+  for (xmlNode *a = ok ? root->children : NULL; a && ok; a = a->next) {
     if (a->type != XML_ELEMENT_NODE)
       continue;
     int line = (int)xmlGetLineNo(a);
     if (strcmp((const char *)a->name, "actor") != 0) {
-      snprintf(err, errlen, "%s:%d: expected <actor>, found <%s>", path, line, (const char *)a->name);
+      snprintf(err, errlen, "%s:%d: expected <actor>, found <%.40s>", path, line, (const char *)a->name);
       ok = 0;
       break;
     }
     xmlChar *host = xmlGetProp(a, (const xmlChar *)"host");
     xmlChar *function = xmlGetProp(a, (const xmlChar *)"function");
-    int gpu = -1, rank = -1;
-    if (host && strncmp((const char *)host, "gpu", 3) == 0)
-      gpu = atoi((const char *)host + 3);
+    xmlChar *value = NULL;
+    int gpu = parse_gpu_host((const char *)host, n_gpus), arguments = 0;
+    long long rank = -1;
     for (xmlNode *arg = a->children; arg; arg = arg->next)
-      if (arg->type == XML_ELEMENT_NODE && strcmp((const char *)arg->name, "argument") == 0) {
-        xmlChar *v = xmlGetProp(arg, (const xmlChar *)"value");
-        char *end = NULL;
-        if (v)
-          rank = (int)strtol((const char *)v, &end, 10);
-        if (v == NULL || *end != '\0')
-          rank = -2;
-        xmlFree(v);
-        break;
-      }
+      if (arg->type == XML_ELEMENT_NODE && strcmp((const char *)arg->name, "argument") == 0 && arguments++ == 0)
+        value = xmlGetProp(arg, (const xmlChar *)"value");
+    int rank_ok = value != NULL && text_parse_index((const char *)value, n_ranks - 1LL, &rank) == 0;
     if (function == NULL || strcmp((const char *)function, "rank") != 0)
       snprintf(err, errlen, "%s:%d: actor function must be \"rank\"", path, line), ok = 0;
-    else if (gpu < 0 || gpu >= n_gpus)
-      snprintf(err, errlen, "%s:%d: host '%s' is not a GPU of the platform (gpu0..gpu%d)", path, line,
+    else if (gpu < 0)
+      snprintf(err, errlen, "%s:%d: host '%.40s' is not a GPU of the platform (gpu0..gpu%d)", path, line,
                host ? (const char *)host : "", n_gpus - 1), ok = 0;
-    else if (rank < 0 || rank >= n_ranks)
-      snprintf(err, errlen, "%s:%d: the rank argument must be 0..%d", path, line, n_ranks - 1), ok = 0;
+    else if (arguments != 1)
+      snprintf(err, errlen, "%s:%d: an actor takes one <argument value=\"RANK\"/>, found %d", path, line,
+               arguments), ok = 0;
+    else if (!rank_ok)
+      snprintf(err, errlen, "%s:%d: rank argument '%.40s' is not a rank of the workload (0..%d)", path, line,
+               value ? (const char *)value : "", n_ranks - 1), ok = 0;
     else if (map[rank] >= 0)
-      snprintf(err, errlen, "%s:%d: rank %d is placed twice", path, line, rank), ok = 0;
+      snprintf(err, errlen, "%s:%d: rank %lld is placed twice", path, line, rank), ok = 0;
     else if (gpu_used[gpu])
       snprintf(err, errlen, "%s:%d: gpu%d runs two ranks", path, line, gpu), ok = 0;
     else {
       map[rank] = gpu;
       gpu_used[gpu] = 1;
     }
+    xmlFree(value);
     xmlFree(host);
     xmlFree(function);
   }
@@ -113,11 +123,48 @@ int *deployment_load(const char *path, int n_ranks, int n_gpus, char *err, size_
       snprintf(err, errlen, "%s: rank %d is not placed (the workload has %d ranks)", path, r, n_ranks);
       ok = 0;
     }
-  xmlFreeDoc(doc);
   free(gpu_used);
   if (!ok) {
     free(map);
     return NULL;
   }
+  return map;
+}
+
+/* No network, no entity substitution, no DTD loading: a deployment is plain elements. */
+#define DEPLOYMENT_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_NOWARNING)
+
+int *deployment_parse(const char *text, size_t len, const char *path, int n_ranks, int n_gpus, char *err,
+                      size_t errlen)
+{
+  if (len > (size_t)INT32_MAX) {
+    snprintf(err, errlen, "%s: too large", path);
+    return NULL;
+  }
+  if (len == 0) { /* libxml2 refuses it without a message */
+    snprintf(err, errlen, "%s: empty file (expected a deployment XML file)", path);
+    return NULL;
+  }
+  g_error[0] = '\0';
+  xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)capture);
+  xmlDoc *doc = xmlReadMemory(text, (int)len, path, NULL, DEPLOYMENT_XML_OPTIONS);
+  xmlSetStructuredErrorFunc(NULL, NULL);
+  if (doc == NULL) {
+    snprintf(err, errlen, "%s:%s", path, g_error[0] ? g_error : " malformed XML");
+    return NULL;
+  }
+  int *map = read_placement(doc, path, n_ranks, n_gpus, err, errlen);
+  xmlFreeDoc(doc);
+  return map;
+}
+
+int *deployment_load(const char *path, int n_ranks, int n_gpus, char *err, size_t errlen)
+{
+  size_t len;
+  char *text = text_input_slurp(path, "deployment file", (size_t)1 << 30, &len, err, errlen);
+  if (text == NULL)
+    return NULL;
+  int *map = deployment_parse(text, len, path, n_ranks, n_gpus, err, errlen);
+  free(text);
   return map;
 }

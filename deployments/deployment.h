@@ -17,5 +17,8 @@ int deployment_write(const char *path, const int *rank_gpu, int n, const char *c
 /* Reads a deployment: every rank 0..n_ranks-1 exactly once, on distinct GPUs below n_gpus.
  * Returns the placement (caller frees) or NULL with "FILE:LINE: message". */
 int *deployment_load(const char *path, int n_ranks, int n_gpus, char *err, size_t errlen);
+/* The same from len bytes of text (named path in messages). */
+int *deployment_parse(const char *text, size_t len, const char *path, int n_ranks, int n_gpus, char *err,
+                      size_t errlen);
 
 #endif

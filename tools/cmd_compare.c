@@ -716,7 +716,9 @@ int cmd_compare(int argc, char **argv)
   if (results_interrupted())
     goto interrupted;
   if (rc != 0) {
-    fprintf(stderr, "sgfabric compare: no workload generated (the reason is above)\n");
+    /* 2: an option is refused; 1: the model file, the layout or writing the trace failed. */
+    fprintf(stderr, "sgfabric compare: %s (the reason is above)\n",
+            rc == 2 ? "the workload options are refused" : "cannot generate the workload");
     goto fail;
   }
   rc = 1; /* the exit status of any later failure */
@@ -895,8 +897,10 @@ int cmd_compare(int argc, char **argv)
   if (cj == NULL)
     goto fail;
   fprintf(cj, "{\n  \"fabrics\": [");
-  for (int f = 0; f < o.n_fabrics; f++)
-    fprintf(cj, "%s\"%s\"", f ? ", " : "", o.fabrics[f]);
+  for (int f = 0; f < o.n_fabrics; f++) {
+    fprintf(cj, "%s", f ? ", " : "");
+    json_write_string(cj, o.fabrics[f]);
+  }
   fprintf(cj, "],\n");
   write_scenario(cj, summary[0], title);
   fprintf(cj, "  \"rows\": [");
@@ -920,7 +924,7 @@ int cmd_compare(int argc, char **argv)
       else if (rows[k].unit == ROW_COUNT && x == floor(x) && fabs(x) < 9007199254740992.0)
         fprintf(cj, "%s%.0f", f ? ", " : "", x);
       else
-        fprintf(cj, "%s%.17g", f ? ", " : "", x);
+        fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(x));
     }
     fprintf(cj, "]}");
     first = 0;

@@ -13,140 +13,12 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "flows_csv.h"
 #include "results.h"
 #include "run_common.h"
 #include "sg_fabric.h"
 
-struct flow_row {
-  int src, dst;
-  double bytes;
-  double start_us;
-  double fct_us;
-};
-
-struct flow_table {
-  struct flow_row *rows;
-  int n;
-  int *by_source;   /* row indices grouped by source GPU, each group by start time then row */
-  int *source_first;/* by_source[source_first[g] .. source_first[g+1]) are GPU g's rows */
-};
-
 static struct flow_table g_flows; /* read by the actors */
-
-static int parse_field(const char *text, double *out, int integer)
-{
-  if (*text == '\0')
-    return -1;
-  char *end;
-  errno = 0;
-  double v = strtod(text, &end);
-  while (*end == ' ' || *end == '\t' || *end == '\r')
-    end++;
-  if (*end != '\0' || errno != 0 || !isfinite(v))
-    return -1;
-  if (integer && v != floor(v))
-    return -1;
-  *out = v;
-  return 0;
-}
-
-/* Reads and checks the whole flow file before anything is simulated. */
-static int read_flows(const char *path, int n_gpus, struct flow_table *t, char *err, size_t errlen)
-{
-  FILE *f = fopen(path, "r");
-  if (f == NULL) {
-    snprintf(err, errlen, "%s: cannot open the flow file: %s", path, strerror(errno));
-    return -1;
-  }
-  char line[1024];
-  int lineno = 0, cap = 0, rc = -1;
-  memset(t, 0, sizeof *t);
-  if (fgets(line, sizeof line, f) == NULL) {
-    snprintf(err, errlen, "%s:1: empty flow file (expected the header src,dst,bytes,start_us)", path);
-    goto out;
-  }
-  lineno = 1;
-  line[strcspn(line, "\r\n")] = '\0';
-  if (strcmp(line, "src,dst,bytes,start_us") != 0) {
-    snprintf(err, errlen, "%s:1: header must be 'src,dst,bytes,start_us', found '%s'", path, line);
-    goto out;
-  }
-  while (fgets(line, sizeof line, f) != NULL) {
-    lineno++;
-    size_t len = strlen(line);
-    if (len > 0 && line[len - 1] != '\n' && !feof(f)) {
-      snprintf(err, errlen, "%s:%d: line too long", path, lineno);
-      goto out;
-    }
-    line[strcspn(line, "\r\n")] = '\0';
-    if (line[0] == '\0' || line[0] == '#')
-      continue;
-    char *fields[5];
-    int nf = 0;
-    char *p = line;
-    while (nf < 5) {
-      fields[nf++] = p;
-      char *comma = strchr(p, ',');
-      if (comma == NULL)
-        break;
-      *comma = '\0';
-      p = comma + 1;
-    }
-    if (nf != 4) {
-      snprintf(err, errlen, "%s:%d: expected 4 fields src,dst,bytes,start_us, found %d", path, lineno, nf);
-      goto out;
-    }
-    static const char *names[] = {"src", "dst", "bytes", "start_us"};
-    double v[4];
-    for (int k = 0; k < 4; k++)
-      if (parse_field(fields[k], &v[k], k < 2) != 0) {
-        snprintf(err, errlen, "%s:%d: %s '%s' is not a%s number", path, lineno, names[k], fields[k],
-                 k < 2 ? "n integer" : "");
-        goto out;
-      }
-    for (int k = 0; k < 2; k++)
-      if (v[k] < 0 || v[k] >= n_gpus) {
-        snprintf(err, errlen, "%s:%d: %s %.0f is not a GPU of the platform (0..%d)", path, lineno, names[k], v[k],
-                 n_gpus - 1);
-        goto out;
-      }
-    if (v[2] <= 0) {
-      snprintf(err, errlen, "%s:%d: bytes must be positive, found %s", path, lineno, fields[2]);
-      goto out;
-    }
-    /* Transfers are whole bytes (a fraction of a byte cannot be put in a packet), at most 2^50. */
-    if (v[2] != floor(v[2]) || v[2] > FAB_MAX_TRANSFER_BYTES) {
-      snprintf(err, errlen, "%s:%d: bytes must be a whole number of bytes from 1 to 2^50 (1125899906842624), found %s",
-               path, lineno, fields[2]);
-      goto out;
-    }
-    if (v[3] < 0) {
-      snprintf(err, errlen, "%s:%d: start_us must be non-negative, found %s", path, lineno, fields[3]);
-      goto out;
-    }
-    if (v[0] == v[1]) {
-      snprintf(err, errlen, "%s:%d: src and dst are the same GPU (%.0f)", path, lineno, v[0]);
-      goto out;
-    }
-    if (t->n == cap) {
-      cap = cap ? 2 * cap : 1024;
-      t->rows = realloc(t->rows, (size_t)cap * sizeof *t->rows);
-    }
-    t->rows[t->n++] = (struct flow_row){(int)v[0], (int)v[1], v[2], v[3], -1};
-  }
-  if (ferror(f)) {
-    snprintf(err, errlen, "%s: read error", path);
-    goto out;
-  }
-  if (t->n == 0) {
-    snprintf(err, errlen, "%s: no flows after the header", path);
-    goto out;
-  }
-  rc = 0;
-out:
-  fclose(f);
-  return rc;
-}
 
 static const struct flow_table *g_sort_table;
 static int by_start(const void *a, const void *b)
@@ -268,7 +140,7 @@ int cmd_flows(int argc, char **argv)
     goto done;
   }
   int n_gpus = s.platform->topo->n_gpus;
-  if (read_flows(flows_path, n_gpus, &g_flows, err, sizeof err) != 0) {
+  if (flows_csv_load(flows_path, n_gpus, &g_flows, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric flows: %s\n", err);
     goto done;
   }
@@ -317,8 +189,8 @@ int cmd_flows(int argc, char **argv)
     }
     fprintf(f, "{\n");
     run_write_summary_head(f, &o, &s, sim_time);
-    fprintf(f, "  \"flows\": %d,\n  \"bytes_delivered\": %.17g,\n", g_flows.n, s.fab->stats.bytes_delivered);
-    fprintf(f, "  \"mean_fct_us\": %.17g,\n  \"max_fct_us\": %.17g,\n", fct_sum / g_flows.n, fct_max);
+    fprintf(f, "  \"flows\": %d,\n  \"bytes_delivered\": %s,\n", g_flows.n, JSON_NUMBER(s.fab->stats.bytes_delivered));
+    fprintf(f, "  \"mean_fct_us\": %s,\n  \"max_fct_us\": %s,\n", JSON_NUMBER(fct_sum / g_flows.n), JSON_NUMBER(fct_max));
     fprintf(f, "  \"counters\": {\n");
     fabric_write_counters(s.fab, f, "    ");
     fprintf(f, "  }\n}\n");
@@ -340,9 +212,7 @@ int cmd_flows(int argc, char **argv)
   rc = 0;
 done:
   results_abort(&r); /* nothing once committed */
-  free(g_flows.rows);
-  free(g_flows.by_source);
-  free(g_flows.source_first);
+  flows_csv_free(&g_flows);
   run_setup_free(&s);
   return rc;
 }

@@ -52,7 +52,7 @@ static void write_group_object(FILE *f, const char *name, const double *per_grou
 {
   fprintf(f, "%s\"%s\": {", indent, name);
   for (size_t i = 0; i < sizeof reported_groups / sizeof reported_groups[0]; i++)
-    fprintf(f, "%s\"%s\": %.17g", i ? ", " : "", wl_group_name(reported_groups[i]), per_group[reported_groups[i]]);
+    fprintf(f, "%s\"%s\": %s", i ? ", " : "", wl_group_name(reported_groups[i]), JSON_NUMBER(per_group[reported_groups[i]]));
   fprintf(f, "}");
 }
 
@@ -73,28 +73,29 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   json_string(f, gpu->name);
   fprintf(f, ", \"seq\": %d, \"micro_batch\": %d, \"global_batch\": %ld, \"microbatches\": %d, \"recompute\": %s},\n",
           t->model.seq, t->micro_batch, t->global_batch, t->microbatches, t->recompute ? "true" : "false");
-  fprintf(f, "  \"iteration_time_s\": %.17g,\n", iteration);
+  fprintf(f, "  \"iteration_time_s\": %s,\n", JSON_NUMBER(iteration));
   /* A workload without FLOPs (a SimAI import gives kernel times only) has no MFU: null, not 0. */
   if (t->model_flops > 0)
-    fprintf(f, "  \"mfu\": %.17g,\n", mfu);
+    fprintf(f, "  \"mfu\": %s,\n", JSON_NUMBER(mfu));
   else
     fprintf(f, "  \"mfu\": null,\n");
   if (t->hardware_flops > 0)
-    fprintf(f, "  \"hfu\": %.17g,\n", hfu);
+    fprintf(f, "  \"hfu\": %s,\n", JSON_NUMBER(hfu));
   else
     fprintf(f, "  \"hfu\": null,\n");
-  fprintf(f, "  \"tokens_per_s\": %.17g,\n", iteration > 0 ? tokens / iteration : 0);
+  fprintf(f, "  \"tokens_per_s\": %s,\n", JSON_NUMBER(iteration > 0 ? tokens / iteration : 0));
   if (t->model_flops > 0)
-    fprintf(f, "  \"model_flops\": %.17g,\n  \"hardware_flops\": %.17g,\n", t->model_flops, t->hardware_flops);
+    fprintf(f, "  \"model_flops\": %s,\n  \"hardware_flops\": %s,\n", JSON_NUMBER(t->model_flops),
+            JSON_NUMBER(t->hardware_flops));
   else
     fprintf(f, "  \"model_flops\": null,\n  \"hardware_flops\": null,\n");
-  fprintf(f, "  \"breakdown\": {\n    \"compute_s\": %.17g,\n", res->compute_s);
+  fprintf(f, "  \"breakdown\": {\n    \"compute_s\": %s,\n", JSON_NUMBER(res->compute_s));
   write_group_object(f, "exposed_comm_s", res->exposed_s, "    ");
-  fprintf(f, ",\n    \"bubble_s\": %.17g,\n    \"straggler_s\": %.17g,\n    \"other_s\": %.17g\n  },\n",
-          res->bubble_s, res->straggler_s, res->other_s);
-  fprintf(f, "  \"slowest_rank\": {\"rank\": %d, \"gpu\": %d, \"stage\": %d, \"end_s\": %.17g, "
-             "\"typical_end_s\": %.17g,\n", res->slowest.rank, res->slowest.gpu, res->slowest.stage, iteration,
-          res->typical_end_s);
+  fprintf(f, ",\n    \"bubble_s\": %s,\n    \"straggler_s\": %s,\n    \"other_s\": %s\n  },\n",
+          JSON_NUMBER(res->bubble_s), JSON_NUMBER(res->straggler_s), JSON_NUMBER(res->other_s));
+  fprintf(f, "  \"slowest_rank\": {\"rank\": %d, \"gpu\": %d, \"stage\": %d, \"end_s\": %s, "
+             "\"typical_end_s\": %s,\n", res->slowest.rank, res->slowest.gpu, res->slowest.stage, JSON_NUMBER(iteration),
+          JSON_NUMBER(res->typical_end_s));
   write_group_object(f, "exposed_comm_s", res->slowest.exposed_s, "    ");
   fprintf(f, "},\n");
   fprintf(f, "  \"collectives\": [");
@@ -104,11 +105,12 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
       const struct replay_coll_stats *c = &res->coll[k][g];
       if (c->count == 0)
         continue;
-      fprintf(f, "%s\n    {\"op\": \"%s\", \"group\": \"%s\", \"count\": %ld, \"bytes\": %.17g, \"time_s\": %.17g, ",
-              first ? "" : ",", coll_kind_name((enum coll_kind)k), wl_group_name((enum wl_group)g), c->count, c->bytes,
-              c->time_s);
-      fprintf(f, "\"algbw_GBps\": %.17g, \"busbw_GBps\": %.17g, \"algorithm\": \"",
-              c->time_s > 0 ? c->bytes / c->time_s / 1e9 : 0, c->time_s > 0 ? c->bus_bytes / c->time_s / 1e9 : 0);
+      fprintf(f, "%s\n    {\"op\": \"%s\", \"group\": \"%s\", \"count\": %ld, \"bytes\": %s, \"time_s\": %s, ",
+              first ? "" : ",", coll_kind_name((enum coll_kind)k), wl_group_name((enum wl_group)g), c->count,
+              JSON_NUMBER(c->bytes), JSON_NUMBER(c->time_s));
+      fprintf(f, "\"algbw_GBps\": %s, \"busbw_GBps\": %s, \"algorithm\": \"",
+              JSON_NUMBER(c->time_s > 0 ? c->bytes / c->time_s / 1e9 : 0),
+              JSON_NUMBER(c->time_s > 0 ? c->bus_bytes / c->time_s / 1e9 : 0));
       for (int a = 0, sep = 0; a <= COLL_ALGO_HIERARCHICAL; a++)
         if (c->algo_mask & (1 << a))
           fprintf(f, "%s%s", sep++ ? "+" : "", coll_algo_name((enum coll_algo)a));
@@ -119,8 +121,8 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
     const struct replay_coll_stats *c = &res->p2p[g];
     if (c->count == 0)
       continue;
-    fprintf(f, "%s\n    {\"op\": \"sendrecv\", \"group\": \"%s\", \"count\": %ld, \"bytes\": %.17g}", first ? "" : ",",
-            wl_group_name((enum wl_group)g), c->count, c->bytes);
+    fprintf(f, "%s\n    {\"op\": \"sendrecv\", \"group\": \"%s\", \"count\": %ld, \"bytes\": %s}", first ? "" : ",",
+            wl_group_name((enum wl_group)g), c->count, JSON_NUMBER(c->bytes));
     first = 0;
   }
   fprintf(f, "\n  ],\n");

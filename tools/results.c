@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json_out.h"
 #include "sgf_version.h"
 #include "sha256.h"
 
@@ -466,20 +467,7 @@ void results_abort(struct results *r)
   r->tmp[0] = '\0';
 }
 
-void json_string(FILE *out, const char *s)
-{
-  fputc('"', out);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(out, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(out, "\\u%04x", c);
-    else
-      fputc(c, out);
-  }
-  fputc('"', out);
-}
+void json_string(FILE *out, const char *s) { json_write_string(out, s); }
 
 int results_write_manifest(struct results *r, int argc, char **argv, const char *const *inputs, int n_inputs,
                            uint64_t seed)

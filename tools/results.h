@@ -26,6 +26,8 @@
 #define RESULTS_MAX_NAME 128
 #define RESULTS_MAX_CHILDREN 8
 
+#include "json_out.h"
+
 struct results {
   char command[32];  /* "sgfabric run", for messages */
   char dir[4096];    /* --out as given, without trailing '/' (messages) */
@@ -105,7 +107,7 @@ struct manifest_desc {
  * inputs the command line named relatively. */
 int results_write_manifest_desc(struct results *r, const struct manifest_desc *d);
 
-/* Writes s as a JSON string literal. */
+/* Writes s as a JSON string literal (json_write_string of plugins/fabric/json_out.h). */
 void json_string(FILE *out, const char *s);
 
 #endif

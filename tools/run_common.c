@@ -250,7 +250,7 @@ void run_write_summary_head(FILE *f, const struct run_options *o, const struct r
   json_string(f, o->fabric);
   fprintf(f, ",\n  \"fidelity\": \"%s\",\n", o->fidelity == FAB_FIDELITY_PACKET ? "packet" : "flow");
   fprintf(f, "  \"seed\": %llu,\n", (unsigned long long)o->seed);
-  fprintf(f, "  \"sim_time_s\": %.17g,\n", sim_time_s);
+  fprintf(f, "  \"sim_time_s\": %s,\n", JSON_NUMBER(sim_time_s));
   fprintf(f, "  \"platform\": {\"gpus\": %d, \"gpus_per_node\": %d, \"gpu\": ", s->platform->topo->n_gpus,
           s->platform->gpus_per_node);
   json_string(f, s->platform->gpu_type);

@@ -2,8 +2,11 @@
 #include "fabric.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "json_out.h"
 
 const struct param_def fabric_params[] = {
     {"fabric/mtu", PARAM_INT, UNIT_BYTES, "4096", 256, 65536, NULL,
@@ -455,8 +458,8 @@ void fabric_write_counter(FILE *out, const char *indent, const char *name, int m
     fprintf(out, "%s\"%s\": null,\n", indent, name);
   else if (value == floor(value) && fabs(value) < 9007199254740992.0) /* 2^53: exact as a double */
     fprintf(out, "%s\"%s\": %.0f,\n", indent, name, value);
-  else
-    fprintf(out, "%s\"%s\": %.17g,\n", indent, name, value);
+  else /* inf and NaN become null */
+    fprintf(out, "%s\"%s\": %s,\n", indent, name, JSON_NUMBER(value));
 }
 
 double fabric_active_time(const struct fabric *fab)
@@ -466,6 +469,17 @@ double fabric_active_time(const struct fabric *fab)
   if (fab->stats.last_delivery_s > 0)
     return fab->stats.last_delivery_s;
   return fab->now > 0 ? fab->now : 1;
+void fabric_write_json_name(FILE *out, const char *indent, const char *key, const char *fmt, ...)
+{
+  /* Node and link names come from the platform file: escaped like any user text. */
+  char name[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(name, sizeof name, fmt, ap);
+  va_end(ap);
+  fprintf(out, "%s\"%s\": ", indent, key);
+  json_write_string(out, name);
+  fprintf(out, ",\n");
 }
 
 void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent)
@@ -505,8 +519,8 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
   fabric_write_counter(out, indent, "link_utilisation_mean", 1, counted ? sum_util / counted : 0.0);
   fabric_write_counter(out, indent, "link_utilisation_max", 1, max_util);
   if (max_port >= 0)
-    fprintf(out, "%s\"link_utilisation_max_at\": \"%s:%s->%s\",\n", indent, t->links[t->ports[max_port].link].name,
-            t->nodes[t->ports[max_port].node].name, t->nodes[t->ports[max_port].peer_node].name);
+    fabric_write_json_name(out, indent, "link_utilisation_max_at", "%s:%s->%s", t->links[t->ports[max_port].link].name,
+                           t->nodes[t->ports[max_port].node].name, t->nodes[t->ports[max_port].peer_node].name);
   double peak = 0;
   int peak_port = -1;
   for (int p = 0; p < t->n_ports; p++)
@@ -516,8 +530,8 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
     }
   fabric_write_counter(out, indent, "peak_queue_bytes", packet, peak);
   if (peak_port >= 0)
-    fprintf(out, "%s\"peak_queue_at\": \"%s->%s\",\n", indent, t->nodes[t->ports[peak_port].node].name,
-            t->nodes[t->ports[peak_port].peer_node].name);
+    fabric_write_json_name(out, indent, "peak_queue_at", "%s->%s", t->nodes[t->ports[peak_port].node].name,
+                           t->nodes[t->ports[peak_port].peer_node].name);
   if (fab->model->write_counters)
     fab->model->write_counters((struct fabric *)fab, out, indent);
   /* The last member: no trailing comma. */

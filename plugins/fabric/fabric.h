@@ -343,6 +343,11 @@ struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count);
  * ports that changed; no flow outside it shares a port with one inside). */
 struct fab_flow **fabric_recomputed_flows(const struct fabric *fab, size_t *count);
 
+/* Writes `indent"key": "<name>",` with the printf-formatted name escaped as a JSON string
+ * (for counters that name a port or link). */
+void fabric_write_json_name(FILE *out, const char *indent, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Writes summary.json's fabric part: counters and per-link statistics. */
 void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent);
 /* One member of summary.json's "counters": "name": value,\n (an integral value as an integer),

@@ -1,6 +1,8 @@
 /* Parameter tables: registration, typed parsing with range checks, listing. */
 #include "param.h"
 
+#include "json_out.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,25 +100,54 @@ static int parse_value(const struct param_def *d, const char *text, struct param
     break;
   }
   case PARAM_TEXT:
+    /* A text row with choices is "one of these words, or (if it has a range) a value of its
+     * unit within the range": check it here, like the numeric rows, so that a value the model
+     * reads later (dcqcn-rai:1e300TBps, pfc-headroom:-1) is refused with its name. */
+    if (d->choices == NULL || choice_index(d->choices, text) >= 0)
+      break;
+    if (!(d->min < d->max)) {
+      snprintf(err, errlen, "parameter '%s': '%s' is not one of %s", d->name, text, d->choices);
+      return -1;
+    }
+    if (unit_parse(d->unit, text, &number) != 0 &&
+        !(d->unit == UNIT_NONE && unit_parse_number(text, &number) == 0)) {
+      char why[64];
+      snprintf(err, errlen, "parameter '%s': '%s' is not %s or a %s: it %s", d->name, text, d->choices,
+               d->unit == UNIT_BPS ? "rate with a unit (e.g. 400Gbps)"
+               : d->unit == UNIT_SECONDS ? "duration with a unit (e.g. 1us)"
+               : d->unit == UNIT_BYTES ? "size (e.g. 9MB)" : "number",
+               unit_parse_why(d->unit, text, why, sizeof why));
+      return -1;
+    }
+    if (!(number >= d->min && number <= d->max)) {
+      char lo[32], hi[32];
+      unit_format(d->unit, d->min, lo, sizeof lo);
+      unit_format(d->unit, d->max, hi, sizeof hi);
+      snprintf(err, errlen, "parameter '%s': %s is out of range [%s, %s]", d->name, text, lo, hi);
+      return -1;
+    }
     break;
   case PARAM_REAL:
   case PARAM_INT:
     if (unit_parse(d->unit, text, &number) != 0 &&
         !(d->unit == UNIT_NONE && unit_parse_number(text, &number) == 0)) {
+      char why[64];
       if (d->unit == UNIT_NONE)
-        snprintf(err, errlen, "parameter '%s': '%s' is not a number", d->name, text);
+        snprintf(err, errlen, "parameter '%s': '%s' is not a number: it %s", d->name, text,
+                 unit_parse_why(d->unit, text, why, sizeof why));
       else
-        snprintf(err, errlen, "parameter '%s': '%s' is not a non-negative %s with a unit (e.g. %s)", d->name,
+        snprintf(err, errlen, "parameter '%s': '%s' is not a non-negative %s with a unit (e.g. %s): it %s", d->name,
                  text,
                  d->unit == UNIT_BPS ? "rate" : d->unit == UNIT_SECONDS ? "duration" : "size",
-                 d->unit == UNIT_BPS ? "400Gbps" : d->unit == UNIT_SECONDS ? "1us" : "9MB");
+                 d->unit == UNIT_BPS ? "400Gbps" : d->unit == UNIT_SECONDS ? "1us" : "9MB",
+                 unit_parse_why(d->unit, text, why, sizeof why));
       return -1;
     }
     if (d->type == PARAM_INT && number != floor(number)) {
       snprintf(err, errlen, "parameter '%s': '%s' is not an integer", d->name, text);
       return -1;
     }
-    if (number < d->min || number > d->max) {
+    if (!(number >= d->min && number <= d->max)) {
       char lo[32], hi[32];
       unit_format(d->unit, d->min, lo, sizeof lo);
       unit_format(d->unit, d->max, hi, sizeof hi);
@@ -222,7 +253,14 @@ static const char *type_name(const struct param_def *d)
   case PARAM_ENUM:
     return d->choices;
   case PARAM_TEXT:
-    return "text";
+    if (d->choices == NULL)
+      return "text";
+    if (d->min < d->max) {
+      static char both[96]; /* printing only, one row at a time */
+      snprintf(both, sizeof both, "%s|%s", d->unit == UNIT_NONE ? "number" : unit_name(d->unit), d->choices);
+      return both;
+    }
+    return d->choices;
   case PARAM_INT:
     return d->unit == UNIT_NONE ? "integer" : unit_name(d->unit);
   case PARAM_REAL:
@@ -318,7 +356,7 @@ int param_print_table(FILE *out, const char *area, int markdown, int width)
       if (!in_area(d, area))
         continue;
       char range[80] = "";
-      if (d->type == PARAM_REAL || d->type == PARAM_INT) {
+      if (d->type == PARAM_REAL || d->type == PARAM_INT || (d->type == PARAM_TEXT && d->min < d->max)) {
         char lo[32], hi[32];
         unit_format(d->unit, d->min, lo, sizeof lo);
         unit_format(d->unit, d->max, hi, sizeof hi);
@@ -350,13 +388,15 @@ void param_write_json(const struct param_set *set, FILE *out, const char *indent
 {
   for (size_t i = 0; i < set->count; i++) {
     const struct param_def *d = set->defs[i];
-    fprintf(out, "%s\"%s\": ", indent, d->name);
+    fprintf(out, "%s", indent);
+    json_write_string(out, d->name);
+    fprintf(out, ": ");
     if (d->type == PARAM_ENUM || d->type == PARAM_TEXT)
-      fprintf(out, "\"%s\"", set->values[i].text);
+      json_write_string(out, set->values[i].text); /* --cfg text: may hold quotes */
     else if (d->type == PARAM_BOOL)
       fprintf(out, "%s", set->values[i].number ? "true" : "false");
     else
-      fprintf(out, "%.17g", set->values[i].number);
+      json_write_number(out, set->values[i].number);
     fprintf(out, "%s\n", i + 1 < set->count ? "," : "");
   }
 }

@@ -20,8 +20,10 @@ struct param_def {
   param_type type;         /* how the value is read */
   unit_kind unit;          /* unit of REAL/INT values (UNIT_NONE for plain numbers) */
   const char *default_text;/* default, as a user would type it */
-  double min, max;         /* inclusive range of REAL/INT values */
-  const char *choices;     /* ENUM: the allowed words separated by '|' */
+  double min, max;         /* inclusive range of REAL/INT values, and of TEXT values given as a number */
+  const char *choices;     /* ENUM: the allowed words separated by '|'. TEXT: the keywords it takes
+                            * besides a number of its unit within [min, max] (min < max) or alone
+                            * (min == max); NULL: free text its model checks */
   const char *description; /* one line: what it does */
   const char *source;      /* where the default comes from */
 };

@@ -5,11 +5,13 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fattree.h"
+#include "text_input.h"
 #include "units.h"
 
 /* libxml2 reports through a global handler; the first error of a parse is kept here. */
@@ -428,6 +430,27 @@ static int read_zone(struct platform *p, xmlNode *zone, char *err, size_t errlen
 
 struct platform *platform_load(const char *path, char *err, size_t errlen)
 {
+  /* Read first, so that a missing, unreadable or directory path is named with the system's
+   * reason instead of passing for malformed XML. */
+  size_t len;
+  char *text = text_input_slurp(path, "platform file", (size_t)1 << 30, &len, err, errlen);
+  if (text == NULL)
+    return NULL;
+  struct platform *p = platform_parse(text, len, path, err, errlen);
+  free(text);
+  return p;
+}
+
+struct platform *platform_parse(const char *text, size_t len, const char *path, char *err, size_t errlen)
+{
+  if (len > (size_t)INT32_MAX) {
+    snprintf(err, errlen, "%s: too large", path);
+    return NULL;
+  }
+  if (len == 0) { /* libxml2 refuses it without a message */
+    snprintf(err, errlen, "%s: empty file (expected a platform XML file)", path);
+    return NULL;
+  }
   struct platform *p = calloc(1, sizeof *p);
   p->path = xstrdup(path);
   p->topo = topo_new();
@@ -437,16 +460,10 @@ struct platform *platform_load(const char *path, char *err, size_t errlen)
   }
   g_xml_error[0] = '\0';
   xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)capture_xml_error);
-  xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING);
+  xmlDoc *doc = xmlReadMemory(text, (int)len, path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING);
   xmlSetStructuredErrorFunc(NULL, NULL);
   if (doc == NULL) {
-    FILE *probe = fopen(path, "r");
-    if (probe == NULL)
-      snprintf(err, errlen, "%s: cannot open the platform file", path);
-    else {
-      fclose(probe);
-      snprintf(err, errlen, "%s:%s", path, g_xml_error[0] ? g_xml_error : " malformed XML");
-    }
+    snprintf(err, errlen, "%s:%s", path, g_xml_error[0] ? g_xml_error : " malformed XML");
     platform_free(p);
     return NULL;
   }

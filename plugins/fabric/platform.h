@@ -31,6 +31,8 @@ struct platform {
 
 /* Reads and checks path. Returns NULL with "FILE:LINE: message" in err. */
 struct platform *platform_load(const char *path, char *err, size_t errlen);
+/* The same from len bytes of XML (named path in messages). */
+struct platform *platform_parse(const char *text, size_t len, const char *path, char *err, size_t errlen);
 void platform_free(struct platform *p);
 
 /* Applies the zone's model-parameter props ("ib/...", ...) to set. Returns 0, or -1 with

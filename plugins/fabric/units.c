@@ -48,7 +48,12 @@ static int parse_with(const char *text, const struct suffix *table, double *out)
     len--;
   for (const struct suffix *s = table; s->text != NULL; s++) {
     if (strlen(s->text) == len && strncmp(end, s->text, len) == 0) {
-      *out = number * s->factor;
+      /* "1e300TB" is a finite number times a finite factor but overflows to inf: the
+       * header promises a finite value, so check after scaling, not only before. */
+      double scaled = number * s->factor;
+      if (!isfinite(scaled))
+        return -1;
+      *out = scaled;
       return 0;
     }
   }
@@ -88,6 +93,58 @@ int unit_parse(unit_kind kind, const char *text, double *value)
   default:
     return unit_parse_number(text, value);
   }
+}
+
+const char *unit_parse_why(unit_kind kind, const char *text, char *buf, int buflen)
+{
+  double value;
+  if (unit_parse(kind, text, &value) == 0)
+    return NULL;
+  if (text == NULL)
+    return "is missing";
+  const char *p = text;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  char *end = NULL;
+  double number = strtod(p, &end);
+  if (*p == '\0' || end == p) {
+    snprintf(buf, (size_t)buflen, "is not a number");
+    return buf;
+  }
+  if (isnan(number)) {
+    snprintf(buf, (size_t)buflen, "is not a number (NaN)");
+    return buf;
+  }
+  if (number < 0 || *p == '-') {
+    snprintf(buf, (size_t)buflen, "is negative");
+    return buf;
+  }
+  if (!isfinite(number)) {
+    snprintf(buf, (size_t)buflen, "is too large (not a finite number)");
+    return buf;
+  }
+  while (*end == ' ' || *end == '\t')
+    end++;
+  if (kind == UNIT_NONE) {
+    snprintf(buf, (size_t)buflen, "has trailing text '%.24s'", end);
+    return buf;
+  }
+  if (*end == '\0') {
+    snprintf(buf, (size_t)buflen, "needs a unit (e.g. %s)", kind == UNIT_BPS ? "400Gbps" : "1us");
+    return buf;
+  }
+  /* A known unit that failed can only have overflowed (or been written with a '+'). */
+  const struct suffix *table = kind == UNIT_BPS ? rate_suffixes : kind == UNIT_SECONDS ? time_suffixes : size_suffixes;
+  size_t len = strlen(end);
+  while (len > 0 && (end[len - 1] == ' ' || end[len - 1] == '\t'))
+    len--;
+  for (const struct suffix *s = table; s->text != NULL; s++)
+    if (strlen(s->text) == len && strncmp(end, s->text, len) == 0) {
+      snprintf(buf, (size_t)buflen, *p == '+' ? "starts with '+'" : "is too large (overflows after scaling)");
+      return buf;
+    }
+  snprintf(buf, (size_t)buflen, "has an unknown unit '%.*s'", (int)(len > 24 ? 24 : len), end);
+  return buf;
 }
 
 const char *unit_name(unit_kind kind)

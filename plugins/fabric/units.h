@@ -29,6 +29,11 @@ int unit_parse_size(const char *text, double *bytes);
 int unit_parse_number(const char *text, double *value);
 int unit_parse(unit_kind kind, const char *text, double *value);
 
+/* Why unit_parse(kind, text) refused text, as a phrase for messages: "is not a number",
+ * "is negative", "is too large (overflows after scaling)", "has an unknown unit 'XB'",
+ * "needs a unit", "has trailing text 'x'"; NULL if it parses. */
+const char *unit_parse_why(unit_kind kind, const char *text, char *buf, int buflen);
+
 /* The unit's canonical suffix for messages and tables ("B", "s", "B/s", ""). */
 const char *unit_name(unit_kind kind);
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ib.h"
+#include "json_out.h"
 #include "ib_internal.h"
 
 static int ib_init(struct fabric *fab, char *err, size_t errlen)
@@ -143,14 +144,14 @@ static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
   fabric_write_counter(out, indent, "credit_stall_max_port_s", packet, worst);
   if (worst_port >= 0) {
     port_name(t, worst_port, name, sizeof name);
-    fprintf(out, "%s\"credit_stall_max_at\": \"%s\",\n", indent, name);
+    fabric_write_json_name(out, indent, "credit_stall_max_at", "%s", name);
   }
   fabric_write_counter(out, indent, "credit_updates", packet, (double)st->stats.credit_updates);
   fabric_write_counter(out, indent, "ib_peak_buffer_bytes", packet, st->stats.peak_buffer_bytes);
   if (st->stats.peak_buffer_port >= 0) {
     int p = st->stats.peak_buffer_port;
-    fprintf(out, "%s\"ib_peak_buffer_at\": \"%s input from %s, VL %d\",\n", indent,
-            t->nodes[t->ports[p].peer_node].name, t->nodes[t->ports[p].node].name, st->stats.peak_buffer_vl);
+    fabric_write_json_name(out, indent, "ib_peak_buffer_at", "%s input from %s, VL %d", t->nodes[t->ports[p].peer_node].name,
+                           t->nodes[t->ports[p].node].name, st->stats.peak_buffer_vl);
   }
   fabric_write_counter(out, indent, "ib_buffer_per_vl_bytes", 1, st->p.buffer_bytes);
   fabric_write_counter(out, indent, "ib_credit_per_vl_bytes", 1, (double)st->p.buffer_blocks * st->p.block_bytes);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_out.h"
 #include "roce_internal.h"
 
 static uint32_t flow_arg(const struct roce_flow *rf, int kind) { return rf->gen << 4 | (uint32_t)kind; }
@@ -474,8 +475,11 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   int first = 1;
   for (int p = 0; p < t->n_ports; p++)
     if (!t->ports[p].is_nvlink && fab->ports[p].peak_queued > 0) {
-      fprintf(out, "%s\"%s->%s\": %.17g", first ? "" : ", ", t->nodes[t->ports[p].node].name,
-              t->nodes[t->ports[p].peer_node].name, fab->ports[p].peak_queued);
+      char name[512];
+      snprintf(name, sizeof name, "%s->%s", t->nodes[t->ports[p].node].name, t->nodes[t->ports[p].peer_node].name);
+      fprintf(out, "%s", first ? "" : ", ");
+      json_write_string(out, name);
+      fprintf(out, ": %s", JSON_NUMBER(fab->ports[p].peak_queued));
       first = 0;
     }
   fprintf(out, "},\n");

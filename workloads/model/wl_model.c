@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text_input.h"
+
 /* Sources: GPT-3 175B from Brown et al. 2020 table 2.1 with Megatron's padded vocabulary
  * 51,200 (Narayanan et al. 2021); Llama 3 from Dubey et al. 2024 table 3 (vocabulary
  * 128,256, 8K training context); Mixtral from Jiang et al. 2024 table 1 (32K context; we
@@ -33,35 +35,61 @@ int wl_model_preset(const char *name, struct wl_model *m)
   return -1;
 }
 
-int wl_model_load_file(const char *path, struct wl_model *m, char *err, size_t errlen)
+/* Splits "key value", "key: value" or "key = value" (docs/workload-format.md, custom models)
+ * into key and value; returns 0, 1 for a blank line, -1 if it is none of these. */
+static int split_key_value(char *line, char **key, char **value)
+{
+  char *hash = strchr(line, '#');
+  if (hash != NULL)
+    *hash = '\0';
+  char *p = line + strspn(line, " \t");
+  if (*p == '\0')
+    return 1;
+  *key = p;
+  p += strcspn(p, " \t:=");
+  char *key_end = p;
+  p += strspn(p, " \t");
+  if (*p == ':' || *p == '=')
+    p++;
+  p += strspn(p, " \t");
+  *key_end = '\0';
+  if (*p == '\0' || **key == '\0')
+    return -1;
+  *value = p;
+  size_t len = strcspn(p, " \t");
+  if (p[len + strspn(p + len, " \t")] != '\0')
+    return -1; /* a second word after the value */
+  p[len] = '\0';
+  return 0;
+}
+
+int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, size_t errlen)
 {
   struct { const char *key; int *v; } keys[] = {
       {"layers", &m->layers}, {"hidden", &m->hidden}, {"heads", &m->heads},
       {"kv-heads", &m->kv_heads}, {"ffn", &m->ffn}, {"vocab", &m->vocab}, {"seq", &m->seq},
       {"experts", &m->experts}, {"top-k", &m->topk}, {"gated", &m->gated_mlp}};
   const int nkeys = sizeof keys / sizeof keys[0];
-  FILE *f = fopen(path, "r");
-  if (f == NULL) {
-    snprintf(err, errlen, "%s:0: cannot open: %s", path, strerror(errno));
-    return -1;
-  }
   memset(m, 0, sizeof *m);
   m->gated_mlp = 1;
   m->kv_heads = -1;
   snprintf(m->name, sizeof m->name, "custom");
-  char line[512];
-  int lineno = 0, rc = 0;
-  while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
-    lineno++;
-    char *hash = strchr(line, '#');
-    if (hash != NULL)
-      *hash = '\0';
-    char key[64], val[128];
-    int n = sscanf(line, " %63[^ \t:=] %*[:= \t] %127s", key, val);
-    if (n <= 0)
+  struct text_input ti;
+  text_input_init(&ti, in, path, 510);
+  char *line;
+  int lineno = 0, rc = 0, got;
+  while (rc == 0 && (got = text_input_line(&ti, &line, NULL, err, errlen)) != 0) {
+    if (got < 0) {
+      rc = -1;
+      break;
+    }
+    lineno = ti.line;
+    char *key = NULL, *val = NULL;
+    int split = split_key_value(line, &key, &val);
+    if (split > 0)
       continue;
-    if (n != 2) {
-      snprintf(err, errlen, "%s:%d: expected 'key value'", path, lineno);
+    if (split < 0) {
+      snprintf(err, errlen, "%s:%d: expected 'key value' (or 'key: value')", path, lineno);
       rc = -1;
       break;
     }
@@ -72,14 +100,13 @@ int wl_model_load_file(const char *path, struct wl_model *m, char *err, size_t e
     int k = 0;
     while (k < nkeys && strcmp(keys[k].key, key) != 0)
       k++;
-    char *end;
-    long v = strtol(val, &end, 10);
+    long long v = 0;
     if (k == nkeys) {
-      snprintf(err, errlen, "%s:%d: unknown key '%s'", path, lineno, key);
+      snprintf(err, errlen, "%s:%d: unknown key '%.63s'", path, lineno, key);
       rc = -1;
-    } else if (*end != '\0' || v < 0 || v > 1L << 30) {
-      snprintf(err, errlen, "%s:%d: %s: '%s' is not a non-negative integer", path, lineno, key,
-               val);
+    } else if (text_parse_index(val, 1LL << 30, &v) != 0) {
+      snprintf(err, errlen, "%s:%d: %s: '%.63s' is not a non-negative integer (at most %d)", path, lineno, key,
+               val, 1 << 30);
       rc = -1;
     } else if (strcmp(key, "layers") == 0 && v > WL_MAX_LAYERS) {
       snprintf(err, errlen, "%s:%d: layers: %ld is more than the limit of %d layers", path, lineno, v,
@@ -89,7 +116,7 @@ int wl_model_load_file(const char *path, struct wl_model *m, char *err, size_t e
       *keys[k].v = (int)v;
     }
   }
-  fclose(f);
+  text_input_free(&ti);
   if (rc != 0)
     return -1;
   if (m->kv_heads < 0)
@@ -107,6 +134,16 @@ int wl_model_load_file(const char *path, struct wl_model *m, char *err, size_t e
     return -1;
   }
   return 0;
+}
+
+int wl_model_load_file(const char *path, struct wl_model *m, char *err, size_t errlen)
+{
+  FILE *f = text_input_open(path, "model file", err, errlen);
+  if (f == NULL)
+    return -1;
+  int rc = wl_model_read(f, path, m, err, errlen);
+  fclose(f);
+  return rc;
 }
 
 void wl_model_layer_params(const struct wl_model *m, struct wl_layer_params *p)

@@ -12,6 +12,7 @@
 #define SGFABRIC_WL_MODEL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "wl_trace.h"
 
@@ -23,6 +24,8 @@ const char *const *wl_model_preset_names(void);
 /* Reads a "key value" description file (layers, hidden, heads, kv-heads, ffn, vocab, seq,
  * experts, top-k, gated, name). Returns 0, or -1 with "FILE:LINE: message" in err. */
 int wl_model_load_file(const char *path, struct wl_model *m, char *err, size_t errlen);
+/* The same from an open stream (named path in messages); the caller closes it. */
+int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, size_t errlen);
 
 /* Parameter counts of one transformer layer, unsharded. */
 struct wl_layer_params {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "wl_gen.h"
+#include "text_input.h"
 
 #define SIMAI_FIELDS 12
 #define SIMAI_MAX_ROWS 1000000
@@ -297,19 +298,30 @@ static int parse_row(struct simai_file *f, char *line, struct simai_row *r)
   return 0;
 }
 
-static int read_file(struct simai_file *f, FILE *in, struct wl_layout *l)
+/* The next line into *line; 1, 0 at end of file, -1 (NUL byte, too long, read error). */
+static int simai_line(struct simai_file *f, struct text_input *in, char **line)
 {
-  static char line[8192];
+  int got = text_input_line(in, line, NULL, f->err, f->errlen);
+  if (got > 0)
+    f->line = in->line;
+  return got;
+}
+
+static int read_file(struct simai_file *f, struct text_input *in, struct wl_layout *l)
+{
+  char *line;
+  int got;
   f->line = 1;
-  if (fgets(line, sizeof line, in) == NULL)
-    return fail(f, "empty file");
+  if ((got = simai_line(f, in, &line)) <= 0)
+    return got < 0 ? -1 : fail(f, "empty file");
   if (parse_header(f, line, l) != 0)
     return -1;
   f->line = 2;
   long nrows = 0;
-  if (fgets(line, sizeof line, in) == NULL)
-    return fail(f, "truncated: missing the row count");
-  line[strcspn(line, " \t\r\n")] = '\0';
+  if ((got = simai_line(f, in, &line)) <= 0)
+    return got < 0 ? -1 : fail(f, "truncated: missing the row count");
+  line += strspn(line, " \t");
+  line[strcspn(line, " \t")] = '\0';
   if (parse_num(f, "row count", line, 0, &nrows) != 0)
     return -1;
   if (nrows < 1 || nrows > SIMAI_MAX_ROWS)
@@ -317,22 +329,21 @@ static int read_file(struct simai_file *f, FILE *in, struct wl_layout *l)
   f->rows = calloc((size_t)nrows, sizeof *f->rows);
   if (f->rows == NULL)
     return fail(f, "out of memory");
-  while (f->nrows < nrows && fgets(line, sizeof line, in) != NULL) {
-    f->line++;
+  while (f->nrows < nrows && (got = simai_line(f, in, &line)) > 0) {
     if (strspn(line, " \t\r\n") == strlen(line))
       continue;
     if (parse_row(f, line, &f->rows[f->nrows]) != 0)
       return -1;
     f->nrows++;
   }
+  if (got < 0)
+    return -1;
   if (f->nrows < nrows)
     return fail(f, "truncated: the header announces %ld rows, found %d", nrows, f->nrows);
-  while (fgets(line, sizeof line, in) != NULL) {
-    f->line++;
+  while ((got = simai_line(f, in, &line)) > 0)
     if (strspn(line, " \t\r\n") != strlen(line))
       return fail(f, "extra row beyond the announced %ld", nrows);
-  }
-  return 0;
+  return got < 0 ? -1 : 0;
 }
 
 /* Two rows of the same layer in different micro-batches: same name, comm types, groups and
@@ -557,15 +568,24 @@ out:
 
 struct wl_trace *wl_simai_load(const char *path, int platform_gpus, char *err, size_t errlen)
 {
+  FILE *in = text_input_open(path, "SimAI workload file", err, errlen);
+  if (in == NULL)
+    return NULL;
+  struct wl_trace *t = wl_simai_read(in, path, platform_gpus, err, errlen);
+  fclose(in);
+  return t;
+}
+
+struct wl_trace *wl_simai_read(FILE *stream, const char *path, int platform_gpus, char *err, size_t errlen)
+{
   struct simai_file f = {.path = path, .err = err, .errlen = errlen, .platform_gpus = platform_gpus};
   struct wl_trace *t = NULL;
-  FILE *in = fopen(path, "r");
-  if (in == NULL) {
-    snprintf(err, errlen, "%s:0: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
+  struct text_input in;
+  text_input_init(&in, stream, path, 8190);
   struct wl_layout l;
-  if (read_file(&f, in, &l) != 0 || find_structure(&f, l.pp) != 0)
+  int read_rc = read_file(&f, &in, &l);
+  text_input_free(&in);
+  if (read_rc != 0 || find_structure(&f, l.pp) != 0)
     goto close_file;
   t = wl_trace_new();
   if (t == NULL)
@@ -599,6 +619,5 @@ fail_trace:
   t = NULL;
 close_file:
   free(f.rows);
-  fclose(in);
   return t;
 }

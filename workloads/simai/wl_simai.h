@@ -11,6 +11,8 @@
  * size when the header has no all_gpus (AICB's published files omit it); 0 refuses such files.
  * Header fields SimAI does not read are ignored with one warning on stderr. */
 struct wl_trace *wl_simai_load(const char *path, int platform_gpus, char *err, size_t errlen);
+/* The same from an open stream (named path in messages); the caller closes it. */
+struct wl_trace *wl_simai_read(FILE *in, const char *path, int platform_gpus, char *err, size_t errlen);
 
 /* Parses a SimAI comm type ("ALLGATHER_DP_EP"); default_group applies without a suffix.
  * Returns 0, or -1 for an unknown type. NONE gives WL_COLL_NONE. */

@@ -189,6 +189,8 @@ int wl_layout_check(const struct wl_layout *l, char *err, size_t errlen);
 int wl_trace_write(const struct wl_trace *t, FILE *out);
 int wl_trace_save(const struct wl_trace *t, const char *path, char *err, size_t errlen);
 struct wl_trace *wl_trace_load(const char *path, char *err, size_t errlen);
+/* The same from an open stream (named path in messages); the caller closes it. */
+struct wl_trace *wl_trace_read(FILE *in, const char *path, char *err, size_t errlen);
 /* Opens a trace by spec: "simai:FILE" for a SimAI/AICB file, else the native format. */
 struct wl_trace *wl_trace_open(const char *spec, char *err, size_t errlen);
 /* The same, for a run on a platform of platform_gpus GPUs: the job size of a SimAI file whose

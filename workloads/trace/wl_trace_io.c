@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "text_input.h"
+
 #define MAX_TOKENS 48
 #define LINE_MAX_CHARS 65536
 
@@ -103,9 +105,11 @@ int wl_trace_save(const struct wl_trace *t, const char *path, char *err, size_t 
   FILE *f = atomic_file_open(&af, path, err, errlen);
   if (f == NULL)
     return -1;
+  errno = 0;
   if (wl_trace_write(t, f) != 0) {
+    int saved = errno ? errno : EIO; /* a full disk (ENOSPC), a file-size limit (EFBIG) */
     atomic_file_abort(&af);
-    snprintf(err, errlen, "%s: write failed", path);
+    snprintf(err, errlen, "%s: cannot write the workload: %s", path, strerror(saved));
     return -1;
   }
   return atomic_file_commit(&af, err, errlen);
@@ -114,9 +118,9 @@ int wl_trace_save(const struct wl_trace *t, const char *path, char *err, size_t 
 /* Loader state: the file being read, for "FILE:LINE: message" errors. */
 struct reader {
   const char *path;
-  FILE *f;
+  struct text_input in;
   int line;
-  char buf[LINE_MAX_CHARS];
+  char *buf;
   char *tok[MAX_TOKENS];
   int ntok;
   char *err;
@@ -137,11 +141,9 @@ static int fail(struct reader *r, const char *fmt, ...)
 /* Reads the next non-empty, non-comment line and splits it; 0, 1 at end of file, -1. */
 static int next_line(struct reader *r)
 {
-  while (fgets(r->buf, sizeof r->buf, r->f) != NULL) {
-    r->line++;
-    size_t len = strlen(r->buf);
-    if (len == sizeof r->buf - 1 && r->buf[len - 1] != '\n')
-      return fail(r, "line longer than %d characters", LINE_MAX_CHARS - 2);
+  int got;
+  while ((got = text_input_line(&r->in, &r->buf, NULL, r->err, r->errlen)) > 0) {
+    r->line = r->in.line;
     r->ntok = 0;
     for (char *s = strtok(r->buf, " \t\r\n"); s != NULL; s = strtok(NULL, " \t\r\n")) {
       if (s[0] == '#')
@@ -152,6 +154,10 @@ static int next_line(struct reader *r)
     }
     if (r->ntok > 0)
       return 0;
+  }
+  if (got < 0) {
+    r->line = r->in.line + 1;
+    return -1; /* NUL byte, line too long, read error: the message is in r->err */
   }
   return 1;
 }
@@ -174,8 +180,8 @@ static int parse_long(struct reader *r, const char *key, const char *s, long *v,
   char *end;
   errno = 0;
   long x = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || errno != 0)
-    return fail(r, "field '%s': '%s' is not an integer", key, s);
+  if (end == s || *end != '\0' || errno != 0 || *s == ' ')
+    return fail(r, "field '%s': '%s' is not an integer%s", key, s, errno == ERANGE ? " (out of range)" : "");
   if (x < 0 && !allow_neg)
     return fail(r, "field '%s': negative value %s", key, s);
   *v = x;
@@ -496,24 +502,27 @@ static int load_body(struct reader *r, struct wl_trace *t)
   return 0;
 }
 
-struct wl_trace *wl_trace_load(const char *path, char *err, size_t errlen)
+struct wl_trace *wl_trace_read(FILE *in, const char *path, char *err, size_t errlen)
 {
   struct reader r = {.path = path, .err = err, .errlen = errlen};
-  r.f = fopen(path, "r");
-  if (r.f == NULL) {
-    snprintf(err, errlen, "%s:0: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
+  text_input_init(&r.in, in, path, LINE_MAX_CHARS - 2);
   struct wl_trace *t = wl_trace_new();
-  if (t == NULL) {
+  if (t == NULL)
     fail(&r, "out of memory");
-    goto close_file;
-  }
-  if (load_body(&r, t) != 0) {
+  else if (load_body(&r, t) != 0) {
     wl_trace_free(t);
     t = NULL;
   }
-close_file:
-  fclose(r.f);
+  text_input_free(&r.in);
+  return t;
+}
+
+struct wl_trace *wl_trace_load(const char *path, char *err, size_t errlen)
+{
+  FILE *in = text_input_open(path, "workload trace", err, errlen);
+  if (in == NULL)
+    return NULL;
+  struct wl_trace *t = wl_trace_read(in, path, err, errlen);
+  fclose(in);
   return t;
 }

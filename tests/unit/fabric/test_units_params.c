@@ -1,10 +1,14 @@
 /* Unit parsing and the parameter table: values, units, ranges and the messages users see. */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fabric.h"
+#include "json_out.h"
 #include "param.h"
+#include "text_input.h"
 #include "units.h"
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b); }
@@ -77,6 +81,140 @@ static void test_param_errors_name_the_parameter(void)
   param_set_free(set);
 }
 
+/* A finite number times a finite unit can overflow: the value promised finite must be checked
+ * after scaling ("1e300TB" gave inf, which reached summary.json). */
+static void test_units_refuse_overflow_after_scaling(void)
+{
+  double v = 7;
+  CU_ASSERT_EQUAL(unit_parse_size("1e300TB", &v), -1);
+  CU_ASSERT_EQUAL(unit_parse_rate("1e300TBps", &v), -1);
+  CU_ASSERT_EQUAL(unit_parse_time("1e307h", &v), -1);
+  CU_ASSERT_EQUAL(unit_parse_size("1e999", &v), -1);
+  CU_ASSERT_EQUAL(unit_parse_number("inf", &v), -1);
+  CU_ASSERT_EQUAL(unit_parse_number("nan", &v), -1);
+  CU_ASSERT_EQUAL(unit_parse_number("12abc", &v), -1);
+  CU_ASSERT_EQUAL(v, 7);
+  CU_ASSERT(unit_parse_size("1e300B", &v) == 0 && v == 1e300); /* large but finite */
+  char why[64];
+  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_BYTES, "1e300TB", why, sizeof why), "too large"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_BYTES, "-5MB", why, sizeof why), "negative"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_BYTES, "5XB", why, sizeof why), "unknown unit 'XB'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_SECONDS, "5", why, sizeof why), "needs a unit"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_NONE, "5x", why, sizeof why), "trailing text 'x'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_NONE, "nan", why, sizeof why), "NaN"));
+  CU_ASSERT_PTR_NULL(unit_parse_why(UNIT_BYTES, "9MB", why, sizeof why));
+}
+
+/* Every value written to JSON goes through json_out: quotes, backslashes, control bytes and
+ * invalid UTF-8 escaped, inf and NaN written as null (RFC 8259 sections 6 and 7). */
+static void test_json_strings_and_numbers(void)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  json_write_string(f, "x\"y\\z\n\x01");
+  fputc(' ', f);
+  json_write_string(f, "caf\xc3\xa9 \xff\xc3");
+  fputc(' ', f);
+  json_write_number(f, 1.5);
+  fputc(' ', f);
+  json_write_number(f, HUGE_VAL);
+  fputc(' ', f);
+  json_write_number(f, NAN);
+  fprintf(f, " %s", JSON_NUMBER(-HUGE_VAL));
+  fclose(f);
+  CU_ASSERT_STRING_EQUAL(text, "\"x\\\"y\\\\z\\u000a\\u0001\" \"caf\xc3\xa9 \\ufffd\\ufffd\" 1.5 null null null");
+  free(text);
+}
+
+/* A text parameter that takes a keyword or a value with a unit is range-checked when set. */
+static void test_param_text_values_are_range_checked(void)
+{
+  static const struct param_def defs[] = {
+      {"test/latency", PARAM_TEXT, UNIT_SECONDS, "keep", 0, 1e-3, "keep", "a keyword or a duration", ""},
+      {"test/mode", PARAM_TEXT, UNIT_NONE, "auto", 0, 0, "auto|on|off", "one of three words", ""},
+      {"test/free", PARAM_TEXT, UNIT_NONE, "any", 0, 0, NULL, "free text", ""},
+      {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+  };
+  param_register(defs);
+  struct param_set *set = param_set_new();
+  char err[256];
+  CU_ASSERT_EQUAL(param_set_cfg(set, "test/latency:keep", err, sizeof err), 0);
+  CU_ASSERT_EQUAL(param_set_cfg(set, "test/latency:100ns", err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(param_get_text(set, "test/latency"), "100ns");
+  CU_ASSERT_EQUAL(param_set_cfg(set, "test/latency:2s", err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "test/latency"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "out of range"));
+  CU_ASSERT_EQUAL(param_set_cfg(set, "test/latency:1e300h", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(param_set_cfg(set, "test/latency:fast", err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "keep"));
+  CU_ASSERT_EQUAL(param_set_cfg(set, "test/mode:on", err, sizeof err), 0);
+  CU_ASSERT_EQUAL(param_set_cfg(set, "test/mode:maybe", err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "auto|on|off"));
+  CU_ASSERT_EQUAL(param_set_cfg(set, "test/free:x\"y", err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(param_get_text(set, "test/latency"), "100ns"); /* refused values leave the old one */
+  char *json = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&json, &len);
+  param_write_json(set, f, "");
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"test/free\": \"x\\\"y\""));
+  free(json);
+  param_set_free(set);
+}
+
+/* Text inputs: a UTF-8 BOM on line 1 is dropped (it is invisible in a message quoting the line),
+ * CRLF ends a line, a NUL byte is named with its line and column, and an over-long line is refused. */
+static void test_text_input_lines(void)
+{
+  static const char text[] = "\xEF\xBB\xBFsrc,dst\r\nsecond\n\xEF\xBB\xBFthird\nfo\0ur\n";
+  FILE *f = fmemopen((void *)text, sizeof text - 1, "r");
+  struct text_input t;
+  text_input_init(&t, f, "in.csv", 16);
+  char *line, err[128];
+  size_t len;
+  CU_ASSERT_EQUAL(text_input_line(&t, &line, &len, err, sizeof err), 1);
+  CU_ASSERT_STRING_EQUAL(line, "src,dst");
+  CU_ASSERT_EQUAL(len, 7);
+  CU_ASSERT_EQUAL(text_input_line(&t, &line, &len, err, sizeof err), 1);
+  CU_ASSERT_STRING_EQUAL(line, "second");
+  CU_ASSERT_EQUAL(text_input_line(&t, &line, &len, err, sizeof err), 1);
+  CU_ASSERT_STRING_EQUAL(line, "\xEF\xBB\xBFthird"); /* only line 1 may start with a BOM */
+  CU_ASSERT_EQUAL(text_input_line(&t, &line, &len, err, sizeof err), -1);
+  CU_ASSERT_STRING_EQUAL(err, "in.csv:4: NUL byte at column 3: not a text file");
+  text_input_free(&t);
+  fclose(f);
+
+  static const char longer[] = "0123456789abcdefg\n";
+  f = fmemopen((void *)longer, sizeof longer - 1, "r");
+  text_input_init(&t, f, "in.csv", 16);
+  CU_ASSERT_EQUAL(text_input_line(&t, &line, &len, err, sizeof err), -1);
+  CU_ASSERT_STRING_EQUAL(err, "in.csv:1: line longer than 16 characters");
+  text_input_free(&t);
+  fclose(f);
+
+  CU_ASSERT_PTR_NULL(text_input_open(SGF_SOURCE_DIR "/docs", "flow file", err, sizeof err));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "docs: is a directory, not a flow file"));
+  CU_ASSERT_PTR_NULL(text_input_open(SGF_SOURCE_DIR "/no-such-file", "flow file", err, sizeof err));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "no-such-file: cannot open the flow file: No such file or directory"));
+}
+
+/* Ranks, GPU indices and counts: decimal digits only, no wrap-around. */
+static void test_text_parse_index(void)
+{
+  long long v = -1;
+  CU_ASSERT(text_parse_index("0", 15, &v) == 0 && v == 0);
+  CU_ASSERT(text_parse_index("15", 15, &v) == 0 && v == 15);
+  CU_ASSERT(text_parse_index("9223372036854775807", 9223372036854775807LL, &v) == 0 && v == 9223372036854775807LL);
+  const char *bad[] = {"16", "4294967296", "99999999999999999999", "-1", "+1", " 1", "1 ", "1junk", "0x1",
+                       "1e3", "01", "", NULL};
+  for (int i = 0; bad[i]; i++)
+    CU_ASSERT_EQUAL(text_parse_index(bad[i], 15, &v), -1);
+  CU_ASSERT_EQUAL(text_parse_index("7", 5, &v), -1); /* one digit above a small maximum */
+  CU_ASSERT_EQUAL(text_parse_index("9223372036854775808", 9223372036854775807LL, &v), -1);
+  CU_ASSERT_EQUAL(text_parse_index(NULL, 15, &v), -1);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -85,6 +223,11 @@ int main(void)
   CU_add_test(s, "units_refuse_bad_text", test_units_refuse_bad_text);
   CU_add_test(s, "param_defaults_and_overrides", test_param_defaults_and_overrides);
   CU_add_test(s, "param_errors_name_the_parameter", test_param_errors_name_the_parameter);
+  CU_add_test(s, "units_refuse_overflow_after_scaling", test_units_refuse_overflow_after_scaling);
+  CU_add_test(s, "json_strings_and_numbers", test_json_strings_and_numbers);
+  CU_add_test(s, "param_text_values_are_range_checked", test_param_text_values_are_range_checked);
+  CU_add_test(s, "text_input_lines", test_text_input_lines);
+  CU_add_test(s, "text_parse_index", test_text_parse_index);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   int failures = (int)CU_get_number_of_failures();

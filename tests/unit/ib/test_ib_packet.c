@@ -249,7 +249,18 @@ static void test_ib_bad_parameters_are_refused(void)
   expect_refused("ib/vlarb-high:5:10", "ib/vlarb-high");
   expect_refused("ib/sl2vl:0,4", "ib/sl2vl");
   expect_refused("ib/mtu:3000", "ib/mtu");
-  expect_refused("ib/switch-latency:fast", "ib/switch-latency");
+  /* Keyword-or-duration parameters are checked when set, before any fabric exists. */
+  fabric_register_params();
+  ib_register_params();
+  struct param_set *set = param_set_new();
+  char err[256];
+  const char *bad[] = {"ib/switch-latency:fast", "ib/switch-latency:2ms", "ib/nic-latency:1e300h", NULL};
+  for (int i = 0; bad[i]; i++) {
+    CU_ASSERT_EQUAL(param_set_cfg(set, bad[i], err, sizeof err), -1);
+    fprintf(stderr, "    --cfg=%s -> %s\n", bad[i], err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i][3] == 's' ? "ib/switch-latency" : "ib/nic-latency"));
+  }
+  param_set_free(set);
 }
 
 /* Framing (IBTA Vol.1 ch. 7): every 4096-byte payload travels with LRH 8 + BTH 12 + ICRC 4 + VCRC

@@ -206,6 +206,13 @@ static void test_roce_bad_parameters_refused(void)
   refused((const char *const[]){"roce/dcqcn-clamp-target:maybe", NULL}, "roce/dcqcn-clamp-target");
   refused((const char *const[]){"roce/dcqcn-min-dec-factor:120", NULL}, "roce/dcqcn-min-dec-factor");
   refused((const char *const[]){"roce/dcqcn-alpha-update:sometimes", NULL}, "roce/dcqcn-alpha-update");
+  /* Text parameters with a unit are range-checked when set, like the numeric ones. */
+  refused((const char *const[]){"roce/dcqcn-rai:1e300TBps", NULL}, "roce/dcqcn-rai");
+  refused((const char *const[]){"roce/dcqcn-rhai:1000Tbps", NULL}, "roce/dcqcn-rhai");
+  refused((const char *const[]){"roce/dcqcn-byte-counter:1e300TB", NULL}, "roce/dcqcn-byte-counter");
+  refused((const char *const[]){"roce/dcqcn-timer:2h", NULL}, "roce/dcqcn-timer");
+  refused((const char *const[]){"roce/dcqcn-g:2", NULL}, "roce/dcqcn-g");
+  refused((const char *const[]){"roce/pfc-headroom:-1KB", NULL}, "roce/pfc-headroom");
 }
 
 /* The configuration a roce fabric reads from cfg (a NULL-terminated --cfg list) on a two-GPU switch

@@ -1,5 +1,6 @@
 /* Trace format: writer/loader round trip, layout queries, bogus files (native and SimAI). */
 #include <CUnit/Basic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "wl_gen.h"
@@ -126,7 +127,14 @@ static void test_wl_format_bogus_native_refused(void)
   expect_load_error(BOGUS("negative-size.trace"), "8", "negative value");
   expect_load_error(BOGUS("wrong-version.trace"), "1", "unsupported format version 7");
   expect_load_error(BOGUS("non-numeric.trace"), "7", "'lots' is not a number");
-  expect_load_error(BOGUS("does-not-exist.trace"), "0", "cannot open");
+  /* Found by fuzz_trace: a second layout line leaked the stages of the first. */
+  expect_load_error(BOGUS("second-layout.trace"), "4", "a second 'layout' line");
+  /* Opening names the file and the system's reason; a directory is said to be one. */
+  char err[512] = "";
+  CU_ASSERT_PTR_NULL(wl_trace_open(BOGUS("does-not-exist.trace"), err, sizeof err));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "does-not-exist.trace: cannot open the workload trace: No such file"));
+  CU_ASSERT_PTR_NULL(wl_trace_open(WL_TEST_SRC_DIR "/bogus", err, sizeof err));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "bogus: is a directory, not a workload trace"));
 }
 
 static void test_wl_format_simai_comm_types(void)
@@ -174,6 +182,49 @@ static void test_wl_format_bogus_simai_refused(void)
   expect_load_error("simai:" BOGUS("simai-no-all-gpus.txt"), "1", "no all_gpus in the header");
 }
 
+/* reads a model description from text (named "m.model" in messages) */
+static int model_from_bytes(const char *text, size_t len, struct wl_model *m, char *err, size_t errlen)
+{
+  FILE *f = fmemopen((void *)text, len, "r");
+  int rc = wl_model_read(f, "m.model", m, err, errlen);
+  fclose(f);
+  return rc;
+}
+
+static int model_from(const char *text, struct wl_model *m, char *err, size_t errlen)
+{
+  return model_from_bytes(text, strlen(text), m, err, errlen);
+}
+
+/* docs/workload-format.md documents "key value"; "key: value" and "key = value" read the same. */
+static void test_wl_format_model_file_syntax(void)
+{
+  static const char *const forms[] = {
+      "name tiny\nlayers 2\nhidden 64\nheads 4\nkv-heads 2\nffn 256\nvocab 1000\nseq 128\n",
+      "name: tiny\nlayers: 2\nhidden:64\nheads :4\nkv-heads: 2 # grouped\nffn: 256\nvocab: 1000\nseq: 128\n",
+      "# a comment line\nname = tiny\r\nlayers = 2\r\n\n  hidden\t64\nheads=4\nkv-heads=2\nffn=256\nvocab=1000\nseq=128\n",
+  };
+  char err[256];
+  for (int i = 0; i < 3; i++) {
+    struct wl_model m;
+    int rc = model_from(forms[i], &m, err, sizeof err);
+    if (rc != 0)
+      fprintf(stderr, "\nform %d refused: %s\n", i, err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_STRING_EQUAL(m.name, "tiny");
+    CU_ASSERT(m.layers == 2 && m.hidden == 64 && m.heads == 4 && m.kv_heads == 2 && m.ffn == 256 &&
+              m.vocab == 1000 && m.seq == 128 && m.gated_mlp == 1);
+  }
+  struct wl_model m;
+  CU_ASSERT_EQUAL(model_from("layers 2 3\n", &m, err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "m.model:1: expected 'key value'"));
+  CU_ASSERT_EQUAL(model_from("layers 4294967298\n", &m, err, sizeof err), -1); /* not wrapped to 2 */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "m.model:1: layers"));
+  static const char nul[] = "\xEF\xBB\xBFlayers 2\nhid\0den 4\n"; /* a BOM is fine, a NUL is not */
+  CU_ASSERT_EQUAL(model_from_bytes(nul, sizeof nul - 1, &m, err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "m.model:2: NUL byte at column 4"));
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -183,6 +234,7 @@ int main(void)
   CU_add_test(s, "bogus_native_refused", test_wl_format_bogus_native_refused);
   CU_add_test(s, "simai_comm_types", test_wl_format_simai_comm_types);
   CU_add_test(s, "bogus_simai_refused", test_wl_format_bogus_simai_refused);
+  CU_add_test(s, "model_file_syntax", test_wl_format_model_file_syntax);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures();
