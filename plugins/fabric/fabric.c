@@ -469,6 +469,8 @@ double fabric_active_time(const struct fabric *fab)
   if (fab->stats.last_delivery_s > 0)
     return fab->stats.last_delivery_s;
   return fab->now > 0 ? fab->now : 1;
+}
+
 void fabric_write_json_name(FILE *out, const char *indent, const char *key, const char *fmt, ...)
 {
   /* Node and link names come from the platform file: escaped like any user text. */

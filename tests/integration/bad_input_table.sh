@@ -271,7 +271,7 @@ wl "truncated program" "truncated.trace: 2 of 3 ops, no end" "truncated.trace:8|
 wl "negative size" "negative-size.trace: bytes=-4096" "negative-size.trace:8|negative value -4096" negative-size.trace
 wl "non-numeric field" "non-numeric.trace: flops=lots" "non-numeric.trace:7|'lots' is not a number" non-numeric.trace
 wl "group larger than the job" "group-too-large.trace: tp=16 of 8 GPUs" "group-too-large.trace:3|larger than the job" group-too-large.trace
-wl "second layout line" "second-layout.trace" "second-layout.trace:4|a second 'layout' line" second-layout.trace
+wl "second layout line" "second-layout.trace" "second-layout.trace:4|second 'layout' line (the layout is given once" second-layout.trace
 file early-program.trace 'sgf-workload 1\nprogram 0 ops=1\n'
 wl "program before layout" "early-program.trace" "early-program.trace:2|before the 'layout' line" early-program.trace
 file overflow.trace "$(printf '%s' "$header" | sed 's/layers=2 hidden/layers=99999999999 hidden/')\n"
@@ -310,9 +310,9 @@ sa "fewer rows than announced" "simai-short.txt: 2 announced, 1 given" "simai-sh
 { sed 's/-1024/1024/' simai-negative.txt; tail -1 simai-negative.txt | sed 's/-1024/1024/'; } >simai-extra.txt
 sa "more rows than announced" "simai-extra.txt: 1 announced, 2 given" "simai-extra.txt:4|extra row" simai-extra.txt
 file simai-field.txt 'HYBRID_TRANSFORMER model_parallel_NPU_group: 2 colour: 3 all_gpus: 4\n1\n'
-sa "unknown header field" "simai-field.txt: colour: 3" "simai-field.txt:1|unknown header field 'colour'" simai-field.txt
+sa "unknown header field (ignored with a warning, as SimAI does), then a missing row" "simai-field.txt: colour: 3" "simai-field.txt:1: ignoring header fields SimAI does not read: 'colour'|simai-field.txt:2: truncated" simai-field.txt
 file simai-gpus.txt 'HYBRID_TRANSFORMER model_parallel_NPU_group: 2 pp: 1\n1\n'
-sa "all_gpus missing" "simai-gpus.txt" "simai-gpus.txt:1|missing all_gpus" simai-gpus.txt
+sa "all_gpus missing (the platform's GPU count is taken, with a note), then a missing row" "simai-gpus.txt" "simai-gpus.txt:1: no all_gpus in the header|simai-gpus.txt:2: truncated" simai-gpus.txt
 file simai-tp.txt 'HYBRID_TRANSFORMER model_parallel_NPU_group: two all_gpus: 4\n1\n'
 sa "non-numeric header value" "simai-tp.txt: model_parallel_NPU_group: two" "simai-tp.txt:1|'two' is not an integer" simai-tp.txt
 file simai-nul.txt 'HYBRID_TRANSFORMER\0 all_gpus: 4\n'

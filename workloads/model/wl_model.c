@@ -109,7 +109,7 @@ int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, siz
                val, 1 << 30);
       rc = -1;
     } else if (strcmp(key, "layers") == 0 && v > WL_MAX_LAYERS) {
-      snprintf(err, errlen, "%s:%d: layers: %ld is more than the limit of %d layers", path, lineno, v,
+      snprintf(err, errlen, "%s:%d: layers: %lld is more than the limit of %d layers", path, lineno, v,
                WL_MAX_LAYERS);
       rc = -1;
     } else {

@@ -128,7 +128,7 @@ static void test_wl_format_bogus_native_refused(void)
   expect_load_error(BOGUS("wrong-version.trace"), "1", "unsupported format version 7");
   expect_load_error(BOGUS("non-numeric.trace"), "7", "'lots' is not a number");
   /* Found by fuzz_trace: a second layout line leaked the stages of the first. */
-  expect_load_error(BOGUS("second-layout.trace"), "4", "a second 'layout' line");
+  expect_load_error(BOGUS("second-layout.trace"), "4", "second 'layout' line (the layout is given once");
   /* Opening names the file and the system's reason; a directory is said to be one. */
   char err[512] = "";
   CU_ASSERT_PTR_NULL(wl_trace_open(BOGUS("does-not-exist.trace"), err, sizeof err));
