@@ -74,7 +74,8 @@ static void fifo_shares(struct fabric *fab, struct fab_flow **flows, size_t n)
   for (size_t i = 0; i < n; i++) {
     struct roce_flow *rf = flows[i]->model_data;
     double r = t->ports[flows[i]->path[0]].rate_Bps / rs->fl_demand[flows[i]->path[0]];
-    for (int h = 1; h < flows[i]->hops; h++)
+    rf->fl_fifo_in[1] = r; /* also for a one-hop flow, whose share is then its NIC share */
+    for (int h = 2; h < flows[i]->hops; h++)
       rf->fl_fifo_in[h] = r;
   }
   for (size_t i = 0; i < n; i++)

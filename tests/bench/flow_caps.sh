@@ -58,8 +58,11 @@ sgf=$build/sgfabric
 work=${work:-$build/flow-caps}
 mkdir -p "$work/in" "$work/runs"
 
-# case name, platform, gen_flows pattern, GPUs, bytes per flow, fabric options
-cases='a2a-64-off ft2-128.xml a2a 64 256e3 --fabric roce --cfg=roce/dcqcn:off
+# case name, platform, gen_flows pattern (perm-var: below), GPUs, bytes per flow, fabric options
+cases='permvar-1024-off rail-1024.xml perm-var 1024 0 --fabric roce --cfg=roce/dcqcn:off
+permvar-1024-off-pfcoff rail-1024.xml perm-var 1024 0 --fabric roce --cfg=roce/dcqcn:off --cfg=roce/pfc:off
+permvar-1024-paper rail-1024.xml perm-var 1024 0 --fabric roce --cfg=roce/dcqcn:paper
+a2a-64-off ft2-128.xml a2a 64 256e3 --fabric roce --cfg=roce/dcqcn:off
 a2a-128-off ft2-128.xml a2a 128 256e3 --fabric roce --cfg=roce/dcqcn:off
 perm-1024-off rail-1024.xml perm-x 1024 8e6 --fabric roce --cfg=roce/dcqcn:off
 ring-1024-off rail-1024.xml ring 1024 16e6 --fabric roce --cfg=roce/dcqcn:off
@@ -113,6 +116,24 @@ echo
 echo "$cases" | while read -r name plat pattern gpus bytes opts; do
   case $name in *"$only"*) ;; *) continue ;; esac
   flows=$work/in/$pattern-$gpus.csv
+  if [ ! -f "$flows" ] && [ "$pattern" = perm-var ]; then
+    # a permutation across nodes (8 GPUs each) with sizes of 1-16 MB and starts in 0-200 us
+    # (Python's random.Random(1)): flows drain one by one, each event touches one component
+    python3 - "$gpus" "$flows" <<'EOF'
+import random, sys
+n, out = int(sys.argv[1]), sys.argv[2]
+rng = random.Random(1)
+while True:
+    p = list(range(n))
+    rng.shuffle(p)
+    if all(p[i] // 8 != i // 8 for i in range(n)):
+        break
+with open(out, "w") as f:
+    f.write("src,dst,bytes,start_us\n")
+    for i in range(n):
+        f.write("%d,%d,%d,%d\n" % (i, p[i], rng.randint(1, 16) * 1000000, rng.randint(0, 200)))
+EOF
+  fi
   [ -f "$flows" ] || python3 "$src/analysis/validation/gen_flows.py" "$pattern" "$gpus" 8 "$bytes" 1 "$flows"
   # shellcheck disable=SC2086 # opts are separate words
   set -- --platform "$src/platforms/$plat" --flows "$flows" $opts
