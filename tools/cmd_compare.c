@@ -349,6 +349,7 @@ static const struct row rows[] = {
     {"exposed comm: ep", "breakdown.exposed_comm_s.ep", 1, ROW_SECONDS},
     {"exposed comm: cp", "breakdown.exposed_comm_s.cp", 1, ROW_SECONDS},
     {"exposed comm: dp_ep", "breakdown.exposed_comm_s.dp_ep", 1, ROW_SECONDS},
+    {"exposed comm: world", "breakdown.exposed_comm_s.world", 1, ROW_SECONDS},
     {"pipeline bubble", "breakdown.bubble_s", 1, ROW_SECONDS},
     {"waiting for stragglers", "breakdown.straggler_s", 1, ROW_SECONDS},
     {"other waiting", "breakdown.other_s", 1, ROW_SECONDS},
