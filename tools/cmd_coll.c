@@ -680,15 +680,18 @@ static void print_block(FILE *f, const struct coll_options *o, const struct layo
           o->min_bytes, o->max_bytes, o->factor > 1 ? (double)o->factor : o->step_bytes,
           o->factor > 1 ? "factor" : "bytes", o->warmup, o->iters);
   fprintf(f, "#\n# Using devices\n");
-  for (int g = 0; g < l->n_groups; g++)
-    for (int m = 0; m < l->group_size; m++) {
-      int gpu = l->gpus[g * l->group_size + m];
-      char node[32], dev[32];
-      snprintf(node, sizeof node, "node%d", gpu / p->gpus_per_node);
-      snprintf(dev, sizeof dev, "gpu%d", gpu);
-      fprintf(f, "#  Rank %2d Group %2d Pid %6s on %10s device %2d [%s] %s\n", m, g, "n/a", node,
-              gpu % p->gpus_per_node, dev, p->gpu_type);
-    }
+  /* nccl-tests lists every rank in order with its group (NCCL_TESTS_SPLIT_MASK's color); rank r
+   * runs on GPU r. */
+  for (int gpu = 0; gpu < gpus; gpu++) {
+    int g = o->group == GROUP_TP ? gpu / tp : o->group == GROUP_DP ? gpu % tp : 0;
+    if (g >= l->n_groups)
+      continue; /* --single-group */
+    char node[32], dev[32];
+    snprintf(node, sizeof node, "node%d", gpu / p->gpus_per_node);
+    snprintf(dev, sizeof dev, "gpu%d", gpu);
+    fprintf(f, "#  Rank %2d Group %2d Pid %6s on %10s device %2d [%s] %s\n", gpu, g, "n/a", node,
+            gpu % p->gpus_per_node, dev, p->gpu_type);
+  }
   fprintf(f, "#\n");
   fprintf(f, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "",
           "", "", "");
