@@ -661,6 +661,15 @@ static void algo_text(int mask, char *buf, size_t len)
       snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", sep++ ? "+" : "", coll_algo_name((enum coll_algo)a));
 }
 
+/* A zone prop of the platform file, "?" when it does not declare it. */
+static const char *prop_value(const struct platform *p, const char *name)
+{
+  for (int i = 0; i < p->n_props; i++)
+    if (!strcmp(p->props[i].name, name))
+      return p->props[i].value;
+  return "?";
+}
+
 /* One fabric's block, in nccl-tests' text layout (its common.cu: header, columns, rows, the
  * closing lines). Lines starting with '#' are comments to nccl-tests' readers. */
 static void print_block(FILE *f, const struct coll_options *o, const struct layout *l, const char *fabric,
@@ -674,7 +683,10 @@ static void print_block(FILE *f, const struct coll_options *o, const struct layo
   fprintf(f, "# group %s: %d group%s of %d ranks%s (TP degree %d), %d of the platform's %d %s GPUs, algorithm %s\n",
           group_names[o->group], l->n_groups, l->n_groups > 1 ? "s" : "", l->group_size,
           l->n_groups > 1 ? " at once" : "", tp, gpus, p->topo->n_gpus, p->gpu_type[0] ? p->gpu_type : "", algo);
-  fprintf(f, "# platform %s\n", platform);
+  fprintf(f, "# platform %s: %s-tier %sfat-tree, radix %s, %s links, oversubscription %s, %d GPUs per node\n",
+          platform, prop_value(p, "sgfabric/tiers"), !strcmp(prop_value(p, "sgfabric/rail-optimized"), "1") ? "rail-optimized " : "",
+          prop_value(p, "sgfabric/radix"), prop_value(p, "sgfabric/link-rate"), prop_value(p, "sgfabric/oversubscription"),
+          p->gpus_per_node);
   fprintf(f, "# nThread 1 nGpus 1 minBytes %.0f maxBytes %.0f step: %.0f(%s) warmup iters: %d iters: %d agg iters: 1 "
              "validation: 0 graph: 0\n",
           o->min_bytes, o->max_bytes, o->factor > 1 ? (double)o->factor : o->step_bytes,
@@ -881,7 +893,7 @@ int cmd_coll(int argc, char **argv)
       goto fail;
     }
   }
-  const char *platform_name = o.run.platform ? o.run.platform : "generated (platform.xml in the results)";
+  const char *platform_name = o.run.platform ? o.run.platform : "generated";
 
   /* Each fabric's set-up is loaded here, so that a bad platform or parameter is reported before
    * any simulation; the child inherits it. */
@@ -920,6 +932,11 @@ int cmd_coll(int argc, char **argv)
                         "ranks and can take hours; --fidelity flow (the default) is fast\n",
                 o.max_bytes, l.n_groups * l.group_size);
       shown = platform_load(platform, err, sizeof err);
+      if (shown == NULL) {
+        fprintf(stderr, "sgfabric coll: %s\n", err);
+        run_setup_free(&s);
+        goto fail;
+      }
     }
     int pipefd[2];
     if (pipe(pipefd) != 0) {
