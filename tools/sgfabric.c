@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"workload", workload_cli_main, "generate an LLM-training workload trace"},
     {"deployment", cmd_deployment, "write a rank-to-GPU placement (SimGrid deployment XML)"},
     {"run", cmd_run, "replay one training iteration of a workload: MFU, breakdown, fabric counters"},
+    {"coll", cmd_coll, "a collective microbenchmark printing nccl-tests' table per fabric"},
     {"flows", cmd_flows, "simulate the transfers of a flow file (src,dst,bytes,start_us)"},
     {"replay", cmd_replay, "re-run a results directory from its manifest and check summary.json is identical"},
     {"params", cmd_params, "list every fabric model parameter"},

@@ -73,7 +73,7 @@ forms)
   ;;
 exit_codes)
   run_ok workload "${job[@]}" -o "$WORK/w.txt"
-  for sub in platform workload deployment run flows compare params; do
+  for sub in platform workload deployment run flows compare coll params; do
     expect_status 2 "unknown option '--nosuch'" "$sub" --nosuch
   done
   expect_status 2 "needs a value" run --platform
