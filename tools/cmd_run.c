@@ -21,7 +21,7 @@ static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GRO
                                                 WL_GROUP_DP_EP, WL_GROUP_WORLD};
 
 enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRESS, RUN_OPT_TIMELINE,
-       RUN_OPT_TIMELINE_MAX };
+       RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS };
 
 static const struct cli_option run_options[] = {
     {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC", "trace file, or simai:FILE for a SimAI/AICB workload"},
@@ -33,6 +33,8 @@ static const struct cli_option run_options[] = {
      "also write DIR/timeline.json, the iteration's spans (trace-event JSON for Perfetto, chrome://tracing)"},
     {"timeline-max-events", 0, CLI_VALUE, RUN_OPT_TIMELINE_MAX, "N",
      "spans the timeline keeps at most, later ones are dropped with a warning (default 5000000)"},
+    {"timeline-links", 0, CLI_VALUE, RUN_OPT_TIMELINE_LINKS, "US",
+     "with --timeline: sample every link direction's utilisation every US microseconds into it"},
     CLI_TABLE_END,
 };
 
@@ -152,7 +154,7 @@ int cmd_run(int argc, char **argv)
   const char *workload = NULL, *deployment = NULL;
   int progress = isatty(2);
   int timeline = 0;
-  long timeline_max = TIMELINE_DEFAULT_MAX_EVENTS;
+  long timeline_max = TIMELINE_DEFAULT_MAX_EVENTS, timeline_links_us = 0;
   char err[1024];
   struct cli c;
   cli_init(&c, "sgfabric run", argc, argv);
@@ -183,6 +185,13 @@ int cmd_run(int argc, char **argv)
         return CLI_USAGE;
       }
       break;
+    case RUN_OPT_TIMELINE_LINKS:
+      if (cli_parse_long(c.value, 1, 1000000000L, &timeline_links_us) != 0) {
+        fprintf(stderr, "sgfabric run: --timeline-links: '%s' is not a whole number of microseconds from 1 to "
+                        "1000000000\n", c.value);
+        return CLI_USAGE;
+      }
+      break;
     case RUN_OPT_PROGRESS:
     case RUN_OPT_NO_PROGRESS:
       progress = id == RUN_OPT_PROGRESS;
@@ -192,6 +201,10 @@ int cmd_run(int argc, char **argv)
         return CLI_USAGE;
       break;
     }
+  }
+  if (timeline_links_us > 0 && !timeline) {
+    fprintf(stderr, "sgfabric run: --timeline-links needs --timeline\n");
+    return CLI_USAGE;
   }
   if (o.help_cfg) {
     run_print_params(stdout, NULL, 0);
@@ -270,6 +283,7 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: out of memory for the timeline\n");
     goto out;
   }
+  cfg.link_sample_s = (double)timeline_links_us * 1e-6;
   if (replay_start(&cfg, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;

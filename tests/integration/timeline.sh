@@ -11,6 +11,8 @@
 #    without --timeline, and without it there is no timeline.json;
 #  - --timeline-max-events N keeps N spans, warns, and records how many were dropped;
 #    a bad N is a usage error naming the option;
+#  - --timeline-links US adds per-link utilisation counters, at flow and packet fidelity, without
+#    changing summary.json, and stops sampling on a deadlocked trace;
 #  - compare --timeline passes it to its runs.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -63,6 +65,43 @@ fi
 [ "$rc" = 2 ] || die "--timeline-max-events 0: exit $rc, expected 2"
 grep -q -- "--timeline-max-events" "$WORK/bad.err" || die "the error does not name --timeline-max-events"
 [ ! -e "$WORK/bad" ] || die "a refused run left $WORK/bad"
+
+# Link utilisation counters, flow and packet fidelity: valid, some link busy, results unchanged
+# (packet fidelity on 2 micro-batches only, to stay fast).
+run_ok workload --model llama3-8b --gpus 16 --tp 8 --pp 2 --global-batch 2 --seed 1 -o "$WORK/small.trace"
+for fid in flow packet; do
+  trace=$WORK/llama.trace
+  [ $fid = flow ] || trace=$WORK/small.trace
+  run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "$trace" --fabric ib --fidelity $fid --seed 7 \
+    --no-progress --timeline --timeline-links 1000 --out "$WORK/links-$fid"
+  python3 "$CHECK" "$WORK/links-$fid" >"$WORK/links.out" || { cat "$WORK/links.out"; die "$fid: the links' timeline fails the check"; }
+  python3 - "$WORK/links-$fid/timeline.json" <<'PY' || die "$fid: the link counters are wrong"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+c = [e for e in ev if e["ph"] == "C"]
+names = {e["name"] for e in c}
+busy = max(e["args"]["utilisation"] for e in c)
+assert len(names) >= 32 and busy > 0.5, (len(names), busy)  # the TP all-reduces fill NVLink
+print("%d link counters, %d events, peak utilisation %.3f" % (len(names), len(c), busy))
+PY
+done
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "$WORK/small.trace" --fabric ib --fidelity packet --seed 7 \
+  --no-progress --out "$WORK/plain-packet"
+cmp "$WORK/links-packet/summary.json" "$WORK/plain-packet/summary.json" || die "--timeline-links changes summary.json"
+cmp "$WORK/links-flow/summary.json" "$WORK/plain/summary.json" || die "--timeline-links changes summary.json"
+# The sampler stops on a deadlocked trace (else the simulation would never end).
+if timeout 60 "$SGF" run --platform "$PLATFORMS/tiny-16.xml" --workload "$DATA/workloads/deadlock.trace" --fabric maxmin \
+  --no-progress --timeline --timeline-links 10 --out "$WORK/dead" 2>"$WORK/dead.err"; then
+  die "a deadlocked trace succeeded"
+else
+  rc=$?
+fi
+[ "$rc" = 1 ] || die "deadlocked trace with --timeline-links: exit $rc, expected 1"
+grep -q "never finished" "$WORK/dead.err" || die "no deadlock message: $(cat "$WORK/dead.err")"
+if "$SGF" "${args[@]}" --timeline-links 1000 --out "$WORK/bad" 2>"$WORK/bad.err"; then
+  die "--timeline-links without --timeline accepted"
+fi
+grep -q -- "--timeline-links needs --timeline" "$WORK/bad.err" || die "no message for --timeline-links alone"
 
 run_ok compare --fabrics ib,ideal --gpus 16 --model llama3-8b --tp 8 --pp 2 --global-batch 8 --timeline \
   --out "$WORK/cmp"

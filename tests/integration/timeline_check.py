@@ -11,7 +11,9 @@ Contents: every rank's iteration span ends at summary.json's iteration_time_s; i
 ("compute") track tiles its program span without gap (every moment a rank's actor is either
 computing or waiting); the compute spans over all ranks average to breakdown.compute_s (0.1 %);
 the collectives process has, per (op, group), as many spans as summary.json's collectives count,
-with bytes and busbw_GBps, and their durations add up to its time_s.
+with bytes and busbw_GBps, and their durations add up to its time_s. Counter events ("C", the
+link utilisations of --timeline-links) hold values in [0, 1] inside the iteration, each one a
+change from the previous one.
 Standard library only. Prints one line per finding and exits 1 if any."""
 import collections
 import json
@@ -43,6 +45,7 @@ def main():
     procs = {}
     tracks = collections.defaultdict(list)
     thread_names = {}
+    counters = collections.defaultdict(list)
     for i, e in enumerate(tl["traceEvents"]):
         for key, types in (("ph", str), ("ts", (int, float)), ("pid", int), ("tid", int), ("name", str)):
             if not isinstance(e.get(key), types) or isinstance(e.get(key), bool):
@@ -53,8 +56,16 @@ def main():
             elif e["name"] == "thread_name":
                 thread_names[(e["pid"], e["tid"])] = e["args"]["name"]
             continue
+        if e.get("ph") == "C":  # a counter: numeric args, utilisation in [0, 1], inside the iteration
+            values = list(e.get("args", {}).values())
+            if not values or any(not isinstance(v, (int, float)) or v < 0 or v > 1 + 1e-6 for v in values):
+                fail("event %d: counter without utilisations in [0, 1]: %r" % (i, e))
+            if e["ts"] < -eps or e["ts"] > iteration_us + eps:
+                fail("event %d: counter outside the iteration: %r" % (i, e))
+            counters[e["name"]].append(e)
+            continue
         if e.get("ph") != "X":
-            fail("event %d: phase %r, expected X or M" % (i, e.get("ph")))
+            fail("event %d: phase %r, expected X, C or M" % (i, e.get("ph")))
             continue
         if not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0:
             fail("event %d: X without dur >= 0: %r" % (i, e))
@@ -140,12 +151,18 @@ def main():
                 if abs(time - c["time_s"]) > 1e-6 * c["time_s"] + 1e-15:
                     fail("%s: spans add up to %.12g s, summary.json's time_s is %.12g s" % (name, time, c["time_s"]))
 
+    for name, events in counters.items():  # a counter changes at each event
+        for a, b in zip(events, events[1:]):
+            if a["args"] == b["args"]:
+                fail("counter %r repeats its value at %.9f us" % (name, b["ts"]))
+                break
+
     for msg in errors[:20]:
         print("FAIL: " + msg)
     if errors:
         sys.exit(1)
-    print("timeline.json OK: %d events, %d ranks, %d tracks, iteration %.6f s"
-          % (len(tl["traceEvents"]), len(ranks), len(tracks), summary["iteration_time_s"]))
+    print("timeline.json OK: %d events, %d ranks, %d tracks, %d counters, iteration %.6f s"
+          % (len(tl["traceEvents"]), len(ranks), len(tracks), len(counters), summary["iteration_time_s"]))
 
 
 if __name__ == "__main__":

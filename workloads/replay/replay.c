@@ -74,6 +74,12 @@ static struct {
   struct replay_coll_stats p2p[WL_GROUP_COUNT];
   double next_progress_s;
   int finished;
+  long activity;       /* ops done and kernels run so far: the link sampler's sign of life */
+  int computing;       /* ranks in a compute sleep */
+  double *link_last;   /* [ports] the link sampler's last value (-1: none yet), */
+  double *link_tx;     /* and the port's tx_bytes then (packet fidelity) */
+  int *link_name;      /* [ports] counter names */
+  double link_sampled_s; /* date of the last sample */
   struct timeline *tl; /* NULL: no timeline, no cost */
   struct {             /* the timeline's string ids */
     int compute[WL_PHASE_COUNT], wait[WL_GROUP_COUNT], comm[COLL_KIND_COUNT][WL_GROUP_COUNT], send[WL_GROUP_COUNT];
@@ -90,6 +96,7 @@ static struct {
 enum { TL_TID_ITERATION = 1, TL_TID_MAIN = 2, TL_TID_STREAM0 = 3, TL_TID_COLL0 = 32 };
 #define TL_RANK_PID(rank) ((rank) + 1)
 #define TL_COLL_PID (g_replay.n_ranks + 1)
+#define TL_LINK_PID (g_replay.n_ranks + 2)
 
 static void tl_span(int pid, int tid, int name, int cat, double start, double end)
 {
@@ -152,6 +159,7 @@ static void op_done(struct rank_state *r, int op)
 {
   r->done[op] = 1;
   r->outstanding--;
+  g_replay.activity++;
   const struct wl_op *o = &r->prog->ops[op];
   struct stream *s = &r->streams[o->group];
   if (o->kind != WL_OP_RECV && s->busy == op) {
@@ -432,8 +440,11 @@ static void rank_actor(int argc, char **argv)
         last++;
       }
       double start = simgrid_get_clock();
+      g_replay.computing++;
       if (duration > 0)
         sg_actor_sleep_for(duration);
+      g_replay.computing--;
+      g_replay.activity++;
       r->compute_s += duration;
       if (g_replay.tl && duration > 0) {
         struct timeline_span span = timeline_span_init(TL_RANK_PID(r->rank), TL_TID_MAIN, g_replay.id.compute[o->phase],
@@ -531,9 +542,81 @@ static int timeline_setup(char *err, size_t errlen)
     snprintf(name, sizeof name, "rank %d (gpu%d)", rank, g_replay.cfg.rank_gpu[rank]);
     bad |= timeline_name_process(tl, TL_RANK_PID(rank), name, rank) != 0;
   }
+  if (!bad && g_replay.cfg.link_sample_s > 0) {
+    const struct topo *t = g_replay.cfg.fab->topo;
+    bad |= timeline_name_process(tl, TL_LINK_PID, "links (utilisation)", -2) != 0;
+    g_replay.link_last = xmalloc(sizeof(double) * (size_t)t->n_ports);
+    g_replay.link_tx = xmalloc(sizeof(double) * (size_t)t->n_ports);
+    g_replay.link_name = xmalloc(sizeof(int) * (size_t)t->n_ports);
+    for (int p = 0; p < t->n_ports && !bad; p++) {
+      const struct topo_port *tp = &t->ports[p];
+      char link[512]; /* as links.csv names a link direction: link, from, to */
+      snprintf(link, sizeof link, "%s %s>%s", t->links[tp->link].name, t->nodes[tp->node].name,
+               t->nodes[tp->peer_node].name);
+      g_replay.link_last[p] = -1;
+      bad |= (g_replay.link_name[p] = timeline_string(tl, link)) < 0;
+    }
+  }
   if (bad)
     snprintf(err, errlen, "out of memory for the timeline");
   return bad ? -1 : 0;
+}
+
+/* The utilisation of every link direction at now: at flow fidelity the max-min rates of the
+ * flows crossing it over its line rate (exact between two samples' rate changes); at packet
+ * fidelity the bytes it sent since the previous sample over what its line rate could have sent,
+ * written at that sample's date. A value is written only when it changed: a counter holds its
+ * value until its next event. */
+static void link_sample(double now, double dt)
+{
+  const struct fabric *fab = g_replay.cfg.fab;
+  const struct topo *t = fab->topo;
+  double *value = xmalloc(sizeof(double) * (size_t)t->n_ports);
+  double at = now;
+  if (fab->fidelity == FAB_FIDELITY_FLOW) {
+    size_t n;
+    struct fab_flow **flows = fabric_active_flows(fab, &n);
+    for (size_t i = 0; i < n; i++)
+      for (int h = 0; h < flows[i]->hops; h++)
+        value[flows[i]->path[h]] += flows[i]->rate_Bps;
+    for (int p = 0; p < t->n_ports; p++)
+      value[p] /= t->ports[p].rate_Bps;
+  } else {
+    at = now - dt;
+    for (int p = 0; p < t->n_ports; p++) {
+      value[p] = dt > 0 ? (fab->ports[p].tx_bytes - g_replay.link_tx[p]) / (t->ports[p].rate_Bps * dt) : 0;
+      g_replay.link_tx[p] = fab->ports[p].tx_bytes;
+    }
+  }
+  if (at >= 0)
+    for (int p = 0; p < t->n_ports; p++)
+      if (value[p] != g_replay.link_last[p]) {
+        timeline_add_counter(g_replay.tl, TL_LINK_PID, g_replay.link_name[p], at, value[p]);
+        g_replay.link_last[p] = value[p];
+      }
+  free(value);
+}
+
+/* Samples the links while the ranks run. A daemon: SimGrid ends it with the last rank. It stops
+ * by itself when nothing moved over a whole interval (no kernel, no completion, no active flow,
+ * no rank computing): the ranks are deadlocked, and a sampler that went on would keep the
+ * simulation alive for ever. */
+static void link_sampler(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  sg_actor_daemonize(sg_actor_self());
+  double dt = g_replay.cfg.link_sample_s;
+  long seen = -1;
+  while (g_replay.finished < g_replay.n_ranks) {
+    double now = simgrid_get_clock();
+    link_sample(now, now - g_replay.link_sampled_s);
+    g_replay.link_sampled_s = now;
+    if (g_replay.activity == seen && g_replay.computing == 0 && g_replay.cfg.fab->active_flows == 0)
+      break;
+    seen = g_replay.activity;
+    sg_actor_sleep_for(dt);
+  }
 }
 
 int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
@@ -570,6 +653,11 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
     }
     char *args[] = {name, index, NULL};
     sg_actor_create(name, h, rank_actor, 2, args);
+  }
+  if (g_replay.tl && cfg->link_sample_s > 0) {
+    char host[32];
+    snprintf(host, sizeof host, "gpu%d", g_replay.ranks[0].gpu);
+    sg_actor_create("link-sampler", sg_host_by_name(host), link_sampler, 0, NULL);
   }
   return 0;
 }
@@ -668,6 +756,12 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
     for (int g = 0; g < WL_GROUP_COUNT; g++)
       free(r->streams[g].queue);
     sg_sem_destroy(r->sem);
+  }
+  if (g_replay.link_last) { /* the last sample: the links at the iteration's end */
+    link_sample(out->iteration_s, out->iteration_s - g_replay.link_sampled_s);
+    free(g_replay.link_last);
+    free(g_replay.link_tx);
+    free(g_replay.link_name);
   }
   memcpy(out->coll, g_replay.coll, sizeof out->coll);
   memcpy(out->p2p, g_replay.p2p, sizeof out->p2p);

@@ -29,6 +29,8 @@ struct replay_config {
   struct coll_params coll;
   int progress;                  /* print progress on stderr */
   struct timeline *timeline;     /* NULL, or where the spans of the iteration go (timeline.h) */
+  double link_sample_s;          /* > 0 with a timeline: every link direction's utilisation is
+                                  * sampled this often into it */
 };
 
 /* Statistics of one (collective, group) pair, over every instance. */

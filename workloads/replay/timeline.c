@@ -48,6 +48,11 @@ int timeline_intern(struct timeline *tl, const char *s)
   for (int i = 0; i < tl->n_strings; i++)
     if (strcmp(tl->strings[i], s) == 0)
       return i;
+  return timeline_string(tl, s);
+}
+
+int timeline_string(struct timeline *tl, const char *s)
+{
   if (tl->n_strings == tl->cap_strings) {
     int cap = tl->cap_strings ? 2 * tl->cap_strings : 64;
     char **p = realloc(tl->strings, sizeof *p * (size_t)cap);
@@ -102,7 +107,8 @@ void timeline_set_lane_process(struct timeline *tl, int pid)
 
 struct timeline_span timeline_span_init(int pid, int tid, int name, int cat, double start_s, double end_s)
 {
-  return (struct timeline_span){.start_s = start_s,
+  return (struct timeline_span){.kind = TIMELINE_SPAN,
+                                .start_s = start_s,
                                 .end_s = end_s > start_s ? end_s : start_s,
                                 .pid = pid,
                                 .tid = tid,
@@ -142,9 +148,20 @@ void timeline_add(struct timeline *tl, const struct timeline_span *span)
     s->end_s = s->start_s;
 }
 
+void timeline_add_counter(struct timeline *tl, int pid, int name, double t_s, double value)
+{
+  struct timeline_span s = timeline_span_init(pid, 0, name, name, t_s, t_s);
+  s.kind = TIMELINE_COUNTER;
+  s.busbw_GBps = value; /* the value (counters have no bandwidth) */
+  timeline_add(tl, &s);
+}
+
 long timeline_events(const struct timeline *tl) { return tl->n; }
 long timeline_dropped(const struct timeline *tl) { return tl->dropped; }
 long timeline_max_events(const struct timeline *tl) { return tl->max; }
+
+/* The strings of the timeline being sorted (qsort passes no context). */
+static char **g_sort_strings;
 
 /* Sorting: spans with their index of recording, so that equal keys keep that order. */
 struct order {
@@ -160,6 +177,8 @@ static int span_order(const void *a, const void *b)
     return x->s->pid < y->s->pid ? -1 : 1;
   if (x->s->tid != y->s->tid)
     return x->s->tid < y->s->tid ? -1 : 1;
+  if (x->s->kind == TIMELINE_COUNTER && y->s->kind == TIMELINE_COUNTER && x->s->name != y->s->name)
+    return strcmp(g_sort_strings[x->s->name], g_sort_strings[y->s->name]); /* one counter after the other */
   if (x->lane != y->lane)
     return x->lane < y->lane ? -1 : 1;
   if (x->s->start_s != y->s->start_s)
@@ -201,6 +220,7 @@ int timeline_write(struct timeline *tl, FILE *f, const char *other_json)
     return -1;
   for (long i = 0; i < tl->n; i++)
     o[i] = (struct order){&tl->spans[i], i, -1};
+  g_sort_strings = tl->strings;
   qsort(o, (size_t)tl->n, sizeof *o, span_order);
   /* Lanes: on a lane process, a span goes to the first lane of its tid free at its start
    * (greedy interval partitioning in order of start: as few lanes as spans overlap at most). */
@@ -248,6 +268,8 @@ int timeline_write(struct timeline *tl, FILE *f, const char *other_json)
   /* Thread names, once per (pid, tid, lane) that has spans. */
   for (long i = 0; i < tl->n; i++) {
     const struct timeline_span *s = o[i].s;
+    if (s->kind == TIMELINE_COUNTER)
+      continue; /* counters are tracks of their process, named by themselves */
     if (i > 0 && o[i - 1].s->pid == s->pid && o[i - 1].s->tid == s->tid && o[i - 1].lane == o[i].lane)
       continue;
     const char *base = s->tid >= 0 && s->tid < TIMELINE_MAX_NAMED_TIDS && tl->thread_names[s->tid]
@@ -265,6 +287,14 @@ int timeline_write(struct timeline *tl, FILE *f, const char *other_json)
   for (long i = 0; i < tl->n; i++) {
     const struct timeline_span *s = o[i].s;
     int tid = o[i].lane >= 0 ? s->tid * LANE_STRIDE + o[i].lane + 1 : s->tid;
+    if (s->kind == TIMELINE_COUNTER) {
+      fprintf(f, "%s\n{\"ph\": \"C\", \"name\": ", first ? "" : ",");
+      first = 0;
+      json_write_string(f, tl->strings[s->name]);
+      fprintf(f, ", \"pid\": %d, \"tid\": 0, \"ts\": %s, \"args\": {\"utilisation\": %s}}", s->pid,
+              JSON_NUMBER(s->start_s * 1e6), JSON_NUMBER(s->busbw_GBps));
+      continue;
+    }
     fprintf(f, "%s\n{\"ph\": \"X\", \"name\": ", first ? "" : ",");
     first = 0;
     json_write_string(f, tl->strings[s->name]);

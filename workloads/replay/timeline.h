@@ -21,9 +21,12 @@ struct timeline;
 #define TIMELINE_NO_INT (-2147483647 - 1)
 #define TIMELINE_NO_NUMBER (-1.0)
 
-/* One span. name, cat and algo are ids of timeline_intern. */
+/* One span, or a counter's value from start_s on (kind). name, cat and algo are ids of
+ * timeline_intern. */
+enum timeline_kind { TIMELINE_SPAN, TIMELINE_COUNTER };
 struct timeline_span {
   double start_s, end_s;
+  int kind;                       /* enum timeline_kind */
   int pid, tid;
   int name, cat;
   int micro, layer, ops, members; /* TIMELINE_NO_INT when unset */
@@ -37,6 +40,8 @@ void timeline_free(struct timeline *tl);
 
 /* The id of a string (copied once; the same string gives the same id). -1 when out of memory. */
 int timeline_intern(struct timeline *tl, const char *s);
+/* The id of a new copy of s, without looking for an equal string (for many distinct names). */
+int timeline_string(struct timeline *tl, const char *s);
 /* Names a process and sets its place in the UI's list (sort_index). */
 int timeline_name_process(struct timeline *tl, int pid, const char *name, int sort_index);
 /* Names a thread of every process that uses it (tid < TIMELINE_MAX_NAMED_TIDS). */
@@ -48,6 +53,9 @@ void timeline_set_lane_process(struct timeline *tl, int pid);
 
 /* Records a span with start_s <= end_s (a span the other way round is recorded as empty). */
 void timeline_add(struct timeline *tl, const struct timeline_span *span);
+/* A counter event ("ph": "C"): the counter name of process pid is value from t_s on, until its
+ * next event (a step function, as the viewers draw it). */
+void timeline_add_counter(struct timeline *tl, int pid, int name, double t_s, double value);
 /* A span with every argument unset. */
 struct timeline_span timeline_span_init(int pid, int tid, int name, int cat, double start_s, double end_s);
 
