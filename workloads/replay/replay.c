@@ -762,6 +762,8 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
     free(g_replay.link_last);
     free(g_replay.link_tx);
     free(g_replay.link_name);
+    g_replay.link_last = g_replay.link_tx = NULL;
+    g_replay.link_name = NULL;
   }
   memcpy(out->coll, g_replay.coll, sizeof out->coll);
   memcpy(out->p2p, g_replay.p2p, sizeof out->p2p);
