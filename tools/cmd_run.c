@@ -179,18 +179,12 @@ int cmd_run(int argc, char **argv)
       timeline = 1;
       break;
     case RUN_OPT_TIMELINE_MAX:
-      if (cli_parse_long(c.value, 1, 1000000000L, &timeline_max) != 0) {
-        fprintf(stderr, "sgfabric run: --timeline-max-events: '%s' is not a whole number from 1 to 1000000000\n",
-                c.value);
+      if (cli_long(&c, 1, 1000000000L, &timeline_max) != 0)
         return CLI_USAGE;
-      }
       break;
     case RUN_OPT_TIMELINE_LINKS:
-      if (cli_parse_long(c.value, 1, 1000000000L, &timeline_links_us) != 0) {
-        fprintf(stderr, "sgfabric run: --timeline-links: '%s' is not a whole number of microseconds from 1 to "
-                        "1000000000\n", c.value);
+      if (cli_long(&c, 1, 1000000000L, &timeline_links_us) != 0)
         return CLI_USAGE;
-      }
       break;
     case RUN_OPT_PROGRESS:
     case RUN_OPT_NO_PROGRESS:
@@ -202,10 +196,8 @@ int cmd_run(int argc, char **argv)
       break;
     }
   }
-  if (timeline_links_us > 0 && !timeline) {
-    fprintf(stderr, "sgfabric run: --timeline-links needs --timeline\n");
-    return CLI_USAGE;
-  }
+  if (timeline_links_us > 0 && !timeline)
+    return cli_usage_error(&c, "--timeline-links needs --timeline");
   if (o.help_cfg) {
     run_print_params(stdout, NULL, 0);
     return 0;
