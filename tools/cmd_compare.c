@@ -70,6 +70,7 @@ enum {
   CMP_OPT_FORCE,
   CMP_OPT_GPUS,
   CMP_OPT_GPU,
+  CMP_OPT_TIMELINE,
 };
 
 static const struct cli_option compare_options_table[] = {
@@ -83,6 +84,7 @@ static const struct cli_option compare_options_table[] = {
     {"cfg", 0, CLI_VALUE, CMP_OPT_CFG, "area/name:value", "set a model parameter (repeatable)"},
     {"help-cfg", 0, CLI_FLAG, CMP_OPT_HELP_CFG, NULL, "list the model parameters and exit"},
     {"force", 0, CLI_FLAG, CMP_OPT_FORCE, NULL, "replace DIR even if it is not a previous result"},
+    {"timeline", 0, CLI_FLAG, CMP_OPT_TIMELINE, NULL, "each run also writes FABRIC/timeline.json (sgfabric run --timeline)"},
     {"out", 'o', CLI_VALUE, CMP_OPT_OUT, "DIR", "results directory (results/compare)"},
     CLI_TABLE_END,
 };
@@ -574,6 +576,9 @@ static int parse_options(int argc, char **argv, struct compare_options *o, int *
         break;
       case CMP_OPT_HELP_CFG:
         o->help_cfg = 1;
+        break;
+      case CMP_OPT_TIMELINE:
+        full = push(o->run_args, &o->n_run, "--timeline", NULL);
         break;
       case CMP_OPT_FORCE:
         o->force = 1;

@@ -20,7 +20,8 @@
 static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GROUP_DP, WL_GROUP_EP, WL_GROUP_CP,
                                                 WL_GROUP_DP_EP, WL_GROUP_WORLD};
 
-enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRESS };
+enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRESS, RUN_OPT_TIMELINE,
+       RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS };
 
 static const struct cli_option run_options[] = {
     {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC", "trace file, or simai:FILE for a SimAI/AICB workload"},
@@ -28,6 +29,12 @@ static const struct cli_option run_options[] = {
      "rank placement (SimGrid deployment XML; default: rank r on gpu r)"},
     {"progress", 0, CLI_FLAG, RUN_OPT_PROGRESS, NULL, "progress on stderr (default: when stderr is a terminal)"},
     {"no-progress", 0, CLI_FLAG, RUN_OPT_NO_PROGRESS, NULL, "no progress"},
+    {"timeline", 0, CLI_FLAG, RUN_OPT_TIMELINE, NULL,
+     "also write DIR/timeline.json, the iteration's spans (trace-event JSON for Perfetto, chrome://tracing)"},
+    {"timeline-max-events", 0, CLI_VALUE, RUN_OPT_TIMELINE_MAX, "N",
+     "spans the timeline keeps at most, later ones are dropped with a warning (default 5000000)"},
+    {"timeline-links", 0, CLI_VALUE, RUN_OPT_TIMELINE_LINKS, "US",
+     "with --timeline: sample every link direction's utilisation every US microseconds into it"},
     CLI_TABLE_END,
 };
 
@@ -37,10 +44,10 @@ static const struct cli_option run_options[] = {
 static void usage(FILE *out)
 {
   fprintf(out, "usage: sgfabric run --platform P.xml --workload W [--deployment D.xml] [--fabric maxmin|ib|roce]\n"
-               "                    [--fidelity flow|packet] [--seed N] [--cfg area/name:value ...] -o DIR\n\n"
+               "                    [--fidelity flow|packet] [--seed N] [--cfg area/name:value ...] [--timeline] -o DIR\n\n"
                "Replays one training iteration of workload W (a trace from sgfabric workload, or simai:FILE)\n"
                "and writes DIR/summary.json (MFU, iteration time and breakdown, collectives, fabric counters)\n"
-               "and DIR/manifest.json; prints MFU, iteration time and DIR on one line. Default fidelity: flow.\n"
+               "and DIR/manifest.json (with --timeline also DIR/timeline.json); prints MFU, iteration time and DIR on one line. Default fidelity: flow.\n"
                "Options take their value as --name value or --name=value.\n\n");
   run_print_common_usage(out);
   cli_print_options(out, run_options, NULL);
@@ -146,6 +153,8 @@ int cmd_run(int argc, char **argv)
   o.fidelity = FAB_FIDELITY_FLOW; /* as compare: packet fidelity is opt-in, it is slow on large jobs */
   const char *workload = NULL, *deployment = NULL;
   int progress = isatty(2);
+  int timeline = 0;
+  long timeline_max = TIMELINE_DEFAULT_MAX_EVENTS, timeline_links_us = 0;
   char err[1024];
   struct cli c;
   cli_init(&c, "sgfabric run", argc, argv);
@@ -166,6 +175,17 @@ int cmd_run(int argc, char **argv)
     case RUN_OPT_DEPLOYMENT:
       deployment = c.value;
       break;
+    case RUN_OPT_TIMELINE:
+      timeline = 1;
+      break;
+    case RUN_OPT_TIMELINE_MAX:
+      if (cli_long(&c, 1, 1000000000L, &timeline_max) != 0)
+        return CLI_USAGE;
+      break;
+    case RUN_OPT_TIMELINE_LINKS:
+      if (cli_long(&c, 1, 1000000000L, &timeline_links_us) != 0)
+        return CLI_USAGE;
+      break;
     case RUN_OPT_PROGRESS:
     case RUN_OPT_NO_PROGRESS:
       progress = id == RUN_OPT_PROGRESS;
@@ -176,6 +196,8 @@ int cmd_run(int argc, char **argv)
       break;
     }
   }
+  if (timeline_links_us > 0 && !timeline)
+    return cli_usage_error(&c, "--timeline-links needs --timeline");
   if (o.help_cfg) {
     run_print_params(stdout, NULL, 0);
     return 0;
@@ -199,6 +221,7 @@ int cmd_run(int argc, char **argv)
   memset(&s, 0, sizeof s);
   int *rank_gpu = NULL;
   struct wl_trace *trace = NULL;
+  struct timeline *tl = NULL;
   if (run_setup_load(&o, &s, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
@@ -248,6 +271,11 @@ int cmd_run(int argc, char **argv)
   struct replay_config cfg = {.trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress};
   wl_compute_params_init(&cfg.compute);
   coll_params_from(s.params, &cfg.coll);
+  if (timeline && (cfg.timeline = tl = timeline_create(timeline_max)) == NULL) {
+    fprintf(stderr, "sgfabric run: out of memory for the timeline\n");
+    goto out;
+  }
+  cfg.link_sample_s = (double)timeline_links_us * 1e-6;
   if (replay_start(&cfg, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
@@ -273,6 +301,23 @@ int cmd_run(int argc, char **argv)
     write_summary(f, &o, &s, trace, gpu, &res);
     failed |= results_close(f) != 0;
   }
+  if (tl && !failed) {
+    if (timeline_dropped(tl) > 0)
+      fprintf(stderr, "sgfabric run: warning: the timeline keeps its first %ld spans (--timeline-max-events), "
+                      "%ld later ones are dropped\n", timeline_max_events(tl), timeline_dropped(tl));
+    char other[160];
+    snprintf(other, sizeof other, "\"iteration_time_s\": %s, \"ranks\": %d", JSON_NUMBER(res.iteration_s),
+             trace->layout.gpus);
+    FILE *tf = results_open(&r, "timeline.json");
+    failed |= tf == NULL;
+    if (tf) {
+      if (timeline_write(tl, tf, other) != 0) {
+        errno = ENOMEM;
+        failed = 1;
+      }
+      failed |= results_close(tf) != 0;
+    }
+  }
   failed |= run_write_common_results(&r, &s, argc, argv, inputs, deployment ? 3 : 2, o.seed) != 0;
   if (failed) {
     fprintf(stderr, "sgfabric run: --out %s: cannot write the results: %s\n", o.out,
@@ -293,6 +338,7 @@ int cmd_run(int argc, char **argv)
 out:
   results_abort(&r); /* nothing once committed */
   free(rank_gpu);
+  timeline_free(tl);
   run_setup_free(&s);
   wl_trace_free(trace);
   return rc;

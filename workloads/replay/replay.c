@@ -13,11 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "timeline.h"
+
 /* A communication stream of one rank: ops of one group kind, started in issue order. */
 struct stream {
   int *queue;
   int head, tail, cap;
   int busy; /* op in flight, -1 when idle */
+  double busy_since; /* when it started (timeline) */
 };
 
 struct rank_state {
@@ -71,7 +74,42 @@ static struct {
   struct replay_coll_stats p2p[WL_GROUP_COUNT];
   double next_progress_s;
   int finished;
+  long activity;       /* ops done and kernels run so far: the link sampler's sign of life */
+  int computing;       /* ranks in a compute sleep */
+  double *link_last;   /* [ports] the link sampler's last value (-1: none yet), */
+  double *link_tx;     /* and the port's tx_bytes then (packet fidelity) */
+  int *link_name;      /* [ports] counter names */
+  double link_sampled_s; /* date of the last sample */
+  struct timeline *tl; /* NULL: no timeline, no cost */
+  struct {             /* the timeline's string ids */
+    int compute[WL_PHASE_COUNT], wait[WL_GROUP_COUNT], comm[COLL_KIND_COUNT][WL_GROUP_COUNT], send[WL_GROUP_COUNT];
+    int algo[COLL_ALGO_HIERARCHICAL + 1];
+    int bubble, iteration, program, idle;
+    int cat_compute, cat_wait, cat_bubble, cat_comm, cat_coll, cat_iteration, cat_idle;
+  } id;
 } g_replay;
+
+/* Timeline tracks: the rank's pid is rank + 1 (pid 0 is special to Perfetto, the Linux idle
+ * task); tid 1 the iteration, 2 the rank's main stream (its kernels and its waits), then one per
+ * comm stream. The collectives are the process after the last rank, a tid per group from
+ * TL_TID_COLL0 (thread names are shared by the processes: the two ranges must not meet). */
+enum { TL_TID_ITERATION = 1, TL_TID_MAIN = 2, TL_TID_STREAM0 = 3, TL_TID_COLL0 = 32 };
+#define TL_RANK_PID(rank) ((rank) + 1)
+#define TL_COLL_PID (g_replay.n_ranks + 1)
+#define TL_LINK_PID (g_replay.n_ranks + 2)
+
+static void tl_span(int pid, int tid, int name, int cat, double start, double end)
+{
+  struct timeline_span s = timeline_span_init(pid, tid, name, cat, start, end);
+  timeline_add(g_replay.tl, &s);
+}
+
+/* What the actor of r waited for from start to end (exposed communication), if it waited. */
+static void tl_wait(const struct rank_state *r, enum wl_group g, double start, double end)
+{
+  if (g_replay.tl && end > start)
+    tl_span(TL_RANK_PID(r->rank), TL_TID_MAIN, g_replay.id.wait[g], g_replay.id.cat_wait, start, end);
+}
 
 static void *xmalloc(size_t bytes)
 {
@@ -121,9 +159,20 @@ static void op_done(struct rank_state *r, int op)
 {
   r->done[op] = 1;
   r->outstanding--;
+  g_replay.activity++;
   const struct wl_op *o = &r->prog->ops[op];
   struct stream *s = &r->streams[o->group];
   if (o->kind != WL_OP_RECV && s->busy == op) {
+    if (g_replay.tl) {
+      int name = o->kind == WL_OP_COLL ? g_replay.id.comm[coll_of(o->coll)][o->group] : g_replay.id.send[o->group];
+      struct timeline_span span = timeline_span_init(TL_RANK_PID(r->rank), TL_TID_STREAM0 + (int)o->group, name,
+                                                     g_replay.id.cat_comm, s->busy_since, g_replay.cfg.fab->now);
+      span.bytes = o->bytes;
+      span.micro = o->micro;
+      if (o->layer >= 0)
+        span.layer = o->layer;
+      timeline_add(g_replay.tl, &span);
+    }
     s->busy = -1;
     stream_start_next(r, o->group);
   }
@@ -149,6 +198,16 @@ static void coll_finished(void *ctx, const struct coll_report *report)
   st->time_s += time;
   st->bus_bytes += report->bytes * coll_busbw_factor(report->kind, report->n);
   st->algo_mask |= 1 << report->algo;
+  if (g_replay.tl) { /* from the first member's call to the last member's completion */
+    struct timeline_span span = timeline_span_init(TL_COLL_PID, TL_TID_COLL0 + (int)call->group,
+                                                   g_replay.id.comm[report->kind][call->group],
+                                                   g_replay.id.cat_coll, report->start_s, report->end_s);
+    span.bytes = report->bytes;
+    span.busbw_GBps = time > 0 ? report->bytes * coll_busbw_factor(report->kind, report->n) / time / 1e9 : 0;
+    span.members = report->n;
+    span.algo = g_replay.id.algo[report->algo];
+    timeline_add(g_replay.tl, &span);
+  }
   free(call->ranks);
   free(call->ops);
   free(call);
@@ -271,6 +330,7 @@ static void stream_start_next(struct rank_state *r, enum wl_group g)
   if (s->head == s->tail)
     s->head = s->tail = 0;
   s->busy = op;
+  s->busy_since = g_replay.cfg.fab->now;
   if (r->prog->ops[op].kind == WL_OP_COLL)
     coll_issue(r, op);
   else
@@ -299,7 +359,9 @@ static void wait_for(struct rank_state *r, int op)
   double start = simgrid_get_clock();
   r->waiting_op = op;
   sg_sem_acquire(r->sem);
-  r->exposed_s[o->group] += simgrid_get_clock() - start;
+  double end = simgrid_get_clock();
+  r->exposed_s[o->group] += end - start;
+  tl_wait(r, o->group, start, end);
 }
 
 static void recv_issue(struct rank_state *r, int op)
@@ -328,6 +390,9 @@ static void recv_issue(struct rank_state *r, int op)
     sent = start;
   r->bubble_s += sent - start;
   r->exposed_s[o->group] += end - sent;
+  if (g_replay.tl && sent > start)
+    tl_span(TL_RANK_PID(r->rank), TL_TID_MAIN, g_replay.id.bubble, g_replay.id.cat_bubble, start, sent);
+  tl_wait(r, o->group, sent, end);
 }
 
 static void progress(void)
@@ -374,9 +439,22 @@ static void rank_actor(int argc, char **argv)
         duration += wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, &p->ops[last]);
         last++;
       }
+      double start = simgrid_get_clock();
+      g_replay.computing++;
       if (duration > 0)
         sg_actor_sleep_for(duration);
+      g_replay.computing--;
+      g_replay.activity++;
       r->compute_s += duration;
+      if (g_replay.tl && duration > 0) {
+        struct timeline_span span = timeline_span_init(TL_RANK_PID(r->rank), TL_TID_MAIN, g_replay.id.compute[o->phase],
+                                                       g_replay.id.cat_compute, start, simgrid_get_clock());
+        span.micro = o->micro;
+        if (o->layer >= 0)
+          span.layer = o->layer;
+        span.ops = last - op;
+        timeline_add(g_replay.tl, &span);
+      }
       for (int k = op; k < last; k++)
         r->done[k] = 1;
       op = last;
@@ -410,12 +488,135 @@ static void rank_actor(int argc, char **argv)
     double start = simgrid_get_clock();
     r->waiting_op = -2;
     sg_sem_acquire(r->sem);
-    r->exposed_s[waited_on] += simgrid_get_clock() - start;
+    double end = simgrid_get_clock();
+    r->exposed_s[waited_on] += end - start;
+    tl_wait(r, waited_on, start, end);
   }
   r->end_s = simgrid_get_clock();
   r->finished = 1;
   g_replay.finished++;
   progress();
+}
+
+/* The timeline's names: interned once, so that recording a span costs no string work. */
+static int timeline_setup(char *err, size_t errlen)
+{
+  struct timeline *tl = g_replay.tl;
+  int bad = 0;
+  char name[96];
+  for (int p = 0; p < WL_PHASE_COUNT; p++)
+    bad |= (g_replay.id.compute[p] = timeline_intern(tl, wl_phase_name((enum wl_phase)p))) < 0;
+  for (int g = 0; g < WL_GROUP_COUNT; g++) {
+    const char *group = wl_group_name((enum wl_group)g);
+    snprintf(name, sizeof name, "wait %s", group);
+    bad |= (g_replay.id.wait[g] = timeline_intern(tl, name)) < 0;
+    snprintf(name, sizeof name, "send %s", group);
+    bad |= (g_replay.id.send[g] = timeline_intern(tl, name)) < 0;
+    for (int k = 0; k < COLL_KIND_COUNT; k++) {
+      snprintf(name, sizeof name, "%s %s", coll_kind_name((enum coll_kind)k), group);
+      bad |= (g_replay.id.comm[k][g] = timeline_intern(tl, name)) < 0;
+    }
+    if (g != WL_GROUP_NONE)
+      bad |= timeline_name_thread(tl, TL_TID_STREAM0 + g, group) != 0 || timeline_name_thread(tl, TL_TID_COLL0 + g, group) != 0;
+  }
+  for (int a = 0; a <= COLL_ALGO_HIERARCHICAL; a++)
+    bad |= (g_replay.id.algo[a] = timeline_intern(tl, coll_algo_name((enum coll_algo)a))) < 0;
+  bad |= (g_replay.id.bubble = timeline_intern(tl, "bubble")) < 0;
+  bad |= (g_replay.id.iteration = timeline_intern(tl, "iteration")) < 0;
+  bad |= (g_replay.id.program = timeline_intern(tl, "program")) < 0;
+  bad |= (g_replay.id.idle = timeline_intern(tl, "idle until the last rank ends")) < 0;
+  bad |= (g_replay.id.cat_compute = timeline_intern(tl, "compute")) < 0;
+  bad |= (g_replay.id.cat_wait = timeline_intern(tl, "wait")) < 0;
+  bad |= (g_replay.id.cat_bubble = timeline_intern(tl, "bubble")) < 0;
+  bad |= (g_replay.id.cat_comm = timeline_intern(tl, "comm")) < 0;
+  bad |= (g_replay.id.cat_coll = timeline_intern(tl, "collective")) < 0;
+  bad |= (g_replay.id.cat_iteration = timeline_intern(tl, "iteration")) < 0;
+  bad |= (g_replay.id.cat_idle = timeline_intern(tl, "idle")) < 0;
+  bad |= timeline_name_thread(tl, TL_TID_ITERATION, "iteration") != 0;
+  bad |= timeline_name_thread(tl, TL_TID_MAIN, "compute") != 0;
+  /* The collectives' spans of one group overlap (every data-parallel replica runs its own):
+   * the writer spreads them over lanes. Listed first in the UI. */
+  timeline_set_lane_process(tl, TL_COLL_PID);
+  bad |= timeline_name_process(tl, TL_COLL_PID, "collectives", -1) != 0;
+  for (int rank = 0; rank < g_replay.n_ranks && !bad; rank++) {
+    snprintf(name, sizeof name, "rank %d (gpu%d)", rank, g_replay.cfg.rank_gpu[rank]);
+    bad |= timeline_name_process(tl, TL_RANK_PID(rank), name, rank) != 0;
+  }
+  if (!bad && g_replay.cfg.link_sample_s > 0) {
+    const struct topo *t = g_replay.cfg.fab->topo;
+    bad |= timeline_name_process(tl, TL_LINK_PID, "links (utilisation)", -2) != 0;
+    g_replay.link_last = xmalloc(sizeof(double) * (size_t)t->n_ports);
+    g_replay.link_tx = xmalloc(sizeof(double) * (size_t)t->n_ports);
+    g_replay.link_name = xmalloc(sizeof(int) * (size_t)t->n_ports);
+    for (int p = 0; p < t->n_ports && !bad; p++) {
+      const struct topo_port *tp = &t->ports[p];
+      char link[512]; /* as links.csv names a link direction: link, from, to */
+      snprintf(link, sizeof link, "%s %s>%s", t->links[tp->link].name, t->nodes[tp->node].name,
+               t->nodes[tp->peer_node].name);
+      g_replay.link_last[p] = -1;
+      bad |= (g_replay.link_name[p] = timeline_string(tl, link)) < 0;
+    }
+  }
+  if (bad)
+    snprintf(err, errlen, "out of memory for the timeline");
+  return bad ? -1 : 0;
+}
+
+/* The utilisation of every link direction at now: at flow fidelity the max-min rates of the
+ * flows crossing it over its line rate (exact between two samples' rate changes); at packet
+ * fidelity the bytes it sent since the previous sample over what its line rate could have sent,
+ * written at that sample's date. A value is written only when it changed: a counter holds its
+ * value until its next event. */
+static void link_sample(double now, double dt)
+{
+  const struct fabric *fab = g_replay.cfg.fab;
+  const struct topo *t = fab->topo;
+  double *value = xmalloc(sizeof(double) * (size_t)t->n_ports);
+  double at = now;
+  if (fab->fidelity == FAB_FIDELITY_FLOW) {
+    size_t n;
+    struct fab_flow **flows = fabric_active_flows(fab, &n);
+    for (size_t i = 0; i < n; i++)
+      for (int h = 0; h < flows[i]->hops; h++)
+        value[flows[i]->path[h]] += flows[i]->rate_Bps;
+    for (int p = 0; p < t->n_ports; p++)
+      value[p] /= t->ports[p].rate_Bps;
+  } else {
+    at = now - dt;
+    for (int p = 0; p < t->n_ports; p++) {
+      value[p] = dt > 0 ? (fab->ports[p].tx_bytes - g_replay.link_tx[p]) / (t->ports[p].rate_Bps * dt) : 0;
+      g_replay.link_tx[p] = fab->ports[p].tx_bytes;
+    }
+  }
+  if (at >= 0)
+    for (int p = 0; p < t->n_ports; p++)
+      if (value[p] != g_replay.link_last[p]) {
+        timeline_add_counter(g_replay.tl, TL_LINK_PID, g_replay.link_name[p], at, value[p]);
+        g_replay.link_last[p] = value[p];
+      }
+  free(value);
+}
+
+/* Samples the links while the ranks run. A daemon: SimGrid ends it with the last rank. It stops
+ * by itself when nothing moved over a whole interval (no kernel, no completion, no active flow,
+ * no rank computing): the ranks are deadlocked, and a sampler that went on would keep the
+ * simulation alive for ever. */
+static void link_sampler(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  sg_actor_daemonize(sg_actor_self());
+  double dt = g_replay.cfg.link_sample_s;
+  long seen = -1;
+  while (g_replay.finished < g_replay.n_ranks) {
+    double now = simgrid_get_clock();
+    link_sample(now, now - g_replay.link_sampled_s);
+    g_replay.link_sampled_s = now;
+    if (g_replay.activity == seen && g_replay.computing == 0 && g_replay.cfg.fab->active_flows == 0)
+      break;
+    seen = g_replay.activity;
+    sg_actor_sleep_for(dt);
+  }
 }
 
 int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
@@ -424,6 +625,8 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
   g_replay.cfg = *cfg;
   const struct wl_trace *t = cfg->trace;
   g_replay.n_ranks = t->layout.gpus;
+  if ((g_replay.tl = cfg->timeline) != NULL && timeline_setup(err, errlen) != 0)
+    return -1;
   g_replay.ranks = xmalloc(sizeof(struct rank_state) * (size_t)g_replay.n_ranks);
   for (int rank = 0; rank < g_replay.n_ranks; rank++) {
     struct rank_state *r = &g_replay.ranks[rank];
@@ -450,6 +653,11 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
     }
     char *args[] = {name, index, NULL};
     sg_actor_create(name, h, rank_actor, 2, args);
+  }
+  if (g_replay.tl && cfg->link_sample_s > 0) {
+    char host[32];
+    snprintf(host, sizeof host, "gpu%d", g_replay.ranks[0].gpu);
+    sg_actor_create("link-sampler", sg_host_by_name(host), link_sampler, 0, NULL);
   }
   return 0;
 }
@@ -538,10 +746,24 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
       accounted += r->exposed_s[g];
     }
     out->other_s += (out->iteration_s - accounted) / n;
+    if (g_replay.tl) { /* every rank's iteration track ends where the iteration ends */
+      tl_span(TL_RANK_PID(rank), TL_TID_ITERATION, g_replay.id.iteration, g_replay.id.cat_iteration, 0, out->iteration_s);
+      tl_span(TL_RANK_PID(rank), TL_TID_ITERATION, g_replay.id.program, g_replay.id.cat_iteration, 0, r->end_s);
+      if (r->end_s < out->iteration_s)
+        tl_span(TL_RANK_PID(rank), TL_TID_ITERATION, g_replay.id.idle, g_replay.id.cat_idle, r->end_s, out->iteration_s);
+    }
     free(r->done);
     for (int g = 0; g < WL_GROUP_COUNT; g++)
       free(r->streams[g].queue);
     sg_sem_destroy(r->sem);
+  }
+  if (g_replay.link_last) { /* the last sample: the links at the iteration's end */
+    link_sample(out->iteration_s, out->iteration_s - g_replay.link_sampled_s);
+    free(g_replay.link_last);
+    free(g_replay.link_tx);
+    free(g_replay.link_name);
+    g_replay.link_last = g_replay.link_tx = NULL;
+    g_replay.link_name = NULL;
   }
   memcpy(out->coll, g_replay.coll, sizeof out->coll);
   memcpy(out->p2p, g_replay.p2p, sizeof out->p2p);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "coll.h"
+#include "timeline.h"
 #include "fabric.h"
 #include "gpu_types.h"
 #include "wl_compute.h"
@@ -27,6 +28,9 @@ struct replay_config {
   struct wl_compute_params compute;
   struct coll_params coll;
   int progress;                  /* print progress on stderr */
+  struct timeline *timeline;     /* NULL, or where the spans of the iteration go (timeline.h) */
+  double link_sample_s;          /* > 0 with a timeline: every link direction's utilisation is
+                                  * sampled this often into it */
 };
 
 /* Statistics of one (collective, group) pair, over every instance. */
