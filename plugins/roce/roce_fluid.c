@@ -38,6 +38,7 @@
  * caps are removed (max-min is the fixed point, sum RC = C) and the queue is kept as the port's
  * standing queue q*; a flow that starts behind it gets q* / C added to its completion. */
 #include "roce_internal.h"
+#include "roce_rp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -404,7 +405,7 @@ static int machine_settle(struct fabric *fab, uint64_t window)
  * timers (roce_model.c flow_event/rp_cnp), polled once per step instead of scheduled. */
 static void machine_cnp(struct fabric *fab, struct roce_flow *rf)
 {
-  if (!roce__rp_cut(fab, rf))
+  if (!roce_rp_cut(&roce__state(fab)->cfg.dcqcn, &roce__state(fab)->stats.dcqcn, rf, fab->now))
     return;
   rf->alpha_armed = rf->rate_armed = 1;
   rf->fl_cuts_win++;
@@ -414,9 +415,9 @@ static void machine_timers(struct fabric *fab, struct roce_flow *rf)
 {
   struct roce_state *rs = roce__state(fab);
   while (rf->alpha_armed && fab->now >= rf->alpha_due_s - 1e-15)
-    roce__rp_alpha_expiry(&rs->cfg.dcqcn, rf);
+    roce_rp_alpha_expiry(&rs->cfg.dcqcn, rf);
   while (rf->rate_armed && fab->now >= rf->rate_due_s - 1e-15)
-    roce__rp_rate_expiry(rs, rf);
+    roce_rp_rate_expiry(&rs->cfg.dcqcn, &rs->stats.dcqcn, rf);
 }
 
 /* One step of a flow under the machine variant. The ECN marks are their expectation: the NP

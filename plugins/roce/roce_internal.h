@@ -231,16 +231,6 @@ void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
 int roce__may_send(struct fabric *fab, int port, int queue);
 void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int prio);
 void roce__series_add(struct roce_series *s, double t, double a, double b, double c, double interval);
-/* DCQCN reaction point, a CNP arrives (roce_model.c): alpha caught up with an idle timer, the cut
- * (dcqcn_on_cnp), the alpha and rate-increase timers re-dated. Returns whether it cut. Shared by
- * the packet model and the fluid model's machine reaction point. */
-int roce__rp_cut(struct fabric *fab, struct roce_flow *rf);
-/* One expiry of the alpha timer; it stays armed while the flow is below line rate. */
-void roce__rp_alpha_expiry(const struct dcqcn_params *p, struct roce_flow *rf);
-/* One expiry of the rate-increase timer (an increase if below line rate, which it returns);
- * it stays armed while the flow is below line rate. */
-int roce__rp_rate_expiry(struct roce_state *rs, struct roce_flow *rf);
-
 /* Flow fidelity: the caps of FIFO shares, pause spreading, loss and the fluid model. From
  * on_rates (after_recompute 1) the FIFO shares of the flows just recomputed are redone; from a
  * timer of the model (0), those of every active flow. */

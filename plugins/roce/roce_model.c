@@ -18,6 +18,7 @@
 
 #include "json_out.h"
 #include "roce_internal.h"
+#include "roce_rp.h"
 
 static uint32_t flow_arg(const struct roce_flow *rf, int kind) { return rf->gen << 4 | (uint32_t)kind; }
 
@@ -297,43 +298,9 @@ static void arm(struct fabric *fab, struct roce_flow *rf, int kind, double when)
   fabric_schedule(fab, when, FAB_EV_MODEL, flow_arg(rf, kind), rf);
 }
 
-int roce__rp_cut(struct fabric *fab, struct roce_flow *rf)
-{
-  struct roce_state *rs = roce__state(fab);
-  const struct dcqcn_params *p = &rs->cfg.dcqcn;
-  /* An idle alpha timer (the flow was at line rate) still decayed alpha meanwhile. */
-  if (!rf->alpha_armed && rf->alpha_due_s > 0 && fab->now > rf->alpha_due_s)
-    rf->cc.alpha *= pow(1 - p->g, floor((fab->now - rf->alpha_due_s) / p->alpha_interval_s) + 1);
-  if (!dcqcn_on_cnp(p, &rf->cc, &rs->stats.dcqcn, fab->now))
-    return 0;
-  /* Per-CNP alpha decays tau' after the last cut; per-window alpha (firmware) keeps its period
-   * and only starts it when the timer was idle. */
-  if (!p->alpha_per_window || !rf->alpha_armed)
-    rf->alpha_due_s = fab->now + p->alpha_interval_s;
-  rf->rate_due_s = fab->now + p->timer_s;
-  return 1;
-}
-
-void roce__rp_alpha_expiry(const struct dcqcn_params *p, struct roce_flow *rf)
-{
-  dcqcn_on_alpha_timer(p, &rf->cc);
-  rf->alpha_due_s += p->alpha_interval_s;
-  rf->alpha_armed = !dcqcn_is_at_line_rate(&rf->cc);
-}
-
-int roce__rp_rate_expiry(struct roce_state *rs, struct roce_flow *rf)
-{
-  int raise = !dcqcn_is_at_line_rate(&rf->cc);
-  if (raise)
-    dcqcn_on_rate_timer(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn);
-  rf->rate_due_s += rs->cfg.dcqcn.timer_s;
-  rf->rate_armed = !dcqcn_is_at_line_rate(&rf->cc);
-  return raise;
-}
-
 static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
 {
-  if (!roce__rp_cut(fab, rf))
+  if (!roce_rp_cut(&roce__state(fab)->cfg.dcqcn, &roce__state(fab)->stats.dcqcn, rf, fab->now))
     return;
   repace(fab, rf);
   if (!rf->alpha_armed) {
@@ -386,7 +353,7 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
       arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
       break;
     }
-    roce__rp_alpha_expiry(p, rf);
+    roce_rp_alpha_expiry(p, rf);
     if (rf->alpha_armed)
       arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
     break;
@@ -395,7 +362,7 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
       arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
       break;
     }
-    if (roce__rp_rate_expiry(rs, rf)) {
+    if (roce_rp_rate_expiry(p, &rs->stats.dcqcn, rf)) {
       repace(fab, rf);
       trace_flow(fab, rf);
     }
