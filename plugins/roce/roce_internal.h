@@ -9,6 +9,8 @@
 #include "fabric.h"
 #include "gbn.h"
 #include "pfc.h"
+#include "roce_fifo.h"
+#include "roce_spread.h"
 
 #define ROCE_UDP_DPORT 4791 /* IANA RoCEv2 */
 #define ROCE_PKT_CE 0x1     /* fab_packet.flags: ECN congestion experienced */
@@ -121,11 +123,8 @@ struct roce_flow {
   uint8_t fl_lag;           /* tau* in steps */
   uint8_t fl_seen;          /* on_rates has seen it */
   uint8_t fl_in;            /* crosses a bottleneck in transient */
-  /* flow fidelity, FIFO shares (roce_flow.c): kept from pass to pass, since only the components
-   * whose flow set changed are recomputed */
-  double fl_fifo_in[ROUTE_MAX_HOPS]; /* its arrival rate at each hop >= 1 */
-  double fl_fifo_Bps;       /* its FIFO share after its last hop */
-  double fl_loss_cap_Bps;   /* its go-back-N goodput cap (0: none; -1: not computed yet) */
+  struct roce_fifo_flow fifo; /* flow fidelity, FIFO shares (roce_fifo.c) */
+  double fl_loss_cap_Bps;   /* flow fidelity: its go-back-N goodput cap (0: none; -1: not computed yet) */
   struct roce_flow *free_next;
 };
 
@@ -169,21 +168,12 @@ struct roce_state {
   struct roce_stats stats;
   struct roce_series flow_series, port_series;
   /* flow fidelity */
-  double *fl_demand;     /* per port: sum of sender line rates crossing it */
-  double *fl_victim_cap; /* per port: rate of the paused ingress flows crossing it (0: none) */
-  double *fl_backlog;    /* per port: bytes a congested egress cannot drain */
-  double *fl_pg_growth;  /* per port u: growth of the ingress PG it feeds at a congested egress (B/s) */
-  double *fl_sw_growth;  /* per port u: growth of that egress's queue, the switch's shared use (B/s) */
-  double *fl_onset;      /* per port u: date its pause starts in the current episode (persistent) */
-  double *fl_spread_on;  /* per port u: flows crossing it toward a congested egress e */
-  double *fl_spread_in;  /* per port e: the paused links feeding it */
-  int32_t *fl_spread_e;  /* per port u: the congested egress it feeds (-1: none) */
-  uint64_t *fl_onset_seen; /* per port u: the spreading pass that last saw it paused */
-  uint64_t fl_spread_pass; /* spreading passes (roce__flow_rates with PFC on, DCQCN off) */
-  double fl_spread_due;  /* date of the pending ROCE_EV_SPREAD (0: none) */
-  struct fab_flow **fl_comp;    /* the flows of the FIFO-share pass, in active-set order */
-  struct fab_flow **fl_changed; /* the flows whose cap the pass changed */
-  size_t fl_cap;                /* flows the two arrays hold */
+  struct roce_fifo fifo;     /* FIFO shares (roce_fifo.c) */
+  struct roce_spread spread; /* PFC pause spreading (roce_spread.c) */
+  struct fab_flow **fl_changed; /* roce_flow.c: the flows whose cap a pass changed */
+  size_t fl_changed_cap;
+  double *fl_demand;     /* fluid: per port, arrival at line rate of the flows crossing it */
+  double *fl_victim_cap; /* fluid: per NIC port, its flows */
   /* flow fidelity, fluid DCQCN (roce_fluid.c) */
   struct roce_fluid_port *fl_ports; /* bottlenecks in transient */
   size_t fl_n_ports, fl_cap_ports;

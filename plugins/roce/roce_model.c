@@ -58,20 +58,8 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
   rs->switches = calloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
   rs->fl_demand = calloc((size_t)n_ports + 1, sizeof(double));
   rs->fl_victim_cap = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_backlog = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_pg_growth = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_sw_growth = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_onset = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_onset_seen = calloc((size_t)n_ports + 1, sizeof(uint64_t));
-  rs->fl_spread_on = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_spread_in = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_spread_e = malloc(((size_t)n_ports + 1) * sizeof(int32_t));
-  if (rs->fl_spread_e != NULL)
-    for (int p = 0; p <= n_ports; p++)
-      rs->fl_spread_e[p] = -1;
-  if (!rs->ports || !rs->switches || !rs->fl_demand || !rs->fl_victim_cap || !rs->fl_backlog || !rs->fl_pg_growth ||
-      !rs->fl_sw_growth || !rs->fl_onset || !rs->fl_onset_seen || !rs->fl_spread_on || !rs->fl_spread_in ||
-      !rs->fl_spread_e)
+  if (!rs->ports || !rs->switches || !rs->fl_demand || !rs->fl_victim_cap || roce_fifo_init(&rs->fifo, n_ports) != 0 ||
+      roce_spread_init(&rs->spread, n_ports) != 0)
     abort();
   rng_seed(&rs->rng, rng_next(&fab->rng));
   fab->model_state = rs;
@@ -96,15 +84,8 @@ static void roce_fini(struct fabric *fab)
   free(rs->switches);
   free(rs->fl_demand);
   free(rs->fl_victim_cap);
-  free(rs->fl_backlog);
-  free(rs->fl_pg_growth);
-  free(rs->fl_sw_growth);
-  free(rs->fl_onset);
-  free(rs->fl_onset_seen);
-  free(rs->fl_spread_on);
-  free(rs->fl_spread_in);
-  free(rs->fl_spread_e);
-  free(rs->fl_comp);
+  roce_fifo_fini(&rs->fifo);
+  roce_spread_fini(&rs->spread);
   free(rs->fl_changed);
   roce__fluid_fini(fab);
   free(rs->flow_series.rows);
@@ -381,10 +362,8 @@ static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
     roce__fluid_step(fab);
   } else if (kind == ROCE_EV_SPREAD) {
     struct roce_state *rs = ptr;
-    if (fab->now >= rs->fl_spread_due - 1e-15) {
-      rs->fl_spread_due = 0;
+    if (roce_spread_event_due(&rs->spread, fab->now))
       roce__flow_rates(fab, 0);
-    }
   } else if (kind >= ROCE_EV_CNP) {
     struct roce_flow *rf = ptr;
     if (rf->gen != arg >> 4 || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)
