@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "roce_dcqcn_fluid.h"
 #include "roce_fifo.h"
 #include "roce_spread.h"
 
@@ -83,9 +84,9 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
   if (!whole)
     n = n_recomputed;
   if (fluid) {
-    if (!roce__fluid_flows_changed(fab))
+    if (!roce_fluid_flows_changed(fab))
       return; /* a cap moved (a fluid step): the loss caps cannot have changed */
-    roce__fluid_detect(fab, flows, n);
+    roce_fluid_detect(fab, flows, n);
   }
   reserve_changed(rs, n);
   if (fifo)
@@ -97,7 +98,7 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
     struct fab_flow *f = flows[i];
     double cap = loss_cap(fab, f);
     if (fluid)
-      cap = roce__fluid_cap(fab, f, cap);
+      cap = roce_fluid_cap(fab, f, cap);
     double share = fifo ? roce_fifo_of(f)->share_Bps : 0;
     if (fifo && share < line_rate(fab, f) * (1 - 1e-9) && (cap == 0 || share < cap))
       cap = share;

@@ -56,9 +56,7 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
   int n_ports = fab->topo->n_ports;
   rs->ports = calloc((size_t)n_ports + 1, sizeof *rs->ports);
   rs->switches = calloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
-  rs->fl_demand = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_victim_cap = calloc((size_t)n_ports + 1, sizeof(double));
-  if (!rs->ports || !rs->switches || !rs->fl_demand || !rs->fl_victim_cap || roce_fifo_init(&rs->fifo, n_ports) != 0 ||
+  if (!rs->ports || !rs->switches || roce_fifo_init(&rs->fifo, n_ports) != 0 ||
       roce_spread_init(&rs->spread, n_ports) != 0)
     abort();
   rng_seed(&rs->rng, rng_next(&fab->rng));
@@ -66,7 +64,7 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
   /* RoCEv2 framing on every packet: serialisation at packet fidelity, payload capacity at flow
    * fidelity (the fabric core applies it). */
   fab->frame_overhead_B = rs->cfg.frame_overhead_B;
-  if (roce__fluid_init(fab) != 0)
+  if (roce_fluid_init(fab) != 0)
     abort();
   roce__switch_init(fab);
   return roce__check_headroom(fab, rs, err, errlen); /* on failure fabric_new frees rs (roce_fini) */
@@ -82,12 +80,10 @@ static void roce_fini(struct fabric *fab)
   free(rs->blocks);
   free(rs->ports);
   free(rs->switches);
-  free(rs->fl_demand);
-  free(rs->fl_victim_cap);
   roce_fifo_fini(&rs->fifo);
   roce_spread_fini(&rs->spread);
   free(rs->fl_changed);
-  roce__fluid_fini(fab);
+  roce_fluid_fini(fab);
   free(rs->flow_series.rows);
   free(rs->port_series.rows);
   free(rs);
@@ -122,7 +118,7 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
   rf->flow = flow;
   rf->last_cnp_s = -1;
   rf->fl_loss_cap_Bps = -1;
-  rs->fl_starts++;
+  rs->fluid.starts++;
   flow->model_data = rf;
   flow->queue = (uint8_t)rs->cfg.priority;
   gbn_rx_init(&rf->rx);
@@ -359,7 +355,7 @@ static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
 {
   int kind = (int)(arg & 0xF);
   if (kind == ROCE_EV_FLUID) {
-    roce__fluid_step(fab);
+    roce_fluid_step(fab);
   } else if (kind == ROCE_EV_SPREAD) {
     struct roce_state *rs = ptr;
     if (roce_spread_event_due(&rs->spread, fab->now))
@@ -393,7 +389,7 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   const struct roce_stats *s = &rs->stats;
   const struct topo *t = fab->topo;
   /* Frames, marks, CNPs, drops and go-back-N exist only at packet fidelity; the fluid model
-   * (roce_fluid.c) estimates marks and CNPs (the _est counters) and, with its default reaction
+   * (roce_dcqcn_fluid.c) estimates marks and CNPs (the _est counters) and, with its default reaction
    * point (roce/fluid-rp:machine), runs the packet model's DCQCN rate machine, whose cuts count. */
   int packet = fab->fidelity == FAB_FIDELITY_PACKET;
   fabric_write_counter(out, in, "pfc_pause_frames", packet, (double)s->pfc.pause_sent);
@@ -411,11 +407,11 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   fabric_write_counter(out, in, "gbn_discarded_packets", packet, (double)s->gbn.discarded);
   fabric_write_counter(out, in, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
   if (!packet) {
-    fabric_write_counter(out, in, "ecn_marks_est", 1, round(s->fl_marks_est));
-    fabric_write_counter(out, in, "cnps_est", 1, round(s->fl_cnps_est));
-    fabric_write_counter(out, in, "fluid_peak_queue_bytes", 1, s->fl_peak_queue_B);
-    fabric_write_counter(out, in, "fluid_transients", 1, (double)s->fl_transients);
-    fabric_write_counter(out, in, "fluid_steps", 1, (double)s->fl_steps);
+    fabric_write_counter(out, in, "ecn_marks_est", 1, round(rs->fluid.stats.marks_est));
+    fabric_write_counter(out, in, "cnps_est", 1, round(rs->fluid.stats.cnps_est));
+    fabric_write_counter(out, in, "fluid_peak_queue_bytes", 1, rs->fluid.stats.peak_queue_B);
+    fabric_write_counter(out, in, "fluid_transients", 1, (double)rs->fluid.stats.transients);
+    fabric_write_counter(out, in, "fluid_steps", 1, (double)rs->fluid.stats.steps);
   }
   fprintf(out, "%s\"peak_queue_per_port\": {", in);
   int first = 1;
@@ -498,9 +494,9 @@ double sg_roce_get_peak_buffer(const struct fabric *fab)
   return peak;
 }
 
-double sg_roce_get_fluid_queue(const struct fabric *fab, int port) { return roce__fluid_queue(fab, port); }
-double sg_roce_get_ecn_marks_est(const struct fabric *fab) { return roce__state(fab)->stats.fl_marks_est; }
-double sg_roce_get_cnps_est(const struct fabric *fab) { return roce__state(fab)->stats.fl_cnps_est; }
+double sg_roce_get_fluid_queue(const struct fabric *fab, int port) { return roce_fluid_queue(fab, port); }
+double sg_roce_get_ecn_marks_est(const struct fabric *fab) { return roce__state(fab)->fluid.stats.marks_est; }
+double sg_roce_get_cnps_est(const struct fabric *fab) { return roce__state(fab)->fluid.stats.cnps_est; }
 
 int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha)
 {
