@@ -6,11 +6,10 @@
  *  - DCQCN (roce_dcqcn_fluid.c): its steady state, the max-min fair share of the flow engine
  *    (the CoNEXT'16 fixed point keeps the bottleneck busy: sum RC = C), and while a bottleneck is
  *    in transient the CoNEXT'16 fluid model, which caps its flows;
- *  - FIFO shares (roce_fifo.c, DCQCN off): senders transmit at line rate and a saturated switch
- *    egress serves its flows in proportion to their arrival rates; with DCQCN on the rates
- *    converge to the fair shares and max-min stays;
- *  - PFC pause spreading (roce_spread.c, DCQCN off, PFC on): the victims of the links a
- *    congested egress pauses;
+ *  - FIFO shares (roce_fifo.c; unless the fluid model runs): senders transmit at line rate and a
+ *    saturated switch egress serves its flows in proportion to their arrival rates;
+ *  - PFC pause spreading (roce_spread.c; PFC on, unless the fluid model runs): the victims of
+ *    the links a congested egress pauses;
  *  - loss (here): go-back-N goodput, rate cap = line rate x (1 - P) / (1 + P W), P the path loss
  *    probability per packet and W the window in packets (one bandwidth-delay product). */
 #include "roce_internal.h"
@@ -66,15 +65,19 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
 {
   struct roce_state *rs = roce__state(fab);
   size_t n, n_recomputed;
-  int spreading = rs->cfg.pfc.enabled && rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF;
-  int fifo = rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF;
-  int fluid = !fifo && rs->cfg.fluid && fab->fidelity == FAB_FIDELITY_FLOW;
-  /* With DCQCN on and no fluid model the only cap is the loss goodput, a property of each flow:
-   * the flows just recomputed are enough (a 10,240-GPU run has tens of thousands of active flows
-   * and millions of recomputations). Pause spreading and the fluid model look at every active
-   * flow; FIFO shares only at the components whose flow set changed (the flows just
-   * recomputed), the others keep theirs. */
-  int per_flow = !fifo && !fluid;
+  /* The fluid DCQCN model, when on, integrates the transients with its own FIFO service and PFC
+   * bound; otherwise (DCQCN off, or on with the fluid model off, the nic preset's default) the
+   * FIFO shares and pause spreading apply whatever the congestion control: DCQCN's senders
+   * start at line rate and are cut only after the queues built, so the packet model's incasts
+   * and collisions follow the FIFO and its pauses (docs/roce.md, "Flow fidelity"). */
+  int fluid = rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF && rs->cfg.fluid && fab->fidelity == FAB_FIDELITY_FLOW;
+  int fifo = !fluid && rs->cfg.flow_fifo;
+  int spreading = fifo && rs->cfg.pfc.enabled && rs->cfg.flow_spread;
+  /* Without FIFO shares, spreading or the fluid model the only cap is the loss goodput, a
+   * property of each flow: the flows just recomputed are enough. Pause spreading and the fluid
+   * model look at every active flow; FIFO shares only at the components whose flow set changed
+   * (the flows just recomputed), the others keep theirs. */
+  int per_flow = !fifo && !fluid && !spreading;
   struct fab_flow **recomputed = fabric_recomputed_flows(fab, &n_recomputed);
   struct fab_flow **active = fabric_active_flows(fab, &n);
   if (!after_recompute)

@@ -65,6 +65,8 @@ struct roce_config {
   double fluid_step_s;      /* its fixed integration step */
   int fluid_ode;            /* reaction point: 0 the dcqcn.c machine on expected marks, 1 the CoNEXT'16 ODE */
   double fluid_settle;      /* relative RC range over a window below which a transient ends */
+  int flow_fifo;            /* flow fidelity without the fluid model: FIFO shares (roce_fifo.c) */
+  int flow_spread;          /* and PFC pause spreading (roce_spread.c) */
 };
 
 /* Per topology port. The ingress side (pg) is used at switches: traffic arriving from this
