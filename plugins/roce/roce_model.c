@@ -397,7 +397,8 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   fabric_write_counter(out, in, "pfc_paused_s", packet, paused_total(fab));
   fabric_write_counter(out, in, "ecn_marks", packet, (double)(s->ecn.marked_prob + s->ecn.marked_forced));
   fabric_write_counter(out, in, "cnps", packet, (double)s->cnps_sent);
-  fabric_write_counter(out, in, "dcqcn_rate_cuts", packet || !rs->cfg.fluid_ode, (double)s->dcqcn.cuts);
+  int fluid_machine = rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF && !rs->cfg.fluid_ode;
+  fabric_write_counter(out, in, "dcqcn_rate_cuts", packet || fluid_machine, (double)s->dcqcn.cuts);
   fabric_write_counter(out, in, "drops_buffer", packet, (double)s->drops_buffer);
   fabric_write_counter(out, in, "drops_random", packet, (double)s->drops_random);
   fabric_write_counter(out, in, "drops_headroom_overflow", packet, (double)s->pfc.headroom_overflow);
@@ -407,11 +408,14 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   fabric_write_counter(out, in, "gbn_discarded_packets", packet, (double)s->gbn.discarded);
   fabric_write_counter(out, in, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
   if (!packet) {
-    fabric_write_counter(out, in, "ecn_marks_est", 1, round(rs->fluid.stats.marks_est));
-    fabric_write_counter(out, in, "cnps_est", 1, round(rs->fluid.stats.cnps_est));
-    fabric_write_counter(out, in, "fluid_peak_queue_bytes", 1, rs->fluid.stats.peak_queue_B);
-    fabric_write_counter(out, in, "fluid_transients", 1, (double)rs->fluid.stats.transients);
-    fabric_write_counter(out, in, "fluid_steps", 1, (double)rs->fluid.stats.steps);
+    /* Estimates exist only where the fluid model runs (DCQCN on, roce/fluid on): without it
+     * flow fidelity does not model marks or CNPs, and null says so rather than a 0. */
+    int est = rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF;
+    fabric_write_counter(out, in, "ecn_marks_est", est, round(rs->fluid.stats.marks_est));
+    fabric_write_counter(out, in, "cnps_est", est, round(rs->fluid.stats.cnps_est));
+    fabric_write_counter(out, in, "fluid_peak_queue_bytes", est, rs->fluid.stats.peak_queue_B);
+    fabric_write_counter(out, in, "fluid_transients", est, (double)rs->fluid.stats.transients);
+    fabric_write_counter(out, in, "fluid_steps", est, (double)rs->fluid.stats.steps);
   }
   fprintf(out, "%s\"peak_queue_per_port\": {", in);
   int first = 1;
