@@ -102,6 +102,8 @@ void roce_fifo_update(struct fabric *fab, struct roce_fifo *s, int after_recompu
   if (!fabric_recompute_followed_flow_change(fab))
     return;
   struct fab_flow **recomputed = fabric_recomputed_flows(fab, &n_recomputed);
+  if (n_recomputed == 0)
+    return; /* only flows that drained: no component left to redo */
   if (n_recomputed == n_active) {
     fifo_shares(fab, s, active, n_active); /* one component: already in order */
     return;
