@@ -9,6 +9,9 @@
 #include "fabric.h"
 #include "gbn.h"
 #include "pfc.h"
+#include "roce_dcqcn_fluid.h"
+#include "roce_fifo.h"
+#include "roce_spread.h"
 
 #define ROCE_UDP_DPORT 4791 /* IANA RoCEv2 */
 #define ROCE_PKT_CE 0x1     /* fab_packet.flags: ECN congestion experienced */
@@ -35,7 +38,6 @@ enum roce_event {
   ROCE_EV_SPREAD,        /* flow fidelity: a pause onset is due, recompute the caps (ptr: struct roce_state) */
 };
 
-#define ROCE_FLUID_HIST 32 /* steps of history kept for the feedback delay tau* */
 
 struct roce_config {
   struct pfc_params pfc;
@@ -63,6 +65,8 @@ struct roce_config {
   double fluid_step_s;      /* its fixed integration step */
   int fluid_ode;            /* reaction point: 0 the dcqcn.c machine on expected marks, 1 the CoNEXT'16 ODE */
   double fluid_settle;      /* relative RC range over a window below which a transient ends */
+  int flow_fifo;            /* flow fidelity without the fluid model: FIFO shares (roce_fifo.c) */
+  int flow_spread;          /* and PFC pause spreading (roce_spread.c) */
 };
 
 /* Per topology port. The ingress side (pg) is used at switches: traffic arriving from this
@@ -107,25 +111,9 @@ struct roce_flow {
   double last_trace_s;
   double last_tx_s;         /* NIC pacing: date and size of the flow's last packet */
   double last_tx_B;
-  /* flow fidelity, fluid DCQCN (roce_fluid.c); cc holds RC, RT, alpha */
-  double fl_rc_hist[ROCE_FLUID_HIST]; /* ode: RC at the last steps, for RC(t - tau*); machine: the
-                                         departure rate (FIFO service) at the last steps */
-  double fl_marks;          /* machine: expected marks since the NP could last send a CNP */
-  double fl_win_bytes;      /* machine: bytes sent in the current settle window */
-  double fl_prev_mean;      /* machine: mean rate over the previous settle window (-1: none) */
-  uint32_t fl_cuts_win;     /* machine: rate cuts in the current settle window */
-  double fl_base_cap_Bps;   /* its cap without the fluid model (loss; 0: none) */
-  double fl_nic_share_Bps;  /* line rate / flows sharing its NIC: its arrival rate bound */
-  double fl_scale;          /* FIFO service / sending rate at its transient ports (last step) */
-  double fl_rc_min, fl_rc_max; /* RC range over the current settle window */
-  uint8_t fl_lag;           /* tau* in steps */
-  uint8_t fl_seen;          /* on_rates has seen it */
-  uint8_t fl_in;            /* crosses a bottleneck in transient */
-  /* flow fidelity, FIFO shares (roce_flow.c): kept from pass to pass, since only the components
-   * whose flow set changed are recomputed */
-  double fl_fifo_in[ROUTE_MAX_HOPS]; /* its arrival rate at each hop >= 1 */
-  double fl_fifo_Bps;       /* its FIFO share after its last hop */
-  double fl_loss_cap_Bps;   /* its go-back-N goodput cap (0: none; -1: not computed yet) */
+  struct roce_fluid_flow fluid; /* flow fidelity, fluid DCQCN (roce_dcqcn_fluid.c); cc holds RC, RT, alpha */
+  struct roce_fifo_flow fifo; /* flow fidelity, FIFO shares (roce_fifo.c) */
+  double fl_loss_cap_Bps;   /* flow fidelity: its go-back-N goodput cap (0: none; -1: not computed yet) */
   struct roce_flow *free_next;
 };
 
@@ -145,14 +133,6 @@ struct roce_stats {
   struct dcqcn_stats dcqcn;
   struct gbn_stats gbn;
   uint64_t cnps_sent;
-  double fl_marks_est;     /* flow fidelity: integral of p x arrival / MTU at transient ports */
-  double fl_cnps_est;      /* flow fidelity: integral of the CNP rate (at most one per flow per tau) */
-  double fl_peak_queue_B;  /* flow fidelity: largest fluid queue */
-  uint64_t fl_transients;  /* bottlenecks that entered a transient */
-  uint64_t fl_settled;     /* transients that settled */
-  uint64_t fl_steps;       /* fluid integration steps */
-  double fl_transient_s;   /* summed duration of the settled transients */
-  double fl_last_settle_s; /* date the last transient settled */
   uint64_t drops_buffer;
   uint64_t drops_random;
   double paused_s;
@@ -169,55 +149,13 @@ struct roce_state {
   struct roce_stats stats;
   struct roce_series flow_series, port_series;
   /* flow fidelity */
-  double *fl_demand;     /* per port: sum of sender line rates crossing it */
-  double *fl_victim_cap; /* per port: rate of the paused ingress flows crossing it (0: none) */
-  double *fl_backlog;    /* per port: bytes a congested egress cannot drain */
-  double *fl_pg_growth;  /* per port u: growth of the ingress PG it feeds at a congested egress (B/s) */
-  double *fl_sw_growth;  /* per port u: growth of that egress's queue, the switch's shared use (B/s) */
-  double *fl_onset;      /* per port u: date its pause starts in the current episode (persistent) */
-  double *fl_spread_on;  /* per port u: flows crossing it toward a congested egress e */
-  double *fl_spread_in;  /* per port e: the paused links feeding it */
-  int32_t *fl_spread_e;  /* per port u: the congested egress it feeds (-1: none) */
-  uint64_t *fl_onset_seen; /* per port u: the spreading pass that last saw it paused */
-  uint64_t fl_spread_pass; /* spreading passes (roce__flow_rates with PFC on, DCQCN off) */
-  double fl_spread_due;  /* date of the pending ROCE_EV_SPREAD (0: none) */
-  struct fab_flow **fl_comp;    /* the flows of the FIFO-share pass, in active-set order */
-  struct fab_flow **fl_changed; /* the flows whose cap the pass changed */
-  size_t fl_cap;                /* flows the two arrays hold */
-  /* flow fidelity, fluid DCQCN (roce_fluid.c) */
-  struct roce_fluid_port *fl_ports; /* bottlenecks in transient */
-  size_t fl_n_ports, fl_cap_ports;
-  int32_t *fl_slot;      /* per port: its index in fl_ports (-1: not in transient) */
-  double *fl_q_settled;  /* per port: standing queue its last transient left (fixed point q*) */
-  uint32_t *fl_sig_n, *fl_cur_n;   /* per port: flows crossing it, at the last check and now */
-  uint64_t *fl_sig_sum, *fl_cur_sum; /* per port: sum of their ids, at the last check and now */
-  struct roce_flow **fl_flows;      /* flows crossing a bottleneck in transient */
-  uint32_t *fl_gens;                /* their generations */
-  size_t fl_n_flows, fl_cap_flows;
-  uint64_t fl_starts, fl_last_starts; /* flows started (flow_start), at the last check */
-  size_t fl_last_n;      /* active flows at the last check */
-  uint64_t fl_step;      /* steps since the start */
-  uint64_t fl_window_start; /* step that opened the current settle window */
-  int fl_armed;          /* a step is scheduled */
+  struct roce_fifo fifo;     /* FIFO shares (roce_fifo.c) */
+  struct roce_spread spread; /* PFC pause spreading (roce_spread.c) */
+  struct fab_flow **fl_changed; /* roce_flow.c: the flows whose cap a pass changed */
+  size_t fl_changed_cap;
+  struct roce_dcqcn_fluid fluid; /* fluid DCQCN (roce_dcqcn_fluid.c) */
 };
 
-/* A switch egress port whose flows are integrated by the fluid model. */
-struct roce_fluid_port {
-  int32_t port;
-  double capacity_Bps;
-  double q_B;            /* fluid queue */
-  double arrival_Bps;    /* sum of the arrival rates of its flows (last step) */
-  double p_hist[ROCE_FLUID_HIST]; /* marking probability at the last steps */
-  uint64_t enter_step;
-  double enter_s;
-  double q_min, q_max;   /* range over the current settle window */
-  int at_line;           /* settle check: not at the fixed point, every flow back at its NIC share */
-  double win_served;     /* machine: bytes served in the current settle window */
-  uint32_t n_flows;      /* fluid flows crossing it (last step) */
-  uint8_t held;          /* PFC holds its senders: the queue is at the PFC bound and oversubscribed */
-  double win_q;          /* machine: integral of the queue over the current settle window */
-  double win_arr;        /* machine: bytes that arrived in the current settle window */
-};
 
 static inline struct roce_state *roce__state(const struct fabric *fab) { return fab->model_state; }
 
@@ -231,35 +169,14 @@ void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
 int roce__may_send(struct fabric *fab, int port, int queue);
 void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int prio);
 void roce__series_add(struct roce_series *s, double t, double a, double b, double c, double interval);
-/* DCQCN reaction point, a CNP arrives (roce_model.c): alpha caught up with an idle timer, the cut
- * (dcqcn_on_cnp), the alpha and rate-increase timers re-dated. Returns whether it cut. Shared by
- * the packet model and the fluid model's machine reaction point. */
-int roce__rp_cut(struct fabric *fab, struct roce_flow *rf);
-/* One expiry of the alpha timer; it stays armed while the flow is below line rate. */
-void roce__rp_alpha_expiry(const struct dcqcn_params *p, struct roce_flow *rf);
-/* One expiry of the rate-increase timer (an increase if below line rate, which it returns);
- * it stays armed while the flow is below line rate. */
-int roce__rp_rate_expiry(struct roce_state *rs, struct roce_flow *rf);
-
 /* Flow fidelity: the caps of FIFO shares, pause spreading, loss and the fluid model. From
  * on_rates (after_recompute 1) the FIFO shares of the flows just recomputed are redone; from a
  * timer of the model (0), those of every active flow. */
 void roce__flow_rates(struct fabric *fab, int after_recompute);
 double roce__loss_goodput_factor(double p_link, int hops, double window_pkts);
 
-int roce__fluid_init(struct fabric *fab);
 /* After roce__switch_init: whether every switch's PFC headroom (per port, times its ports) leaves
  * a shared pool in roce/buffer; 0, or -1 with a message naming the parameters and values. */
 int roce__check_headroom(const struct fabric *fab, const struct roce_state *rs, char *err, size_t errlen);
-void roce__fluid_fini(struct fabric *fab);
-/* on_rates with DCQCN on: returns 0 when the set of active flows did not change since the last
- * call (the recomputation came from a cap: nothing to redo). */
-int roce__fluid_flows_changed(struct fabric *fab);
-/* The flow set changed: enter transients at oversubscribed ports, list the fluid flows. */
-void roce__fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n);
-/* The cap of a flow given its cap without the fluid model. */
-double roce__fluid_cap(const struct fabric *fab, const struct fab_flow *flow, double base_cap);
-void roce__fluid_step(struct fabric *fab);
-double roce__fluid_queue(const struct fabric *fab, int port);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "json_out.h"
 #include "roce_internal.h"
+#include "roce_rp.h"
 
 static uint32_t flow_arg(const struct roce_flow *rf, int kind) { return rf->gen << 4 | (uint32_t)kind; }
 
@@ -55,29 +56,15 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
   int n_ports = fab->topo->n_ports;
   rs->ports = calloc((size_t)n_ports + 1, sizeof *rs->ports);
   rs->switches = calloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
-  rs->fl_demand = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_victim_cap = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_backlog = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_pg_growth = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_sw_growth = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_onset = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_onset_seen = calloc((size_t)n_ports + 1, sizeof(uint64_t));
-  rs->fl_spread_on = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_spread_in = calloc((size_t)n_ports + 1, sizeof(double));
-  rs->fl_spread_e = malloc(((size_t)n_ports + 1) * sizeof(int32_t));
-  if (rs->fl_spread_e != NULL)
-    for (int p = 0; p <= n_ports; p++)
-      rs->fl_spread_e[p] = -1;
-  if (!rs->ports || !rs->switches || !rs->fl_demand || !rs->fl_victim_cap || !rs->fl_backlog || !rs->fl_pg_growth ||
-      !rs->fl_sw_growth || !rs->fl_onset || !rs->fl_onset_seen || !rs->fl_spread_on || !rs->fl_spread_in ||
-      !rs->fl_spread_e)
+  if (!rs->ports || !rs->switches || roce_fifo_init(&rs->fifo, n_ports) != 0 ||
+      roce_spread_init(&rs->spread, n_ports) != 0)
     abort();
   rng_seed(&rs->rng, rng_next(&fab->rng));
   fab->model_state = rs;
   /* RoCEv2 framing on every packet: serialisation at packet fidelity, payload capacity at flow
    * fidelity (the fabric core applies it). */
   fab->frame_overhead_B = rs->cfg.frame_overhead_B;
-  if (roce__fluid_init(fab) != 0)
+  if (roce_fluid_init(fab) != 0)
     abort();
   roce__switch_init(fab);
   return roce__check_headroom(fab, rs, err, errlen); /* on failure fabric_new frees rs (roce_fini) */
@@ -93,19 +80,10 @@ static void roce_fini(struct fabric *fab)
   free(rs->blocks);
   free(rs->ports);
   free(rs->switches);
-  free(rs->fl_demand);
-  free(rs->fl_victim_cap);
-  free(rs->fl_backlog);
-  free(rs->fl_pg_growth);
-  free(rs->fl_sw_growth);
-  free(rs->fl_onset);
-  free(rs->fl_onset_seen);
-  free(rs->fl_spread_on);
-  free(rs->fl_spread_in);
-  free(rs->fl_spread_e);
-  free(rs->fl_comp);
+  roce_fifo_fini(&rs->fifo);
+  roce_spread_fini(&rs->spread);
   free(rs->fl_changed);
-  roce__fluid_fini(fab);
+  roce_fluid_fini(fab);
   free(rs->flow_series.rows);
   free(rs->port_series.rows);
   free(rs);
@@ -140,7 +118,7 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
   rf->flow = flow;
   rf->last_cnp_s = -1;
   rf->fl_loss_cap_Bps = -1;
-  rs->fl_starts++;
+  rs->fluid.starts++;
   flow->model_data = rf;
   flow->queue = (uint8_t)rs->cfg.priority;
   gbn_rx_init(&rf->rx);
@@ -297,43 +275,9 @@ static void arm(struct fabric *fab, struct roce_flow *rf, int kind, double when)
   fabric_schedule(fab, when, FAB_EV_MODEL, flow_arg(rf, kind), rf);
 }
 
-int roce__rp_cut(struct fabric *fab, struct roce_flow *rf)
-{
-  struct roce_state *rs = roce__state(fab);
-  const struct dcqcn_params *p = &rs->cfg.dcqcn;
-  /* An idle alpha timer (the flow was at line rate) still decayed alpha meanwhile. */
-  if (!rf->alpha_armed && rf->alpha_due_s > 0 && fab->now > rf->alpha_due_s)
-    rf->cc.alpha *= pow(1 - p->g, floor((fab->now - rf->alpha_due_s) / p->alpha_interval_s) + 1);
-  if (!dcqcn_on_cnp(p, &rf->cc, &rs->stats.dcqcn, fab->now))
-    return 0;
-  /* Per-CNP alpha decays tau' after the last cut; per-window alpha (firmware) keeps its period
-   * and only starts it when the timer was idle. */
-  if (!p->alpha_per_window || !rf->alpha_armed)
-    rf->alpha_due_s = fab->now + p->alpha_interval_s;
-  rf->rate_due_s = fab->now + p->timer_s;
-  return 1;
-}
-
-void roce__rp_alpha_expiry(const struct dcqcn_params *p, struct roce_flow *rf)
-{
-  dcqcn_on_alpha_timer(p, &rf->cc);
-  rf->alpha_due_s += p->alpha_interval_s;
-  rf->alpha_armed = !dcqcn_is_at_line_rate(&rf->cc);
-}
-
-int roce__rp_rate_expiry(struct roce_state *rs, struct roce_flow *rf)
-{
-  int raise = !dcqcn_is_at_line_rate(&rf->cc);
-  if (raise)
-    dcqcn_on_rate_timer(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn);
-  rf->rate_due_s += rs->cfg.dcqcn.timer_s;
-  rf->rate_armed = !dcqcn_is_at_line_rate(&rf->cc);
-  return raise;
-}
-
 static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
 {
-  if (!roce__rp_cut(fab, rf))
+  if (!roce_rp_cut(&roce__state(fab)->cfg.dcqcn, &roce__state(fab)->stats.dcqcn, rf, fab->now))
     return;
   repace(fab, rf);
   if (!rf->alpha_armed) {
@@ -386,7 +330,7 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
       arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
       break;
     }
-    roce__rp_alpha_expiry(p, rf);
+    roce_rp_alpha_expiry(p, rf);
     if (rf->alpha_armed)
       arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
     break;
@@ -395,7 +339,7 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
       arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
       break;
     }
-    if (roce__rp_rate_expiry(rs, rf)) {
+    if (roce_rp_rate_expiry(p, &rs->stats.dcqcn, rf)) {
       repace(fab, rf);
       trace_flow(fab, rf);
     }
@@ -411,13 +355,11 @@ static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
 {
   int kind = (int)(arg & 0xF);
   if (kind == ROCE_EV_FLUID) {
-    roce__fluid_step(fab);
+    roce_fluid_step(fab);
   } else if (kind == ROCE_EV_SPREAD) {
     struct roce_state *rs = ptr;
-    if (fab->now >= rs->fl_spread_due - 1e-15) {
-      rs->fl_spread_due = 0;
+    if (roce_spread_event_due(&rs->spread, fab->now))
       roce__flow_rates(fab, 0);
-    }
   } else if (kind >= ROCE_EV_CNP) {
     struct roce_flow *rf = ptr;
     if (rf->gen != arg >> 4 || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)
@@ -447,7 +389,7 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   const struct roce_stats *s = &rs->stats;
   const struct topo *t = fab->topo;
   /* Frames, marks, CNPs, drops and go-back-N exist only at packet fidelity; the fluid model
-   * (roce_fluid.c) estimates marks and CNPs (the _est counters) and, with its default reaction
+   * (roce_dcqcn_fluid.c) estimates marks and CNPs (the _est counters) and, with its default reaction
    * point (roce/fluid-rp:machine), runs the packet model's DCQCN rate machine, whose cuts count. */
   int packet = fab->fidelity == FAB_FIDELITY_PACKET;
   fabric_write_counter(out, in, "pfc_pause_frames", packet, (double)s->pfc.pause_sent);
@@ -455,7 +397,8 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   fabric_write_counter(out, in, "pfc_paused_s", packet, paused_total(fab));
   fabric_write_counter(out, in, "ecn_marks", packet, (double)(s->ecn.marked_prob + s->ecn.marked_forced));
   fabric_write_counter(out, in, "cnps", packet, (double)s->cnps_sent);
-  fabric_write_counter(out, in, "dcqcn_rate_cuts", packet || !rs->cfg.fluid_ode, (double)s->dcqcn.cuts);
+  int fluid_machine = rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF && !rs->cfg.fluid_ode;
+  fabric_write_counter(out, in, "dcqcn_rate_cuts", packet || fluid_machine, (double)s->dcqcn.cuts);
   fabric_write_counter(out, in, "drops_buffer", packet, (double)s->drops_buffer);
   fabric_write_counter(out, in, "drops_random", packet, (double)s->drops_random);
   fabric_write_counter(out, in, "drops_headroom_overflow", packet, (double)s->pfc.headroom_overflow);
@@ -465,11 +408,14 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   fabric_write_counter(out, in, "gbn_discarded_packets", packet, (double)s->gbn.discarded);
   fabric_write_counter(out, in, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
   if (!packet) {
-    fabric_write_counter(out, in, "ecn_marks_est", 1, round(s->fl_marks_est));
-    fabric_write_counter(out, in, "cnps_est", 1, round(s->fl_cnps_est));
-    fabric_write_counter(out, in, "fluid_peak_queue_bytes", 1, s->fl_peak_queue_B);
-    fabric_write_counter(out, in, "fluid_transients", 1, (double)s->fl_transients);
-    fabric_write_counter(out, in, "fluid_steps", 1, (double)s->fl_steps);
+    /* Estimates exist only where the fluid model runs (DCQCN on, roce/fluid on): without it
+     * flow fidelity does not model marks or CNPs, and null says so rather than a 0. */
+    int est = rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF;
+    fabric_write_counter(out, in, "ecn_marks_est", est, round(rs->fluid.stats.marks_est));
+    fabric_write_counter(out, in, "cnps_est", est, round(rs->fluid.stats.cnps_est));
+    fabric_write_counter(out, in, "fluid_peak_queue_bytes", est, rs->fluid.stats.peak_queue_B);
+    fabric_write_counter(out, in, "fluid_transients", est, (double)rs->fluid.stats.transients);
+    fabric_write_counter(out, in, "fluid_steps", est, (double)rs->fluid.stats.steps);
   }
   fprintf(out, "%s\"peak_queue_per_port\": {", in);
   int first = 1;
@@ -552,9 +498,9 @@ double sg_roce_get_peak_buffer(const struct fabric *fab)
   return peak;
 }
 
-double sg_roce_get_fluid_queue(const struct fabric *fab, int port) { return roce__fluid_queue(fab, port); }
-double sg_roce_get_ecn_marks_est(const struct fabric *fab) { return roce__state(fab)->stats.fl_marks_est; }
-double sg_roce_get_cnps_est(const struct fabric *fab) { return roce__state(fab)->stats.fl_cnps_est; }
+double sg_roce_get_fluid_queue(const struct fabric *fab, int port) { return roce_fluid_queue(fab, port); }
+double sg_roce_get_ecn_marks_est(const struct fabric *fab) { return roce__state(fab)->fluid.stats.marks_est; }
+double sg_roce_get_cnps_est(const struct fabric *fab) { return roce__state(fab)->fluid.stats.cnps_est; }
 
 int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha)
 {

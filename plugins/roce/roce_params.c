@@ -125,6 +125,15 @@ static const struct param_def roce_params[] = {
     {"roce/fluid-settle", PARAM_REAL, UNIT_NONE, "0.01", 1e-6, 0.5, NULL,
      "A transient ends when every RC moved by less than this fraction over a window of max(20 steps, 2 tau')",
      "derived: 1% of the rate, well below the 10% convergence band the validation checks (docs/validation.md)"},
+    {"roce/flow-fifo", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|on|off",
+     "Flow fidelity without the fluid model: a saturated switch egress serves its flows in proportion to their "
+     "arrival rates (FIFO shares) instead of max-min; auto: on with DCQCN off, off with DCQCN on",
+     "the FIFO fluid model (Jain); auto: with DCQCN on, on is closer to packet fidelity on incasts but not on "
+     "a victim flow (docs/roce.md)"},
+    {"roce/flow-spreading", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|on|off",
+     "Flow fidelity with FIFO shares and PFC on: PFC pauses of the links feeding a congested egress throttle "
+     "the flows crossing them toward other egresses; auto: as roce/flow-fifo",
+     "IEEE 802.1Qbb; auto: see roce/flow-fifo (docs/roce.md)"},
     {"roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
      "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv", ""},
     {"roce/trace-port", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
@@ -231,6 +240,11 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   int paper = preset == ROCE_DCQCN_PAPER || preset == ROCE_DCQCN_PAPER_SCALED;
   int fluid = param_get_choice(ps, "roce/fluid"); /* auto, on, off */
   c->fluid = fluid == 1 || (fluid == 0 && paper);
+  /* auto, on, off: auto keeps FIFO shares and spreading to DCQCN off, where they were measured
+   * against packet fidelity; with DCQCN on they help incasts and hurt a victim flow (docs/roce.md) */
+  int fifo = param_get_choice(ps, "roce/flow-fifo"), spread = param_get_choice(ps, "roce/flow-spreading");
+  c->flow_fifo = fifo == 1 || (fifo == 0 && preset == ROCE_DCQCN_OFF);
+  c->flow_spread = spread == 1 || (spread == 0 && c->flow_fifo);
   const double *base = g_presets[paper ? 1 : 0];
   /* paper-scaled: the SIGCOMM'15 constants were set for 40 GbE. R_AI, R_HAI (rate steps) and B
    * (bytes between increases) scale with the line rate, the timers do not: in rates normalised

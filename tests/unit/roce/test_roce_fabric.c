@@ -198,17 +198,23 @@ static void test_lossy_dynamic_threshold(void)
 /* 3. Congestion spreading: 3 local senders and 1 remote one (through the spine) into gpu0 under
  * leaf0; a victim from leaf1 to idle gpu1 under leaf0 shares the spine->leaf0 link with the
  * remote incast flow. */
-static void spreading_case(fab_fidelity fid, const char *pfc, double *victim_gbps, double *pauses)
+static void spreading_case_cc(fab_fidelity fid, const char *dcqcn, const char *pfc, const char *flow_opt,
+                              const char *flow_opt2, double *victim_gbps, double *pauses)
 {
   struct topo *t = leaf_spine(2, 5, 1, G100, 1e-6);
   struct flow_def flows[] = {{2, 0, 2e6, 0}, {3, 0, 2e6, 0}, {4, 0, 2e6, 0}, {5, 0, 2e6, 0}, {6, 1, 2e6, 0}};
-  const char *cfg[] = {"roce/dcqcn:off", "roce/buffer:9MB", pfc, NULL};
+  const char *cfg[] = {dcqcn, "roce/buffer:9MB", pfc, flow_opt, flow_opt2, NULL};
   struct run_result r;
   roce_run(t, fid, 1, cfg, flows, 5, &r);
   *victim_gbps = 2e6 * 8 / r.fct[4] / 1e9;
   *pauses = (double)r.pauses;
   CU_ASSERT_EQUAL(r.done, 5);
   topo_free(t);
+}
+
+static void spreading_case(fab_fidelity fid, const char *pfc, double *victim_gbps, double *pauses)
+{
+  spreading_case_cc(fid, "roce/dcqcn:off", pfc, NULL, NULL, victim_gbps, pauses);
 }
 
 static void test_pfc_congestion_spreading(void)
@@ -227,6 +233,30 @@ static void test_pfc_congestion_spreading(void)
   CU_ASSERT(on_f < 0.8 * off_f);
   CU_ASSERT(fabs(off_f - off) < 0.05 * off);  /* flow vs packet, PFC off: FIFO shares (measured 0.0%) */
   CU_ASSERT(fabs(on_f - on) < 0.10 * on);     /* PFC on: measured 4.0% low (31% before the timed onset) */
+}
+
+/* 3b. The same with DCQCN on (nic preset) and roce/flow-fifo:on: flow fidelity applies the FIFO
+ * shares and the pause spreading it has with DCQCN off. Each of the first two assertions fails
+ * when the mechanism is switched off (max-min: the victim keeps its full share). Against packet
+ * fidelity this case is where they are wrong with DCQCN on: the packet model's DCQCN cuts the
+ * incast flows before PFC spreads, and the victim keeps 80.8 Gb/s with PFC on or off, where the
+ * flow model gives 30.9 (PFC on) and 49.2 Gb/s (off), and max-min 71.7 (docs/roce.md). */
+static void test_dcqcn_on_fifo_and_spreading(void)
+{
+  double on, on_f, off_f, maxmin, nospread, dflt, pauses;
+  spreading_case_cc(FAB_FIDELITY_PACKET, "roce/dcqcn:nic", "roce/pfc:on", NULL, NULL, &on, &pauses);
+  spreading_case_cc(FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", "roce/flow-fifo:on", NULL, &on_f, &pauses);
+  spreading_case_cc(FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:off", "roce/flow-fifo:on", NULL, &off_f, &pauses);
+  spreading_case_cc(FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:off", "roce/flow-fifo:off", NULL, &maxmin, &pauses);
+  spreading_case_cc(FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", "roce/flow-fifo:on", "roce/flow-spreading:off", &nospread, &pauses);
+  spreading_case_cc(FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", NULL, NULL, &dflt, &pauses);
+  fprintf(stderr, "\n  [DCQCN nic, spreading] victim goodput packet (PFC on) %.1f Gb/s; flow with roce/flow-fifo:on: "
+          "PFC on %.1f, off %.1f, PFC on without spreading %.1f; max-min %.1f; default (auto) %.1f Gb/s\n",
+          on, on_f, off_f, nospread, maxmin, dflt);
+  CU_ASSERT(on_f < 0.9 * nospread); /* spreading throttles the victim */
+  CU_ASSERT(off_f < 0.9 * maxmin);  /* the FIFO share is below the max-min remainder */
+  CU_ASSERT(fabs(dflt - maxmin) < 1e-6 * maxmin); /* auto with DCQCN on: max-min */
+  CU_ASSERT(fabs(dflt - on) < 0.15 * on);         /* measured -11% */
 }
 
 /* Exact E[max load] of n balls in n bins: P(max <= m) = n!/n^n [x^n] (sum_{k<=m} x^k/k!)^n. */
@@ -522,6 +552,7 @@ int main(void)
   CU_add_test(s, "pfc_hpcc_headroom_lossless", test_pfc_hpcc_headroom_lossless);
   CU_add_test(s, "lossy_dynamic_threshold", test_lossy_dynamic_threshold);
   CU_add_test(s, "pfc_congestion_spreading", test_pfc_congestion_spreading);
+  CU_add_test(s, "dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading);
   CU_add_test(s, "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins);
   CU_add_test(s, "gbn_goodput_under_loss", test_gbn_goodput_under_loss);
   CU_add_test(s, "rto_from_last_progress", test_rto_from_last_progress);

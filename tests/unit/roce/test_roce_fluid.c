@@ -1,4 +1,4 @@
-/* Flow fidelity, fluid DCQCN (plugins/roce/roce_fluid.c): the CoNEXT'16 trajectory and fixed
+/* Flow fidelity, fluid DCQCN (plugins/roce/roce_dcqcn_fluid.c): the CoNEXT'16 trajectory and fixed
  * point, flow against packet fidelity, incasts, and DCQCN off unchanged. Each test prints its
  * measured figures to stderr (docs/roce.md, "Flow fidelity: fluid DCQCN", quotes them). */
 #include "roce_internal.h"
@@ -52,12 +52,12 @@ static void run_incast(int n, const char *fluid, double horizon, struct incast *
   }
   const struct roce_state *rs = roce__state(fab);
   out->q_mean = q_sum / q_n;
-  out->settle_s = rs->stats.fl_settled ? rs->stats.fl_last_settle_s : NAN;
-  out->marks_est = rs->stats.fl_marks_est;
-  out->cnps_est = rs->stats.fl_cnps_est;
-  out->peak_q = rs->stats.fl_peak_queue_B;
-  out->transients = rs->stats.fl_transients;
-  out->steps = rs->stats.fl_steps;
+  out->settle_s = rs->fluid.stats.settled ? rs->fluid.stats.last_settle_s : NAN;
+  out->marks_est = rs->fluid.stats.marks_est;
+  out->cnps_est = rs->fluid.stats.cnps_est;
+  out->peak_q = rs->fluid.stats.peak_queue_B;
+  out->transients = rs->fluid.stats.transients;
+  out->steps = rs->fluid.stats.steps;
   fabric_free(fab);
   param_set_free(ps);
   topo_free(t);

@@ -37,7 +37,10 @@
  * with every flow back at its NIC share (a slow recovery is integrated to its end): the
  * caps are removed (max-min is the fixed point, sum RC = C) and the queue is kept as the port's
  * standing queue q*; a flow that starts behind it gets q* / C added to its completion. */
+#include "roce_dcqcn_fluid.h"
+
 #include "roce_internal.h"
+#include "roce_rp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -49,110 +52,114 @@ static int is_fluid_port(const struct fabric *fab, int port)
   return !t->ports[port].is_nvlink && t->nodes[t->ports[port].node].kind == TOPO_SWITCH;
 }
 
-int roce__fluid_init(struct fabric *fab)
+int roce_fluid_init(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
   size_t n = (size_t)fab->topo->n_ports + 1;
-  rs->fl_slot = malloc(n * sizeof *rs->fl_slot);
-  rs->fl_q_settled = calloc(n, sizeof(double));
-  rs->fl_sig_n = calloc(n, sizeof(uint32_t));
-  rs->fl_cur_n = calloc(n, sizeof(uint32_t));
-  rs->fl_sig_sum = calloc(n, sizeof(uint64_t));
-  rs->fl_cur_sum = calloc(n, sizeof(uint64_t));
-  if (!rs->fl_slot || !rs->fl_q_settled || !rs->fl_sig_n || !rs->fl_cur_n || !rs->fl_sig_sum || !rs->fl_cur_sum)
+  rs->fluid.arrival_Bps = calloc(n, sizeof(double));
+  rs->fluid.nic_flows = calloc(n, sizeof(double));
+  rs->fluid.slot = malloc(n * sizeof *rs->fluid.slot);
+  rs->fluid.q_settled = calloc(n, sizeof(double));
+  rs->fluid.sig_n = calloc(n, sizeof(uint32_t));
+  rs->fluid.cur_n = calloc(n, sizeof(uint32_t));
+  rs->fluid.sig_sum = calloc(n, sizeof(uint64_t));
+  rs->fluid.cur_sum = calloc(n, sizeof(uint64_t));
+  if (!rs->fluid.arrival_Bps || !rs->fluid.nic_flows || !rs->fluid.slot || !rs->fluid.q_settled || !rs->fluid.sig_n || !rs->fluid.cur_n || !rs->fluid.sig_sum || !rs->fluid.cur_sum)
     return -1;
   for (size_t p = 0; p < n; p++)
-    rs->fl_slot[p] = -1;
+    rs->fluid.slot[p] = -1;
   return 0;
 }
 
-void roce__fluid_fini(struct fabric *fab)
+void roce_fluid_fini(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
-  free(rs->fl_slot);
-  free(rs->fl_q_settled);
-  free(rs->fl_sig_n);
-  free(rs->fl_cur_n);
-  free(rs->fl_sig_sum);
-  free(rs->fl_cur_sum);
-  free(rs->fl_ports);
-  free(rs->fl_flows);
-  free(rs->fl_gens);
+  free(rs->fluid.arrival_Bps);
+  free(rs->fluid.nic_flows);
+  free(rs->fluid.slot);
+  free(rs->fluid.q_settled);
+  free(rs->fluid.sig_n);
+  free(rs->fluid.cur_n);
+  free(rs->fluid.sig_sum);
+  free(rs->fluid.cur_sum);
+  free(rs->fluid.ports);
+  free(rs->fluid.flows);
+  free(rs->fluid.gens);
 }
 
-double roce__fluid_queue(const struct fabric *fab, int port)
+double roce_fluid_queue(const struct fabric *fab, int port)
 {
   const struct roce_state *rs = roce__state(fab);
-  if (rs->fl_slot == NULL)
+  if (rs->fluid.slot == NULL)
     return 0;
-  return rs->fl_slot[port] >= 0 ? rs->fl_ports[rs->fl_slot[port]].q_B : rs->fl_q_settled[port];
+  return rs->fluid.slot[port] >= 0 ? rs->fluid.ports[rs->fluid.slot[port]].q_B : rs->fluid.q_settled[port];
 }
 
-int roce__fluid_flows_changed(struct fabric *fab)
+int roce_fluid_flows_changed(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
   size_t n;
   fabric_active_flows(fab, &n);
-  if (n == rs->fl_last_n && rs->fl_starts == rs->fl_last_starts)
+  if (n == rs->fluid.last_n && rs->fluid.starts == rs->fluid.last_starts)
     return 0;
-  rs->fl_last_n = n;
-  rs->fl_last_starts = rs->fl_starts;
+  rs->fluid.last_n = n;
+  rs->fluid.last_starts = rs->fluid.starts;
   return 1;
 }
 
 static int live(const struct roce_state *rs, size_t k)
 {
-  const struct roce_flow *rf = rs->fl_flows[k];
-  return rf->gen == rs->fl_gens[k] && rf->flow != NULL && rf->flow->state == FLOW_ACTIVE;
+  const struct roce_flow *rf = rs->fluid.flows[k];
+  return rf->gen == rs->fluid.gens[k] && rf->flow != NULL && rf->flow->state == FLOW_ACTIVE;
 }
 
 static void arm(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
-  if (rs->fl_armed || rs->fl_n_ports == 0)
+  if (rs->fluid.armed || rs->fluid.n_ports == 0)
     return;
-  rs->fl_armed = 1;
+  rs->fluid.armed = 1;
   fabric_schedule(fab, fab->now + rs->cfg.fluid_step_s, FAB_EV_MODEL, ROCE_EV_FLUID, rs);
 }
 
 static void port_enter(struct fabric *fab, int port)
 {
   struct roce_state *rs = roce__state(fab);
-  if (rs->fl_n_ports == rs->fl_cap_ports) {
-    rs->fl_cap_ports = rs->fl_cap_ports ? 2 * rs->fl_cap_ports : 16;
-    rs->fl_ports = realloc(rs->fl_ports, rs->fl_cap_ports * sizeof *rs->fl_ports);
-    if (rs->fl_ports == NULL)
+  if (rs->fluid.n_ports == rs->fluid.cap_ports) {
+    rs->fluid.cap_ports = rs->fluid.cap_ports ? 2 * rs->fluid.cap_ports : 16;
+    rs->fluid.ports = realloc(rs->fluid.ports, rs->fluid.cap_ports * sizeof *rs->fluid.ports);
+    if (rs->fluid.ports == NULL)
       abort();
   }
-  struct roce_fluid_port *fp = &rs->fl_ports[rs->fl_n_ports];
+  struct roce_fluid_port *fp = &rs->fluid.ports[rs->fluid.n_ports];
   memset(fp, 0, sizeof *fp);
   fp->port = port;
   fp->capacity_Bps = fab->topo->ports[port].rate_Bps;
-  fp->q_B = rs->fl_q_settled[port];
+  fp->q_B = rs->fluid.q_settled[port];
   fp->q_min = fp->q_max = fp->q_B;
-  fp->enter_step = rs->fl_step;
+  fp->enter_step = rs->fluid.step;
   fp->enter_s = fab->now;
   double p = ecn_red_probability(&rs->ports[port].ecn, fp->q_B);
   for (int k = 0; k < ROCE_FLUID_HIST; k++)
     fp->p_hist[k] = p;
-  rs->fl_slot[port] = (int32_t)rs->fl_n_ports++;
-  rs->stats.fl_transients++;
+  rs->fluid.slot[port] = (int32_t)rs->fluid.n_ports++;
+  rs->fluid.stats.transients++;
 }
 
 static void port_leave(struct fabric *fab, size_t slot)
 {
   struct roce_state *rs = roce__state(fab);
-  struct roce_fluid_port *fp = &rs->fl_ports[slot];
-  rs->fl_q_settled[fp->port] = fp->q_B > fab->mtu ? fp->q_B : 0;
-  rs->fl_slot[fp->port] = -1;
-  rs->stats.fl_settled++;
-  rs->stats.fl_transient_s += fab->now - fp->enter_s;
-  rs->stats.fl_last_settle_s = fab->now;
-  if (slot + 1 < rs->fl_n_ports) {
-    *fp = rs->fl_ports[rs->fl_n_ports - 1];
-    rs->fl_slot[fp->port] = (int32_t)slot;
+  struct roce_fluid_port *fp = &rs->fluid.ports[slot];
+  rs->fluid.q_settled[fp->port] = fp->q_B > fab->mtu ? fp->q_B : 0;
+  rs->fluid.slot[fp->port] = -1;
+  rs->fluid.stats.settled++;
+  rs->fluid.stats.transient_s += fab->now - fp->enter_s;
+  rs->fluid.stats.last_settle_s = fab->now;
+  if (slot + 1 < rs->fluid.n_ports) {
+    *fp = rs->fluid.ports[rs->fluid.n_ports - 1];
+    rs->fluid.slot[fp->port] = (int32_t)slot;
   }
-  rs->fl_n_ports--;
+  rs->fluid.n_ports--;
 }
 
 /* The machine variant's bound on a fluid queue: the queue at which PFC pauses the ingress links
@@ -175,7 +182,7 @@ static double pfc_bound(const struct fabric *fab, const struct roce_fluid_port *
 static int crosses_transient(const struct roce_state *rs, const struct fab_flow *f)
 {
   for (int h = 1; h < f->hops; h++)
-    if (rs->fl_slot[f->path[h]] >= 0)
+    if (rs->fluid.slot[f->path[h]] >= 0)
       return 1;
   return 0;
 }
@@ -184,33 +191,33 @@ static void flow_enter(struct fabric *fab, struct roce_flow *rf)
 {
   struct roce_state *rs = roce__state(fab);
   struct fab_flow *f = rf->flow;
-  if (rf->fl_seen) { /* at its max-min share, the DCQCN fixed point */
+  if (rf->fluid.seen) { /* at its max-min share, the DCQCN fixed point */
     double r = f->rate_Bps > 0 ? f->rate_Bps : rf->cc.line_Bps;
     rf->cc.rc_Bps = r;
     rf->cc.rt_Bps = r;
   }
   for (int k = 0; k < ROCE_FLUID_HIST; k++)
-    rf->fl_rc_hist[k] = rf->cc.rc_Bps;
-  rf->fl_marks = 0;
-  rf->fl_win_bytes = 0;
-  rf->fl_prev_mean = -1;
+    rf->fluid.rc_hist[k] = rf->cc.rc_Bps;
+  rf->fluid.marks = 0;
+  rf->fluid.win_bytes = 0;
+  rf->fluid.prev_mean = -1;
   if (!dcqcn_is_at_line_rate(&rf->cc)) { /* below line rate: the increase timers run (roce_model.c rp_cnp) */
     rf->rate_armed = rf->alpha_armed = 1;
     rf->rate_due_s = fab->now + rs->cfg.dcqcn.timer_s;
     rf->alpha_due_s = fab->now + rs->cfg.dcqcn.alpha_interval_s;
   }
   double lag = 2 * fabric_path_tail_latency(fab, f, 0) / rs->cfg.fluid_step_s;
-  rf->fl_lag = (uint8_t)fmin(ROCE_FLUID_HIST - 1, floor(lag + 0.5));
-  rf->fl_rc_min = rf->fl_rc_max = rf->cc.rc_Bps;
-  rf->fl_scale = 1;
+  rf->fluid.lag = (uint8_t)fmin(ROCE_FLUID_HIST - 1, floor(lag + 0.5));
+  rf->fluid.rc_min = rf->fluid.rc_max = rf->cc.rc_Bps;
+  rf->fluid.scale = 1;
 }
 
-void roce__fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n)
+void roce_fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n)
 {
   struct roce_state *rs = roce__state(fab);
   const struct topo *t = fab->topo;
-  double *demand = rs->fl_demand;   /* per port: arrival at line rate */
-  double *nic_n = rs->fl_victim_cap; /* per NIC port: flows (unused with DCQCN on) */
+  double *demand = rs->fluid.arrival_Bps;   /* per port: arrival at line rate */
+  double *nic_n = rs->fluid.nic_flows; /* per NIC port: flows */
   for (size_t i = 0; i < n; i++)
     if (flows[i]->model_data && ((struct roce_flow *)flows[i]->model_data)->line_port >= 0)
       nic_n[flows[i]->path[0]] += 1;
@@ -219,12 +226,12 @@ void roce__fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n)
     struct roce_flow *rf = f->model_data;
     if (rf == NULL || rf->line_port < 0)
       continue;
-    rf->fl_nic_share_Bps = t->ports[f->path[0]].rate_Bps / nic_n[f->path[0]];
+    rf->fluid.nic_share_Bps = t->ports[f->path[0]].rate_Bps / nic_n[f->path[0]];
     for (int h = 1; h < f->hops; h++) {
       int p = f->path[h];
-      demand[p] += rf->fl_nic_share_Bps;
-      rs->fl_cur_n[p]++;
-      rs->fl_cur_sum[p] += f->id * 0x9E3779B97F4A7C15ull + (uint64_t)(uintptr_t)rf;
+      demand[p] += rf->fluid.nic_share_Bps;
+      rs->fluid.cur_n[p]++;
+      rs->fluid.cur_sum[p] += f->id * 0x9E3779B97F4A7C15ull + (uint64_t)(uintptr_t)rf;
     }
   }
   for (size_t i = 0; i < n; i++) {
@@ -235,77 +242,77 @@ void roce__fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n)
     nic_n[f->path[0]] = 0;
     for (int h = 1; h < f->hops; h++) {
       int p = f->path[h];
-      if (rs->fl_cur_n[p] == 0)
+      if (rs->fluid.cur_n[p] == 0)
         continue; /* already handled */
-      if (is_fluid_port(fab, p) && (rs->fl_cur_n[p] != rs->fl_sig_n[p] || rs->fl_cur_sum[p] != rs->fl_sig_sum[p])) {
+      if (is_fluid_port(fab, p) && (rs->fluid.cur_n[p] != rs->fluid.sig_n[p] || rs->fluid.cur_sum[p] != rs->fluid.sig_sum[p])) {
         if (demand[p] > t->ports[p].rate_Bps * (1 + 1e-9)) {
-          if (rs->fl_slot[p] < 0)
+          if (rs->fluid.slot[p] < 0)
             port_enter(fab, p);
-        } else if (rs->fl_slot[p] < 0) {
-          rs->fl_q_settled[p] = 0;
+        } else if (rs->fluid.slot[p] < 0) {
+          rs->fluid.q_settled[p] = 0;
         }
       }
-      rs->fl_sig_n[p] = rs->fl_cur_n[p];
-      rs->fl_sig_sum[p] = rs->fl_cur_sum[p];
-      rs->fl_cur_n[p] = 0;
-      rs->fl_cur_sum[p] = 0;
+      rs->fluid.sig_n[p] = rs->fluid.cur_n[p];
+      rs->fluid.sig_sum[p] = rs->fluid.cur_sum[p];
+      rs->fluid.cur_n[p] = 0;
+      rs->fluid.cur_sum[p] = 0;
       demand[p] = 0;
     }
   }
   /* The fluid flows: keep the state of those already in, start the others. */
-  for (size_t k = 0; k < rs->fl_n_flows; k++)
+  for (size_t k = 0; k < rs->fluid.n_flows; k++)
     if (live(rs, k))
-      rs->fl_flows[k]->fl_in = 2; /* was in */
-  rs->fl_n_flows = 0;
+      rs->fluid.flows[k]->fluid.in = 2; /* was in */
+  rs->fluid.n_flows = 0;
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
     struct roce_flow *rf = f->model_data;
     if (rf == NULL || rf->line_port < 0 || !crosses_transient(rs, f))
       continue;
-    if (rs->fl_n_flows == rs->fl_cap_flows) {
-      rs->fl_cap_flows = rs->fl_cap_flows ? 2 * rs->fl_cap_flows : 64;
-      rs->fl_flows = realloc(rs->fl_flows, rs->fl_cap_flows * sizeof *rs->fl_flows);
-      rs->fl_gens = realloc(rs->fl_gens, rs->fl_cap_flows * sizeof *rs->fl_gens);
-      if (rs->fl_flows == NULL || rs->fl_gens == NULL)
+    if (rs->fluid.n_flows == rs->fluid.cap_flows) {
+      rs->fluid.cap_flows = rs->fluid.cap_flows ? 2 * rs->fluid.cap_flows : 64;
+      rs->fluid.flows = realloc(rs->fluid.flows, rs->fluid.cap_flows * sizeof *rs->fluid.flows);
+      rs->fluid.gens = realloc(rs->fluid.gens, rs->fluid.cap_flows * sizeof *rs->fluid.gens);
+      if (rs->fluid.flows == NULL || rs->fluid.gens == NULL)
         abort();
     }
-    if (rf->fl_in != 2)
+    if (rf->fluid.in != 2)
       flow_enter(fab, rf);
-    rf->fl_in = 3; /* in */
-    rs->fl_gens[rs->fl_n_flows] = rf->gen;
-    rs->fl_flows[rs->fl_n_flows++] = rf;
+    rf->fluid.in = 3; /* in */
+    rs->fluid.gens[rs->fluid.n_flows] = rf->gen;
+    rs->fluid.flows[rs->fluid.n_flows++] = rf;
   }
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
     struct roce_flow *rf = f->model_data;
     if (rf == NULL || rf->line_port < 0)
       continue;
-    if (rf->fl_in == 2)
-      rf->fl_in = 0; /* left: roce__fluid_cap gives its base cap back */
-    else if (rf->fl_in == 3)
-      rf->fl_in = 1;
-    if (!rf->fl_seen) { /* a new flow waits behind the standing queues on its path */
-      rf->fl_seen = 1;
+    if (rf->fluid.in == 2)
+      rf->fluid.in = 0; /* left: roce_fluid_cap gives its base cap back */
+    else if (rf->fluid.in == 3)
+      rf->fluid.in = 1;
+    if (!rf->fluid.seen) { /* a new flow waits behind the standing queues on its path */
+      rf->fluid.seen = 1;
       double wait = 0;
       for (int h = 1; h < f->hops; h++)
         if (is_fluid_port(fab, f->path[h]))
-          wait += roce__fluid_queue(fab, f->path[h]) / t->ports[f->path[h]].rate_Bps;
+          wait += roce_fluid_queue(fab, f->path[h]) / t->ports[f->path[h]].rate_Bps;
       f->extra_latency_s = wait;
     }
   }
   arm(fab);
 }
 
-double roce__fluid_cap(const struct fabric *fab, const struct fab_flow *flow, double base_cap)
+double roce_fluid_cap(const struct fabric *fab, const struct fab_flow *flow, double base_cap)
 {
   struct roce_flow *rf = flow->model_data;
   (void)fab;
   if (rf == NULL || rf->line_port < 0)
     return base_cap;
-  rf->fl_base_cap_Bps = base_cap;
-  if (!rf->fl_in)
+  rf->fluid.base_cap_Bps = base_cap;
+  if (!rf->fluid.in)
     return base_cap;
-  double cap = fmin(rf->cc.line_Bps, rf->cc.rc_Bps * rf->fl_scale);
+  double cap = fmin(rf->cc.line_Bps, rf->cc.rc_Bps * rf->fluid.scale);
   return base_cap > 0 && base_cap < cap ? base_cap : cap;
 }
 
@@ -323,13 +330,13 @@ static double counter_rate(double p, double lp, double x)
 static void mark_flow_ports(struct roce_state *rs, const struct roce_flow *rf, int still, int at_line, uint64_t k)
 {
   for (int hop = 1; hop < rf->flow->hops; hop++) {
-    int slot = rs->fl_slot[rf->flow->path[hop]];
+    int slot = rs->fluid.slot[rf->flow->path[hop]];
     if (slot < 0)
       continue;
     if (!still)
-      rs->fl_ports[slot].enter_step = k;
+      rs->fluid.ports[slot].enter_step = k;
     if (!at_line)
-      rs->fl_ports[slot].at_line = 0;
+      rs->fluid.ports[slot].at_line = 0;
   }
 }
 
@@ -338,18 +345,18 @@ static void mark_flow_ports(struct roce_state *rs, const struct roce_flow *rf, i
 static void drop_settled_flows(struct fabric *fab, struct roce_state *rs)
 {
   size_t kept = 0;
-  for (size_t j = 0; j < rs->fl_n_flows; j++) {
-    struct roce_flow *rf = rs->fl_flows[j];
+  for (size_t j = 0; j < rs->fluid.n_flows; j++) {
+    struct roce_flow *rf = rs->fluid.flows[j];
     if (!crosses_transient(rs, rf->flow)) {
-      rf->fl_in = 0;
-      if (rf->flow->rate_cap_Bps != rf->fl_base_cap_Bps)
-        fabric_flow_set_cap(fab, rf->flow, rf->fl_base_cap_Bps);
+      rf->fluid.in = 0;
+      if (rf->flow->rate_cap_Bps != rf->fluid.base_cap_Bps)
+        fabric_flow_set_cap(fab, rf->flow, rf->fluid.base_cap_Bps);
       continue;
     }
-    rs->fl_gens[kept] = rs->fl_gens[j];
-    rs->fl_flows[kept++] = rf;
+    rs->fluid.gens[kept] = rs->fluid.gens[j];
+    rs->fluid.flows[kept++] = rf;
   }
-  rs->fl_n_flows = kept;
+  rs->fluid.n_flows = kept;
 }
 
 /* End of a settle window, machine variant. The machine's steady state is a sawtooth of cuts
@@ -364,30 +371,30 @@ static int machine_settle(struct fabric *fab, uint64_t window)
 {
   struct roce_state *rs = roce__state(fab);
   const double tol = rs->cfg.fluid_settle;
-  uint64_t k = rs->fl_step;
-  if (k - rs->fl_window_start < 16 * window)
-    for (size_t j = 0; j < rs->fl_n_flows; j++)
-      if (rs->fl_flows[j]->fl_cuts_win < 2 && rs->fl_flows[j]->cc.rc_Bps < rs->fl_flows[j]->fl_nic_share_Bps)
+  uint64_t k = rs->fluid.step;
+  if (k - rs->fluid.window_start < 16 * window)
+    for (size_t j = 0; j < rs->fluid.n_flows; j++)
+      if (rs->fluid.flows[j]->fluid.cuts_win < 2 && rs->fluid.flows[j]->cc.rc_Bps < rs->fluid.flows[j]->fluid.nic_share_Bps)
         return 0;
-  const double span = (double)(k - rs->fl_window_start) * rs->cfg.fluid_step_s;
-  for (size_t s = 0; s < rs->fl_n_ports; s++)
-    rs->fl_ports[s].at_line = 1;
-  for (size_t j = 0; j < rs->fl_n_flows; j++) {
-    struct roce_flow *rf = rs->fl_flows[j];
-    double mean = rf->fl_win_bytes / span;
-    int still = rf->fl_prev_mean >= 0 && fabs(mean - rf->fl_prev_mean) <= tol * fmax(mean, rf->fl_prev_mean);
-    int at_line = rf->cc.rc_Bps >= (1 - tol) * rf->fl_nic_share_Bps;
-    rf->fl_prev_mean = mean;
-    rf->fl_win_bytes = 0;
-    rf->fl_cuts_win = 0;
+  const double span = (double)(k - rs->fluid.window_start) * rs->cfg.fluid_step_s;
+  for (size_t s = 0; s < rs->fluid.n_ports; s++)
+    rs->fluid.ports[s].at_line = 1;
+  for (size_t j = 0; j < rs->fluid.n_flows; j++) {
+    struct roce_flow *rf = rs->fluid.flows[j];
+    double mean = rf->fluid.win_bytes / span;
+    int still = rf->fluid.prev_mean >= 0 && fabs(mean - rf->fluid.prev_mean) <= tol * fmax(mean, rf->fluid.prev_mean);
+    int at_line = rf->cc.rc_Bps >= (1 - tol) * rf->fluid.nic_share_Bps;
+    rf->fluid.prev_mean = mean;
+    rf->fluid.win_bytes = 0;
+    rf->fluid.cuts_win = 0;
     mark_flow_ports(rs, rf, still, at_line, k);
   }
-  for (size_t s = 0; s < rs->fl_n_ports;) {
-    struct roce_fluid_port *fp = &rs->fl_ports[s];
+  for (size_t s = 0; s < rs->fluid.n_ports;) {
+    struct roce_fluid_port *fp = &rs->fluid.ports[s];
     /* busy at the fixed point: served nearly C, and as much arrived (the queue neither drains nor grows) */
     int busy = fp->win_served >= (1 - tol) * fp->capacity_Bps * span &&
                fabs(fp->win_arr - fp->win_served) <= tol * fp->win_served;
-    if (fp->enter_step <= rs->fl_window_start && (busy || (fp->at_line && fp->q_B < fab->mtu))) {
+    if (fp->enter_step <= rs->fluid.window_start && (busy || (fp->at_line && fp->q_B < fab->mtu))) {
       fp->q_B = busy ? fp->win_q / span : fp->q_B;
       port_leave(fab, s);
       continue;
@@ -395,7 +402,7 @@ static int machine_settle(struct fabric *fab, uint64_t window)
     fp->win_served = fp->win_q = fp->win_arr = 0;
     s++;
   }
-  rs->fl_window_start = k;
+  rs->fluid.window_start = k;
   drop_settled_flows(fab, rs);
   return 1;
 }
@@ -404,19 +411,19 @@ static int machine_settle(struct fabric *fab, uint64_t window)
  * timers (roce_model.c flow_event/rp_cnp), polled once per step instead of scheduled. */
 static void machine_cnp(struct fabric *fab, struct roce_flow *rf)
 {
-  if (!roce__rp_cut(fab, rf))
+  if (!roce_rp_cut(&roce__state(fab)->cfg.dcqcn, &roce__state(fab)->stats.dcqcn, rf, fab->now))
     return;
   rf->alpha_armed = rf->rate_armed = 1;
-  rf->fl_cuts_win++;
+  rf->fluid.cuts_win++;
 }
 
 static void machine_timers(struct fabric *fab, struct roce_flow *rf)
 {
   struct roce_state *rs = roce__state(fab);
   while (rf->alpha_armed && fab->now >= rf->alpha_due_s - 1e-15)
-    roce__rp_alpha_expiry(&rs->cfg.dcqcn, rf);
+    roce_rp_alpha_expiry(&rs->cfg.dcqcn, rf);
   while (rf->rate_armed && fab->now >= rf->rate_due_s - 1e-15)
-    roce__rp_rate_expiry(rs, rf);
+    roce_rp_rate_expiry(&rs->cfg.dcqcn, &rs->stats.dcqcn, rf);
 }
 
 /* One step of a flow under the machine variant. The ECN marks are their expectation: the NP
@@ -435,16 +442,16 @@ static void machine_step(struct fabric *fab, struct roce_flow *rf, double p_lag,
     return;
   /* When a CNP interval ends, the next marked packet is on average (1/p - 1/2) packets away
    * (half a packet to the next one, then geometric): in marks, 1 - p/2 to go. */
-  if (rf->fl_marks < 0)
-    rf->fl_marks = p_lag / 2;
-  rf->fl_marks += h * p_lag * dep_lag / fab->mtu;
-  while (rf->fl_marks >= 1) {
-    rf->fl_marks -= 1;
+  if (rf->fluid.marks < 0)
+    rf->fluid.marks = p_lag / 2;
+  rf->fluid.marks += h * p_lag * dep_lag / fab->mtu;
+  while (rf->fluid.marks >= 1) {
+    rf->fluid.marks -= 1;
     rf->last_cnp_s = fab->now;
-    rs->stats.fl_cnps_est += 1;
+    rs->fluid.stats.cnps_est += 1;
     machine_cnp(fab, rf);
     if (interval > 0) {
-      rf->fl_marks = -1; /* marks within the interval are ignored */
+      rf->fluid.marks = -1; /* marks within the interval are ignored */
       break;
     }
   }
@@ -453,8 +460,8 @@ static void machine_step(struct fabric *fab, struct roce_flow *rf, double p_lag,
 /* A fluid flow's sending rate: RC, within its NIC share and its cap without the fluid model. */
 static double send_rate(const struct roce_flow *rf)
 {
-  double a = fmin(rf->cc.rc_Bps, rf->fl_nic_share_Bps);
-  return rf->fl_base_cap_Bps > 0 ? fmin(a, rf->fl_base_cap_Bps) : a;
+  double a = fmin(rf->cc.rc_Bps, rf->fluid.nic_share_Bps);
+  return rf->fluid.base_cap_Bps > 0 ? fmin(a, rf->fluid.base_cap_Bps) : a;
 }
 
 /* End of a settle window, ode variant (see the top of this file): a port leaves when its flows'
@@ -464,19 +471,19 @@ static void ode_settle(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
   const double tol = rs->cfg.fluid_settle, mtu = fab->mtu;
-  uint64_t k = rs->fl_step;
-  for (size_t s = 0; s < rs->fl_n_ports; s++) /* busy at the fixed point (sum a = C)? */
-    rs->fl_ports[s].at_line = fabs(rs->fl_ports[s].arrival_Bps - rs->fl_ports[s].capacity_Bps) >
-                              tol * rs->fl_ports[s].capacity_Bps;
-  for (size_t j = 0; j < rs->fl_n_flows; j++) {
-    struct roce_flow *rf = rs->fl_flows[j];
-    mark_flow_ports(rs, rf, rf->fl_rc_max - rf->fl_rc_min <= tol * rf->fl_rc_max,
-                    rf->cc.rc_Bps >= (1 - tol) * rf->fl_nic_share_Bps, k);
+  uint64_t k = rs->fluid.step;
+  for (size_t s = 0; s < rs->fluid.n_ports; s++) /* busy at the fixed point (sum a = C)? */
+    rs->fluid.ports[s].at_line = fabs(rs->fluid.ports[s].arrival_Bps - rs->fluid.ports[s].capacity_Bps) >
+                              tol * rs->fluid.ports[s].capacity_Bps;
+  for (size_t j = 0; j < rs->fluid.n_flows; j++) {
+    struct roce_flow *rf = rs->fluid.flows[j];
+    mark_flow_ports(rs, rf, rf->fluid.rc_max - rf->fluid.rc_min <= tol * rf->fluid.rc_max,
+                    rf->cc.rc_Bps >= (1 - tol) * rf->fluid.nic_share_Bps, k);
   }
-  for (size_t s = 0; s < rs->fl_n_ports;) {
-    struct roce_fluid_port *fp = &rs->fl_ports[s];
+  for (size_t s = 0; s < rs->fluid.n_ports;) {
+    struct roce_fluid_port *fp = &rs->fluid.ports[s];
     int busy = fabs(fp->arrival_Bps - fp->capacity_Bps) <= tol * fp->capacity_Bps;
-    if (fp->enter_step <= rs->fl_window_start && fp->q_max - fp->q_min <= 0.05 * fp->q_max + mtu &&
+    if (fp->enter_step <= rs->fluid.window_start && fp->q_max - fp->q_min <= 0.05 * fp->q_max + mtu &&
         (busy || (fp->at_line && fp->q_B < mtu))) {
       port_leave(fab, s);
       continue;
@@ -484,46 +491,46 @@ static void ode_settle(struct fabric *fab)
     fp->q_min = fp->q_max = fp->q_B;
     s++;
   }
-  rs->fl_window_start = k;
-  for (size_t j = 0; j < rs->fl_n_flows; j++)
-    rs->fl_flows[j]->fl_rc_min = rs->fl_flows[j]->fl_rc_max = rs->fl_flows[j]->cc.rc_Bps;
+  rs->fluid.window_start = k;
+  for (size_t j = 0; j < rs->fluid.n_flows; j++)
+    rs->fluid.flows[j]->fluid.rc_min = rs->fluid.flows[j]->fluid.rc_max = rs->fluid.flows[j]->cc.rc_Bps;
   drop_settled_flows(fab, rs);
 }
 
-void roce__fluid_step(struct fabric *fab)
+void roce_fluid_step(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
   const struct dcqcn_params *dp = &rs->cfg.dcqcn;
   const double h = rs->cfg.fluid_step_s, mtu = fab->mtu;
-  rs->fl_armed = 0;
-  rs->fl_step++;
-  rs->stats.fl_steps++;
-  uint64_t k = rs->fl_step;
+  rs->fluid.armed = 0;
+  rs->fluid.step++;
+  rs->fluid.stats.steps++;
+  uint64_t k = rs->fluid.step;
   /* Arrival rates and queues. */
-  for (size_t s = 0; s < rs->fl_n_ports; s++) {
-    rs->fl_ports[s].arrival_Bps = 0;
-    rs->fl_ports[s].n_flows = 0;
+  for (size_t s = 0; s < rs->fluid.n_ports; s++) {
+    rs->fluid.ports[s].arrival_Bps = 0;
+    rs->fluid.ports[s].n_flows = 0;
   }
   size_t live_n = 0;
-  for (size_t j = 0; j < rs->fl_n_flows; j++) {
+  for (size_t j = 0; j < rs->fluid.n_flows; j++) {
     if (!live(rs, j))
       continue;
-    struct roce_flow *rf = rs->fl_flows[j];
-    rs->fl_flows[live_n] = rf;
-    rs->fl_gens[live_n++] = rs->fl_gens[j];
+    struct roce_flow *rf = rs->fluid.flows[j];
+    rs->fluid.flows[live_n] = rf;
+    rs->fluid.gens[live_n++] = rs->fluid.gens[j];
     double a = send_rate(rf);
     const struct fab_flow *f = rf->flow;
     for (int hop = 1; hop < f->hops; hop++)
-      if (rs->fl_slot[f->path[hop]] >= 0) {
-        rs->fl_ports[rs->fl_slot[f->path[hop]]].arrival_Bps += a;
-        rs->fl_ports[rs->fl_slot[f->path[hop]]].n_flows++;
+      if (rs->fluid.slot[f->path[hop]] >= 0) {
+        rs->fluid.ports[rs->fluid.slot[f->path[hop]]].arrival_Bps += a;
+        rs->fluid.ports[rs->fluid.slot[f->path[hop]]].n_flows++;
       }
   }
-  rs->fl_n_flows = live_n;
-  for (size_t s = 0; s < rs->fl_n_ports; s++) {
-    struct roce_fluid_port *fp = &rs->fl_ports[s];
+  rs->fluid.n_flows = live_n;
+  for (size_t s = 0; s < rs->fluid.n_ports; s++) {
+    struct roce_fluid_port *fp = &rs->fluid.ports[s];
     double pm = ecn_red_probability(&rs->ports[fp->port].ecn, fp->q_B);
-    rs->stats.fl_marks_est += h * pm * fp->arrival_Bps / mtu;
+    rs->fluid.stats.marks_est += h * pm * fp->arrival_Bps / mtu;
     fp->win_served += h * (fp->q_B > 0 ? fp->capacity_Bps : fmin(fp->arrival_Bps, fp->capacity_Bps));
     fp->q_B = fmax(0, fp->q_B + h * (fp->arrival_Bps - fp->capacity_Bps));
     double bound = pfc_bound(fab, fp);
@@ -533,43 +540,43 @@ void roce__fluid_step(struct fabric *fab)
     fp->win_arr += h * (fp->held ? fp->capacity_Bps : fp->arrival_Bps);
     fp->win_q += h * fp->q_B;
     fp->p_hist[k % ROCE_FLUID_HIST] = ecn_red_probability(&rs->ports[fp->port].ecn, fp->q_B);
-    if (fp->q_B > rs->stats.fl_peak_queue_B)
-      rs->stats.fl_peak_queue_B = fp->q_B;
+    if (fp->q_B > rs->fluid.stats.peak_queue_B)
+      rs->fluid.stats.peak_queue_B = fp->q_B;
     fp->q_min = fmin(fp->q_min, fp->q_B);
     fp->q_max = fmax(fp->q_max, fp->q_B);
   }
   /* DCQCN of each flow. */
   double tau = fmax(rs->cfg.cnp_interval_s, dp->dec_interval_s), b_pkts = dp->byte_counter_B / mtu;
-  for (size_t j = 0; j < rs->fl_n_flows; j++) {
-    struct roce_flow *rf = rs->fl_flows[j];
+  for (size_t j = 0; j < rs->fluid.n_flows; j++) {
+    struct roce_flow *rf = rs->fluid.flows[j];
     const struct fab_flow *f = rf->flow;
-    uint64_t lagged = (k + ROCE_FLUID_HIST - rf->fl_lag) % ROCE_FLUID_HIST;
+    uint64_t lagged = (k + ROCE_FLUID_HIST - rf->fluid.lag) % ROCE_FLUID_HIST;
     double keep = 1, scale = INFINITY;
     for (int hop = 1; hop < f->hops; hop++) {
-      int slot = rs->fl_slot[f->path[hop]];
+      int slot = rs->fluid.slot[f->path[hop]];
       if (slot < 0)
         continue;
-      const struct roce_fluid_port *fp = &rs->fl_ports[slot];
+      const struct roce_fluid_port *fp = &rs->fluid.ports[slot];
       keep *= 1 - fp->p_hist[lagged];
       double sc = fp->q_B > 0 || fp->arrival_Bps > fp->capacity_Bps ? fp->capacity_Bps / fmax(fp->arrival_Bps, 1) : 1;
       scale = fmin(scale, sc);
     }
-    rf->fl_scale = isfinite(scale) ? scale : 1;
+    rf->fluid.scale = isfinite(scale) ? scale : 1;
     if (!rs->cfg.fluid_ode) {
       double a = send_rate(rf);
-      double dep_lag = rf->fl_rc_hist[lagged], held = 1;
+      double dep_lag = rf->fluid.rc_hist[lagged], held = 1;
       for (int hop = 1; hop < f->hops; hop++) {
-        int slot = rs->fl_slot[f->path[hop]];
-        if (slot >= 0 && rs->fl_ports[slot].held)
-          held = fmin(held, rs->fl_ports[slot].capacity_Bps / rs->fl_ports[slot].arrival_Bps);
+        int slot = rs->fluid.slot[f->path[hop]];
+        if (slot >= 0 && rs->fluid.ports[slot].held)
+          held = fmin(held, rs->fluid.ports[slot].capacity_Bps / rs->fluid.ports[slot].arrival_Bps);
       }
-      rf->fl_rc_hist[k % ROCE_FLUID_HIST] = a * rf->fl_scale;
-      rf->fl_win_bytes += h * a; /* sending rate: the departures are C/N while a queue stands */
+      rf->fluid.rc_hist[k % ROCE_FLUID_HIST] = a * rf->fluid.scale;
+      rf->fluid.win_bytes += h * a; /* sending rate: the departures are C/N while a queue stands */
       machine_step(fab, rf, 1 - keep, dep_lag, h * a * held); /* paused senders send (and count) less */
       continue;
     }
     double p = fmin(1 - keep, 1 - 1e-12), lp = log1p(-p);
-    double r = rf->fl_rc_hist[lagged] / mtu; /* packets/s at t - tau* */
+    double r = rf->fluid.rc_hist[lagged] / mtu; /* packets/s at t - tau* */
     double cnp = tau > 0 ? -expm1(tau * r * lp) / tau : p * r;
     double bytes_rate = r * counter_rate(p, lp, b_pkts);
     double timer_rate = r * counter_rate(p, lp, dp->timer_s * r);
@@ -581,25 +588,25 @@ void roce__fluid_step(struct fabric *fab)
     rf->cc.alpha = fmin(1, fmax(0, alpha + h * d_alpha));
     rf->cc.rt_Bps = fmin(rf->cc.line_Bps, fmax(dp->min_rate_Bps, rt + h * d_rt));
     rf->cc.rc_Bps = fmin(rf->cc.line_Bps, fmax(dp->min_rate_Bps, rc + h * d_rc));
-    rf->fl_rc_hist[k % ROCE_FLUID_HIST] = rf->cc.rc_Bps;
-    rf->fl_rc_min = fmin(rf->fl_rc_min, rf->cc.rc_Bps);
-    rf->fl_rc_max = fmax(rf->fl_rc_max, rf->cc.rc_Bps);
-    rs->stats.fl_cnps_est += h * cnp;
+    rf->fluid.rc_hist[k % ROCE_FLUID_HIST] = rf->cc.rc_Bps;
+    rf->fluid.rc_min = fmin(rf->fluid.rc_min, rf->cc.rc_Bps);
+    rf->fluid.rc_max = fmax(rf->fluid.rc_max, rf->cc.rc_Bps);
+    rs->fluid.stats.cnps_est += h * cnp;
   }
   /* Settle: at the end of each window, ports whose flows and queue held still for all of it. */
   uint64_t window = (uint64_t)fmax(20, ceil(2 * dp->alpha_interval_s / h));
   if (!rs->cfg.fluid_ode)
     window = (uint64_t)fmax(window, ceil(2 * dp->timer_s / h));
-  if (k - rs->fl_window_start >= window) {
+  if (k - rs->fluid.window_start >= window) {
     if (rs->cfg.fluid_ode)
       ode_settle(fab);
     else
       machine_settle(fab, window);
   }
   /* Caps: the FIFO service of each flow. */
-  for (size_t j = 0; j < rs->fl_n_flows; j++) {
-    struct roce_flow *rf = rs->fl_flows[j];
-    double cap = roce__fluid_cap(fab, rf->flow, rf->fl_base_cap_Bps);
+  for (size_t j = 0; j < rs->fluid.n_flows; j++) {
+    struct roce_flow *rf = rs->fluid.flows[j];
+    double cap = roce_fluid_cap(fab, rf->flow, rf->fluid.base_cap_Bps);
     double old = rf->flow->rate_cap_Bps;
     if (fabs(cap - old) > 1e-4 * cap)
       fabric_flow_set_cap(fab, rf->flow, cap);

@@ -1,0 +1,121 @@
+/* RoCEv2 at flow fidelity: FIFO shares (roce_fifo.h).
+ *
+ * Without congestion control every sender transmits at its NIC's share of the line rate, and a
+ * switch egress is a FIFO: when the bytes arriving at a port exceed its capacity C, each flow
+ * leaves it at C x (its arrival rate / total arrival rate), not at the max-min share (Jain's FIFO
+ * fluid model; a flow slowed upstream keeps less of a later bottleneck). The arrival rates
+ * depend on the upstream ports' shares: a Jacobi iteration over the hops from the NIC (round
+ * robin among its flows, an equal split) to the last hop reaches their fixed point. Each flow's
+ * arrival rates and share are kept in its roce_flow.
+ *
+ * The shares of a flow depend only on the flows of its component (flows linked by shared
+ * ports), so the pass takes one or more whole components; flows must be in active-set order,
+ * the order the sums over a port's flows are taken in, so that a component gets the same bits
+ * as in a pass over every active flow. */
+#include "roce_fifo.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "roce_internal.h"
+
+int roce_fifo_init(struct roce_fifo *s, int n_ports)
+{
+  s->nic_flows = calloc((size_t)n_ports + 1, sizeof(double));
+  s->arrival_Bps = calloc((size_t)n_ports + 1, sizeof(double));
+  return s->nic_flows && s->arrival_Bps ? 0 : -1;
+}
+
+void roce_fifo_fini(struct roce_fifo *s)
+{
+  free(s->nic_flows);
+  free(s->arrival_Bps);
+  free(s->comp);
+}
+
+const struct roce_fifo_flow *roce_fifo_of(const struct fab_flow *f)
+{
+  return &((const struct roce_flow *)f->model_data)->fifo;
+}
+
+static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow **flows, size_t n)
+{
+  const struct topo *t = fab->topo;
+  for (size_t i = 0; i < n; i++)
+    s->nic_flows[flows[i]->path[0]] += 1;
+  for (size_t i = 0; i < n; i++) {
+    struct roce_fifo_flow *ff = &((struct roce_flow *)flows[i]->model_data)->fifo;
+    double r = t->ports[flows[i]->path[0]].rate_Bps / s->nic_flows[flows[i]->path[0]];
+    ff->in_Bps[1] = r; /* also for a one-hop flow, whose share is then its NIC share */
+    for (int h = 2; h < flows[i]->hops; h++)
+      ff->in_Bps[h] = r;
+  }
+  for (size_t i = 0; i < n; i++)
+    s->nic_flows[flows[i]->path[0]] = 0;
+  for (int iter = 0; iter < 64; iter++) {
+    for (size_t i = 0; i < n; i++) {
+      const struct roce_fifo_flow *ff = roce_fifo_of(flows[i]);
+      for (int h = 1; h < flows[i]->hops; h++)
+        s->arrival_Bps[flows[i]->path[h]] += ff->in_Bps[h];
+    }
+    double moved = 0;
+    for (size_t i = 0; i < n; i++) {
+      const struct fab_flow *f = flows[i];
+      struct roce_fifo_flow *ff = &((struct roce_flow *)f->model_data)->fifo;
+      double r = ff->in_Bps[1];
+      for (int h = 1; h < f->hops; h++) {
+        int p = f->path[h];
+        if (h > 1) {
+          moved = fmax(moved, fabs(ff->in_Bps[h] - r) / r);
+          ff->in_Bps[h] = r;
+        }
+        double c = t->ports[p].rate_Bps;
+        if (s->arrival_Bps[p] > c)
+          r *= c / s->arrival_Bps[p];
+      }
+      ff->share_Bps = r;
+    }
+    for (size_t i = 0; i < n; i++)
+      for (int h = 1; h < flows[i]->hops; h++)
+        s->arrival_Bps[flows[i]->path[h]] = 0;
+    if (moved < 1e-6)
+      break;
+  }
+}
+
+static int by_active_index(const void *a, const void *b)
+{
+  int32_t x = (*(struct fab_flow *const *)a)->active_index, y = (*(struct fab_flow *const *)b)->active_index;
+  return (x > y) - (x < y);
+}
+
+void roce_fifo_update(struct fabric *fab, struct roce_fifo *s, int after_recompute)
+{
+  size_t n_active, n_recomputed;
+  struct fab_flow **active = fabric_active_flows(fab, &n_active);
+  if (!after_recompute) {
+    fifo_shares(fab, s, active, n_active);
+    return;
+  }
+  /* Flows started or drained: their components get new shares. (A recomputation that followed
+   * cap changes only leaves every flow set, hence every share, as it was.) */
+  if (!fabric_recompute_followed_flow_change(fab))
+    return;
+  struct fab_flow **recomputed = fabric_recomputed_flows(fab, &n_recomputed);
+  if (n_recomputed == 0)
+    return; /* only flows that drained: no component left to redo */
+  if (n_recomputed == n_active) {
+    fifo_shares(fab, s, active, n_active); /* one component: already in order */
+    return;
+  }
+  if (n_recomputed > s->comp_cap) {
+    s->comp_cap = 2 * n_recomputed;
+    s->comp = realloc(s->comp, s->comp_cap * sizeof *s->comp);
+    if (s->comp == NULL)
+      abort();
+  }
+  for (size_t i = 0; i < n_recomputed; i++)
+    s->comp[i] = recomputed[i];
+  qsort(s->comp, n_recomputed, sizeof *s->comp, by_active_index);
+  fifo_shares(fab, s, s->comp, n_recomputed);
+}

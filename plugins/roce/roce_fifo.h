@@ -1,0 +1,32 @@
+/* RoCEv2 at flow fidelity: FIFO shares. Without congestion control every sender transmits at
+ * its NIC's share of the line rate, and a saturated switch egress serves its flows in
+ * proportion to their arrival rates (roce_fifo.c). */
+#ifndef SGFABRIC_ROCE_FIFO_H
+#define SGFABRIC_ROCE_FIFO_H
+
+#include <stddef.h>
+
+#include "fabric.h"
+
+/* Per flow, kept from pass to pass: only the components whose flow set changed are redone. */
+struct roce_fifo_flow {
+  double in_Bps[ROUTE_MAX_HOPS]; /* its arrival rate at each hop >= 1 */
+  double share_Bps;              /* its FIFO share after its last hop */
+};
+
+struct roce_fifo {
+  double *nic_flows;        /* per port: flows leaving this NIC port (within a pass) */
+  double *arrival_Bps;      /* per port: arrival rate of the pass's flows (within a sweep) */
+  struct fab_flow **comp;   /* the flows of a pass, in active-set order */
+  size_t comp_cap;
+};
+
+int roce_fifo_init(struct roce_fifo *s, int n_ports);
+void roce_fifo_fini(struct roce_fifo *s);
+/* From on_rates (after_recompute 1): the shares of the components whose flow set changed (the
+ * flows just recomputed); from a timer of the model (0): those of every active flow. */
+void roce_fifo_update(struct fabric *fab, struct roce_fifo *s, int after_recompute);
+/* A flow's FIFO state (in its struct roce_flow). */
+const struct roce_fifo_flow *roce_fifo_of(const struct fab_flow *f);
+
+#endif

@@ -1,0 +1,42 @@
+/* RoCEv2 at flow fidelity: PFC pause spreading (roce_spread.c). A switch egress whose arrival
+ * rate exceeds its capacity pauses the ingress links feeding it; a flow crossing such a link
+ * toward another, idle egress (a victim) is throttled to the rate the paused link drains at. */
+#ifndef SGFABRIC_ROCE_SPREAD_H
+#define SGFABRIC_ROCE_SPREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fabric.h"
+
+struct roce_spread {
+  /* within a pass (zero again after it) */
+  double *arrival_Bps;  /* per port: arrival rate (line rate at the NIC, FIFO shares downstream) */
+  double *victim_cap;   /* per port u: rate of the paused link u (0: not paused) */
+  double *backlog_B;    /* per port e: bytes a congested egress cannot drain */
+  double *pg_growth;    /* per port u: growth of the ingress PG it feeds at a congested egress (B/s) */
+  double *sw_growth;    /* per port u: growth of that egress's queue, the switch's shared use (B/s) */
+  double *spread_on;    /* per port u: flows crossing it toward a congested egress e */
+  double *spread_in;    /* per port e: the paused links feeding it */
+  int32_t *spread_e;    /* per port u: the congested egress it feeds (-1: none) */
+  /* kept across passes */
+  double *onset_s;      /* per port u: date its pause starts in the current episode */
+  uint64_t *onset_seen; /* per port u: the pass that last saw it paused */
+  uint64_t pass;        /* passes so far */
+  double due_s;         /* date of the pending ROCE_EV_SPREAD (0: none) */
+};
+
+int roce_spread_init(struct roce_spread *s, int n_ports);
+void roce_spread_fini(struct roce_spread *s);
+/* The paused links and their rates for the given flows (every active flow), from the FIFO
+ * shares (roce_fifo.h) of each flow; schedules ROCE_EV_SPREAD at the next onset. */
+void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n);
+/* A flow's cap given its cap without spreading (0: none): the rate of a paused link it crosses
+ * toward an uncongested egress, if lower. */
+double roce_spread_cap(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f, double cap);
+/* End of the pass: the per-pass arrays back to zero on the flows' paths. */
+void roce_spread_clear(struct roce_spread *s, struct fab_flow **flows, size_t n);
+/* ROCE_EV_SPREAD fired: whether it is the one pending (then the caps are to be recomputed). */
+int roce_spread_event_due(struct roce_spread *s, double now);
+
+#endif
