@@ -30,6 +30,8 @@ args = [a for a in sys.argv[1:] if not a.startswith("--") and a not in (WORK, PL
 SGF = os.path.join(args[0] if args else os.path.join(ROOT, "build"), "sgfabric")
 LINE = 50e9  # 400 Gb/s in bytes per second
 MTU, CREDIT_DELAY, SWITCH = 4096, 256e-9, 130e-9
+FRAME, BLOCK = 26, 64  # ib/frame-overhead and ib/credit-block: a full packet is 4,122 B, 65 credit blocks
+PACKET_BLOCKS = -(-(MTU + FRAME) // BLOCK)
 
 
 def sgf(*argv):
@@ -61,14 +63,16 @@ def main():
     window = {f: [flows("window-%d" % b, long_links, [(0, 1, 16000000)], f, "ib/buffer-per-vl:%dKiB" % b,
                         "ib/long-haul:on")[0][2]
                   for b in buffers] for f in ("packet", "flow")}
-    rtt = 2 * 10e-6 + MTU / LINE + CREDIT_DELAY
-    # docs/ib.md: min over hops of floor(buffer / MTU) x MTU / RTT_hop; the hop into the switch adds its latency.
+    rtt = 2 * 10e-6 + (MTU + FRAME) / LINE + CREDIT_DELAY
+    # docs/ib.md: min over hops of (full packets the buffer holds) x MTU / RTT_hop, each packet taking
+    # ceil((MTU + 26) / 64) blocks; the hop into the switch adds its latency.
     # A transfer's throughput is bytes / FCT, and FCT adds the path's latency, measured with one packet.
-    cap = [(b * 1024 // MTU) * MTU / (rtt + SWITCH) for b in buffers]
+    cap = [(b * 1024 // BLOCK // PACKET_BLOCKS) * MTU / (rtt + SWITCH) for b in buffers]
     one_packet = flows("window-latency", long_links, [(0, 1, MTU)], "packet", "ib/buffer-per-vl:2048KiB",
                        "ib/long-haul:on")[0][2]
-    latency = MTU / one_packet - MTU / LINE
-    expected = [16e6 / (16e6 / min(LINE, c) + latency) for c in cap]
+    latency = MTU / one_packet - (MTU + FRAME) / LINE
+    payload_rate = LINE * MTU / (MTU + FRAME)
+    expected = [16e6 / (16e6 / min(payload_rate, c) + latency) for c in cap]
     incast = {f: flows("incast", short_links, [(1 + i, 0, 2000000) for i in range(8)], f,
                        "ib/buffer-per-vl:32KiB") for f in ("packet", "flow")}
     perm = list(range(128))

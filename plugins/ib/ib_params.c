@@ -60,10 +60,11 @@ static const struct param_def ib_params[] = {
      "Flow fidelity, adaptive routing: a flow with at most this many minimal paths is spread over all; "
      "with more it takes the least-loaded one when it starts",
      "modelling choice: spreading over a 3-tier tree's 1,024 paths joins every flow into one max-min component"},
-    {"ib/ar-imbalance", PARAM_REAL, UNIT_NONE, "0.11", 0, 0.5, NULL,
+    {"ib/ar-imbalance", PARAM_REAL, UNIT_NONE, "0.067", 0, 0.5, NULL,
      "Flow fidelity, adaptive routing: share of line rate that per-packet AR loses on a leaf whose up-links are all "
      "busy with traffic to many leaves that others also send to; scaled by Erlang C and destination diversity, 0 off",
-     "fitted to packet fidelity: 128- and 1,024-GPU random permutations (docs/ib.md, AR imbalance)"},
+     "least-squares fit to packet fidelity with 26 B framing, 0.067: 128- and 1,024-GPU random permutations "
+     "(docs/ib.md, AR imbalance)"},
     {"ib/series", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
      "Write ib_series.csv: buffer occupancy and free credits of ports over time (packet fidelity)", ""},
     {"ib/series-interval", PARAM_REAL, UNIT_SECONDS, "1us", 1e-9, 1, NULL, "Sampling period of ib_series.csv", ""},

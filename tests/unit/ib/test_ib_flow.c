@@ -108,7 +108,9 @@ static void test_ib_flow_matches_packet(void)
   CU_ASSERT(fabs(compare("4 ft2-128 random permutation, 4 MB, D-mod-K", p->topo, dmodk, x, 128)) <= 0.05);
   /* 128-GPU random permutations under the default routing (AR): seed 3 is the core engine test's
    * permutation, the others are neither it nor the ones ib/ar-imbalance was fitted on
-   * (docs/ib.md). Without the imbalance term flow fidelity is 4-9% faster than packet here. */
+   * (docs/ib.md). Without the imbalance term flow fidelity is 1.8-4.3% faster than packet here
+   * with framing (4-9% before it), inside the 5% bound: the term's own test below is what fails
+   * when it is removed. */
   for (uint64_t seed = 3; seed <= 6; seed++) {
     random_permutation(128, seed, perm);
     for (int i = 0; i < 128; i++)
@@ -178,7 +180,13 @@ static void test_ib_ar_imbalance_derates_busy_diverse_leaf(void)
                   "(%.2f us without, x%.4f)\n",
           alone_on * 1e6, alone_off * 1e6, busy_on * 1e6, busy_off * 1e6, busy_on / busy_off);
   CU_ASSERT(within(alone_on, alone_off, 1e-9));
-  CU_ASSERT(within(busy_on - 1e-6, (busy_off - 1e-6) / (1 - 0.11), 0.01)); /* 80 us of 4 MB at 0.89 x 400 Gb/s */
+  /* the shipped default of ib/ar-imbalance, so that a refit does not need the test edited */
+  struct param_set *defaults = ib_params_with(NULL);
+  double imbalance = param_get(defaults, "ib/ar-imbalance");
+  param_set_free(defaults);
+  CU_ASSERT(imbalance > 0);
+  /* 80 us of 4 MB at (1 - ib/ar-imbalance) x 400 Gb/s */
+  CU_ASSERT(within(busy_on - 1e-6, (busy_off - 1e-6) / (1 - imbalance), 0.01));
   platform_free(p);
 }
 
