@@ -12,7 +12,7 @@ The basic trace (N = 4 or 8, even) is a tp x dp layout with tp = 2: per rank
   n0 COMP 100 us
   n1 COMM_COLL ALL_REDUCE 1 MiB on the rank's tp process group          (after n0)
   n2 COMP num_ops/tensor_size, no duration: the roofline (--roofline only) (after n1)
-  n3 COMM_COLL ALL_GATHER 4 MiB on the rank's dp process group          (after n1, n2)
+  n3 COMM_COLL ALL_GATHER 4 MiB (--ag-size) on the rank's dp process group          (after n1, n2)
   n4 COMP (250 + 10 * rank) us, independent of n3: overlaps it          (after n1, n2)
   n5 COMM_SEND to rank+1 (even ranks) / COMM_RECV from rank-1 (odd), 64 KiB, comm_tag 7 (after n4)
   n6 METADATA (no op: passes its dependencies on)                       (after n3, n5)
@@ -92,7 +92,7 @@ def coll(nid, name, comm_type, size, pg, deps):
     return node(nid, name, COMM_COLL_NODE, data_deps=deps, attrs=attrs)
 
 
-def rank_nodes(rank, tp, roofline, variant):
+def rank_nodes(rank, tp, roofline, variant, ag_size):
     tp_pg = "tp%d" % (rank // tp)           # ranks with the same rank // tp
     dp_pg = "dp%d" % (rank % tp)            # ranks with the same rank % tp
     out = [node(0, "fwd", COMP_NODE, duration=100, attrs=[attr("is_cpu_op", 0, "bool")])]
@@ -106,7 +106,7 @@ def rank_nodes(rank, tp, roofline, variant):
         out.append(node(2, "gemm", COMP_NODE, data_deps=[1],
                         attrs=[attr("num_ops", 2 * 10**12, "int64"), attr("tensor_size", 10**9, "uint64")]))
         deps = [1, 2]
-    out.append(coll(3, "allgather_dp", ALL_GATHER, 4 << 20, dp_pg, deps))
+    out.append(coll(3, "allgather_dp", ALL_GATHER, ag_size, dp_pg, deps))
     out.append(node(4, "bwd", COMP_NODE, data_deps=deps, duration=250 + 10 * rank))
     if rank % 2 == 0:
         out.append(node(5, "send", COMM_SEND_NODE, data_deps=[4],
@@ -128,13 +128,14 @@ def main():
     ap.add_argument("prefix")
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--roofline", action="store_true")
+    ap.add_argument("--ag-size", type=int, default=4 << 20, help="bytes of the dp all-gather (n3)")
     ap.add_argument("--variant", default="basic", choices=["basic", "barrier", "mismatch", "cycle"])
     a = ap.parse_args()
     if a.ranks < 2 or a.ranks % 2:
         sys.exit("--ranks must be even and at least 2")
     for rank in range(a.ranks):
         with open("%s.%d.et" % (a.prefix, rank), "wb") as f:
-            for msg in [metadata()] + rank_nodes(rank, 2, a.roofline, a.variant):
+            for msg in [metadata()] + rank_nodes(rank, 2, a.roofline, a.variant, a.ag_size):
                 f.write(varint(len(msg)) + msg)
 
 

@@ -378,6 +378,10 @@ static int map_node(struct importer *im, struct crank *r, int rank, long off, co
     if (peer == rank)
       return failf(im, "%s: byte %ld: node %" PRIu64 ": rank %d %s itself", r->path, off, n->id, rank,
                    send ? "sends to" : "receives from");
+    if (peer >= im->nranks)
+      return failf(im, "%s: byte %ld: node %" PRIu64 " %s rank %" PRId64 ", but there are only %d rank files "
+                   "(%s.%" PRId64 ".et is missing)", r->path, off, n->id, send ? "sends to" : "receives from",
+                   peer, im->nranks, im->prefix, peer);
     c->peer = (int)peer;
     c->tag = attr_find(n, "comm_tag") ? (uint32_t)tag : 0;
     c->bytes = (double)v;
@@ -813,12 +817,6 @@ static int build_program(struct importer *im, int rank, struct wl_program *p, st
     if (c->kind == CN_SEND || c->kind == CN_RECV) {
       struct p2p_rec rec = {c->kind == CN_SEND ? rank : c->peer, c->kind == CN_SEND ? c->peer : rank,
                             c->tag, c->op, rank, c->op, c->bytes};
-      if (rec.src >= im->nranks || rec.dst >= im->nranks) {
-        snprintf(im->err, im->errlen, "%s: byte %ld: node %" PRIu64 " %s rank %d, but there are only %d rank "
-                 "files (%s.%d.et is missing)", r->path, c->offset, c->id,
-                 c->kind == CN_SEND ? "sends to" : "receives from", c->peer, im->nranks, im->prefix, c->peer);
-        goto out;
-      }
       if (p2p_push(c->kind == CN_SEND ? sends : recvs, rec) != 0)
         goto oom;
     }
@@ -858,22 +856,23 @@ static int check_collectives(struct importer *im, struct wl_trace *t)
             break;
           const struct wl_op *x = &p0->ops[a], *y = &pi->ops[b];
           if (x->coll != y->coll || x->bytes != y->bytes) {
+            int other = members[i];
             free(members);
             return failf(im, "chakra:%s: collective #%d on the %s group of ranks %d..: rank %d issues %s of "
                              "%.0f bytes, rank %d issues %s of %.0f bytes (the members of a group must "
                              "issue the same collectives in the same order)",
                          im->prefix, k + 1, wl_group_name((enum wl_group)g), rank, rank,
-                         wl_coll_name(x->coll), x->bytes, members[i], wl_coll_name(y->coll), y->bytes);
+                         wl_coll_name(x->coll), x->bytes, other, wl_coll_name(y->coll), y->bytes);
           }
           a++;
           b++;
         }
         if (a != p0->nops || b != pi->nops) {
-          int ca = im->ranks[rank].coll_count[g], cb = im->ranks[members[i]].coll_count[g];
+          int other = members[i], ca = im->ranks[rank].coll_count[g], cb = im->ranks[other].coll_count[g];
           free(members);
           return failf(im, "chakra:%s: rank %d issues %d collectives on its %s group, rank %d issues %d "
                            "(the replay would deadlock)",
-                       im->prefix, rank, ca, wl_group_name((enum wl_group)g), members[i], cb);
+                       im->prefix, rank, ca, wl_group_name((enum wl_group)g), other, cb);
         }
       }
     }

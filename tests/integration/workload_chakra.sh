@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# workload_chakra RANKS: a Chakra execution trace of RANKS ranks (chakra_et_gen.py: tp 2 x dp
+# RANKS/2 process groups, an all-reduce on each tp group, an all-gather on each dp group, compute
+# nodes with recorded durations, a send/recv pair per tp group, a metadata node joining two
+# branches, a world all-reduce) runs with "sgfabric run --workload chakra:PREFIX" on tiny-16.xml:
+#   - the layout found from the process groups is tp 2 x dp RANKS/2;
+#   - the compute of the breakdown (mean over ranks) is the trace's: 400 + 10 * rank us per rank;
+#   - the collectives are those of the trace, on the tp, dp and world groups, and the messages
+#     are there (count and bytes);
+#   - with a 1 GiB all-gather the iteration is at least the dependency chain
+#     fwd -> tp all-reduce -> all-gather -> (metadata node) -> opt -> world all-reduce, which it
+#     would not be if the dependencies through the metadata node were dropped;
+#   - a node without duration takes the roofline of its num_ops and tensor_size.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+ranks=${1:-4}
+gen=$SRC/tests/integration/chakra_et_gen.py
+
+python3 "$gen" "$WORK/et" --ranks "$ranks"
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/et" --no-progress --out "$WORK/base"
+python3 "$gen" "$WORK/big" --ranks "$ranks" --ag-size $((1 << 30))
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/big" --no-progress --out "$WORK/big-out"
+python3 "$gen" "$WORK/roof" --ranks "$ranks" --roofline
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/roof" --no-progress --out "$WORK/roof-out"
+
+python3 - "$ranks" "$WORK/base/summary.json" "$WORK/big-out/summary.json" "$WORK/roof-out/summary.json" \
+  "$WORK/base/manifest.json" <<'PY' || die "the Chakra import did not run as it should (above)"
+import json, sys
+n = int(sys.argv[1])
+base, big, roof, manifest = (json.load(open(p)) for p in sys.argv[2:6])
+ok = True
+def check(cond, msg):
+    global ok
+    if not cond:
+        print("  " + msg); ok = False
+w = base["workload"]
+print("  layout gpus=%d tp=%d dp=%d pp=%d" % (w["gpus"], w["tp"], w["dp"], w["pp"]))
+check((w["gpus"], w["tp"], w["dp"], w["pp"]) == (n, 2, n // 2, 1), "layout is not tp 2 x dp %d" % (n // 2))
+want = (400 + 10 * (n - 1) / 2) * 1e-6  # mean over ranks of 400 + 10 * rank us
+got = base["breakdown"]["compute_s"]
+print("  compute %r s, trace's sum (mean over ranks) %r s" % (got, want))
+check(abs(got - want) <= 1e-12 * want, "compute differs from the trace's sum")
+colls = {(c["op"], c["group"]): c for c in base["collectives"]}
+print("  collectives: " + ", ".join("%s/%s x%d" % (k[0], k[1], c["count"]) for k, c in sorted(colls.items())))
+for key, count, nbytes in ((("allreduce", "tp"), n // 2, (n // 2) << 20), (("allgather", "dp"), 2, 2 * (4 << 20)),
+                           (("allreduce", "world"), 1, 256 << 10), (("sendrecv", "world"), n // 2, (n // 2) * (64 << 10))):
+    c = colls.get(key)
+    check(c is not None and c["count"] == count and c["bytes"] == nbytes,
+          "%s/%s: expected %d instances of %d bytes in all, got %r" % (key + (count, nbytes, c)))
+check(len(colls) == 4, "unexpected collectives %r" % sorted(colls))
+check(len(manifest["inputs"]) == n + 1, "the manifest does not name the %d rank files" % n)
+# The dependency chain of the 1 GiB all-gather variant.
+bc = {(c["op"], c["group"]): c for c in big["collectives"]}
+per = lambda k: bc[k]["time_s"] / bc[k]["count"]
+chain = 100e-6 + per(("allreduce", "tp")) + per(("allgather", "dp")) + 50e-6 + per(("allreduce", "world"))
+it = big["iteration_time_s"]
+print("  1 GiB all-gather: iteration %r s, dependency chain %r s" % (it, chain))
+check(it >= 0.999 * chain, "the iteration is shorter than the dependency chain: a dependency was not respected")
+# Roofline: 2e12 operations, 1e9 bytes on the platform's GPU (H100: 989.4 TFLOPS BF16 dense).
+extra = roof["breakdown"]["compute_s"] - want
+print("  roofline node: %r s of compute" % extra)
+check(roof["workload"]["gpu"] == "H100", "platform GPU is not H100")
+check(abs(extra - 2e12 / (989.4e12 * 0.75)) <= 1e-9 * extra, "roofline time is not 2e12 / (989.4e12 * 0.75) s")
+sys.exit(0 if ok else 1)
+PY
+
+# Determinism: the same trace gives the same summary.
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/et" --no-progress --out "$WORK/again"
+cmp -s "$WORK/base/summary.json" "$WORK/again/summary.json" || die "two runs of the same trace differ"
+echo "PASS"
