@@ -6,7 +6,8 @@ numbers and enum values are those of the Chakra schema (MLCommons Chakra,
 schema/protobuf/et_def.proto), and each message is preceded by its length as a varint, the framing
 Chakra's tools write. Usage:
 
-  chakra_et_gen.py PREFIX [--ranks N] [--roofline] [--variant basic|barrier|mismatch|cycle]
+  chakra_et_gen.py PREFIX [--ranks N] [--roofline] [--reverse] [--ag-size BYTES]
+                   [--variant basic|barrier|mismatch|cycle]
 
 The basic trace (N = 4 or 8, even) is a tp x dp layout with tp = 2: per rank
   n0 COMP 100 us
@@ -128,6 +129,8 @@ def main():
     ap.add_argument("prefix")
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--roofline", action="store_true")
+    ap.add_argument("--reverse", action="store_true",
+                    help="write each rank's nodes in reverse order (every node before its dependencies)")
     ap.add_argument("--ag-size", type=int, default=4 << 20, help="bytes of the dp all-gather (n3)")
     ap.add_argument("--variant", default="basic", choices=["basic", "barrier", "mismatch", "cycle"])
     a = ap.parse_args()
@@ -135,7 +138,10 @@ def main():
         sys.exit("--ranks must be even and at least 2")
     for rank in range(a.ranks):
         with open("%s.%d.et" % (a.prefix, rank), "wb") as f:
-            for msg in [metadata()] + rank_nodes(rank, 2, a.roofline, a.variant, a.ag_size):
+            nodes = rank_nodes(rank, 2, a.roofline, a.variant, a.ag_size)
+            if a.reverse:
+                nodes.reverse()
+            for msg in [metadata()] + nodes:
                 f.write(varint(len(msg)) + msg)
 
 

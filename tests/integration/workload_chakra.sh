@@ -10,7 +10,9 @@
 #   - with a 1 GiB all-gather the iteration is at least the dependency chain
 #     fwd -> tp all-reduce -> all-gather -> (metadata node) -> opt -> world all-reduce, which it
 #     would not be if the dependencies through the metadata node were dropped;
-#   - a node without duration takes the roofline of its num_ops and tensor_size.
+#   - a node without duration takes the roofline of its num_ops and tensor_size;
+#   - the same trace with every rank's nodes in reverse file order (each node before the nodes it
+#     depends on) imports through the topological sort and gives the same compute and collectives.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 ranks=${1:-4}
@@ -23,11 +25,14 @@ run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/big" --n
 python3 "$gen" "$WORK/roof" --ranks "$ranks" --roofline
 run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/roof" --no-progress --out "$WORK/roof-out"
 
+python3 "$gen" "$WORK/rev" --ranks "$ranks" --reverse
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/rev" --no-progress --out "$WORK/rev-out"
+
 python3 - "$ranks" "$WORK/base/summary.json" "$WORK/big-out/summary.json" "$WORK/roof-out/summary.json" \
-  "$WORK/base/manifest.json" <<'PY' || die "the Chakra import did not run as it should (above)"
+  "$WORK/base/manifest.json" "$WORK/rev-out/summary.json" <<'PY' || die "the Chakra import did not run as it should (above)"
 import json, sys
 n = int(sys.argv[1])
-base, big, roof, manifest = (json.load(open(p)) for p in sys.argv[2:6])
+base, big, roof, manifest, rev = (json.load(open(p)) for p in sys.argv[2:7])
 ok = True
 def check(cond, msg):
     global ok
@@ -61,6 +66,12 @@ extra = roof["breakdown"]["compute_s"] - want
 print("  roofline node: %r s of compute" % extra)
 check(roof["workload"]["gpu"] == "H100", "platform GPU is not H100")
 check(abs(extra - 2e12 / (989.4e12 * 0.75)) <= 1e-9 * extra, "roofline time is not 2e12 / (989.4e12 * 0.75) s")
+# Reverse file order: same work, same collectives (the order of independent nodes may differ).
+check(rev["breakdown"]["compute_s"] == got, "reversed file: compute %r, expected %r" % (rev["breakdown"]["compute_s"], got))
+rc = sorted((c["op"], c["group"], c["count"], c["bytes"]) for c in rev["collectives"])
+check(rc == sorted((c["op"], c["group"], c["count"], c["bytes"]) for c in base["collectives"]),
+      "reversed file: collectives %r" % rc)
+print("  reversed file order: iteration %r s (file order: %r s)" % (rev["iteration_time_s"], base["iteration_time_s"]))
 sys.exit(0 if ok else 1)
 PY
 
