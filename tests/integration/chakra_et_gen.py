@@ -7,7 +7,7 @@ schema/protobuf/et_def.proto), and each message is preceded by its length as a v
 Chakra's tools write. Usage:
 
   chakra_et_gen.py PREFIX [--ranks N] [--roofline] [--reverse] [--ag-size BYTES]
-                   [--variant basic|barrier|mismatch|cycle]
+                   [--variant basic|barrier|mismatch|cycle|host|baddep]
 
 The basic trace (N = 4 or 8, even) is a tp x dp layout with tp = 2: per rank
   n0 COMP 100 us
@@ -19,6 +19,7 @@ The basic trace (N = 4 or 8, even) is a tp x dp layout with tp = 2: per rank
   n6 METADATA (no op: passes its dependencies on)                       (after n3, n5)
   n7 COMP 50 us                                                         (after n6: waits for n3)
   n8 COMM_COLL ALL_REDUCE 256 KiB, no pg_name: every rank               (after n7)
+  n9 (--variant host) COMM_COLL is_cpu_op, no comm_type/comm_size, 20 us, ctrl_deps on a missing id
 so a rank's recorded compute is 400 + 10 * rank us.
 """
 import argparse
@@ -119,8 +120,14 @@ def rank_nodes(rank, tp, roofline, variant, ag_size):
                                attr("comm_size", 64 << 10, "int64"), attr("comm_tag", 7, "int32")]))
     out.append(node(6, "join", METADATA_NODE, data_deps=[3], ctrl_deps=[5]))
     cycle = [8] if variant == "cycle" else []
-    out.append(node(7, "opt", COMP_NODE, data_deps=[6], ctrl_deps=cycle, duration=50))
+    opt_deps = [6, 999] if variant == "baddep" else [6]
+    out.append(node(7, "opt", COMP_NODE, data_deps=opt_deps, ctrl_deps=cycle, duration=50))
     out.append(coll(8, "allreduce_world", ALL_REDUCE, 256 << 10, None, [7]))
+    if variant == "host":
+        # What an unlinked PyTorch host trace holds: the CPU-side call of a collective (no
+        # comm_type, no comm_size) with a control dependency on a parent the conversion dropped.
+        out.append(node(9, "c10d::allreduce_", COMM_COLL_NODE, data_deps=[7], ctrl_deps=[999], duration=20,
+                        attrs=[attr("is_cpu_op", 1, "bool")]))
     return out
 
 
@@ -132,7 +139,7 @@ def main():
     ap.add_argument("--reverse", action="store_true",
                     help="write each rank's nodes in reverse order (every node before its dependencies)")
     ap.add_argument("--ag-size", type=int, default=4 << 20, help="bytes of the dp all-gather (n3)")
-    ap.add_argument("--variant", default="basic", choices=["basic", "barrier", "mismatch", "cycle"])
+    ap.add_argument("--variant", default="basic", choices=["basic", "barrier", "mismatch", "cycle", "host", "baddep"])
     a = ap.parse_args()
     if a.ranks < 2 or a.ranks % 2:
         sys.exit("--ranks must be even and at least 2")

@@ -12,7 +12,9 @@
 #     would not be if the dependencies through the metadata node were dropped;
 #   - a node without duration takes the roofline of its num_ops and tensor_size;
 #   - the same trace with every rank's nodes in reverse file order (each node before the nodes it
-#     depends on) imports through the topological sort and gives the same compute and collectives.
+#     depends on) imports through the topological sort and gives the same compute and collectives;
+#   - a CPU-side collective call without comm_type/comm_size (unlinked PyTorch host trace) is
+#     timed by its duration and moves no data; a ctrl_deps on a missing id is ignored; both warn.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 ranks=${1:-4}
@@ -28,11 +30,17 @@ run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/roof" --
 python3 "$gen" "$WORK/rev" --ranks "$ranks" --reverse
 run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/rev" --no-progress --out "$WORK/rev-out"
 
+python3 "$gen" "$WORK/host" --ranks "$ranks" --variant host
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/host" --no-progress --out "$WORK/host-out"
+grep -q "CPU-side collective calls have no comm_type" "$WORK/last.stderr" || die "no warning on the host-side collective calls"
+grep -q "control dependencies (ctrl_deps) name nodes their file does not have" "$WORK/last.stderr" ||
+  die "no warning on the missing control dependencies"
+
 python3 - "$ranks" "$WORK/base/summary.json" "$WORK/big-out/summary.json" "$WORK/roof-out/summary.json" \
-  "$WORK/base/manifest.json" "$WORK/rev-out/summary.json" <<'PY' || die "the Chakra import did not run as it should (above)"
+  "$WORK/base/manifest.json" "$WORK/rev-out/summary.json" "$WORK/host-out/summary.json" <<'PY' || die "the Chakra import did not run as it should (above)"
 import json, sys
 n = int(sys.argv[1])
-base, big, roof, manifest, rev = (json.load(open(p)) for p in sys.argv[2:7])
+base, big, roof, manifest, rev, host = (json.load(open(p)) for p in sys.argv[2:8])
 ok = True
 def check(cond, msg):
     global ok
@@ -71,6 +79,12 @@ check(rev["breakdown"]["compute_s"] == got, "reversed file: compute %r, expected
 rc = sorted((c["op"], c["group"], c["count"], c["bytes"]) for c in rev["collectives"])
 check(rc == sorted((c["op"], c["group"], c["count"], c["bytes"]) for c in base["collectives"]),
       "reversed file: collectives %r" % rc)
+hc = host["breakdown"]["compute_s"]
+print("  host-side collective call: compute %r s" % hc)
+check(abs(hc - (want + 20e-6)) <= 1e-12 * hc, "host-side call: compute %r, expected %r" % (hc, want + 20e-6))
+check(sorted((c["op"], c["group"], c["count"], c["bytes"]) for c in host["collectives"]) ==
+      sorted((c["op"], c["group"], c["count"], c["bytes"]) for c in base["collectives"]),
+      "host-side call: the collectives changed")
 print("  reversed file order: iteration %r s (file order: %r s)" % (rev["iteration_time_s"], base["iteration_time_s"]))
 sys.exit(0 if ok else 1)
 PY

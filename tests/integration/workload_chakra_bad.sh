@@ -32,7 +32,7 @@ expect() {
 }
 
 variant=basic
-case $name in barrier | mismatch | cycle) variant=$name ;; esac
+case $name in barrier | mismatch | cycle | baddep) variant=$name ;; esac
 python3 "$gen" "$et" --ranks 4 --variant "$variant"
 
 case $name in
@@ -79,6 +79,7 @@ no_files) rm "$et".*.et; expect "$et.0.et: cannot open" ;;
 barrier) expect "$et.0.et: byte|collective BARRIER (comm_type 9) is not supported" ;;
 mismatch) expect "collective #1 on the tp group of ranks 0..: rank 0 issues allreduce of 1048576 bytes, rank 1 issues allreduce of 524288 bytes" ;;
 cycle) expect "$et.0.et: byte|dependency cycle: node 7" ;;
+baddep) expect "$et.0.et: byte|node 7 has a data dependency on node 999, which the file does not have" ;;
 unsupported) expect "this sgfabric was built without Chakra execution-trace support" ;;
 *) die "unknown case $name" ;;
 esac
