@@ -33,9 +33,9 @@ int wl_chakra_supported(void) { return 0; }
 struct wl_trace *wl_chakra_load(const char *prefix, char *err, size_t errlen)
 {
   snprintf(err, errlen,
-           "chakra:%s: this sgfabric was built without Chakra execution-trace support (protoc-c and "
-           "libprotobuf-c were not found when it was configured; install protobuf-c-compiler and "
-           "libprotobuf-c-dev, then re-run cmake and rebuild)",
+           "chakra:%s: this sgfabric was built without Chakra execution-trace support (it needs "
+           "protoc-c and libprotobuf-c when it is configured: install protobuf-c-compiler and "
+           "libprotobuf-c-dev, then re-run cmake, without -DSGF_CHAKRA=OFF, and rebuild)",
            prefix);
   return NULL;
 }
