@@ -7,7 +7,7 @@ schema/protobuf/et_def.proto), and each message is preceded by its length as a v
 Chakra's tools write. Usage:
 
   chakra_et_gen.py PREFIX [--ranks N] [--roofline] [--reverse] [--ag-size BYTES]
-                   [--variant basic|barrier|mismatch|cycle|host|baddep]
+                   [--variant basic|barrier|mismatch|cycle|host|baddep|solo]
 
 The basic trace (N = 4 or 8, even) is a tp x dp layout with tp = 2: per rank
   n0 COMP 100 us
@@ -19,6 +19,7 @@ The basic trace (N = 4 or 8, even) is a tp x dp layout with tp = 2: per rank
   n6 METADATA (no op: passes its dependencies on)                       (after n3, n5)
   n7 COMP 50 us                                                         (after n6: waits for n3)
   n8 COMM_COLL ALL_REDUCE 256 KiB, no pg_name: every rank               (after n7)
+  (--variant solo: n0, then an all-reduce on a process group of the rank alone, no messages)
   n9 (--variant host) COMM_COLL is_cpu_op, no comm_type/comm_size, 20 us, ctrl_deps on a missing id
 so a rank's recorded compute is 400 + 10 * rank us.
 """
@@ -98,6 +99,8 @@ def rank_nodes(rank, tp, roofline, variant, ag_size):
     tp_pg = "tp%d" % (rank // tp)           # ranks with the same rank // tp
     dp_pg = "dp%d" % (rank % tp)            # ranks with the same rank % tp
     out = [node(0, "fwd", COMP_NODE, duration=100, attrs=[attr("is_cpu_op", 0, "bool")])]
+    if variant == "solo":  # one process group per rank, no messages
+        return out + [coll(1, "allreduce_self", ALL_REDUCE, 1 << 20, "solo%d" % rank, [0])]
     ar_type = BARRIER if variant == "barrier" else ALL_REDUCE
     ar_size = 1 << 20
     if variant == "mismatch" and rank == 1:
@@ -139,7 +142,7 @@ def main():
     ap.add_argument("--reverse", action="store_true",
                     help="write each rank's nodes in reverse order (every node before its dependencies)")
     ap.add_argument("--ag-size", type=int, default=4 << 20, help="bytes of the dp all-gather (n3)")
-    ap.add_argument("--variant", default="basic", choices=["basic", "barrier", "mismatch", "cycle", "host", "baddep"])
+    ap.add_argument("--variant", default="basic", choices=["basic", "barrier", "mismatch", "cycle", "host", "baddep", "solo"])
     a = ap.parse_args()
     if a.ranks < 2 or a.ranks % 2:
         sys.exit("--ranks must be even and at least 2")

@@ -14,7 +14,8 @@
 #   - the same trace with every rank's nodes in reverse file order (each node before the nodes it
 #     depends on) imports through the topological sort and gives the same compute and collectives;
 #   - a CPU-side collective call without comm_type/comm_size (unlinked PyTorch host trace) is
-#     timed by its duration and moves no data; a ctrl_deps on a missing id is ignored; both warn.
+#     timed by its duration and moves no data; a ctrl_deps on a missing id is ignored; both warn;
+#   - process groups of one rank each and no messages import (groups of one member, tp = 1).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 ranks=${1:-4}
@@ -88,6 +89,11 @@ check(sorted((c["op"], c["group"], c["count"], c["bytes"]) for c in host["collec
 print("  reversed file order: iteration %r s (file order: %r s)" % (rev["iteration_time_s"], base["iteration_time_s"]))
 sys.exit(0 if ok else 1)
 PY
+
+python3 "$gen" "$WORK/solo" --ranks "$ranks" --variant solo
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/solo" --no-progress --out "$WORK/solo-out"
+equal "solo: tp" "$(jget "$WORK/solo-out/summary.json" workload.tp)" 1
+approx "solo: compute" "$(jget "$WORK/solo-out/summary.json" breakdown.compute_s)" 100e-6 1e-12
 
 # Determinism: the same trace gives the same summary.
 run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "chakra:$WORK/et" --no-progress --out "$WORK/again"

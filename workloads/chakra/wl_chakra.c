@@ -808,7 +808,8 @@ static int build_program(struct importer *im, int rank, struct wl_program *p, st
       c->eff = malloc(sizeof *c->eff * (size_t)(nd ? nd : 1));
       if (c->eff == NULL)
         goto oom;
-      memcpy(c->eff, deps, sizeof *deps * (size_t)nd);
+      if (nd > 0)
+        memcpy(c->eff, deps, sizeof *deps * (size_t)nd);
       c->neff = nd;
       continue;
     case CN_COMPUTE:
@@ -915,7 +916,8 @@ static int match_p2p(struct importer *im, struct wl_trace *t, struct p2p_list *s
   struct p2p_list *lists[2] = {s, r};
   for (int l = 0; l < 2; l++) {
     struct p2p_list *x = lists[l];
-    qsort(x->v, (size_t)x->n, sizeof *x->v, p2p_order); /* seq = op id: issue order per rank */
+    if (x->n > 0) /* seq = op id: issue order per rank */
+      qsort(x->v, (size_t)x->n, sizeof *x->v, p2p_order);
     for (int i = 0; i < x->n; i++) {
       int same = i > 0 && x->v[i].src == x->v[i - 1].src && x->v[i].dst == x->v[i - 1].dst &&
                  x->v[i].tag == x->v[i - 1].tag;
