@@ -11,7 +11,7 @@
 enum { DEPLOY_OPT_WORKLOAD, DEPLOY_OPT_OUT };
 
 static const struct cli_option deployment_options[] = {
-    {"workload", 0, CLI_VALUE, DEPLOY_OPT_WORKLOAD, "SPEC", "trace file, or simai:FILE"},
+    {"workload", 0, CLI_VALUE, DEPLOY_OPT_WORKLOAD, "SPEC", "trace file, simai:FILE or chakra:PREFIX"},
     {"out", 'o', CLI_VALUE, DEPLOY_OPT_OUT, "FILE", "the deployment XML to write"},
     CLI_TABLE_END,
 };

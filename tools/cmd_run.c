@@ -24,7 +24,7 @@ enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRE
        RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS };
 
 static const struct cli_option run_options[] = {
-    {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC", "trace file, or simai:FILE for a SimAI/AICB workload"},
+    {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC", "trace file, simai:FILE (SimAI/AICB), or chakra:PREFIX (Chakra ET files PREFIX.N.et)"},
     {"deployment", 0, CLI_VALUE, RUN_OPT_DEPLOYMENT, "FILE",
      "rank placement (SimGrid deployment XML; default: rank r on gpu r)"},
     {"progress", 0, CLI_FLAG, RUN_OPT_PROGRESS, NULL, "progress on stderr (default: when stderr is a terminal)"},
@@ -45,7 +45,7 @@ static void usage(FILE *out)
 {
   fprintf(out, "usage: sgfabric run --platform P.xml --workload W [--deployment D.xml] [--fabric maxmin|ib|roce]\n"
                "                    [--fidelity flow|packet] [--seed N] [--cfg area/name:value ...] [--timeline] -o DIR\n\n"
-               "Replays one training iteration of workload W (a trace from sgfabric workload, or simai:FILE)\n"
+               "Replays one training iteration of workload W (a trace from sgfabric workload, simai:FILE or chakra:PREFIX)\n"
                "and writes DIR/summary.json (MFU, iteration time and breakdown, collectives, fabric counters)\n"
                "and DIR/manifest.json (with --timeline also DIR/timeline.json); prints MFU, iteration time and DIR on one line. Default fidelity: flow.\n"
                "Options take their value as --name value or --name=value.\n\n");
@@ -209,7 +209,16 @@ int cmd_run(int argc, char **argv)
   /* --out first: a refused or unwritable directory is reported before anything is loaded. */
   static struct results r;
   const char *path = strncmp(workload, "simai:", 6) == 0 ? workload + 6 : workload;
+  /* A Chakra trace is one file per rank: rank 0's stands for them until the trace is read. */
+  int chakra = strncmp(workload, "chakra:", 7) == 0;
+  char chakra_first[4200];
+  if (chakra) {
+    snprintf(chakra_first, sizeof chakra_first, "%s.0.et", workload + 7);
+    path = chakra_first;
+  }
   const char *inputs[3] = {o.platform, path, deployment};
+  const char **all_inputs = NULL;
+  char **rank_files = NULL;
   results_catch_signals(RESULTS_SIGNALS_EXIT);
   int rc = results_begin(&r, "sgfabric run", o.out, o.force, inputs, 3, err, sizeof err);
   if (rc != 0) {
@@ -318,7 +327,28 @@ int cmd_run(int argc, char **argv)
       failed |= results_close(tf) != 0;
     }
   }
-  failed |= run_write_common_results(&r, &s, argc, argv, inputs, deployment ? 3 : 2, o.seed) != 0;
+  if (chakra) { /* the manifest names every rank file */
+    int n = trace->layout.gpus;
+    all_inputs = calloc((size_t)n + 2, sizeof *all_inputs);
+    rank_files = calloc((size_t)n, sizeof *rank_files);
+    failed |= all_inputs == NULL || rank_files == NULL;
+    for (int i = 0; !failed && i < n; i++) {
+      size_t len = strlen(workload) + 16;
+      if ((rank_files[i] = malloc(len)) == NULL) {
+        failed = 1;
+        break;
+      }
+      snprintf(rank_files[i], len, "%s.%d.et", workload + 7, i);
+      all_inputs[1 + i] = rank_files[i];
+    }
+    if (!failed) {
+      all_inputs[0] = o.platform;
+      all_inputs[n + 1] = deployment;
+      failed |= run_write_common_results(&r, &s, argc, argv, all_inputs, deployment ? n + 2 : n + 1, o.seed) != 0;
+    }
+  } else {
+    failed |= run_write_common_results(&r, &s, argc, argv, inputs, deployment ? 3 : 2, o.seed) != 0;
+  }
   if (failed) {
     fprintf(stderr, "sgfabric run: --out %s: cannot write the results: %s\n", o.out,
             errno ? strerror(errno) : "write error");
@@ -337,6 +367,11 @@ int cmd_run(int argc, char **argv)
   rc = 0;
 out:
   results_abort(&r); /* nothing once committed */
+  if (rank_files != NULL)
+    for (int i = 0; i < trace->layout.gpus; i++)
+      free(rank_files[i]);
+  free(rank_files);
+  free(all_inputs);
   free(rank_gpu);
   timeline_free(tl);
   run_setup_free(&s);

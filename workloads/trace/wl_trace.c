@@ -149,6 +149,8 @@ const struct wl_program *wl_rank_program(const struct wl_trace *t, int rank)
   struct wl_coord c;
   if (wl_rank_coord(t, rank, &c) != 0)
     return NULL;
+  if (t->rank_programs != NULL)
+    return &t->rank_programs[rank];
   return &t->programs[c.pp];
 }
 
@@ -241,6 +243,12 @@ void wl_trace_free(struct wl_trace *t)
       free(t->programs[s].deps);
     }
   free(t->programs);
+  if (t->rank_programs != NULL)
+    for (int r = 0; r < t->layout.gpus; r++) {
+      free(t->rank_programs[r].ops);
+      free(t->rank_programs[r].deps);
+    }
+  free(t->rank_programs);
   free(t->stage_layers);
   free(t->stage_first_layer);
   free(t->vstage_layers);

@@ -150,6 +150,9 @@ struct wl_trace {
   double model_flops;         /* per iteration, without recomputation (0 if unknown) */
   double hardware_flops;      /* per iteration, with recomputation (0 if unknown) */
   struct wl_program *programs;/* [pp] program of each pipeline stage */
+  /* [gpus] one program per rank, or NULL: traces recorded per rank (Chakra) do not share one
+   * program per stage; when set, wl_rank_program returns these and programs is unused. */
+  struct wl_program *rank_programs;
 };
 
 /* Coordinates of a rank in the layout. */
@@ -191,7 +194,8 @@ int wl_trace_save(const struct wl_trace *t, const char *path, char *err, size_t 
 struct wl_trace *wl_trace_load(const char *path, char *err, size_t errlen);
 /* The same from an open stream (named path in messages); the caller closes it. */
 struct wl_trace *wl_trace_read(FILE *in, const char *path, char *err, size_t errlen);
-/* Opens a trace by spec: "simai:FILE" for a SimAI/AICB file, else the native format. */
+/* Opens a trace by spec: "simai:FILE" for a SimAI/AICB file, "chakra:PREFIX" for Chakra
+ * execution traces PREFIX.0.et, PREFIX.1.et, ..., else the native format. */
 struct wl_trace *wl_trace_open(const char *spec, char *err, size_t errlen);
 /* The same, for a run on a platform of platform_gpus GPUs: the job size of a SimAI file whose
  * header has no all_gpus. */

@@ -1,6 +1,8 @@
-/* Format dispatch: "simai:FILE" goes to the SimAI importer, anything else is native. */
+/* Format dispatch: "simai:FILE" goes to the SimAI importer, "chakra:PREFIX" to the Chakra
+ * execution-trace importer, anything else is native. */
 #include <string.h>
 
+#include "wl_chakra.h"
 #include "wl_simai.h"
 #include "wl_trace.h"
 
@@ -8,6 +10,8 @@ struct wl_trace *wl_trace_open_on(const char *spec, int platform_gpus, char *err
 {
   if (strncmp(spec, "simai:", 6) == 0)
     return wl_simai_load(spec + 6, platform_gpus, err, errlen);
+  if (strncmp(spec, "chakra:", 7) == 0)
+    return wl_chakra_load(spec + 7, err, errlen);
   return wl_trace_load(spec, err, errlen);
 }
 
