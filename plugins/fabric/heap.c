@@ -137,6 +137,7 @@ static void far_pop(struct fab_heap *h)
 #define CHECK_POPS 65536    /* pops between two estimates of the width */
 #define INITIAL_WIDTH 1e-9  /* seconds, until the first estimate */
 #define SLAB_NODES 4096
+#define NEAR_MAX_WALK 32   /* nodes a sorted insertion walks before using the far heap */
 
 static struct fab_cq_node *node_alloc(struct fab_heap *h)
 {
@@ -187,9 +188,21 @@ static void place(struct fab_heap *h, double time, uint64_t seq, struct fab_heap
       h->bucket[slot] = n;
     h->tail[slot] = n;
   } else {
+    /* A bounded walk: a burst of events in the middle of one crowded bucket (a flow run's
+     * completions rescheduled within rounding of one date, all in the current bucket) would
+     * make each insertion O(bucket); past a few nodes the event goes to the far heap instead.
+     * Both parts are compared by exact keys, so the order of events is the same. */
     struct fab_cq_node **link = &h->bucket[slot];
-    while (key_of(&(*link)->key) < k)
+    int steps = 0;
+    while (key_of(&(*link)->key) < k) {
+      if (++steps > NEAR_MAX_WALK) {
+        n->next = h->free_nodes;
+        h->free_nodes = n;
+        far_push(h, key, val);
+        return;
+      }
       link = &(*link)->next;
+    }
     n->next = *link;
     *link = n;
   }

@@ -157,6 +157,34 @@ static void test_heap_matches_sorted_reference(void)
   free(ref);
 }
 
+/* Completions rescheduled within rounding of one date land, out of order, in one bucket ahead
+ * of a later event: past a few nodes of sorted walk they go to the far heap (an insertion
+ * stays O(log n) instead of O(bucket)), and the pops keep the exact (time, seq) order. */
+static void test_heap_crowded_bucket_uses_far_part(void)
+{
+  enum { N = 20000 };
+  struct fab_heap h;
+  heap_init(&h);
+  struct fab_rng r;
+  rng_seed(&r, 5);
+  /* dates in the calendar's ring (1 ns buckets until the first width estimate) */
+  heap_push(&h, 4.0001e-6 + 5e-10, 0, 0, NULL); /* later, same bucket: no append at the tail */
+  for (int i = 0; i < N; i++)
+    heap_push(&h, 4.0001e-6 + (double)rng_below(&r, 64) * 1e-20, 0, (uint32_t)i + 1, NULL);
+  CU_ASSERT(h.far_size > N / 2);
+  struct fab_event ev, last = {.time = -1};
+  int count = 0, bad = 0;
+  while (heap_pop(&h, &ev) == 0) {
+    bad += ev.time < last.time || (ev.time == last.time && ev.seq < last.seq);
+    last = ev;
+    count++;
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(count, N + 1);
+  CU_ASSERT_EQUAL(last.arg, 0);
+  heap_free(&h);
+}
+
 static void test_rng_same_seed_same_draws(void)
 {
   struct fab_rng a, b, c;
@@ -182,6 +210,7 @@ int main(void)
   CU_add_test(s, "heap_breaks_ties_by_insertion", test_heap_breaks_ties_by_insertion);
   CU_add_test(s, "heap_order_under_changing_density", test_heap_order_under_changing_density);
   CU_add_test(s, "heap_matches_sorted_reference", test_heap_matches_sorted_reference);
+  CU_add_test(s, "heap_crowded_bucket_uses_far_part", test_heap_crowded_bucket_uses_far_part);
   CU_add_test(s, "rng_same_seed_same_draws", test_rng_same_seed_same_draws);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
