@@ -216,29 +216,7 @@ static int parse_sizes(struct coll_options *o, const struct cli *c)
 
 static int parse_fabrics(struct coll_options *o, const struct cli *c)
 {
-  char err[512];
-  if (strlen(c->value) >= sizeof o->fabric_list)
-    return cli_usage_error(c, "--fabrics: '%s' is too long", c->value);
-  snprintf(o->fabric_list, sizeof o->fabric_list, "%s", c->value);
-  o->n_fabrics = 0;
-  for (char *name = o->fabric_list, *end;; name = end + 1) {
-    end = strchr(name, ',');
-    if (end)
-      *end = '\0';
-    if (*name == '\0')
-      return cli_usage_error(c, "--fabrics: '%s' has an empty entry (expected names like ib,roce)", c->value);
-    for (int f = 0; f < o->n_fabrics; f++)
-      if (!strcmp(o->fabrics[f], name))
-        return cli_usage_error(c, "--fabrics: '%s' names %s twice", c->value, name);
-    if (run_find_model(name, err, sizeof err) == NULL)
-      return cli_usage_error(c, "--fabrics: %s", strchr(err, ' ') ? strchr(err, ' ') + 1 : err);
-    if (o->n_fabrics == COLL_MAX_FABRICS)
-      return cli_usage_error(c, "--fabrics: at most %d fabrics", COLL_MAX_FABRICS);
-    o->fabrics[o->n_fabrics++] = name;
-    if (end == NULL)
-      break;
-  }
-  return 0;
+  return run_parse_fabrics(c, o->fabric_list, sizeof o->fabric_list, o->fabrics, COLL_MAX_FABRICS, &o->n_fabrics);
 }
 
 static int parse_name(const struct cli *c, const char *const *names, int *out)

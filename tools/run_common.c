@@ -68,6 +68,33 @@ static const struct cli_option common_options[] = {
 
 const struct cli_option *run_common_options(void) { return common_options; }
 
+int run_parse_fabrics(const struct cli *c, char *list, size_t list_size, const char **fabrics, int max, int *n)
+{
+  char err[512];
+  if (strlen(c->value) >= list_size)
+    return cli_usage_error(c, "--fabrics: '%s' is too long", c->value);
+  snprintf(list, list_size, "%s", c->value);
+  *n = 0;
+  for (char *name = list, *end;; name = end + 1) {
+    end = strchr(name, ',');
+    if (end)
+      *end = '\0';
+    if (*name == '\0')
+      return cli_usage_error(c, "--fabrics: '%s' has an empty entry (expected names like ib,roce)", c->value);
+    for (int f = 0; f < *n; f++)
+      if (!strcmp(fabrics[f], name))
+        return cli_usage_error(c, "--fabrics: '%s' names %s twice", c->value, name);
+    if (run_find_model(name, err, sizeof err) == NULL)
+      return cli_usage_error(c, "--fabrics: %s", strchr(err, ' ') ? strchr(err, ' ') + 1 : err);
+    if (*n == max)
+      return cli_usage_error(c, "--fabrics: at most %d fabrics", max);
+    fabrics[(*n)++] = name;
+    if (end == NULL)
+      break;
+  }
+  return 0;
+}
+
 int run_parse_fidelity(const struct cli *c, const char *text, fab_fidelity *out)
 {
   if (!strcmp(text, "packet"))

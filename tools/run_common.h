@@ -51,6 +51,10 @@ const struct cli_option *run_common_options(void);
 int run_common_apply(struct run_options *o, struct cli *c, int id);
 /* Reads "packet" or "flow"; -1 after printing a usage error. */
 int run_parse_fidelity(const struct cli *c, const char *text, fab_fidelity *out);
+/* Splits --fabrics A,B,... into fabrics[] (names point into list, a copy of the value): every
+ * name a known fabric, none empty, none twice (a fabric compared with itself is a mistake, and
+ * the per-fabric outputs would collide), at most max. Returns 0 or the usage error's status. */
+int run_parse_fabrics(const struct cli *c, char *list, size_t list_size, const char **fabrics, int max, int *n);
 /* Checks one --cfg value (name and value) against the parameter tables; -1 after printing. */
 int run_check_cfg(const struct cli *c, const char *cfg);
 /* Prints the parameter table (sgfabric params, --help-cfg): the rows of one area ("roce") or
