@@ -824,7 +824,6 @@ int cmd_coll(int argc, char **argv)
   char platform[4300];
   snprintf(platform, sizeof platform, "%s/platform.xml", r.tmp);
   results_register(&r, "platform.xml");
-  char gpus_text[16];
   if (o.run.platform) {
     if (copy_file(o.run.platform, platform) != 0) {
       fprintf(stderr, "sgfabric coll: --platform %s: cannot read it or copy it into the results: %s\n",
@@ -832,37 +831,8 @@ int cmd_coll(int argc, char **argv)
       goto fail;
     }
   } else {
-    /* The platform compare builds: a rail-optimized fat-tree of radix-64 switches, 2 tiers up to
-     * 2,048 GPUs; the user's platform options come after these defaults (the last one wins). */
     int gpus = o.gpus ? o.gpus : 64;
-    snprintf(gpus_text, sizeof gpus_text, "%d", gpus);
-    const char *pargv[COLL_MAX_ARGS + 16];
-    int pargc = 0;
-    const char *defaults[] = {"platform", "--gpus", gpus_text, "--radix", "64", "--rail-optimized", "--tiers",
-                              gpus > 2048 ? "3" : "2"};
-    for (size_t k = 0; k < sizeof defaults / sizeof defaults[0]; k++)
-      pargv[pargc++] = defaults[k];
-    if (o.gpu) {
-      pargv[pargc++] = "--gpu";
-      pargv[pargc++] = o.gpu;
-    }
-    for (int i = 0; i < o.n_platform; i++)
-      pargv[pargc++] = o.platform_args[i];
-    pargv[pargc++] = "-o";
-    pargv[pargc++] = platform;
-    pargv[pargc] = NULL;
-    fflush(stdout);
-    int saved = dup(1), null = open("/dev/null", O_WRONLY);
-    if (saved >= 0 && null >= 0)
-      dup2(null, 1); /* its one-line report names the temporary directory */
-    if (null >= 0)
-      close(null);
-    int prc = platform_cli_main(pargc, (char **)pargv);
-    fflush(stdout);
-    if (saved >= 0) {
-      dup2(saved, 1);
-      close(saved);
-    }
+    int prc = run_generate_platform(gpus, o.gpu, o.platform_args, o.n_platform, platform);
     if (results_interrupted())
       goto interrupted;
     if (prc != 0) {

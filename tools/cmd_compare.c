@@ -284,27 +284,6 @@ static char *read_file(const char *path)
 }
 
 /* Sends stdout to /dev/null until restore_stdout(the returned descriptor). */
-static int quiet_stdout(void)
-{
-  fflush(stdout);
-  int saved = dup(1);
-  FILE *null = fopen("/dev/null", "w");
-  if (saved >= 0 && null != NULL)
-    dup2(fileno(null), 1);
-  if (null != NULL)
-    fclose(null);
-  return saved;
-}
-
-static void restore_stdout(int saved)
-{
-  fflush(stdout);
-  if (saved >= 0) {
-    dup2(saved, 1);
-    close(saved);
-  }
-}
-
 /* Copies src to dst; 0 or -1. */
 static int copy_file(const char *src, const char *dst)
 {
@@ -692,9 +671,7 @@ int cmd_compare(int argc, char **argv)
   wargv[wargc] = NULL;
   /* The generators' one-line reports name the temporary directory: not for compare's output
    * (their errors, on stderr, still show). */
-  int saved_stdout = quiet_stdout();
-  rc = workload_cli_main(wargc, (char **)wargv);
-  restore_stdout(saved_stdout);
+  rc = run_quiet_main(workload_cli_main, wargc, (char **)wargv);
   if (results_interrupted())
     goto interrupted;
   if (rc != 0) {
@@ -713,27 +690,7 @@ int cmd_compare(int argc, char **argv)
       goto fail;
     }
   } else {
-    /* The rail-optimized fat-tree of radix-64 switches that fits: 2 tiers up to 2,048 GPUs. The
-     * user's platform options come after these defaults, and the last value of an option wins. */
-    snprintf(platform, sizeof platform, "%s/platform.xml", r.tmp);
-    const char *pargv[MAX_ARGS + 16];
-    int pargc = 0;
-    const char *defaults[] = {"platform", "--gpus", o.gpus_text, "--radix", "64", "--rail-optimized", "--tiers",
-                              o.gpus > 2048 ? "3" : "2"};
-    for (size_t k = 0; k < sizeof defaults / sizeof defaults[0]; k++)
-      pargv[pargc++] = defaults[k];
-    if (o.gpu) {
-      pargv[pargc++] = "--gpu";
-      pargv[pargc++] = o.gpu;
-    }
-    for (int i = 0; i < o.n_platform; i++)
-      pargv[pargc++] = o.platform_args[i];
-    pargv[pargc++] = "-o";
-    pargv[pargc++] = platform;
-    pargv[pargc] = NULL;
-    saved_stdout = quiet_stdout();
-    rc = platform_cli_main(pargc, (char **)pargv);
-    restore_stdout(saved_stdout);
+    rc = run_generate_platform(o.gpus, o.gpu, o.platform_args, o.n_platform, platform);
     if (results_interrupted())
       goto interrupted;
     if (rc != 0) {

@@ -1,5 +1,6 @@
 /* Options, set-up and SimGrid start shared by the simulating subcommands. */
 #include "run_common.h"
+#include "platform_cli.h"
 
 #include <simgrid/engine.h>
 #include <stdlib.h>
@@ -67,6 +68,61 @@ static const struct cli_option common_options[] = {
 };
 
 const struct cli_option *run_common_options(void) { return common_options; }
+
+/* The generators' one-line report names where they wrote: not for the caller's output (their
+ * errors, on stderr, still show). */
+static int quiet_stdout(void)
+{
+  fflush(stdout);
+  int saved = dup(1);
+  FILE *null = fopen("/dev/null", "w");
+  if (saved >= 0 && null != NULL)
+    dup2(fileno(null), 1);
+  if (null != NULL)
+    fclose(null);
+  return saved;
+}
+
+static void restore_stdout(int saved)
+{
+  fflush(stdout);
+  if (saved >= 0) {
+    dup2(saved, 1);
+    close(saved);
+  }
+}
+
+int run_quiet_main(int (*main_fn)(int, char **), int argc, char **argv)
+{
+  int saved = quiet_stdout();
+  int rc = main_fn(argc, argv);
+  restore_stdout(saved);
+  return rc;
+}
+
+int run_generate_platform(int gpus, const char *gpu, const char *const *options, int n_options, const char *out)
+{
+  if (n_options > RUN_MAX_PLATFORM_OPTIONS)
+    return 2;
+  char gpus_text[16];
+  snprintf(gpus_text, sizeof gpus_text, "%d", gpus);
+  const char *argv[RUN_MAX_PLATFORM_OPTIONS + 16];
+  int argc = 0;
+  const char *defaults[] = {"platform", "--gpus", gpus_text, "--radix", "64", "--rail-optimized", "--tiers",
+                            gpus > 2048 ? "3" : "2"};
+  for (size_t k = 0; k < sizeof defaults / sizeof defaults[0]; k++)
+    argv[argc++] = defaults[k];
+  if (gpu) {
+    argv[argc++] = "--gpu";
+    argv[argc++] = gpu;
+  }
+  for (int i = 0; i < n_options; i++)
+    argv[argc++] = options[i];
+  argv[argc++] = "-o";
+  argv[argc++] = out;
+  argv[argc] = NULL;
+  return run_quiet_main(platform_cli_main, argc, (char **)argv);
+}
 
 int run_parse_fabrics(const struct cli *c, char *list, size_t list_size, const char **fabrics, int max, int *n)
 {

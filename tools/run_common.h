@@ -51,6 +51,15 @@ const struct cli_option *run_common_options(void);
 int run_common_apply(struct run_options *o, struct cli *c, int id);
 /* Reads "packet" or "flow"; -1 after printing a usage error. */
 int run_parse_fidelity(const struct cli *c, const char *text, fab_fidelity *out);
+/* Runs a subcommand's main (the workload or platform generator) with its stdout silenced; returns
+ * its exit status. */
+int run_quiet_main(int (*main_fn)(int, char **), int argc, char **argv);
+/* The platform compare and coll generate when none is given: a rail-optimized fat-tree of radix-64
+ * switches, 2 tiers up to 2,048 GPUs, 3 above; gpu (NULL: the default) and the user's platform
+ * options (at most RUN_MAX_PLATFORM_OPTIONS, given after the defaults: the last value of an
+ * option wins) as sgfabric platform takes them. Writes out; returns platform's exit status. */
+#define RUN_MAX_PLATFORM_OPTIONS 512
+int run_generate_platform(int gpus, const char *gpu, const char *const *options, int n_options, const char *out);
 /* Splits --fabrics A,B,... into fabrics[] (names point into list, a copy of the value): every
  * name a known fabric, none empty, none twice (a fabric compared with itself is a mistake, and
  * the per-fabric outputs would collide), at most max. Returns 0 or the usage error's status. */
