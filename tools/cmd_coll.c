@@ -576,27 +576,6 @@ static int read_all(int fd, void *buf, size_t len)
   return 0;
 }
 
-static int copy_file(const char *src, const char *dst)
-{
-  FILE *in = fopen(src, "rb");
-  if (in == NULL)
-    return -1;
-  FILE *out = fopen(dst, "wb");
-  if (out == NULL) {
-    fclose(in);
-    return -1;
-  }
-  char buf[65536];
-  size_t n;
-  int failed = 0;
-  while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-    failed |= fwrite(buf, 1, n, out) != n;
-  failed |= ferror(in) != 0;
-  fclose(in);
-  failed |= fclose(out) != 0;
-  return failed ? -1 : 0;
-}
-
 /* nccl-tests' time column: %7.0f from 10 ms, %7.1f from 100 us, else %7.2f (in us). */
 static void format_time(char *buf, size_t len, double us)
 {
@@ -825,7 +804,7 @@ int cmd_coll(int argc, char **argv)
   snprintf(platform, sizeof platform, "%s/platform.xml", r.tmp);
   results_register(&r, "platform.xml");
   if (o.run.platform) {
-    if (copy_file(o.run.platform, platform) != 0) {
+    if (results_copy_file(o.run.platform, platform) != 0) {
       fprintf(stderr, "sgfabric coll: --platform %s: cannot read it or copy it into the results: %s\n",
               o.run.platform, strerror(errno));
       goto fail;

@@ -284,28 +284,6 @@ static char *read_file(const char *path)
 }
 
 /* Sends stdout to /dev/null until restore_stdout(the returned descriptor). */
-/* Copies src to dst; 0 or -1. */
-static int copy_file(const char *src, const char *dst)
-{
-  FILE *in = fopen(src, "rb");
-  if (in == NULL)
-    return -1;
-  FILE *out = fopen(dst, "wb");
-  if (out == NULL) {
-    fclose(in);
-    return -1;
-  }
-  char buf[65536];
-  size_t n;
-  int failed = 0;
-  while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-    failed |= fwrite(buf, 1, n, out) != n;
-  failed |= ferror(in) != 0;
-  fclose(in);
-  failed |= fclose(out) != 0;
-  return failed ? -1 : 0;
-}
-
 enum row_unit { ROW_PERCENT, ROW_SECONDS, ROW_GB, ROW_COUNT, ROW_TOKENS };
 static const char *const unit_names[] = {"%", "s", "GB", "count", "tokens/s"};
 
@@ -684,7 +662,7 @@ int cmd_compare(int argc, char **argv)
   results_register(&r, "workload.txt");
   if (o.platform) {
     results_register(&r, "platform.xml");
-    if (copy_file(o.platform, platform) != 0) {
+    if (results_copy_file(o.platform, platform) != 0) {
       fprintf(stderr, "sgfabric compare: --platform %s: cannot copy it into %s: %s\n", o.platform, o.out,
               strerror(errno));
       goto fail;
@@ -704,7 +682,7 @@ int cmd_compare(int argc, char **argv)
   snprintf(model_copy, sizeof model_copy, "%s/model.txt", r.tmp);
   if (model_file) {
     results_register(&r, "model.txt");
-    if (copy_file(model_file, model_copy) != 0) {
+    if (results_copy_file(model_file, model_copy) != 0) {
       fprintf(stderr, "sgfabric compare: --model-file %s: cannot copy it into %s: %s\n", model_file, o.out,
               strerror(errno));
       goto fail;

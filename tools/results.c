@@ -528,3 +528,24 @@ int results_write_manifest_desc(struct results *r, const struct manifest_desc *d
     rc = -1;
   return rc;
 }
+
+int results_copy_file(const char *src, const char *dst)
+{
+  FILE *in = fopen(src, "rb");
+  if (in == NULL)
+    return -1;
+  FILE *out = fopen(dst, "wb");
+  if (out == NULL) {
+    fclose(in);
+    return -1;
+  }
+  char buf[65536];
+  size_t n;
+  int failed = 0;
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+    failed |= fwrite(buf, 1, n, out) != n;
+  failed |= ferror(in) != 0;
+  fclose(in);
+  failed |= fclose(out) != 0;
+  return failed ? -1 : 0;
+}
