@@ -35,6 +35,11 @@ double sg_roce_get_peak_buffer(const struct fabric *fab); /* largest switch buff
 double sg_roce_get_fluid_queue(const struct fabric *fab, int port);
 double sg_roce_get_ecn_marks_est(const struct fabric *fab);
 double sg_roce_get_cnps_est(const struct fabric *fab);
+/* Flow fidelity with FIFO shares (the default without the fluid model): the estimates of
+ * roce_flow_est.c up to now, ECN marks, CNPs, DCQCN rate cuts and PFC paused time summed over
+ * ports (seconds). Returns 0, or -1 where they are not estimated (packet fidelity, the fluid
+ * model, roce/flow-fifo:off). */
+int sg_roce_get_flow_estimates(struct fabric *fab, double *marks, double *cnps, double *cuts, double *paused_s);
 /* DCQCN state of a flow (packet fidelity; at flow fidelity, of the fluid model): current and target rate (bytes/s), alpha. Returns -1
  * if the flow has no DCQCN state. */
 int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha);

@@ -46,6 +46,8 @@ static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow
   for (size_t i = 0; i < n; i++) {
     struct roce_fifo_flow *ff = &((struct roce_flow *)flows[i]->model_data)->fifo;
     double r = t->ports[flows[i]->path[0]].rate_Bps / s->nic_flows[flows[i]->path[0]];
+    if (ff->inject > 0 && ff->inject < 1)
+      r *= ff->inject;
     ff->in_Bps[1] = r; /* also for a one-hop flow, whose share is then its NIC share */
     for (int h = 2; h < flows[i]->hops; h++)
       ff->in_Bps[h] = r;
@@ -63,6 +65,7 @@ static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow
       const struct fab_flow *f = flows[i];
       struct roce_fifo_flow *ff = &((struct roce_flow *)f->model_data)->fifo;
       double r = ff->in_Bps[1];
+      int marked = 0, mask = 0;
       for (int h = 1; h < f->hops; h++) {
         int p = f->path[h];
         if (h > 1) {
@@ -70,10 +73,18 @@ static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow
           ff->in_Bps[h] = r;
         }
         double c = t->ports[p].rate_Bps;
-        if (s->arrival_Bps[p] > c)
+        if (s->arrival_Bps[p] > c) {
           r *= c / s->arrival_Bps[p];
+          marked++;
+          mask |= 1 << h;
+        }
       }
-      ff->share_Bps = r;
+      ff->throttled = marked > 0;
+      ff->marked_hops = (uint8_t)marked;
+      ff->marked_mask = (uint8_t)mask;
+      /* Under DCQCN a flow no saturated egress marks is not slowed: no FIFO cap (without
+       * congestion control its NIC share is its cap, the round robin of its NIC's QPs). */
+      ff->share_Bps = marked == 0 && ff->inject > 0 && ff->inject < 1 ? t->ports[f->path[0]].rate_Bps : r;
     }
     for (size_t i = 0; i < n; i++)
       for (int h = 1; h < flows[i]->hops; h++)

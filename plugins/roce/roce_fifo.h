@@ -1,17 +1,25 @@
 /* RoCEv2 at flow fidelity: FIFO shares. Without congestion control every sender transmits at
  * its NIC's share of the line rate, and a saturated switch egress serves its flows in
- * proportion to their arrival rates (roce_fifo.c). */
+ * proportion to their arrival rates (roce_fifo.c). With DCQCN on, every sender transmits at its
+ * DCQCN floor rate (roce_dcqcn_floor.h): a port that the floors still saturate is one DCQCN
+ * cannot hold, served as a FIFO under PFC; the others are left to max-min. */
 #ifndef SGFABRIC_ROCE_FIFO_H
 #define SGFABRIC_ROCE_FIFO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fabric.h"
 
 /* Per flow, kept from pass to pass: only the components whose flow set changed are redone. */
 struct roce_fifo_flow {
   double in_Bps[ROUTE_MAX_HOPS]; /* its arrival rate at each hop >= 1 */
-  double share_Bps;              /* its FIFO share after its last hop */
+  double share_Bps;              /* its FIFO share after its last hop (the line rate: no FIFO cap) */
+  double inject;                 /* the fraction of its NIC share it injects: 1, or under DCQCN its
+                                    floor fraction (roce_dcqcn_floor.h), set before the pass */
+  uint8_t throttled;             /* a saturated switch egress on its path (its FIFO queue builds) */
+  uint8_t marked_hops;           /* such egresses: under DCQCN each marks every packet (above Kmax) */
+  uint8_t marked_mask;           /* which hops (bit h: the egress path[h]) */
 };
 
 struct roce_fifo {

@@ -61,6 +61,22 @@ static double loss_cap(const struct fabric *fab, const struct fab_flow *f)
   return cap;
 }
 
+/* Under DCQCN a sender on a congested path injects at its floor rate (roce_dcqcn_floor.h), found
+ * once per flow: its NIC's line rate and its CNPs' feedback delay (the packet model's). */
+static void set_injection(struct fabric *fab, struct roce_state *rs, struct fab_flow *f)
+{
+  struct roce_flow *rf = f->model_data;
+  if (rf == NULL || rf->fifo.inject >= 0)
+    return; /* found already, or 1: DCQCN off */
+  if (rf->line_port < 0) {
+    rf->fifo.inject = 1; /* NVLink: no DCQCN */
+    return;
+  }
+  rf->fifo.inject = roce_dcqcn_floor_cached(&rs->floors, &rs->cfg.dcqcn, line_rate(fab, f), fab->mtu,
+                                            fab->mtu + fab->frame_overhead_B, rs->cfg.cnp_interval_s,
+                                            fabric_path_tail_latency(fab, f, 0));
+}
+
 void roce__flow_rates(struct fabric *fab, int after_recompute)
 {
   struct roce_state *rs = roce__state(fab);
@@ -70,7 +86,8 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
    * FIFO shares and pause spreading apply whatever the congestion control: DCQCN's senders
    * start at line rate and are cut only after the queues built, so the packet model's incasts
    * and collisions follow the FIFO and its pauses (docs/roce.md, "Flow fidelity"). */
-  int fluid = rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF && rs->cfg.fluid && fab->fidelity == FAB_FIDELITY_FLOW;
+  int dcqcn = rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF;
+  int fluid = dcqcn && rs->cfg.fluid && fab->fidelity == FAB_FIDELITY_FLOW;
   int fifo = !fluid && rs->cfg.flow_fifo;
   int spreading = fifo && rs->cfg.pfc.enabled && rs->cfg.flow_spread;
   /* Without FIFO shares, spreading or the fluid model the only cap is the loss goodput, a
@@ -80,6 +97,7 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
   int per_flow = !fifo && !fluid && !spreading;
   struct fab_flow **recomputed = fabric_recomputed_flows(fab, &n_recomputed);
   struct fab_flow **active = fabric_active_flows(fab, &n);
+  size_t n_active = n;
   if (!after_recompute)
     n_recomputed = 0, recomputed = NULL; /* a timer: no recomputation to follow */
   int whole = spreading || fluid || !after_recompute;
@@ -92,8 +110,18 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
     roce_fluid_detect(fab, flows, n);
   }
   reserve_changed(rs, n);
-  if (fifo)
+  /* The flows whose rates or FIFO state may have changed: those just recomputed, or on a timer
+   * every active flow. */
+  struct fab_flow **touched = after_recompute ? recomputed : active;
+  size_t n_touched = after_recompute ? n_recomputed : n_active;
+  if (fifo && dcqcn)
+    for (size_t i = 0; i < n_touched; i++)
+      set_injection(fab, rs, touched[i]);
+  if (fifo) {
     roce_fifo_update(fab, &rs->fifo, after_recompute);
+    for (size_t i = 0; i < n_touched; i++)
+      roce_est_flow_update(fab, &rs->est, touched[i]);
+  }
   if (spreading)
     roce_spread_compute(fab, &rs->spread, flows, n);
   size_t n_changed = 0;
@@ -116,7 +144,9 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
       }
     }
   }
-  if (spreading)
+  if (spreading) {
+    roce_est_pauses(fab, &rs->est, &rs->spread, flows, n);
     roce_spread_clear(&rs->spread, flows, n);
+  }
   fabric_flow_caps_changed_for(fab, rs->fl_changed, n_changed); /* their components only */
 }

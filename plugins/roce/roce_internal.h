@@ -9,8 +9,10 @@
 #include "fabric.h"
 #include "gbn.h"
 #include "pfc.h"
+#include "roce_dcqcn_floor.h"
 #include "roce_dcqcn_fluid.h"
 #include "roce_fifo.h"
+#include "roce_flow_est.h"
 #include "roce_spread.h"
 
 #define ROCE_UDP_DPORT 4791 /* IANA RoCEv2 */
@@ -113,6 +115,7 @@ struct roce_flow {
   double last_tx_B;
   struct roce_fluid_flow fluid; /* flow fidelity, fluid DCQCN (roce_dcqcn_fluid.c); cc holds RC, RT, alpha */
   struct roce_fifo_flow fifo; /* flow fidelity, FIFO shares (roce_fifo.c) */
+  struct roce_est_flow est;   /* flow fidelity, estimated marks and CNPs (roce_flow_est.c) */
   double fl_loss_cap_Bps;   /* flow fidelity: its go-back-N goodput cap (0: none; -1: not computed yet) */
   struct roce_flow *free_next;
 };
@@ -154,6 +157,8 @@ struct roce_state {
   struct fab_flow **fl_changed; /* roce_flow.c: the flows whose cap a pass changed */
   size_t fl_changed_cap;
   struct roce_dcqcn_fluid fluid; /* fluid DCQCN (roce_dcqcn_fluid.c) */
+  struct roce_floor_cache floors; /* DCQCN floor fractions (roce_dcqcn_floor.c) */
+  struct roce_est est;            /* estimated counters (roce_flow_est.c) */
 };
 
 

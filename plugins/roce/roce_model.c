@@ -57,7 +57,7 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
   rs->ports = calloc((size_t)n_ports + 1, sizeof *rs->ports);
   rs->switches = calloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
   if (!rs->ports || !rs->switches || roce_fifo_init(&rs->fifo, n_ports) != 0 ||
-      roce_spread_init(&rs->spread, n_ports) != 0)
+      roce_spread_init(&rs->spread, n_ports) != 0 || roce_est_init(&rs->est, n_ports) != 0)
     abort();
   rng_seed(&rs->rng, rng_next(&fab->rng));
   fab->model_state = rs;
@@ -82,6 +82,7 @@ static void roce_fini(struct fabric *fab)
   free(rs->switches);
   roce_fifo_fini(&rs->fifo);
   roce_spread_fini(&rs->spread);
+  roce_est_fini(&rs->est);
   free(rs->fl_changed);
   roce_fluid_fini(fab);
   free(rs->flow_series.rows);
@@ -118,6 +119,8 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
   rf->flow = flow;
   rf->last_cnp_s = -1;
   rf->fl_loss_cap_Bps = -1;
+  rf->fifo.inject = rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF ? -1 : 1; /* -1: its DCQCN floor, found later */
+  rf->est.since_s = fab->now;
   rs->fluid.starts++;
   flow->model_data = rf;
   flow->queue = (uint8_t)rs->cfg.priority;
@@ -150,6 +153,8 @@ static void roce_flow_done(struct fabric *fab, struct fab_flow *flow)
   struct roce_flow *rf = flow->model_data;
   if (rf == NULL)
     return;
+  if (fab->fidelity == FAB_FIDELITY_FLOW)
+    roce_est_flow_end(fab, &rs->est, flow);
   rf->gen = (rf->gen + 1) & 0x0FFFFFFF;
   rf->flow = NULL;
   rf->free_next = rs->free_flows;
@@ -383,11 +388,44 @@ static double paused_total(const struct fabric *fab)
   return total;
 }
 
+/* name: {"switch->peer": value, ...} over the ports whose value is above 0 (rounded, with
+ * integer). value(fab, values, port) reads it (values NULL: an empty map). */
+typedef double (*port_value_fn)(const struct fabric *fab, const double *values, int port);
+static double value_at(const struct fabric *fab, const double *values, int port) { (void)fab; return values[port]; }
+static double peak_queue_at(const struct fabric *fab, const double *values, int port)
+{
+  (void)values;
+  return fab->topo->ports[port].is_nvlink ? 0 : fab->ports[port].peak_queued;
+}
+
+static void write_port_map(FILE *out, const char *in, const struct fabric *fab, const char *name, port_value_fn value,
+                           const double *values, int integer)
+{
+  const struct topo *t = fab->topo;
+  fprintf(out, "%s", in);
+  json_write_string(out, name);
+  fprintf(out, ": {");
+  int first = 1;
+  for (int p = 0; (values != NULL || value != value_at) && p < t->n_ports; p++) {
+    double v = value(fab, values, p);
+    if (integer)
+      v = round(v);
+    if (v > 0) {
+      char port[512];
+      snprintf(port, sizeof port, "%s->%s", t->nodes[t->ports[p].node].name, t->nodes[t->ports[p].peer_node].name);
+      fprintf(out, "%s", first ? "" : ", ");
+      json_write_string(out, port);
+      fprintf(out, ": %s", JSON_NUMBER(v));
+      first = 0;
+    }
+  }
+  fprintf(out, "},\n");
+}
+
 static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
 {
-  const struct roce_state *rs = roce__state(fab);
+  struct roce_state *rs = roce__state(fab);
   const struct roce_stats *s = &rs->stats;
-  const struct topo *t = fab->topo;
   /* Frames, marks, CNPs, drops and go-back-N exist only at packet fidelity; the fluid model
    * (roce_dcqcn_fluid.c) estimates marks and CNPs (the _est counters) and, with its default reaction
    * point (roce/fluid-rp:machine), runs the packet model's DCQCN rate machine, whose cuts count. */
@@ -408,27 +446,34 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
   fabric_write_counter(out, in, "gbn_discarded_packets", packet, (double)s->gbn.discarded);
   fabric_write_counter(out, in, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
   if (!packet) {
-    /* Estimates exist only where the fluid model runs (DCQCN on, roce/fluid on): without it
-     * flow fidelity does not model marks or CNPs, and null says so rather than a 0. */
-    int est = rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF;
-    fabric_write_counter(out, in, "ecn_marks_est", est, round(rs->fluid.stats.marks_est));
-    fabric_write_counter(out, in, "cnps_est", est, round(rs->fluid.stats.cnps_est));
-    fabric_write_counter(out, in, "fluid_peak_queue_bytes", est, rs->fluid.stats.peak_queue_B);
-    fabric_write_counter(out, in, "fluid_transients", est, (double)rs->fluid.stats.transients);
-    fabric_write_counter(out, in, "fluid_steps", est, (double)rs->fluid.stats.steps);
-  }
-  fprintf(out, "%s\"peak_queue_per_port\": {", in);
-  int first = 1;
-  for (int p = 0; p < t->n_ports; p++)
-    if (!t->ports[p].is_nvlink && fab->ports[p].peak_queued > 0) {
-      char name[512];
-      snprintf(name, sizeof name, "%s->%s", t->nodes[t->ports[p].node].name, t->nodes[t->ports[p].peer_node].name);
-      fprintf(out, "%s", first ? "" : ", ");
-      json_write_string(out, name);
-      fprintf(out, ": %s", JSON_NUMBER(fab->ports[p].peak_queued));
-      first = 0;
+    /* Estimates: the fluid model's where it runs (DCQCN on, roce/fluid on); otherwise, with FIFO
+     * shares on, those of roce_flow_est.c (marks where DCQCN cannot hold a port, their CNPs and
+     * cuts, the pauses of spreading). With neither, flow fidelity does not model marks or CNPs,
+     * and null says so rather than a 0. */
+    int dcqcn = rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF, fluid = rs->cfg.fluid && dcqcn;
+    int fifo_est = !fluid && rs->cfg.flow_fifo;
+    if (fifo_est)
+      roce_est_flush(fab, &rs->est);
+    double marks = fluid ? rs->fluid.stats.marks_est : rs->cfg.ecn_enabled ? rs->est.marks : 0;
+    double cnps = fluid ? rs->fluid.stats.cnps_est : rs->cfg.ecn_enabled && dcqcn ? rs->est.cnps : 0;
+    fabric_write_counter(out, in, "ecn_marks_est", fluid || fifo_est, round(marks));
+    fabric_write_counter(out, in, "cnps_est", fluid || fifo_est, round(cnps));
+    fabric_write_counter(out, in, "dcqcn_rate_cuts_est", fifo_est,
+                         round(rs->cfg.ecn_enabled && dcqcn ? rs->est.cuts : 0));
+    int spreading = fifo_est && rs->cfg.flow_spread;
+    fabric_write_counter(out, in, "pfc_paused_s_est", spreading || (fifo_est && !rs->cfg.pfc.enabled),
+                         rs->cfg.pfc.enabled ? rs->est.paused_s : 0);
+    fabric_write_counter(out, in, "fluid_peak_queue_bytes", fluid, rs->fluid.stats.peak_queue_B);
+    fabric_write_counter(out, in, "fluid_transients", fluid, (double)rs->fluid.stats.transients);
+    fabric_write_counter(out, in, "fluid_steps", fluid, (double)rs->fluid.stats.steps);
+    if (fifo_est) {
+      write_port_map(out, in, fab, "ecn_marks_est_per_port", value_at, rs->cfg.ecn_enabled ? rs->est.port_marks : NULL,
+                     1);
+      write_port_map(out, in, fab, "pfc_paused_s_est_per_port", value_at,
+                     rs->cfg.pfc.enabled ? rs->est.port_paused_s : NULL, 0);
     }
-  fprintf(out, "},\n");
+  }
+  write_port_map(out, in, fab, "peak_queue_per_port", peak_queue_at, NULL, 0);
 }
 
 static int write_rows(FILE *f, const char *header, const struct roce_series *s)
@@ -499,6 +544,16 @@ double sg_roce_get_peak_buffer(const struct fabric *fab)
 }
 
 double sg_roce_get_fluid_queue(const struct fabric *fab, int port) { return roce_fluid_queue(fab, port); }
+int sg_roce_get_flow_estimates(struct fabric *fab, double *marks, double *cnps, double *cuts, double *paused_s)
+{
+  struct roce_state *rs = roce__state(fab);
+  if (fab->fidelity != FAB_FIDELITY_FLOW || !rs->cfg.flow_fifo || (rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF))
+    return -1;
+  roce_est_flush(fab, &rs->est);
+  *marks = rs->est.marks, *cnps = rs->est.cnps, *cuts = rs->est.cuts, *paused_s = rs->est.paused_s;
+  return 0;
+}
+
 double sg_roce_get_ecn_marks_est(const struct fabric *fab) { return roce__state(fab)->fluid.stats.marks_est; }
 double sg_roce_get_cnps_est(const struct fabric *fab) { return roce__state(fab)->fluid.stats.cnps_est; }
 

@@ -127,9 +127,10 @@ static const struct param_def roce_params[] = {
      "derived: 1% of the rate, well below the 10% convergence band the validation checks (docs/validation.md)"},
     {"roce/flow-fifo", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|on|off",
      "Flow fidelity without the fluid model: a saturated switch egress serves its flows in proportion to their "
-     "arrival rates (FIFO shares) instead of max-min; auto: on with DCQCN off, off with DCQCN on",
-     "the FIFO fluid model (Jain); auto: with DCQCN on, on is closer to packet fidelity on incasts but not on "
-     "a victim flow (docs/roce.md)"},
+     "arrival rates (FIFO shares) instead of max-min; with DCQCN on, senders inject at their DCQCN floor rate, "
+     "so only ports DCQCN cannot hold are FIFO; auto: on",
+     "the FIFO fluid model (Jain); the floor rate is the packet model's DCQCN machine under continuous marking "
+     "(docs/roce.md, DCQCN's floor rate)"},
     {"roce/flow-spreading", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|on|off",
      "Flow fidelity with FIFO shares and PFC on: PFC pauses of the links feeding a congested egress throttle "
      "the flows crossing them toward other egresses; auto: as roce/flow-fifo",
@@ -240,10 +241,11 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   int paper = preset == ROCE_DCQCN_PAPER || preset == ROCE_DCQCN_PAPER_SCALED;
   int fluid = param_get_choice(ps, "roce/fluid"); /* auto, on, off */
   c->fluid = fluid == 1 || (fluid == 0 && paper);
-  /* auto, on, off: auto keeps FIFO shares and spreading to DCQCN off, where they were measured
-   * against packet fidelity; with DCQCN on they help incasts and hurt a victim flow (docs/roce.md) */
+  /* auto, on, off: auto is on. With DCQCN on the senders inject at their DCQCN floor rate
+   * (roce_dcqcn_floor.h), so FIFO shares and spreading act only where DCQCN cannot hold a port;
+   * the fluid model, where it runs, replaces both (roce_flow.c). */
   int fifo = param_get_choice(ps, "roce/flow-fifo"), spread = param_get_choice(ps, "roce/flow-spreading");
-  c->flow_fifo = fifo == 1 || (fifo == 0 && preset == ROCE_DCQCN_OFF);
+  c->flow_fifo = fifo != 2;
   c->flow_spread = spread == 1 || (spread == 0 && c->flow_fifo);
   const double *base = g_presets[paper ? 1 : 0];
   /* paper-scaled: the SIGCOMM'15 constants were set for 40 GbE. R_AI, R_HAI (rate steps) and B

@@ -197,13 +197,13 @@ static void test_lossy_dynamic_threshold(void)
 
 /* 3. Congestion spreading: 3 local senders and 1 remote one (through the spine) into gpu0 under
  * leaf0; a victim from leaf1 to idle gpu1 under leaf0 shares the spine->leaf0 link with the
- * remote incast flow. */
-static void spreading_case_cc(fab_fidelity fid, const char *dcqcn, const char *pfc, const char *flow_opt,
-                              const char *flow_opt2, double *victim_gbps, double *pauses)
+ * remote incast flow. Links at rate_Bps. */
+static void spreading_case_at(double rate_Bps, fab_fidelity fid, const char *dcqcn, const char *pfc,
+                              const char *flow_opt, double *victim_gbps, double *pauses)
 {
-  struct topo *t = leaf_spine(2, 5, 1, G100, 1e-6);
+  struct topo *t = leaf_spine(2, 5, 1, rate_Bps, 1e-6);
   struct flow_def flows[] = {{2, 0, 2e6, 0}, {3, 0, 2e6, 0}, {4, 0, 2e6, 0}, {5, 0, 2e6, 0}, {6, 1, 2e6, 0}};
-  const char *cfg[] = {dcqcn, "roce/buffer:9MB", pfc, flow_opt, flow_opt2, NULL};
+  const char *cfg[] = {dcqcn, "roce/buffer:9MB", pfc, flow_opt, NULL};
   struct run_result r;
   roce_run(t, fid, 1, cfg, flows, 5, &r);
   *victim_gbps = 2e6 * 8 / r.fct[4] / 1e9;
@@ -214,7 +214,7 @@ static void spreading_case_cc(fab_fidelity fid, const char *dcqcn, const char *p
 
 static void spreading_case(fab_fidelity fid, const char *pfc, double *victim_gbps, double *pauses)
 {
-  spreading_case_cc(fid, "roce/dcqcn:off", pfc, NULL, NULL, victim_gbps, pauses);
+  spreading_case_at(G100, fid, "roce/dcqcn:off", pfc, NULL, victim_gbps, pauses);
 }
 
 static void test_pfc_congestion_spreading(void)
@@ -235,28 +235,68 @@ static void test_pfc_congestion_spreading(void)
   CU_ASSERT(fabs(on_f - on) < 0.10 * on);     /* PFC on: measured 4.0% low (31% before the timed onset) */
 }
 
-/* 3b. The same with DCQCN on (nic preset) and roce/flow-fifo:on: flow fidelity applies the FIFO
- * shares and the pause spreading it has with DCQCN off. Each of the first two assertions fails
- * when the mechanism is switched off (max-min: the victim keeps its full share). Against packet
- * fidelity this case is where they are wrong with DCQCN on: the packet model's DCQCN cuts the
- * incast flows before PFC spreads, and the victim keeps 80.8 Gb/s with PFC on or off, where the
- * flow model gives 30.9 (PFC on) and 49.2 Gb/s (off), and max-min 71.7 (docs/roce.md). */
+/* 3b. The same with DCQCN on (nic preset). Flow fidelity's senders inject at their DCQCN floor
+ * rate (roce_dcqcn_floor.h): at 100 Gb/s the firmware's machine under continuous marking falls
+ * below 1% of the line rate, DCQCN holds every port, FIFO shares and spreading do not bind and
+ * the victim keeps its max-min share, as the packet model's victim keeps its rate (DCQCN cuts
+ * the incast before PFC spreads). At 400 Gb/s the floor is above 90% of the line rate: DCQCN
+ * cannot hold the incast's egress, PFC pauses spread as with DCQCN off, and the victim is
+ * throttled at both fidelities. The first assertion fails without the floor (the victim was
+ * throttled to 30.9 Gb/s at 100 Gb/s), the third without FIFO shares and spreading under DCQCN. */
 static void test_dcqcn_on_fifo_and_spreading(void)
 {
-  double on, on_f, off_f, maxmin, nospread, dflt, pauses;
-  spreading_case_cc(FAB_FIDELITY_PACKET, "roce/dcqcn:nic", "roce/pfc:on", NULL, NULL, &on, &pauses);
-  spreading_case_cc(FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", "roce/flow-fifo:on", NULL, &on_f, &pauses);
-  spreading_case_cc(FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:off", "roce/flow-fifo:on", NULL, &off_f, &pauses);
-  spreading_case_cc(FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:off", "roce/flow-fifo:off", NULL, &maxmin, &pauses);
-  spreading_case_cc(FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", "roce/flow-fifo:on", "roce/flow-spreading:off", &nospread, &pauses);
-  spreading_case_cc(FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", NULL, NULL, &dflt, &pauses);
-  fprintf(stderr, "\n  [DCQCN nic, spreading] victim goodput packet (PFC on) %.1f Gb/s; flow with roce/flow-fifo:on: "
-          "PFC on %.1f, off %.1f, PFC on without spreading %.1f; max-min %.1f; default (auto) %.1f Gb/s\n",
-          on, on_f, off_f, nospread, maxmin, dflt);
-  CU_ASSERT(on_f < 0.9 * nospread); /* spreading throttles the victim */
-  CU_ASSERT(off_f < 0.9 * maxmin);  /* the FIFO share is below the max-min remainder */
-  CU_ASSERT(fabs(dflt - maxmin) < 1e-6 * maxmin); /* auto with DCQCN on: max-min */
-  CU_ASSERT(fabs(dflt - on) < 0.15 * on);         /* measured -11% */
+  double pkt100, flow100, maxmin100, pkt400, flow400, nospread400, maxmin400, pauses;
+  spreading_case_at(G100, FAB_FIDELITY_PACKET, "roce/dcqcn:nic", "roce/pfc:on", NULL, &pkt100, &pauses);
+  spreading_case_at(G100, FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", NULL, &flow100, &pauses);
+  spreading_case_at(G100, FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", "roce/flow-fifo:off", &maxmin100,
+                    &pauses);
+  spreading_case_at(G400, FAB_FIDELITY_PACKET, "roce/dcqcn:nic", "roce/pfc:on", NULL, &pkt400, &pauses);
+  spreading_case_at(G400, FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", NULL, &flow400, &pauses);
+  spreading_case_at(G400, FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", "roce/flow-spreading:off", &nospread400,
+                    &pauses);
+  spreading_case_at(G400, FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", "roce/flow-fifo:off", &maxmin400,
+                    &pauses);
+  fprintf(stderr, "\n  [DCQCN nic, spreading] victim goodput, 100 Gb/s: packet %.1f, flow %.1f, max-min %.1f Gb/s; "
+          "400 Gb/s: packet %.1f, flow %.1f, flow without spreading %.1f, max-min %.1f Gb/s\n",
+          pkt100, flow100, maxmin100, pkt400, flow400, nospread400, maxmin400);
+  CU_ASSERT(fabs(flow100 - maxmin100) < 1e-6 * maxmin100); /* DCQCN holds: nothing throttles the victim */
+  CU_ASSERT(fabs(flow100 - pkt100) < 0.15 * pkt100);       /* measured -11% */
+  CU_ASSERT(flow400 < 0.9 * nospread400);                  /* DCQCN cannot hold: pauses spread */
+  CU_ASSERT(pkt400 < 0.8 * maxmin400);                     /* and the packet model's victim is throttled too */
+  CU_ASSERT(fabs(flow400 - pkt400) < 0.25 * pkt400);
+}
+
+/* 3c. Flow fidelity estimates what it does not count: an 8-to-1 incast of 4 MB flows at 400 Gb/s
+ * (nic preset, where DCQCN cannot hold the port): every packet through the congested egress
+ * marked, a CNP per flow per CNP interval, a cut per CNP, the links feeding the egress paused
+ * for the part it cannot serve. Measured against the packet model's counts (docs/roce.md);
+ * each assertion fails without its estimate (flow.estimated, the marks, CNPs, cuts, pauses). */
+static void test_flow_estimates_track_packet(void)
+{
+  struct topo *t = topo_single_switch(9, G400, 1e-6, 300e-9);
+  struct flow_def flows[8];
+  for (int i = 0; i < 8; i++)
+    flows[i] = (struct flow_def){i + 1, 0, 4e6, 0};
+  struct run_result pkt, flow, maxmin;
+  roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, 8, &pkt);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, NULL, flows, 8, &flow);
+  const char *off[] = {"roce/flow-fifo:off", NULL};
+  roce_run(t, FAB_FIDELITY_FLOW, 1, off, flows, 8, &maxmin);
+  fprintf(stderr, "\n  [estimates, 8 x 4 MB at 400 Gb/s] packet / flow estimate: ECN marks %llu / %.0f, CNPs %llu / "
+          "%.0f, cuts - / %.0f, paused %.1f / %.1f us (summed over ports)\n",
+          (unsigned long long)pkt.marks, flow.est_marks, (unsigned long long)pkt.cnps, flow.est_cnps, flow.est_cuts,
+          pkt.paused_s * 1e6, flow.est_paused_s * 1e6);
+  fprintf(stderr, "  packet: peak buffer %.0f KB, mean FCT %.1f us, last %.1f us; flow: mean %.1f, last %.1f us\n", pkt.peak_buffer / 1e3, pkt.mean_fct * 1e6, pkt.max_fct * 1e6, flow.mean_fct * 1e6, flow.max_fct * 1e6);
+  CU_ASSERT(!pkt.estimated && flow.estimated && !maxmin.estimated);
+  CU_ASSERT(flow.est_marks > 0.6 * pkt.marks && flow.est_marks < 1.6 * pkt.marks);
+  CU_ASSERT(flow.est_cnps > 0.6 * pkt.cnps && flow.est_cnps < 1.6 * pkt.cnps);
+  CU_ASSERT(flow.est_cuts > 0 && flow.est_cuts <= flow.est_cnps);
+  /* The pauses are not estimated well here: spreading pauses the eight NIC links from the timed
+   * onset (46 us) to the end, 4.2 ms summed, where the packet model pauses them 0.12 ms in all and
+   * loses throughput instead (its last flow ends at 916 us, 1.4 x the drain time; docs/roce.md).
+   * On the 2-tier platforms and whole iterations the estimate is within 40% (docs/validation.md). */
+  CU_ASSERT(flow.est_paused_s > 0 && pkt.paused_s > 0);
+  topo_free(t);
 }
 
 /* Exact E[max load] of n balls in n bins: P(max <= m) = n!/n^n [x^n] (sum_{k<=m} x^k/k!)^n. */
@@ -553,6 +593,7 @@ int main(void)
   CU_add_test(s, "lossy_dynamic_threshold", test_lossy_dynamic_threshold);
   CU_add_test(s, "pfc_congestion_spreading", test_pfc_congestion_spreading);
   CU_add_test(s, "dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading);
+  CU_add_test(s, "flow_estimates_track_packet", test_flow_estimates_track_packet);
   CU_add_test(s, "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins);
   CU_add_test(s, "gbn_goodput_under_loss", test_gbn_goodput_under_loss);
   CU_add_test(s, "rto_from_last_progress", test_rto_from_last_progress);

@@ -53,6 +53,8 @@ struct run_result {
   double delivered;
   uint64_t drops, pauses, marks, cnps, random_drops, buffer_drops;
   double paused_s, retrans_B, peak_buffer, sim_s;
+  int estimated; /* flow fidelity: the estimates below exist (sg_roce_get_flow_estimates) */
+  double est_marks, est_cnps, est_cuts, est_paused_s;
 };
 
 static inline void rr_done(struct fabric *fab, struct fab_flow *flow, void *ctx)
@@ -109,6 +111,7 @@ static inline void roce_run(struct topo *t, fab_fidelity fid, uint64_t seed, con
   r->retrans_B = sg_roce_get_retransmitted_bytes(fab);
   r->peak_buffer = sg_roce_get_peak_buffer(fab);
   r->sim_s = fab->now;
+  r->estimated = sg_roce_get_flow_estimates(fab, &r->est_marks, &r->est_cnps, &r->est_cuts, &r->est_paused_s) == 0;
   fabric_free(fab);
   param_set_free(ps);
 }

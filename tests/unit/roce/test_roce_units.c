@@ -281,6 +281,45 @@ static void test_dcqcn_paper_scaled(void)
   CU_ASSERT_DOUBLE_EQUAL(set.dcqcn.rai_Bps, 80e6 / 8, 1e-6);
 }
 
+/* DCQCN's floor: the mean rate of a reaction point marked on every packet (a CNP at most every
+ * roce/cnp-interval, 2 us of feedback). With the ConnectX constants a cut leaves at least half
+ * the rate and every 32 KB sent halves the distance to the unclamped target (the line rate): a
+ * 100 Gb/s sender sends 1.5 byte-counter periods per 4 us CNP interval and is driven to the
+ * 1 Mb/s floor, a 400 Gb/s one sends 6 and keeps over 90% of its rate, so DCQCN alone cannot
+ * hold even two 400 Gb/s senders on one port. The paper preset's 10 MB byte counter and 55 us
+ * timer recover far more slowly: held at every rate. Without the rate increases (byte counter
+ * and timer out of reach) the nic machine at 400 Gb/s falls below 0.1% (not to the 1 Mb/s
+ * minimum: its per-window alpha decays between the sparse CNPs of a slow sender, and the cuts
+ * with it). */
+static void test_dcqcn_floor_rate(void)
+{
+  const double rates[] = {12.5e9, 25e9, 50e9, 100e9};
+  double nic[4], paper[4];
+  fprintf(stderr, "\n");
+  for (int i = 0; i < 4; i++) {
+    struct roce_config n = config_of(NULL, rates[i]);
+    struct roce_config p = config_of((const char *const[]){"roce/dcqcn:paper", NULL}, rates[i]);
+    nic[i] = roce_dcqcn_floor_fraction(&n.dcqcn, rates[i], 4096, 4178, n.cnp_interval_s, 2e-6);
+    paper[i] = roce_dcqcn_floor_fraction(&p.dcqcn, rates[i], 4096, 4178, p.cnp_interval_s, 2e-6);
+    fprintf(stderr, "  [floor] %.0f Gb/s: nic %.4f, paper %.4f of the line rate\n", rates[i] * 8e-9, nic[i], paper[i]);
+    CU_ASSERT(paper[i] < 0.05);
+    CU_ASSERT_DOUBLE_EQUAL(nic[i], roce_dcqcn_floor_fraction(&n.dcqcn, rates[i], 4096, 4178, n.cnp_interval_s, 2e-6),
+                           0); /* deterministic */
+  }
+  CU_ASSERT(nic[0] < 0.02);
+  CU_ASSERT(nic[2] > 0.8 && nic[2] <= 1);
+  CU_ASSERT(nic[3] > nic[2]);
+  struct roce_config slow = config_of((const char *const[]){"roce/dcqcn-byte-counter:100GB", "roce/dcqcn-timer:1s",
+                                                            NULL}, 50e9);
+  double floor = roce_dcqcn_floor_fraction(&slow.dcqcn, 50e9, 4096, 4178, slow.cnp_interval_s, 2e-6);
+  fprintf(stderr, "  [floor] no increase: %.3g of the line rate (minimum rate %.3g)\n", floor, slow.dcqcn.min_rate_Bps / 50e9);
+  CU_ASSERT(floor < 1e-3); /* the increases are what keep the 400 Gb/s floor high */
+  struct roce_floor_cache cache = {0};
+  double a = roce_dcqcn_floor_cached(&cache, &slow.dcqcn, 50e9, 4096, 4178, slow.cnp_interval_s, 2e-6);
+  double b = roce_dcqcn_floor_cached(&cache, &slow.dcqcn, 50e9, 4096, 4178, slow.cnp_interval_s, 2e-6);
+  CU_ASSERT(a == floor && b == floor && cache.n == 1);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -295,6 +334,7 @@ int main(void)
   CU_add_test(s, "roce_bad_parameters_refused", test_roce_bad_parameters_refused);
   CU_add_test(s, "dcqcn_nic_alpha_firmware", test_dcqcn_nic_alpha_firmware);
   CU_add_test(s, "dcqcn_paper_scaled", test_dcqcn_paper_scaled);
+  CU_add_test(s, "dcqcn_floor_rate", test_dcqcn_floor_rate);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   int failures = (int)CU_get_number_of_failures();

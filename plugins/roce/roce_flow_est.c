@@ -1,0 +1,131 @@
+/* RoCEv2 at flow fidelity: estimates of marks, CNPs, cuts and paused time (roce_flow_est.h). */
+#include "roce_flow_est.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "roce_internal.h"
+
+int roce_est_init(struct roce_est *e, int n_ports)
+{
+  e->port_marks = calloc((size_t)n_ports + 1, sizeof(double));
+  e->port_paused_s = calloc((size_t)n_ports + 1, sizeof(double));
+  e->paused_pass = calloc((size_t)n_ports + 1, sizeof(uint32_t));
+  return e->port_marks && e->port_paused_s && e->paused_pass ? 0 : -1;
+}
+
+void roce_est_fini(struct roce_est *e)
+{
+  free(e->port_marks);
+  free(e->port_paused_s);
+  free(e->paused_port);
+  free(e->paused_fraction);
+  free(e->paused_pass);
+}
+
+/* The flow's rates since its last update, up to now. */
+static void flow_accumulate(struct roce_est *e, const struct fab_flow *f, struct roce_est_flow *ef, double now)
+{
+  double dt = now - ef->since_s;
+  ef->since_s = now;
+  if (dt <= 0 || ef->marked_mask == 0)
+    return;
+  double packets = ef->packets_per_s * dt;
+  for (int h = 1; h < f->hops; h++)
+    if (ef->marked_mask & (1u << h)) {
+      e->port_marks[f->path[h]] += packets;
+      e->marks += packets;
+    }
+  e->cnps += ef->cnps_per_s * dt;
+  e->cuts += ef->cuts_per_s * dt;
+}
+
+void roce_est_flow_update(struct fabric *fab, struct roce_est *e, struct fab_flow *f)
+{
+  struct roce_flow *rf = f->model_data;
+  if (rf == NULL)
+    return;
+  const struct roce_config *c = &roce__state(fab)->cfg;
+  struct roce_est_flow *ef = &rf->est;
+  flow_accumulate(e, f, ef, fab->now);
+  ef->marked_mask = rf->line_port >= 0 ? rf->fifo.marked_mask : 0;
+  ef->packets_per_s = f->rate_Bps / fab->mtu;
+  ef->cnps_per_s = ef->cuts_per_s = 0;
+  if (ef->marked_mask == 0)
+    return;
+  /* Every packet marked: a CNP per packet, at most one per CNP interval (NP); a cut per CNP, at
+   * most one per decrease interval (RP, dcqcn.c). */
+  ef->cnps_per_s = c->cnp_interval_s > 0 ? fmin(ef->packets_per_s, 1 / c->cnp_interval_s) : ef->packets_per_s;
+  ef->cuts_per_s = c->dcqcn.dec_interval_s > 0 ? fmin(ef->cnps_per_s, 1 / c->dcqcn.dec_interval_s) : ef->cnps_per_s;
+}
+
+void roce_est_flow_end(struct fabric *fab, struct roce_est *e, struct fab_flow *f)
+{
+  struct roce_flow *rf = f->model_data;
+  if (rf == NULL)
+    return;
+  /* It stopped sending when it drained, the path's tail latency before it ended (flow_engine.c) */
+  double largest_packet = f->bytes < fab->mtu ? f->bytes : fab->mtu;
+  double drained = fab->now - fabric_path_tail_latency(fab, f, largest_packet) - f->extra_latency_s;
+  flow_accumulate(e, f, &rf->est, fmax(drained, rf->est.since_s));
+}
+
+static void pauses_accumulate(struct roce_est *e, double now)
+{
+  double dt = now - e->paused_since_s;
+  e->paused_since_s = now;
+  if (dt <= 0)
+    return;
+  for (size_t i = 0; i < e->n_paused; i++) {
+    e->port_paused_s[e->paused_port[i]] += e->paused_fraction[i] * dt;
+    e->paused_s += e->paused_fraction[i] * dt;
+  }
+}
+
+static void paused_add(struct roce_est *e, int port, double fraction)
+{
+  if (e->paused_pass[port] == e->pass)
+    return;
+  e->paused_pass[port] = e->pass;
+  if (e->n_paused == e->cap_paused) {
+    e->cap_paused = e->cap_paused ? 2 * e->cap_paused : 64;
+    e->paused_port = realloc(e->paused_port, e->cap_paused * sizeof *e->paused_port);
+    e->paused_fraction = realloc(e->paused_fraction, e->cap_paused * sizeof *e->paused_fraction);
+    if (e->paused_port == NULL || e->paused_fraction == NULL)
+      abort();
+  }
+  e->paused_port[e->n_paused] = port;
+  e->paused_fraction[e->n_paused++] = fraction;
+}
+
+void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_spread *s, struct fab_flow **flows,
+                     size_t n)
+{
+  const struct topo *t = fab->topo;
+  pauses_accumulate(e, fab->now);
+  e->n_paused = 0;
+  e->pass++;
+  for (size_t i = 0; i < n; i++)
+    for (int h = 0; h + 1 < flows[i]->hops; h++) {
+      int u = flows[i]->path[h], c = s->spread_e[u];
+      if (s->victim_cap[u] <= 0 || c < 0 || fab->now < s->onset_s[u] - 1e-12)
+        continue;
+      /* u is paused while the PG it feeds sits at XOFF: the part of the time its congested egress
+       * cannot serve what arrives */
+      double fraction = 1 - t->ports[c].rate_Bps / s->arrival_Bps[c];
+      if (fraction > 0)
+        paused_add(e, u, fraction);
+    }
+}
+
+void roce_est_flush(struct fabric *fab, struct roce_est *e)
+{
+  size_t n;
+  struct fab_flow **active = fabric_active_flows(fab, &n);
+  for (size_t i = 0; i < n; i++) {
+    struct roce_flow *rf = active[i]->model_data;
+    if (rf != NULL)
+      flow_accumulate(e, active[i], &rf->est, fab->now);
+  }
+  pauses_accumulate(e, fab->now);
+}

@@ -1,0 +1,61 @@
+/* RoCEv2 at flow fidelity: estimates of the counters that only packet fidelity counts (ECN
+ * marks, CNPs, DCQCN rate cuts, PFC paused time), per port and in total, from the state of the
+ * flow-level mechanisms (roce_flow_est.c). They are written as *_est: estimates, not counts.
+ *
+ *  - a switch egress that DCQCN cannot hold (its flows' floor rates still saturate it, the FIFO
+ *    pass's `marked_mask`) keeps its queue above Kmax, where RED marks every packet: each packet
+ *    a flow sends through it is one mark;
+ *  - the NP returns at most one CNP per roce/cnp-interval for a marked flow, and the RP cuts at
+ *    most once per roce/dcqcn-dec-interval: a marked flow of rate r sends min(r / MTU,
+ *    1 / cnp-interval) CNPs per second and gets min(that, 1 / dec-interval) cuts;
+ *  - a link that pause spreading finds paused (roce_spread.c) is paused for the part of the time
+ *    its congested egress cannot serve: 1 - C / arrival.
+ * Rates hold between two recomputations of the flow engine, so each estimate is a sum of rate x
+ * the time it held. Ports where DCQCN holds the queue in the RED band (the CoNEXT'16 fixed point,
+ * marking with p* < Pmax) are not estimated: their marks and CNPs are missing (docs/roce.md). */
+#ifndef SGFABRIC_ROCE_FLOW_EST_H
+#define SGFABRIC_ROCE_FLOW_EST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fabric.h"
+#include "roce_spread.h"
+
+/* Per flow (in struct roce_flow): the rates in effect since since_s. */
+struct roce_est_flow {
+  double since_s;
+  double packets_per_s; /* packets sent (each a mark at each marked hop) */
+  double cnps_per_s;
+  double cuts_per_s;
+  uint8_t marked_mask;  /* the hops that mark (bit h: the egress path[h]) */
+};
+
+struct roce_est {
+  double marks, cnps, cuts, paused_s; /* totals so far */
+  double *port_marks;                 /* per port */
+  double *port_paused_s;              /* per port */
+  /* the links the last spreading pass found paused, and for what part of the time */
+  int32_t *paused_port;
+  double *paused_fraction;
+  size_t n_paused, cap_paused;
+  uint32_t *paused_pass; /* per port: the pass that last recorded it */
+  uint32_t pass;
+  double paused_since_s;
+};
+
+int roce_est_init(struct roce_est *e, int n_ports);
+void roce_est_fini(struct roce_est *e);
+/* The flow's rate or marking changed (it was recomputed): its estimates up to now, then its new
+ * rates. */
+void roce_est_flow_update(struct fabric *fab, struct roce_est *e, struct fab_flow *f);
+/* The flow ends: its estimates up to now. */
+void roce_est_flow_end(struct fabric *fab, struct roce_est *e, struct fab_flow *f);
+/* A spreading pass over every active flow ended (before roce_spread_clear): the paused time of
+ * the previous pass's links up to now, then this pass's links. */
+void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_spread *s, struct fab_flow **flows,
+                     size_t n);
+/* Up to now for the flows still active and the paused links (before writing the counters). */
+void roce_est_flush(struct fabric *fab, struct roce_est *e);
+
+#endif
