@@ -324,8 +324,10 @@ static const struct row rows[] = {
     {"ECN marks", "counters.ecn_marks", 1, ROW_COUNT},
     {"CNPs", "counters.cnps", 1, ROW_COUNT},
     {"DCQCN rate cuts", "counters.dcqcn_rate_cuts", 1, ROW_COUNT},
-    {"ECN marks (fluid est.)", "counters.ecn_marks_est", 1, ROW_COUNT},
-    {"CNPs (fluid est.)", "counters.cnps_est", 1, ROW_COUNT},
+    {"PFC paused time (est.)", "counters.pfc_paused_s_est", 1, ROW_SECONDS},
+    {"ECN marks (est.)", "counters.ecn_marks_est", 1, ROW_COUNT},
+    {"CNPs (est.)", "counters.cnps_est", 1, ROW_COUNT},
+    {"DCQCN rate cuts (est.)", "counters.dcqcn_rate_cuts_est", 1, ROW_COUNT},
     {"drops", "counters.drops", 1, ROW_COUNT},
     {"retransmitted bytes", "counters.retransmitted_bytes", 1e-9, ROW_GB},
 };

@@ -89,27 +89,17 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
   int dcqcn = rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF;
   int fluid = dcqcn && rs->cfg.fluid && fab->fidelity == FAB_FIDELITY_FLOW;
   int fifo = !fluid && rs->cfg.flow_fifo;
-  int spreading = fifo && rs->cfg.pfc.enabled && rs->cfg.flow_spread;
+  int spreading_on = fifo && rs->cfg.pfc.enabled && rs->cfg.flow_spread;
   /* Without FIFO shares, spreading or the fluid model the only cap is the loss goodput, a
    * property of each flow: the flows just recomputed are enough. Pause spreading and the fluid
    * model look at every active flow; FIFO shares only at the components whose flow set changed
    * (the flows just recomputed), the others keep theirs. */
-  int per_flow = !fifo && !fluid && !spreading;
+  int per_flow = !fifo && !fluid && !spreading_on;
   struct fab_flow **recomputed = fabric_recomputed_flows(fab, &n_recomputed);
   struct fab_flow **active = fabric_active_flows(fab, &n);
   size_t n_active = n;
   if (!after_recompute)
     n_recomputed = 0, recomputed = NULL; /* a timer: no recomputation to follow */
-  int whole = spreading || fluid || !after_recompute;
-  struct fab_flow **flows = whole ? active : recomputed;
-  if (!whole)
-    n = n_recomputed;
-  if (fluid) {
-    if (!roce_fluid_flows_changed(fab))
-      return; /* a cap moved (a fluid step): the loss caps cannot have changed */
-    roce_fluid_detect(fab, flows, n);
-  }
-  reserve_changed(rs, n);
   /* The flows whose rates or FIFO state may have changed: those just recomputed, or on a timer
    * every active flow. */
   struct fab_flow **touched = after_recompute ? recomputed : active;
@@ -122,6 +112,20 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
     for (size_t i = 0; i < n_touched; i++)
       roce_est_flow_update(fab, &rs->est, touched[i]);
   }
+  /* Spreading needs a saturated switch egress (a throttled flow), or links the last pass paused
+   * (their victims' caps to lift): without either a pass finds nothing and changes no cap, so
+   * it is skipped (the same results, at the cost of the FIFO pass alone). */
+  int spreading = spreading_on && (rs->fifo.n_throttled > 0 || rs->spread.paused_links > 0 || !after_recompute);
+  int whole = spreading || fluid || !after_recompute;
+  struct fab_flow **flows = whole ? active : recomputed;
+  if (!whole)
+    n = n_recomputed;
+  if (fluid) {
+    if (!roce_fluid_flows_changed(fab))
+      return; /* a cap moved (a fluid step): the loss caps cannot have changed */
+    roce_fluid_detect(fab, flows, n);
+  }
+  reserve_changed(rs, n);
   if (spreading)
     roce_spread_compute(fab, &rs->spread, flows, n);
   size_t n_changed = 0;

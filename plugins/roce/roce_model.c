@@ -153,8 +153,10 @@ static void roce_flow_done(struct fabric *fab, struct fab_flow *flow)
   struct roce_flow *rf = flow->model_data;
   if (rf == NULL)
     return;
-  if (fab->fidelity == FAB_FIDELITY_FLOW)
+  if (fab->fidelity == FAB_FIDELITY_FLOW) {
     roce_est_flow_end(fab, &rs->est, flow);
+    roce_fifo_flow_end(&rs->fifo, &rf->fifo);
+  }
   rf->gen = (rf->gen + 1) & 0x0FFFFFFF;
   rf->flow = NULL;
   rf->free_next = rs->free_flows;

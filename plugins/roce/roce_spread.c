@@ -142,11 +142,14 @@ void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_f
    * of its e-bound flows, C_e / (links feeding e) / (e-bound flows on u), victims included
    * (line-rate arrivals). (Before: the FIFO share of the incast flows without pauses, 14.3
    * Gb/s in test 3 where the packet model gives ~25.) */
+  s->paused_links = 0;
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h < flows[i]->hops; h++) {
       int u = flows[i]->path[h], e = s->spread_e[u];
-      if (e >= 0 && s->spread_on[u] > 0 && s->victim_cap[u] == 0)
+      if (e >= 0 && s->spread_on[u] > 0 && s->victim_cap[u] == 0) {
         s->victim_cap[u] = t->ports[e].rate_Bps / s->spread_in[e] / s->spread_on[u];
+        s->paused_links++;
+      }
     }
   spread_onsets(fab, s, flows, n);
 }

@@ -23,6 +23,7 @@ struct roce_spread {
   double *onset_s;      /* per port u: date its pause starts in the current episode */
   uint64_t *onset_seen; /* per port u: the pass that last saw it paused */
   uint64_t pass;        /* passes so far */
+  size_t paused_links;  /* links the last pass found paused or about to be */
   double due_s;         /* date of the pending ROCE_EV_SPREAD (0: none) */
 };
 
