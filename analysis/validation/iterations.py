@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Flow fidelity against packet fidelity on whole training iterations.
+
+For every case (a job on a platform) and fabric (ib, roce with the nic preset, roce with the
+paper preset) one iteration is simulated at both fidelities with `sgfabric run`; the table
+gives the iteration time at each fidelity and the error of flow fidelity, the largest error of
+exposed communication per parallel group (groups exposing at least 1 % of the iteration), the
+RoCE/IB MFU ratio at each fidelity, and RoCE's counters against flow fidelity's estimates.
+
+    analysis/validation/iterations.py BUILD_DIR WORK_DIR [--cases a,b] [--fabrics ib,roce,roce-paper]
+                                      [--timeout S] > table.md
+
+Runs are kept in WORK_DIR and reused when their summary.json exists (delete it to run again);
+each run's CPU time is measured with getrusage of its child process. Standard library only.
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+
+# name: (platform options, workload options)
+CASES = {
+    "llama3-8b/rail": (["--gpus", "64", "--radix", "16", "--rail-optimized"],
+                       ["--model", "llama3-8b", "--gpus", "64", "--tp", "8", "--pp", "2", "--global-batch", "16"]),
+    "llama3-8b/2to1": (["--gpus", "64", "--radix", "16", "--oversubscription", "2"],
+                       ["--model", "llama3-8b", "--gpus", "64", "--tp", "8", "--pp", "2", "--global-batch", "16"]),
+    "llama3-8b/3tier": (["--gpus", "64", "--tiers", "3", "--radix", "8"],
+                        ["--model", "llama3-8b", "--gpus", "64", "--tp", "8", "--pp", "2", "--global-batch", "16"]),
+    "llama3-8b-pp4/2to1": (["--gpus", "64", "--radix", "16", "--oversubscription", "2"],
+                           ["--model", "llama3-8b", "--gpus", "64", "--tp", "8", "--pp", "4", "--global-batch", "16"]),
+    "mixtral-ep8/2to1": (["--gpus", "64", "--radix", "16", "--oversubscription", "2"],
+                         ["--model", "mixtral-8x7b", "--gpus", "64", "--tp", "2", "--pp", "1", "--ep", "8",
+                          "--global-batch", "32"]),
+}
+FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
+           "roce-paper": ["--fabric", "roce", "--cfg=roce/dcqcn:paper"]}
+COUNTERS = [("pfc_paused_s", "pfc_paused_s_est", "PFC paused s"), ("ecn_marks", "ecn_marks_est", "ECN marks"),
+            ("cnps", "cnps_est", "CNPs")]
+
+
+def run(cmd, timeout):
+    """Runs cmd; returns (exit status or None on timeout, CPU seconds of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        status = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        status = None
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return status, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def simulate(sgf, work, case, fabric, fidelity, timeout):
+    d = os.path.join(work, case.replace("/", "_"))
+    os.makedirs(d, exist_ok=True)
+    platform, workload = os.path.join(d, "platform.xml"), os.path.join(d, "workload.txt")
+    if not os.path.exists(platform):
+        subprocess.run([sgf, "platform", *CASES[case][0], "-o", platform], check=True, stdout=subprocess.DEVNULL)
+    if not os.path.exists(workload):
+        subprocess.run([sgf, "workload", *CASES[case][1], "-o", workload], check=True, stdout=subprocess.DEVNULL)
+    out = os.path.join(d, f"{fabric}-{fidelity}")
+    summary, cpu_file = os.path.join(out, "summary.json"), os.path.join(d, f"{fabric}-{fidelity}.cpu")
+    if not os.path.exists(summary):
+        status, cpu = run([sgf, "run", "--platform", platform, "--workload", workload, *FABRICS[fabric],
+                           "--fidelity", fidelity, "--seed", "1", "--force", "-o", out], timeout)
+        if status != 0:
+            print(f"{case} {fabric} {fidelity}: {'timed out' if status is None else 'failed'}", file=sys.stderr)
+            return None, None
+        with open(cpu_file, "w") as f:
+            f.write(f"{cpu:.2f}\n")
+    with open(summary) as f:
+        s = json.load(f)
+    cpu = float(open(cpu_file).read()) if os.path.exists(cpu_file) else None
+    return s, cpu
+
+
+def pct(a, b):
+    return 100 * (a - b) / b if b else float("nan")
+
+
+def group_error(flow, packet):
+    """The largest error of exposed communication per group, over groups exposing >= 1 %."""
+    it = packet["iteration_time_s"]
+    worst, name = 0.0, "-"
+    for g, p in packet["breakdown"]["exposed_comm_s"].items():
+        fl = flow["breakdown"]["exposed_comm_s"].get(g, 0)
+        if p >= 0.01 * it and abs(pct(fl, p)) > abs(worst):
+            worst, name = pct(fl, p), g
+    return worst, name
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build")
+    ap.add_argument("work")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--fabrics", default=",".join(FABRICS))
+    ap.add_argument("--timeout", type=float, default=1800)
+    a = ap.parse_args()
+    sgf = os.path.join(a.build, "sgfabric")
+    cases, fabrics = a.cases.split(","), a.fabrics.split(",")
+    for c in cases + fabrics:
+        if c not in CASES and c not in FABRICS:
+            sys.exit(f"iterations.py: unknown case or fabric '{c}' (cases: {', '.join(CASES)})")
+    res = {}
+    for c in cases:
+        for fab in fabrics:
+            for fid in ("flow", "packet"):
+                res[c, fab, fid] = simulate(sgf, a.work, c, fab, fid, a.timeout)
+    print("| case | fabric | packet iteration (s) | flow iteration (s) | error | worst group error | "
+          "CPU packet / flow (s) |")
+    print("|---|---|---|---|---|---|---|")
+    met = total = 0
+    for c in cases:
+        for fab in fabrics:
+            (p, pc), (f, fc) = res[c, fab, "packet"], res[c, fab, "flow"]
+            if p is None or f is None:
+                print(f"| {c} | {fab} | {'-' if p is None else p['iteration_time_s']:} | "
+                      f"{'-' if f is None else f['iteration_time_s']} | not run | | |")
+                continue
+            err = pct(f["iteration_time_s"], p["iteration_time_s"])
+            g, gname = group_error(f, p)
+            total += 1
+            met += abs(err) <= 2
+            print(f"| {c} | {fab} | {p['iteration_time_s']:.4f} | {f['iteration_time_s']:.4f} | {err:+.1f}% | "
+                  f"{g:+.1f}% ({gname}) | {pc:.1f} / {fc:.1f} |")
+    print(f"\nIteration time within 2 %: {met} of {total} cells.\n")
+    if "ib" in fabrics:
+        print("| case | fabric | RoCE/IB MFU, packet | flow | difference (points) |")
+        print("|---|---|---|---|---|")
+        for c in cases:
+            for fab in fabrics:
+                if fab == "ib":
+                    continue
+                r = [res[c, x, fid][0] for x in ("ib", fab) for fid in ("packet", "flow")]
+                if None in r or r[0]["mfu"] is None:
+                    continue
+                rp, rf = r[2]["mfu"] / r[0]["mfu"], r[3]["mfu"] / r[1]["mfu"]
+                print(f"| {c} | {fab} | {rp:.3f} | {rf:.3f} | {100 * (rf - rp):+.1f} |")
+        print()
+    print("| case | fabric | " + " | ".join(f"{n}: packet / flow est." for _, _, n in COUNTERS) + " |")
+    print("|---|---|" + "---|" * len(COUNTERS))
+    for c in cases:
+        for fab in fabrics:
+            if not fab.startswith("roce"):
+                continue
+            p, f = res[c, fab, "packet"][0], res[c, fab, "flow"][0]
+            if p is None or f is None:
+                continue
+            cells = []
+            for pk, fk, _ in COUNTERS:
+                pv, fv = p["counters"].get(pk), f["counters"].get(fk)
+                fmt = (lambda v: "n/a" if v is None else f"{v:.3g}")
+                cells.append(f"{fmt(pv)} / {fmt(fv)}")
+            print(f"| {c} | {fab} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
