@@ -10,7 +10,7 @@ struct xfer {
   int src, dst;     /* member indices */
   double bytes;
   double later_steps; /* pipelined ring: steps whose latency follows the transfer's end */
-  double sync_s;      /* the protocol's synchronisation latency after each step's data arrived */
+  double sync_s;      /* the protocol's step latency: a step lasts at least that long (sync_extra) */
   int ring;           /* pipelined ring it is an edge of, -1 */
   int waiting;      /* predecessors not done + ends not joined */
   int succ_first;   /* successors: succ[succ_first .. succ_first + succ_count) */
@@ -57,7 +57,7 @@ void coll_params_init(struct coll_params *p)
   /* NCCL's tuning model (src/graph/tuning.cc, ring rows): base latencies and per-step latencies
    * over NVLink and over the network, in us. The parameter table holds the same defaults. */
   p->proto = COLL_PROTO_AUTO;
-  p->launch_s = 4e-6;
+  p->launch_s = 2e-6;
   p->base_latency_s[COLL_PROTO_SIMPLE] = 8.4e-6;
   p->base_latency_s[COLL_PROTO_LL] = 3.6e-6;
   p->base_latency_s[COLL_PROTO_LL128] = 10.0e-6;
@@ -725,6 +725,15 @@ static void xfer_arrived(struct fabric *fab, void *ctx)
       return;
 }
 
+/* What a protocol's step latency adds to a step whose data crossed the fabric with latency
+ * fabric_s (NIC, links, switches): NCCL's figures are end-to-end step latencies measured on real
+ * systems and include the wire's, so the step lasts at least the protocol's latency, and the
+ * fabric's latency counts toward it rather than on top. */
+static double sync_extra(const struct xfer *x, double fabric_s)
+{
+  return x->sync_s > fabric_s ? x->sync_s - fabric_s : 0;
+}
+
 static void xfer_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
 {
   struct xfer *x = ctx;
@@ -733,12 +742,19 @@ static void xfer_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
      * links, switches, and one chunk's re-serialisation when storing and forwarding). */
     double chunk = x->bytes / (x->later_steps + 1);
     double step = fab->nic_latency_s + fabric_path_tail_latency(fab, flow, chunk < fab->mtu ? chunk : fab->mtu);
-    /* ... and every step, the first included, the protocol's synchronisation latency. */
-    fabric_call_at(fab, fab->now + x->later_steps * step + (x->later_steps + 1) * x->sync_s, xfer_arrived, x);
+    /* ... and every step, the first included, what the protocol's step latency adds to the
+     * fabric's (sync_extra). */
+    fabric_call_at(fab, fab->now + x->later_steps * step + (x->later_steps + 1) * sync_extra(x, step), xfer_arrived,
+                   x);
     return;
   }
-  if (x->sync_s > 0) { /* the receiver sees the step's data once the protocol's flag says so */
-    fabric_call_at(fab, fab->now + x->sync_s, xfer_arrived, x);
+  double extra = 0;
+  if (x->sync_s > 0) {
+    double bytes = x->bytes < fab->mtu ? x->bytes : fab->mtu;
+    extra = sync_extra(x, fab->nic_latency_s + fabric_path_tail_latency(fab, flow, bytes));
+  }
+  if (extra > 0) { /* the receiver sees the step's data once the protocol's flag says so */
+    fabric_call_at(fab, fab->now + extra, xfer_arrived, x);
     return;
   }
   xfer_arrived(fab, x);

@@ -46,8 +46,9 @@ struct coll_params {
   enum coll_proto proto; /* AUTO: chosen per call by predicted time */
   double launch_s;       /* kernel launch: each member starts that long after its call */
   /* Per protocol (indexed by enum coll_proto; [COLL_PROTO_AUTO] unused): the latency a call pays
-   * once, and the synchronisation latency a step pays on top of the fabric's own latency, over
-   * NVLink (both ends on one node) and over the network. */
+   * once, and a step's latency over NVLink (both ends on one node) and over the network: NCCL's
+   * end-to-end figures, so the fabric's own latency counts toward them (a step lasts the longer
+   * of the two), not on top. */
   double base_latency_s[COLL_PROTO_COUNT];
   double step_latency_nvlink_s[COLL_PROTO_COUNT];
   double step_latency_net_s[COLL_PROTO_COUNT];

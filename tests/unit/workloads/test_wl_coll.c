@@ -398,9 +398,10 @@ static void test_coll_uneven_sizes_whole_bytes(void)
 }
 
 /* NCCL's protocols on a ring all-reduce, 4 GPUs on one switch, at both fidelities: every step
- * moves the protocol's wire bytes (LL: 8 per 4 data bytes; LL128: 128 per 120) and pays its step
- * latency after the fabric's; every member starts after the kernel launch and the protocol's base
- * latency. Expected: launch + base + 2(N-1) (wire(S/N)/B + NIC + path + step latency). */
+ * moves the protocol's wire bytes (LL: 8 per 4 data bytes; LL128: 128 per 120) and lasts at least
+ * the protocol's step latency, the fabric's own latency (NIC + path) counting toward it; every
+ * member starts after the kernel launch and the protocol's base latency. Expected:
+ * launch + base + 2(N-1) (wire(S/N)/B + max(NIC + path, step latency)). */
 static void test_coll_protocol_costs_ring(void)
 {
   const int N = 4;
@@ -414,13 +415,14 @@ static void test_coll_protocol_costs_ring(void)
   p.launch_s = 3e-6;
   for (int k = 0; k < 3; k++) {
     p.base_latency_s[protos[k]] = (k + 2) * 1e-6;
-    p.step_latency_net_s[protos[k]] = (k + 1) * 0.7e-6;
+    p.step_latency_net_s[protos[k]] = (k + 1) * 1.5e-6; /* above NIC + path: 0.83 us */
     p.step_latency_nvlink_s[protos[k]] = 1; /* no NVLink hop here: must not count */
   }
   g_params = &p;
   for (int k = 0; k < 3; k++) {
     p.proto = protos[k];
-    double step = wire[k] / RATE + NIC_LAT + 2 * LINK_LAT + SWITCH_LAT + p.step_latency_net_s[protos[k]];
+    double fabric_lat = NIC_LAT + 2 * LINK_LAT + SWITCH_LAT;
+    double step = wire[k] / RATE + fmax(fabric_lat, p.step_latency_net_s[protos[k]]);
     double expected = p.launch_s + p.base_latency_s[protos[k]] + 2 * (N - 1) * step;
     double times[2];
     for (int fid = 0; fid < 2; fid++) {
@@ -438,6 +440,16 @@ static void test_coll_protocol_costs_ring(void)
     /* Step by step (packet) and pipelined (flow) pay the same latencies. */
     CU_ASSERT(within(times[0], times[1], 1e-9));
   }
+  /* A step latency below the fabric's own adds nothing: the dataflow's time. */
+  p.proto = COLL_PROTO_SIMPLE;
+  p.launch_s = p.base_latency_s[COLL_PROTO_SIMPLE] = 0;
+  p.step_latency_net_s[COLL_PROTO_SIMPLE] = 0.5e-6;
+  for (int fid = 0; fid < 2; fid++) {
+    struct outcome o;
+    run_coll(t, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &o);
+    double expected = 2 * (N - 1) * (S / N / RATE + NIC_LAT + 2 * LINK_LAT + SWITCH_LAT);
+    CU_ASSERT(within(o.report.end_s - o.report.start_s, expected, 1e-6));
+  }
   g_params = NULL;
   CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_LL, 5), 16);     /* two 8-byte lines */
   CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_LL128, 121), 137); /* two lines' flags */
@@ -446,8 +458,8 @@ static void test_coll_protocol_costs_ring(void)
 }
 
 /* Steps between GPUs of one node pay the NVLink step latency, not the network's: a ring of the 4
- * GPUs of one node is 2(N-1) steps x the NVLink latency slower with it than without, whatever the
- * network's is. */
+ * GPUs of one node is 2(N-1) x 5 us slower with an NVLink step latency of 10 us than of 5 us (both
+ * above NVLink's own latency), whatever the network's is. */
 static void test_coll_protocol_nvlink_steps(void)
 {
   const char *opts[] = {"--gpus", "8", "--gpus-per-node", "4", "--radix", "8"};
@@ -461,12 +473,13 @@ static void test_coll_protocol_nvlink_steps(void)
   g_params = &p;
   for (int fid = 0; fid < 2; fid++) {
     struct outcome without, with;
-    run_coll(pf->topo, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, 1e6, gpus, 4, 0, 4, &without);
     p.step_latency_nvlink_s[COLL_PROTO_SIMPLE] = 5e-6;
+    run_coll(pf->topo, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, 1e6, gpus, 4, 0, 4, &without);
+    p.step_latency_nvlink_s[COLL_PROTO_SIMPLE] = 10e-6;
     run_coll(pf->topo, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, 1e6, gpus, 4, 0, 4, &with);
-    p.step_latency_nvlink_s[COLL_PROTO_SIMPLE] = 0;
     double d = (with.report.end_s - with.report.start_s) - (without.report.end_s - without.report.start_s);
-    fprintf(stderr, "\n    NVLink ring, %s: +%.4f us with a 5 us step latency", fidelity_name[fid], d * 1e6);
+    fprintf(stderr, "\n    NVLink ring, %s: +%.4f us with a 10 us step latency instead of 5 us", fidelity_name[fid],
+            d * 1e6);
     CU_ASSERT(within(d, 2 * 3 * 5e-6, 1e-6));
     CU_ASSERT_EQUAL(with.fabric_bytes, 0);
   }
