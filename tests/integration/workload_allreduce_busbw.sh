@@ -100,4 +100,9 @@ check_busbw "$out"
 python3 -c "import sys; sys.exit(0 if $(cat "$out.time") >= $(cat "$WORK/auto.time") + 5.6e-6 else 1)" ||
   die "with NCCL's protocol costs the all-reduce takes $(cat "$out.time") s, not 5.6 us more than $(cat "$WORK/auto.time") s"
 echo "  $(cat "$out.time") s with the costs, $(cat "$WORK/auto.time") s without"
+proto=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["protocol"])' "$out/summary.json")
+nocost=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["protocol"])' "$WORK/auto/summary.json")
+echo "  protocol: $proto (auto), $nocost (forced)"
+[ "$nocost" = simple ] || die "collectives[0].protocol is '$nocost' under coll/protocol:simple"
+case $proto in simple | ll | ll128) ;; *) die "collectives[0].protocol is '$proto', expected one protocol" ;; esac
 echo "PASS"
