@@ -73,7 +73,7 @@ struct coll_options {
 struct size_result {
   double time_s;
   int32_t algo_mask;
-  int32_t pad;
+  int32_t proto_mask; /* NCCL protocols the groups used (bit: enum coll_proto) */
 };
 
 enum {
@@ -434,7 +434,7 @@ static struct {
   int running; /* instances not finished */
   int waiting; /* the actor blocks on sem (a collective with no transfer finishes inside coll_join) */
   double first_start, last_end;
-  int algo_mask;
+  int algo_mask, proto_mask;
 } g_bench;
 
 static void bench_finished(void *ctx, const struct coll_report *report)
@@ -445,6 +445,7 @@ static void bench_finished(void *ctx, const struct coll_report *report)
   if (report->end_s > g_bench.last_end)
     g_bench.last_end = report->end_s;
   g_bench.algo_mask |= 1 << report->algo;
+  g_bench.proto_mask |= 1 << report->proto;
   if (--g_bench.running == 0 && g_bench.waiting) {
     g_bench.waiting = 0;
     sg_sem_release(g_bench.sem);
@@ -491,12 +492,13 @@ static void bench_actor(int argc, char **argv)
     nccl_counts(g_bench.o->kind, g_bench.sizes[k], g_bench.l->group_size, &bytes, &count);
     for (int w = 0; w < g_bench.o->warmup; w++)
       bench_iteration(bytes);
-    g_bench.algo_mask = 0;
+    g_bench.algo_mask = g_bench.proto_mask = 0;
     double total = 0;
     for (int i = 0; i < g_bench.o->iters; i++)
       total += bench_iteration(bytes);
     g_bench.results[k].time_s = total / g_bench.o->iters;
     g_bench.results[k].algo_mask = g_bench.algo_mask;
+    g_bench.results[k].proto_mask = g_bench.proto_mask;
   }
 }
 
@@ -589,6 +591,7 @@ static void format_time(char *buf, size_t len, double us)
 
 struct row {
   double size, count, time_us, algbw, busbw;
+  int proto_mask;
 };
 
 static void compute_rows(const struct coll_options *o, const struct layout *l, const double *sizes, int n_sizes,
@@ -599,6 +602,7 @@ static void compute_rows(const struct coll_options *o, const struct layout *l, c
     nccl_counts(o->kind, sizes[k], l->group_size, &r->size, &r->count);
     double t = res[k].time_s;
     r->time_us = t * 1e6;
+    r->proto_mask = res[k].proto_mask;
     /* nccl-tests' getBw: algbw = size / time in GB/s (1e9), busbw = algbw x the bus factor. */
     r->algbw = t > 0 ? r->size / t / 1e9 : 0;
     r->busbw = r->algbw * coll_busbw_factor(o->kind, l->group_size);
@@ -618,6 +622,34 @@ static void algo_text(int mask, char *buf, size_t len)
       snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", sep++ ? "+" : "", coll_algo_name((enum coll_algo)a));
 }
 
+static void proto_text(int mask, char *buf, size_t len)
+{
+  buf[0] = '\0';
+  for (int q = 0, sep = 0; q < COLL_PROTO_COUNT; q++)
+    if (mask & (1 << q))
+      snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", sep++ ? "+" : "", coll_proto_name((enum coll_proto)q));
+  if (!buf[0])
+    snprintf(buf, len, "none");
+}
+
+/* The protocols by size, as runs of sizes with the same ones: "ll 8-262144 B, simple 2097152 B". */
+static void proto_runs(const struct row *rows, int n_sizes, char *buf, size_t len)
+{
+  buf[0] = '\0';
+  for (int k = 0; k < n_sizes;) {
+    int e = k;
+    while (e + 1 < n_sizes && rows[e + 1].proto_mask == rows[k].proto_mask)
+      e++;
+    char name[64];
+    proto_text(rows[k].proto_mask, name, sizeof name);
+    if (e > k)
+      snprintf(buf + strlen(buf), len - strlen(buf), "%s%s %.0f-%.0f B", k ? ", " : "", name, rows[k].size, rows[e].size);
+    else
+      snprintf(buf + strlen(buf), len - strlen(buf), "%s%s %.0f B", k ? ", " : "", name, rows[k].size);
+    k = e + 1;
+  }
+}
+
 /* A zone prop of the platform file, "?" when it does not declare it. */
 static const char *prop_value(const struct platform *p, const char *name)
 {
@@ -633,13 +665,15 @@ static void print_block(FILE *f, const struct coll_options *o, const struct layo
                         const char *platform, const struct platform *p, int gpus, int tp, const struct row *rows,
                         int n_sizes, int algo_mask)
 {
-  char algo[64];
+  char algo[64], protos[1024];
   algo_text(algo_mask, algo, sizeof algo);
+  proto_runs(rows, n_sizes, protos, sizeof protos);
   fprintf(f, "# sgfabric coll: %s, fabric %s, %s fidelity, seed %llu\n", coll_kind_name(o->kind), fabric,
           o->run.fidelity == FAB_FIDELITY_PACKET ? "packet" : "flow", (unsigned long long)o->run.seed);
-  fprintf(f, "# group %s: %d group%s of %d ranks%s (TP degree %d), %d of the platform's %d %s GPUs, algorithm %s\n",
+  fprintf(f, "# group %s: %d group%s of %d ranks%s (TP degree %d), %d of the platform's %d %s GPUs, algorithm %s, "
+             "protocol %s\n",
           group_names[o->group], l->n_groups, l->n_groups > 1 ? "s" : "", l->group_size,
-          l->n_groups > 1 ? " at once" : "", tp, gpus, p->topo->n_gpus, p->gpu_type[0] ? p->gpu_type : "", algo);
+          l->n_groups > 1 ? " at once" : "", tp, gpus, p->topo->n_gpus, p->gpu_type[0] ? p->gpu_type : "", algo, protos);
   fprintf(f, "# platform %s: %s-tier %sfat-tree, radix %s, %s links, oversubscription %s, %d GPUs per node\n",
           platform, prop_value(p, "sgfabric/tiers"), !strcmp(prop_value(p, "sgfabric/rail-optimized"), "1") ? "rail-optimized " : "",
           prop_value(p, "sgfabric/radix"), prop_value(p, "sgfabric/link-rate"), prop_value(p, "sgfabric/oversubscription"),
@@ -711,9 +745,13 @@ static void write_json(FILE *f, const struct coll_options *o, const struct layou
   fprintf(f, "  \"warmup_iters\": %d,\n  \"iters\": %d,\n  \"wrong\": null,\n  \"rows\": [", o->warmup, o->iters);
   double bw_sum = 0;
   for (int k = 0; k < n_sizes; k++) {
-    fprintf(f, "%s\n    {\"size_B\": %.0f, \"count\": %.0f, \"time_us\": %s, \"algbw_GBps\": %s, \"busbw_GBps\": %s}",
+    char proto[64];
+    proto_text(rows[k].proto_mask, proto, sizeof proto);
+    fprintf(f,
+            "%s\n    {\"size_B\": %.0f, \"count\": %.0f, \"time_us\": %s, \"algbw_GBps\": %s, \"busbw_GBps\": %s, "
+            "\"protocol\": \"%s\"}",
             k ? "," : "", rows[k].size, rows[k].count, JSON_NUMBER(rows[k].time_us), JSON_NUMBER(rows[k].algbw),
-            JSON_NUMBER(rows[k].busbw));
+            JSON_NUMBER(rows[k].busbw), proto);
     bw_sum += rows[k].busbw;
   }
   fprintf(f, "\n  ],\n  \"avg_busbw_GBps\": %s\n}\n", n_sizes ? JSON_NUMBER(bw_sum / n_sizes) : "null");

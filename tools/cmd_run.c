@@ -121,6 +121,10 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
       for (int a = 0, sep = 0; a <= COLL_ALGO_HIERARCHICAL; a++)
         if (c->algo_mask & (1 << a))
           fprintf(f, "%s%s", sep++ ? "+" : "", coll_algo_name((enum coll_algo)a));
+      fprintf(f, "\", \"protocol\": \"");
+      for (int q = 0, sep = 0; q < COLL_PROTO_COUNT; q++)
+        if (c->proto_mask & (1 << q))
+          fprintf(f, "%s%s", sep++ ? "+" : "", coll_proto_name((enum coll_proto)q));
       fprintf(f, "\"}");
       first = 0;
     }

@@ -12,6 +12,9 @@
 #    largest size at least 97 % of the NIC's payload rate, line rate x MTU/(MTU + framing), the
 #    framing per packet read from `sgfabric params` (ib/frame-overhead, roce/frame-overhead), and
 #    no size ever exceeds that rate;
+#  - NCCL's protocols under coll/protocol:auto, per size (JSON rows, header line): LL at the
+#    smallest size, Simple at the largest, the protocol never switching back to a lower-latency
+#    one as sizes grow (LL, then LL128, then Simple), as NCCL's tuning model picks them;
 #  - -o DIR holds a CSV and a JSON per fabric and a manifest; without -o nothing is left behind;
 #  - a bad size is refused with exit status 2.
 set -euo pipefail
@@ -124,6 +127,14 @@ for block in blocks:
                 fabric, row["size_B"], row["busbw_GBps"], payload))
         if abs(row["algbw_GBps"] - row["size_B"] / row["time_us"] / 1e3) > 1e-9 * row["algbw_GBps"]:
             fail("%s.json: size %d: algbw is not size/time" % (fabric, row["size_B"]))
+    protos = [row["protocol"] for row in j["rows"]]
+    rank = {"ll": 0, "ll128": 1, "simple": 2}
+    if protos[0] != "ll" or protos[-1] != "simple" or any(rank[a] > rank[b] for a, b in zip(protos, protos[1:])):
+        fail("%s.json: protocols by size %s; expected LL first, Simple last, never going back" % (fabric, protos))
+    group_line = [l for l in lines if l.startswith("# group ")][0]
+    if "protocol ll 8" not in group_line or "simple" not in group_line:
+        fail("%s: the header does not give the protocols by size: %s" % (fabric, group_line))
+    print("  %s: protocols by size %s" % (fabric, " ".join(protos)))
     top = j["rows"][-1]["busbw_GBps"]
     print("  %s: largest size busbw %.3f GB/s, NIC payload rate %.3f GB/s (%.0f Gbps x %g/(%g+%g)): %.2f %%" % (
         fabric, top, payload, line_rate * 8 / 1e9, mtu, mtu, framing[fabric], 100 * top / payload))

@@ -80,13 +80,14 @@ flow_huge_bytes) # 1e308 bytes at packet fidelity: 2.4e304 packets
   f=$(flows_file limit.csv "0,8,1125899906842625,0")
   refused flows "limit.csv:2: |2^50" --platform "$tiny" --flows "$f" --fabric ideal ;;
 coll_uneven_sizes) # all-reduces whose size does not divide by the ranks finish and move whole bytes
+  # (NCCL's Simple protocol: the wire carries the data alone; LL and LL128 add their flag bytes)
   for fidelity in packet flow; do
     for case in "16 1001 ring" "16 1001 hierarchical" "3 1000 ring" "16 7 tree"; do
       read -r n bytes algo <<<"$case"
       t=$(trace_one_coll "ar-$n-$bytes.trace" "$n" "$bytes")
       out=$WORK/out-$n-$bytes-$algo-$fidelity
       status=$(bounded run --platform "$tiny" --workload "$t" --fabric ideal --fidelity "$fidelity" \
-        --cfg=coll/algorithm:"$algo" --no-progress --out "$out")
+        --cfg=coll/algorithm:"$algo" --cfg=coll/protocol:simple --no-progress --out "$out")
       [ "$status" -eq 0 ] || { cat "$WORK/stderr" >&2; die "all-reduce of $bytes B over $n ($algo, $fidelity) failed"; }
       equal "collectives[0].bytes" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["bytes"])' "$out/summary.json")" "$bytes"
       echo "all-reduce $bytes B over $n ranks, $algo, $fidelity: $(jget "$out/summary.json" iteration_time_s) s"
@@ -99,9 +100,11 @@ generator_dp3) # "sgfabric workload --gpus 24 --tp 8": dp = 3, gradient all-redu
   printf 'name: small\nlayers: 2\nhidden: 256\nheads: 8\nffn: 1000\nvocab: 1001\nseq: 128\n' >"$WORK/small.model"
   run_ok workload --model-file "$WORK/small.model" --gpus 24 --tp 8 --pp 1 -o "$WORK/w.trace"
   grep -q "group=dp bytes=1291520" "$WORK/w.trace" || die "the generated trace lost its 1291520 B dp all-reduce"
-  status=$(bounded run --platform "$WORK/p24.xml" --workload "$WORK/w.trace" --fabric ideal --no-progress --out "$WORK/r")
+  status=$(bounded run --platform "$WORK/p24.xml" --workload "$WORK/w.trace" --fabric ideal --cfg=coll/protocol:simple \
+    --no-progress --out "$WORK/r")
   [ "$status" -eq 0 ] || { cat "$WORK/stderr" >&2; die "the dp = 3 run failed"; }
-  # 8 dp groups of 3 ranks on 3 nodes, a ring each: 8 x 2(3-1) x 1291520 B, to the byte.
+  # 8 dp groups of 3 ranks on 3 nodes, a ring each: 8 x 2(3-1) x 1291520 B, to the byte (Simple
+  # protocol: no flag bytes).
   equal "fabric_bytes_by_group.dp" "$(jget "$WORK/r/summary.json" fabric_bytes_by_group.dp)" $((8 * 4 * 1291520)) ;;
 trace_fractional_bytes)
   t=$(trace_one_coll frac.trace 16 1000.5)

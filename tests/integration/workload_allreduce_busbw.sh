@@ -8,7 +8,10 @@
 #    within 1%, at both fidelities;
 #  - with the default algorithm (hierarchical on 2 nodes x 8 GPUs) the fabric carries only the
 #    inter-node rings: 2(L-1)*S bytes, NVLink 2L(g-1)*S;
-#  - the iteration is the collective (no compute), charged to exposed dp communication.
+#  - the iteration is the collective (no compute), charged to exposed dp communication;
+#  - those are the dataflow's times and bytes, so these runs take NCCL's protocol costs away
+#    (Simple, no launch, base or step latency: $NOCOST); with the default costs (auto protocol)
+#    the same all-reduce takes longer by at least the launch and the lowest base latency.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -55,12 +58,14 @@ print(c["op"], c["group"], c["count"], repr(c["bytes"]), repr(c["time_s"]), repr
   echo "$t" >"$1.time"
 }
 
+NOCOST="--cfg=coll/protocol:simple --cfg=coll/launch-latency:0us --cfg=coll/simple-base-latency:0us
+  --cfg=coll/simple-step-latency-net:0us --cfg=coll/simple-step-latency-nvlink:0us"
 ring_step=$(python3 -c "print(repr($S / ($N * $B) + $NIC + 4 * $LINK + 3 * $SWITCH))")
 ring_expected=$(python3 -c "print(repr(2 * ($N - 1) * $ring_step))")
 for fidelity in packet flow; do
   out=$WORK/ring-$fidelity
   run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "$trace" --fabric ideal --fidelity "$fidelity" \
-    --cfg=coll/algorithm:ring --no-progress --out "$out"
+    --cfg=coll/algorithm:ring $NOCOST --no-progress --out "$out"
   echo "ring, $fidelity fidelity:"
   check_busbw "$out"
   [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["algorithm"])' "$out/summary.json")" = ring ] ||
@@ -74,7 +79,8 @@ for fidelity in packet flow; do
 done
 
 out=$WORK/auto
-run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "$trace" --fabric ideal --fidelity packet --no-progress --out "$out"
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "$trace" --fabric ideal --fidelity packet $NOCOST \
+  --no-progress --out "$out"
 echo "default algorithm:"
 check_busbw "$out"
 algo=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["algorithm"])' "$out/summary.json")
@@ -84,4 +90,19 @@ nvl=$(jget "$out/summary.json" nvlink_bytes_by_group.dp)
 echo "  hierarchical: fabric $fab B (2(L-1)S = $((2 * S))), NVLink $nvl B (2L(g-1)S = $((28 * S))), t = $(cat "$out.time") s"
 equal "fabric_bytes_by_group.dp (hierarchical)" "$fab" $((2 * S))
 equal "nvlink_bytes_by_group.dp (hierarchical)" "$nvl" $((28 * S))
+# NCCL's protocol costs at their defaults: the launch (2 us) and at least LL's base latency (3.6 us)
+# come on top of the dataflow's time.
+out=$WORK/costs
+run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "$trace" --fabric ideal --fidelity flow \
+  --no-progress --out "$out"
+echo "default algorithm, NCCL's protocol costs (flow fidelity):"
+check_busbw "$out"
+python3 -c "import sys; sys.exit(0 if $(cat "$out.time") >= $(cat "$WORK/auto.time") + 5.6e-6 else 1)" ||
+  die "with NCCL's protocol costs the all-reduce takes $(cat "$out.time") s, not 5.6 us more than $(cat "$WORK/auto.time") s"
+echo "  $(cat "$out.time") s with the costs, $(cat "$WORK/auto.time") s without"
+proto=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["protocol"])' "$out/summary.json")
+nocost=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["protocol"])' "$WORK/auto/summary.json")
+echo "  protocol: $proto (auto), $nocost (forced)"
+[ "$nocost" = simple ] || die "collectives[0].protocol is '$nocost' under coll/protocol:simple"
+case $proto in simple | ll | ll128) ;; *) die "collectives[0].protocol is '$proto', expected one protocol" ;; esac
 echo "PASS"

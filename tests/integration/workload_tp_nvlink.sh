@@ -5,7 +5,9 @@
 #   fabric_bytes_by_group.tp == 0, nvlink_bytes_by_group.tp > 0, fabric_bytes_by_group.pp > 0
 # (the two stages are the two nodes). Then the same job with a placement that splits every TP
 # group over both nodes (rank r on gpu (r%2)*8 + r/2) puts TP bytes on the fabric, and the PP
-# peers (rank r and r+8) land in the same node: the zero above is the placement's doing.
+# peers (rank r and r+8) land in the same node: the zero above is the placement's doing. Both runs
+# use NCCL's Simple protocol (coll/protocol:simple), whose wire bytes are the data: under auto, the
+# protocol, and with it the flag bytes of LL and LL128, follows the hops a placement gives.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -13,7 +15,7 @@ run_ok workload --model llama3-8b --gpus 16 --tp 8 --pp 2 --global-batch 8 -o "$
 cat "$WORK/last.stdout"
 
 run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "$WORK/llama.trace" --fabric ideal --fidelity flow \
-  --no-progress --out "$WORK/linear"
+  --cfg=coll/protocol:simple --no-progress --out "$WORK/linear"
 s=$WORK/linear/summary.json
 ftp=$(jget "$s" fabric_bytes_by_group.tp)
 ntp=$(jget "$s" nvlink_bytes_by_group.tp)
@@ -35,7 +37,7 @@ with open(sys.argv[1], "w") as f:
     f.write('</platform>\n')
 PY
 run_ok run --platform "$PLATFORMS/tiny-16.xml" --workload "$WORK/llama.trace" --deployment "$WORK/split.xml" \
-  --fabric ideal --fidelity flow --no-progress --out "$WORK/split"
+  --fabric ideal --fidelity flow --cfg=coll/protocol:simple --no-progress --out "$WORK/split"
 s=$WORK/split/summary.json
 ftp2=$(jget "$s" fabric_bytes_by_group.tp)
 ntp2=$(jget "$s" nvlink_bytes_by_group.tp)

@@ -10,6 +10,7 @@ struct xfer {
   int src, dst;     /* member indices */
   double bytes;
   double later_steps; /* pipelined ring: steps whose latency follows the transfer's end */
+  double sync_s;      /* the protocol's step latency: a step lasts at least that long (sync_extra) */
   int ring;           /* pipelined ring it is an edge of, -1 */
   int waiting;      /* predecessors not done + ends not joined */
   int succ_first;   /* successors: succ[succ_first .. succ_first + succ_count) */
@@ -20,6 +21,10 @@ struct coll_instance {
   struct fabric *fab;
   enum coll_kind kind;
   enum coll_algo algo;
+  enum coll_proto proto;
+  double start_delay_s; /* kernel launch + the protocol's base latency: a member's first transfer
+                           waits that long after its call */
+  double step_nvlink_s, step_net_s; /* the protocol's step latencies */
   int n;
   int *gpus;
   int tag;
@@ -32,6 +37,7 @@ struct coll_instance {
   int *member_first, *member_xfers; /* CSR: transfers each member sends or receives */
   int *remaining;    /* per member: transfers not done */
   uint8_t *joined;
+  struct member_ref { struct coll_instance *c; int member; } *refs; /* timer contexts */
   int joined_count, done_count;
   double start_s;
   int pipelined_rings;
@@ -48,6 +54,62 @@ void coll_params_init(struct coll_params *p)
   p->ring_mode = COLL_RING_AUTO;
   p->channels = 1;
   p->chunk_bytes = 4e6;
+  /* NCCL's tuning model (src/graph/tuning.cc, ring rows): base latencies and per-step latencies
+   * over NVLink and over the network, in us. The parameter table holds the same defaults. */
+  p->proto = COLL_PROTO_AUTO;
+  p->launch_s = 2e-6;
+  p->base_latency_s[COLL_PROTO_SIMPLE] = 8.4e-6;
+  p->base_latency_s[COLL_PROTO_LL] = 3.6e-6;
+  p->base_latency_s[COLL_PROTO_LL128] = 10.0e-6;
+  p->step_latency_nvlink_s[COLL_PROTO_SIMPLE] = 3.4e-6;
+  p->step_latency_nvlink_s[COLL_PROTO_LL] = 0.47e-6;
+  p->step_latency_nvlink_s[COLL_PROTO_LL128] = 1.9e-6;
+  p->step_latency_net_s[COLL_PROTO_SIMPLE] = 9.6e-6;
+  p->step_latency_net_s[COLL_PROTO_LL] = 2.7e-6;
+  p->step_latency_net_s[COLL_PROTO_LL128] = 4.0e-6;
+  p->base_latency_s[COLL_PROTO_AUTO] = p->step_latency_nvlink_s[COLL_PROTO_AUTO] =
+      p->step_latency_net_s[COLL_PROTO_AUTO] = 0;
+}
+
+void coll_params_no_protocol_cost(struct coll_params *p)
+{
+  p->proto = COLL_PROTO_SIMPLE;
+  p->launch_s = 0;
+  for (int i = 0; i < COLL_PROTO_COUNT; i++)
+    p->base_latency_s[i] = p->step_latency_nvlink_s[i] = p->step_latency_net_s[i] = 0;
+}
+
+double coll_wire_bytes(enum coll_proto proto, double bytes)
+{
+  switch (proto) {
+  case COLL_PROTO_LL: /* 8-byte lines: 4 data bytes and a 4-byte flag */
+    return 8 * ceil(bytes / 4);
+  case COLL_PROTO_LL128: /* 128-byte lines: 120 data bytes and 8 flag bytes */
+    return bytes + 8 * ceil(bytes / 120);
+  default:
+    return bytes;
+  }
+}
+
+/* Whether a transfer between two GPUs stays on their node's NVLink (the fabric's route.c rule). */
+static int same_node(const struct fabric *fab, int gpu_a, int gpu_b)
+{
+  const struct topo *t = fab->topo;
+  return t->gpus_per_node > 0 && gpu_a / t->gpus_per_node == gpu_b / t->gpus_per_node && t->gpu_nvl_port[gpu_a] >= 0;
+}
+
+/* The protocol's step latency between two members. */
+static double hop_sync(const struct coll_instance *c, int a, int b)
+{
+  return same_node(c->fab, c->gpus[a], c->gpus[b]) ? c->step_nvlink_s : c->step_net_s;
+}
+
+/* Payload rate of the first hop between two members (NVLink or the NIC): the tuner's bandwidth. */
+static double hop_rate(const struct fabric *fab, int gpu_a, int gpu_b)
+{
+  const struct topo *t = fab->topo;
+  int port = same_node(fab, gpu_a, gpu_b) ? t->gpu_nvl_port[gpu_a] : t->gpu_nic_port[gpu_a];
+  return port >= 0 ? fabric_port_payload_rate(fab, port) : 1e300;
 }
 
 /* Part `index` of `total` whole bytes split into `parts`: floor(total / parts), plus one byte
@@ -75,7 +137,8 @@ static int add_xfer(struct coll_instance *c, int src, int dst, double bytes)
     c->cap_x = c->cap_x ? 2 * c->cap_x : 64;
     c->x = xrealloc(c->x, (size_t)c->cap_x * sizeof *c->x);
   }
-  c->x[c->nx] = (struct xfer){c, src, dst, bytes, 0, -1, 2, 0, 0};
+  c->x[c->nx] = (struct xfer){.owner = c, .src = src, .dst = dst, .bytes = coll_wire_bytes(c->proto, bytes),
+                              .later_steps = 0, .sync_s = hop_sync(c, src, dst), .ring = -1, .waiting = 2};
   return c->nx++;
 }
 
@@ -118,6 +181,14 @@ static void build_ring(struct coll_instance *c, const int *order, int k, int ste
 {
   if (k < 2 || steps < 1)
     return;
+  /* A ring's steps pay the mean of its hops' step latencies: a chunk goes around the ring, over
+   * NVLink and network hops in their proportion (NCCL's (nsteps - nInterSteps) * intraLat +
+   * nInterSteps * interLat). Every transfer of the ring carries that mean, so that the ring in
+   * lockstep and its pipelined form pay the same. */
+  double sync = 0;
+  for (int i = 0; i < k; i++)
+    sync += hop_sync(c, order[i], order[(i + 1) % k]);
+  sync /= k;
   if (c->pipelined_rings) {
     /* The ring moves in lockstep: every edge ends when the slowest one has (struct ring). */
     if (c->n_rings == c->cap_rings) {
@@ -130,8 +201,10 @@ static void build_ring(struct coll_instance *c, const int *order, int k, int ste
       int me = order[i];
       double bytes = 0;
       for (int s = 0; s < steps; s++)
-        bytes += ring_chunk(total, k, i, s);
-      edge[i] = add_xfer(c, me, order[(i + 1) % k], bytes);
+        bytes += coll_wire_bytes(c->proto, ring_chunk(total, k, i, s));
+      edge[i] = add_xfer(c, me, order[(i + 1) % k], 0);
+      c->x[edge[i]].bytes = bytes;
+      c->x[edge[i]].sync_s = sync;
       c->x[edge[i]].later_steps = steps - 1;
       c->x[edge[i]].ring = c->n_rings;
       if (entry) {
@@ -156,6 +229,7 @@ static void build_ring(struct coll_instance *c, const int *order, int k, int ste
     for (int i = 0; i < k; i++) {
       int me = order[i], next = order[(i + 1) % k];
       cur[i] = add_xfer(c, me, next, ring_chunk(total, k, i, s));
+      c->x[cur[i]].sync_s = sync;
       if (s == 0 && entry) {
         add_edge(c, entry->last_send[me], cur[i]);
         add_edge(c, entry->last_recv[me], cur[i]);
@@ -318,6 +392,138 @@ static int build_hierarchical(struct coll_instance *c, int gpus_per_node, double
   return 0;
 }
 
+/* Whether every node holds the same number (> 1) of a multi-node group's members; writes the
+ * node count and members per node. */
+static int hier_shape(const struct coll_instance *c, int gpus_per_node, int *nodes, int *per_node)
+{
+  if (gpus_per_node <= 0)
+    return 0;
+  int max_node = 0;
+  for (int i = 0; i < c->n; i++)
+    if (c->gpus[i] / gpus_per_node > max_node)
+      max_node = c->gpus[i] / gpus_per_node;
+  int *count = calloc((size_t)max_node + 1, sizeof(int));
+  for (int i = 0; i < c->n; i++)
+    count[c->gpus[i] / gpus_per_node]++;
+  int used = 0, first = 0, regular = 1;
+  for (int k = 0; k <= max_node; k++) {
+    if (count[k] == 0)
+      continue;
+    if (used++ == 0)
+      first = count[k];
+    regular &= count[k] == first;
+  }
+  free(count);
+  *nodes = used;
+  *per_node = first;
+  return regular && used > 1 && first > 1;
+}
+
+/* The algorithm an all-reduce uses (AUTO resolved). */
+static enum coll_algo allreduce_algo(const struct coll_instance *c, const struct coll_params *p,
+                                     const struct coll_desc *d)
+{
+  int nodes, per_node;
+  if (p->algo == COLL_ALGO_AUTO || p->algo == COLL_ALGO_HIERARCHICAL)
+    return hier_shape(c, d->gpus_per_node, &nodes, &per_node) ? COLL_ALGO_HIERARCHICAL : COLL_ALGO_RING;
+  return p->algo;
+}
+
+/* NCCL's alpha-beta prediction of a ring of `steps` steps over members order[0..k) carrying
+ * total bytes (k chunks): every step costs the ring's mean step latency and one chunk on the wire
+ * at the ring's slowest first hop. */
+static double predict_ring(const struct coll_instance *c, const int *order, int k, int steps, double total)
+{
+  if (k < 2 || steps < 1)
+    return 0;
+  double sync = 0, rate = 1e300;
+  for (int i = 0; i < k; i++) {
+    int a = order ? order[i] : i, b = order ? order[(i + 1) % k] : (i + 1) % k;
+    sync += hop_sync(c, a, b);
+    double r = hop_rate(c->fab, c->gpus[a], c->gpus[b]);
+    rate = r < rate ? r : rate;
+  }
+  return steps * (sync / k + coll_wire_bytes(c->proto, total / k) / rate);
+}
+
+/* Predicted time of the collective with protocol c->proto (NCCL's tuning model: the protocol's
+ * base latency, its step latencies, and the wire bytes at the hops' payload rate). The kernel
+ * launch is the same for every protocol and left out. */
+static double predict(const struct coll_instance *c, const struct coll_params *p, const struct coll_desc *d)
+{
+  int n = c->n;
+  double S = d->bytes, t = p->base_latency_s[c->proto];
+  double rate = hop_rate(c->fab, c->gpus[0], c->gpus[1]);
+  double sync = hop_sync(c, 0, 1);
+  switch (d->kind) {
+  case COLL_ALLREDUCE:
+    switch (allreduce_algo(c, p, d)) {
+    case COLL_ALGO_HIERARCHICAL: {
+      int nodes, per_node;
+      hier_shape(c, d->gpus_per_node, &nodes, &per_node);
+      /* intra-node reduce-scatter and all-gather on NVLink, the rails' all-reduce on the network */
+      int peer = 1; /* a member on member 0's node */
+      while (peer < n - 1 && !same_node(c->fab, c->gpus[0], c->gpus[peer]))
+        peer++;
+      double intra = (per_node - 1) * (hop_sync(c, 0, peer) + coll_wire_bytes(c->proto, S / per_node) /
+                                                                   hop_rate(c->fab, c->gpus[0], c->gpus[peer]));
+      double rail_rate = fabric_port_payload_rate(c->fab, c->fab->topo->gpu_nic_port[c->gpus[0]]);
+      double inter = 2 * (nodes - 1) * (c->step_net_s + coll_wire_bytes(c->proto, S / per_node / nodes) / rail_rate);
+      return t + 2 * intra + inter;
+    }
+    case COLL_ALGO_TREE: {
+      int depth = 0;
+      while ((2 << depth) - 1 < n)
+        depth++;
+      double chunks = floor(S / 2 / p->chunk_bytes);
+      chunks = chunks < 1 ? 1 : chunks;
+      return t + (2 * depth + chunks) * sync + coll_wire_bytes(c->proto, S) / rate;
+    }
+    default:
+      return t + predict_ring(c, NULL, n, 2 * (n - 1), S);
+    }
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER:
+    return t + predict_ring(c, NULL, n, n - 1, S);
+  case COLL_ALLTOALL:
+    for (int j = 1; j < n; j++)
+      if (hop_sync(c, 0, j) > sync)
+        sync = hop_sync(c, 0, j);
+    return t + sync + (n - 1) * coll_wire_bytes(c->proto, S / n) / rate;
+  case COLL_BROADCAST:
+  default: {
+    double chunks = floor(S / p->chunk_bytes);
+    chunks = chunks < 1 ? 1 : chunks;
+    return t + (chunks + n - 2) * (sync + coll_wire_bytes(c->proto, S / chunks) / rate);
+  }
+  }
+}
+
+/* Sets the instance's protocol and its costs: the one asked for, or under AUTO the one NCCL's
+ * tuner would pick, the lowest predicted time (LL, then LL128, then Simple on a tie). */
+static void set_protocol(struct coll_instance *c, const struct coll_params *p, const struct coll_desc *d)
+{
+  static const enum coll_proto order[] = {COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_SIMPLE};
+  enum coll_proto best = p->proto;
+  if (best == COLL_PROTO_AUTO) {
+    double best_t = INFINITY;
+    for (int i = 0; i < 3; i++) {
+      c->proto = order[i];
+      c->step_nvlink_s = p->step_latency_nvlink_s[order[i]];
+      c->step_net_s = p->step_latency_net_s[order[i]];
+      double t = predict(c, p, d);
+      if (t < best_t) {
+        best_t = t;
+        best = order[i];
+      }
+    }
+  }
+  c->proto = best;
+  c->step_nvlink_s = p->step_latency_nvlink_s[best];
+  c->step_net_s = p->step_latency_net_s[best];
+  c->start_delay_s = p->launch_s + p->base_latency_s[best];
+}
+
 static void build(struct coll_instance *c, const struct coll_params *p, const struct coll_desc *d)
 {
   int n = c->n;
@@ -436,10 +642,17 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
   c->ctx = ctx;
   c->pipelined_rings = p->ring_mode == COLL_RING_PIPELINED ||
                        (p->ring_mode == COLL_RING_AUTO && fab->fidelity == FAB_FIDELITY_FLOW);
-  if (d->n > 1 && d->bytes > 0)
+  c->refs = malloc(sizeof *c->refs * (size_t)d->n);
+  for (int m = 0; m < d->n; m++)
+    c->refs[m] = (struct member_ref){c, m};
+  if (d->n > 1 && d->bytes > 0) {
+    set_protocol(c, p, d);
     build(c, p, d);
-  else
+  } else {
+    /* Nothing to move: no kernel, no cost (as NCCL returns at once on an empty buffer). */
     c->algo = COLL_ALGO_RING;
+    c->proto = p->proto == COLL_PROTO_AUTO ? COLL_PROTO_SIMPLE : p->proto;
+  }
   index_graph(c);
   return c;
 }
@@ -453,6 +666,7 @@ static void instance_free(struct coll_instance *c)
   free(c->member_xfers);
   free(c->remaining);
   free(c->joined);
+  free(c->refs);
   free(c->gpus);
   free(c);
 }
@@ -469,7 +683,7 @@ static int member_done(struct coll_instance *c, int m)
   if (c->done_count < c->n)
     return 0;
   if (c->finish) {
-    struct coll_report r = {c->kind, c->algo, c->n, c->bytes, c->start_s, c->fab->now};
+    struct coll_report r = {c->kind, c->algo, c->proto, c->n, c->bytes, c->start_s, c->fab->now};
     c->finish(c->ctx, &r);
   }
   instance_free(c);
@@ -511,6 +725,15 @@ static void xfer_arrived(struct fabric *fab, void *ctx)
       return;
 }
 
+/* What a protocol's step latency adds to a step whose data crossed the fabric with latency
+ * fabric_s (NIC, links, switches): NCCL's figures are end-to-end step latencies measured on real
+ * systems and include the wire's, so the step lasts at least the protocol's latency, and the
+ * fabric's latency counts toward it rather than on top. */
+static double sync_extra(const struct xfer *x, double fabric_s)
+{
+  return x->sync_s > fabric_s ? x->sync_s - fabric_s : 0;
+}
+
 static void xfer_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
 {
   struct xfer *x = ctx;
@@ -519,7 +742,19 @@ static void xfer_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
      * links, switches, and one chunk's re-serialisation when storing and forwarding). */
     double chunk = x->bytes / (x->later_steps + 1);
     double step = fab->nic_latency_s + fabric_path_tail_latency(fab, flow, chunk < fab->mtu ? chunk : fab->mtu);
-    fabric_call_at(fab, fab->now + x->later_steps * step, xfer_arrived, x);
+    /* ... and every step, the first included, what the protocol's step latency adds to the
+     * fabric's (sync_extra). */
+    fabric_call_at(fab, fab->now + x->later_steps * step + (x->later_steps + 1) * sync_extra(x, step), xfer_arrived,
+                   x);
+    return;
+  }
+  double extra = 0;
+  if (x->sync_s > 0) {
+    double bytes = x->bytes < fab->mtu ? x->bytes : fab->mtu;
+    extra = sync_extra(x, fab->nic_latency_s + fabric_path_tail_latency(fab, flow, bytes));
+  }
+  if (extra > 0) { /* the receiver sees the step's data once the protocol's flag says so */
+    fabric_call_at(fab, fab->now + extra, xfer_arrived, x);
     return;
   }
   xfer_arrived(fab, x);
@@ -529,6 +764,28 @@ static void xfer_start(struct coll_instance *c, int t)
 {
   struct xfer *x = &c->x[t];
   fabric_post(c->fab, c->gpus[x->src], c->gpus[x->dst], x->bytes, c->fab->now, c->tag, xfer_finished, x);
+}
+
+/* A member's kernel is running (its launch and the protocol's base latency have passed): its
+ * transfers may start. */
+static void member_ready(struct coll_instance *c, int member)
+{
+  if (c->remaining[member] == 0) {
+    member_done(c, member);
+    return;
+  }
+  for (int k = c->member_first[member]; k < c->member_first[member + 1]; k++) {
+    int t = c->member_xfers[k];
+    if (--c->x[t].waiting == 0)
+      xfer_start(c, t);
+  }
+}
+
+static void member_ready_timer(struct fabric *fab, void *ctx)
+{
+  (void)fab;
+  struct member_ref *r = ctx;
+  member_ready(r->c, r->member);
 }
 
 void coll_join(struct coll_instance *c, int member)
@@ -541,19 +798,16 @@ void coll_join(struct coll_instance *c, int member)
    * data moved in no time (and a bus bandwidth above the line rate). */
   if (++c->joined_count == 1)
     c->start_s = c->fab->now;
-  if (c->remaining[member] == 0) {
-    member_done(c, member);
+  if (c->nx > 0 && c->start_delay_s > 0) {
+    fabric_call_at(c->fab, c->fab->now + c->start_delay_s, member_ready_timer, &c->refs[member]);
     return;
   }
-  for (int k = c->member_first[member]; k < c->member_first[member + 1]; k++) {
-    int t = c->member_xfers[k];
-    if (--c->x[t].waiting == 0)
-      xfer_start(c, t);
-  }
+  member_ready(c, member);
 }
 
 int coll_transfer_count(const struct coll_instance *c) { return c->nx; }
 enum coll_algo coll_algorithm(const struct coll_instance *c) { return c->algo; }
+enum coll_proto coll_protocol(const struct coll_instance *c) { return c->proto; }
 
 double coll_busbw_factor(enum coll_kind kind, int n)
 {
@@ -582,4 +836,10 @@ const char *coll_algo_name(enum coll_algo a)
 {
   static const char *names[] = {"auto", "ring", "tree", "hierarchical"};
   return a <= COLL_ALGO_HIERARCHICAL ? names[a] : "?";
+}
+
+const char *coll_proto_name(enum coll_proto p)
+{
+  static const char *names[] = {"auto", "simple", "ll", "ll128"};
+  return p < COLL_PROTO_COUNT ? names[p] : "?";
 }

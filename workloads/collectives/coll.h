@@ -29,11 +29,29 @@ enum coll_algo { COLL_ALGO_AUTO, COLL_ALGO_RING, COLL_ALGO_TREE, COLL_ALGO_HIERA
  * ring whose edges share nothing; the pipelined form costs n transfers instead of 2n(n-1). */
 enum coll_ring_mode { COLL_RING_AUTO, COLL_RING_STEPS, COLL_RING_PIPELINED };
 
+/* NCCL's protocols (NCCL src/graph/tuning.cc): how data and its readiness flags travel.
+ *   SIMPLE  large chunks, a memory fence and a flag per step: the whole line rate, the highest
+ *           synchronisation latency per step;
+ *   LL      8-byte lines of 4 data bytes + a 4-byte flag: half the line rate, the lowest latency;
+ *   LL128   128-byte lines of 120 data bytes + 8 flag bytes: 120/128 of the line rate.
+ * AUTO picks, per call, the protocol with the lowest predicted time (alpha-beta), as NCCL's
+ * tuner does. */
+enum coll_proto { COLL_PROTO_AUTO, COLL_PROTO_SIMPLE, COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_COUNT };
+
 struct coll_params {
   enum coll_algo algo; /* all-reduce algorithm (reduce-scatter and all-gather: ring or hierarchical) */
   enum coll_ring_mode ring_mode; /* AUTO: pipelined at flow fidelity, steps at packet fidelity */
   int channels;        /* parallel rings/trees a collective is split into */
   double chunk_bytes;  /* pipelining unit of trees and broadcast chains */
+  enum coll_proto proto; /* AUTO: chosen per call by predicted time */
+  double launch_s;       /* kernel launch: each member starts that long after its call */
+  /* Per protocol (indexed by enum coll_proto; [COLL_PROTO_AUTO] unused): the latency a call pays
+   * once, and a step's latency over NVLink (both ends on one node) and over the network: NCCL's
+   * end-to-end figures, so the fabric's own latency counts toward them (a step lasts the longer
+   * of the two), not on top. */
+  double base_latency_s[COLL_PROTO_COUNT];
+  double step_latency_nvlink_s[COLL_PROTO_COUNT];
+  double step_latency_net_s[COLL_PROTO_COUNT];
 };
 
 struct coll_instance;
@@ -43,6 +61,7 @@ typedef void (*coll_done_fn)(void *ctx, int member);
 struct coll_report {
   enum coll_kind kind;
   enum coll_algo algo;
+  enum coll_proto proto; /* the protocol used (never AUTO) */
   int n;
   double bytes;
   double start_s; /* the first member joined (called the collective) */
@@ -62,7 +81,10 @@ struct coll_desc {
   int gpus_per_node; /* for hierarchical algorithms (0: flat) */
 };
 
+/* The parameter table's defaults (NCCL's protocol costs). */
 void coll_params_init(struct coll_params *p);
+/* No protocol cost: Simple, no launch, base or step latency (the dataflow alone, for tests). */
+void coll_params_no_protocol_cost(struct coll_params *p);
 /* Builds an instance; members join it with coll_join. done(ctx, member) is called when that
  * member's part is complete. */
 struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *p, const struct coll_desc *d,
@@ -74,11 +96,16 @@ void coll_join(struct coll_instance *c, int member);
 int coll_transfer_count(const struct coll_instance *c);
 /* The algorithm an instance uses after AUTO is resolved. */
 enum coll_algo coll_algorithm(const struct coll_instance *c);
+/* The protocol an instance uses after AUTO is resolved. */
+enum coll_proto coll_protocol(const struct coll_instance *c);
+/* Bytes a protocol puts on the wire to carry `bytes` of data (its lines' flag bytes included). */
+double coll_wire_bytes(enum coll_proto proto, double bytes);
 
 /* nccl-tests' bus bandwidth factor: busbw = algbw * factor (algbw = bytes / time). */
 double coll_busbw_factor(enum coll_kind kind, int n);
 
 const char *coll_kind_name(enum coll_kind k);
 const char *coll_algo_name(enum coll_algo a);
+const char *coll_proto_name(enum coll_proto p);
 
 #endif

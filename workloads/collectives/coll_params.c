@@ -1,6 +1,8 @@
 /* The collectives' parameter table, read once per run into struct coll_params. */
 #include "coll_params.h"
 
+#include <stdio.h>
+
 const struct param_def coll_param_table[] = {
     {"coll/algorithm", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|ring|tree|hierarchical",
      "All-reduce algorithm; auto: hierarchical when every node holds the same number (>1) of a multi-node "
@@ -14,6 +16,38 @@ const struct param_def coll_param_table[] = {
      "Parallel rings or trees a collective is split into (NCCL channels)", "NCCL_MIN_NCHANNELS"},
     {"coll/chunk", PARAM_REAL, UNIT_BYTES, "4MB", 4096, 1e12, NULL,
      "Pipelining unit of tree all-reduce and broadcast chains", "NCCL_BUFFSIZE default 4 MiB"},
+    {"coll/protocol", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|simple|ll|ll128",
+     "NCCL protocol; auto: per call, the lowest time NCCL's alpha-beta model predicts (LL: half the line rate, "
+     "LL128: 120/128 of it, Simple: all of it, each with its own latencies)",
+     "NCCL_PROTO; NCCL src/graph/tuning.cc (ncclTopoTuneModel, ncclTopoGetAlgoTime)"},
+    {"coll/launch-latency", PARAM_REAL, UNIT_SECONDS, "2us", 0, 1e-3, NULL,
+     "Kernel launch: each member's first transfer starts that long after its call",
+     "a CUDA kernel launch costs a few us (NVIDIA, Getting Started with CUDA Graphs, 2019); "
+     "nccl-tests' back-to-back loop hides part of it"},
+    {"coll/simple-base-latency", PARAM_REAL, UNIT_SECONDS, "8.4us", 0, 1e-3, NULL,
+     "Latency a call with the Simple protocol pays once, after the launch", "NCCL tuning.cc baseLat, Ring/Simple"},
+    {"coll/ll-base-latency", PARAM_REAL, UNIT_SECONDS, "3.6us", 0, 1e-3, NULL,
+     "Latency a call with the LL protocol pays once, after the launch", "NCCL tuning.cc baseLat, Ring/LL"},
+    {"coll/ll128-base-latency", PARAM_REAL, UNIT_SECONDS, "10us", 0, 1e-3, NULL,
+     "Latency a call with the LL128 protocol pays once, after the launch", "NCCL tuning.cc baseLat, Ring/LL128"},
+    {"coll/simple-step-latency-nvlink", PARAM_REAL, UNIT_SECONDS, "3.4us", 0, 1e-3, NULL,
+     "Synchronisation latency of a Simple step between GPUs of one node, the fabric's own latency included",
+     "NCCL tuning.cc hwLat, NVLink Ring/Simple"},
+    {"coll/simple-step-latency-net", PARAM_REAL, UNIT_SECONDS, "9.6us", 0, 1e-3, NULL,
+     "Synchronisation latency of a Simple step across the network, the fabric's own latency included",
+     "NCCL tuning.cc hwLat, Net Ring/Simple"},
+    {"coll/ll-step-latency-nvlink", PARAM_REAL, UNIT_SECONDS, "0.47us", 0, 1e-3, NULL,
+     "Synchronisation latency of an LL step between GPUs of one node, the fabric's own latency included",
+     "NCCL tuning.cc hwLat, NVLink Ring/LL"},
+    {"coll/ll-step-latency-net", PARAM_REAL, UNIT_SECONDS, "2.7us", 0, 1e-3, NULL,
+     "Synchronisation latency of an LL step across the network, the fabric's own latency included",
+     "NCCL tuning.cc hwLat, Net Ring/LL"},
+    {"coll/ll128-step-latency-nvlink", PARAM_REAL, UNIT_SECONDS, "1.9us", 0, 1e-3, NULL,
+     "Synchronisation latency of an LL128 step between GPUs of one node, the fabric's own latency included",
+     "NCCL tuning.cc hwLat, NVLink Ring/LL128"},
+    {"coll/ll128-step-latency-net", PARAM_REAL, UNIT_SECONDS, "4us", 0, 1e-3, NULL,
+     "Synchronisation latency of an LL128 step across the network, the fabric's own latency included",
+     "NCCL tuning.cc hwLat, Net Ring/LL128"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -26,4 +60,16 @@ void coll_params_from(const struct param_set *set, struct coll_params *p)
   p->ring_mode = (enum coll_ring_mode)param_get_choice(set, "coll/ring");
   p->channels = param_get_int(set, "coll/channels");
   p->chunk_bytes = param_get(set, "coll/chunk");
+  p->proto = (enum coll_proto)param_get_choice(set, "coll/protocol");
+  p->launch_s = param_get(set, "coll/launch-latency");
+  static const char *const names[COLL_PROTO_COUNT] = {NULL, "simple", "ll", "ll128"};
+  char key[64];
+  for (int i = COLL_PROTO_SIMPLE; i < COLL_PROTO_COUNT; i++) {
+    snprintf(key, sizeof key, "coll/%s-base-latency", names[i]);
+    p->base_latency_s[i] = param_get(set, key);
+    snprintf(key, sizeof key, "coll/%s-step-latency-nvlink", names[i]);
+    p->step_latency_nvlink_s[i] = param_get(set, key);
+    snprintf(key, sizeof key, "coll/%s-step-latency-net", names[i]);
+    p->step_latency_net_s[i] = param_get(set, key);
+  }
 }

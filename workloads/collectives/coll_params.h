@@ -1,4 +1,4 @@
-/* The collectives' parameters ("coll/..."): algorithm, channels, pipelining chunk. */
+/* The collectives' parameters ("coll/..."): algorithm, channels, pipelining chunk, NCCL protocol costs. */
 #ifndef SGFABRIC_COLL_PARAMS_H
 #define SGFABRIC_COLL_PARAMS_H
 

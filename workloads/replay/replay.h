@@ -41,6 +41,7 @@ struct replay_coll_stats {
   double bus_bytes; /* bytes x nccl-tests' bus factor, summed: bus_bytes / time_s is the busbw of
                      * the same aggregate as algbw = bytes / time_s */
   int algo_mask;    /* algorithms used (1 << enum coll_algo) */
+  int proto_mask;   /* NCCL protocols used (1 << enum coll_proto) */
 };
 
 struct replay_results {

@@ -67,6 +67,11 @@ static void on_finish(void *ctx, const struct coll_report *r)
   o->finished++;
 }
 
+/* The parameters run_coll uses when set; else the dataflow alone (coll_params_no_protocol_cost),
+ * which the analytic tests below hold against their formulas. */
+static const struct coll_params *g_params;
+static enum coll_proto g_chosen; /* coll_protocol of the last run */
+
 /* Runs one collective on gpus[0..n) of topo, every member joining at time 0. */
 static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo, enum coll_kind kind, double bytes,
                      const int *gpus, int n, int root, int gpus_per_node, struct outcome *o)
@@ -82,6 +87,10 @@ static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo,
   CU_ASSERT_DOUBLE_EQUAL(fab->nic_latency_s, NIC_LAT, 1e-15); /* fabric/nic-latency default */
   struct coll_params p;
   coll_params_init(&p);
+  if (g_params)
+    p = *g_params;
+  else
+    coll_params_no_protocol_cost(&p);
   if (algo && !strcmp(algo, "ring"))
     p.algo = COLL_ALGO_RING;
   else if (algo && !strcmp(algo, "tree"))
@@ -93,6 +102,7 @@ static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo,
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   o->transfers = coll_transfer_count(c);
   o->algo = coll_algorithm(c);
+  g_chosen = coll_protocol(c);
   for (int m = 0; m < n; m++) /* the instance frees itself after the last member is done */
     coll_join(c, m);
   fabric_run(fab);
@@ -387,6 +397,138 @@ static void test_coll_uneven_sizes_whole_bytes(void)
   platform_free(p);
 }
 
+/* NCCL's protocols on a ring all-reduce, 4 GPUs on one switch, at both fidelities: every step
+ * moves the protocol's wire bytes (LL: 8 per 4 data bytes; LL128: 128 per 120) and lasts at least
+ * the protocol's step latency, the fabric's own latency (NIC + path) counting toward it; every
+ * member starts after the kernel launch and the protocol's base latency. Expected:
+ * launch + base + 2(N-1) (wire(S/N)/B + max(NIC + path, step latency)). */
+static void test_coll_protocol_costs_ring(void)
+{
+  const int N = 4;
+  const double S = 4.0 * 120 * N * 100; /* S/N a multiple of 4 and 120: whole lines */
+  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  int gpus[4] = {0, 1, 2, 3};
+  const enum coll_proto protos[3] = {COLL_PROTO_SIMPLE, COLL_PROTO_LL, COLL_PROTO_LL128};
+  const double wire[3] = {S / N, 2 * S / N, S / N * 128 / 120};
+  struct coll_params p;
+  coll_params_init(&p);
+  p.launch_s = 3e-6;
+  for (int k = 0; k < 3; k++) {
+    p.base_latency_s[protos[k]] = (k + 2) * 1e-6;
+    p.step_latency_net_s[protos[k]] = (k + 1) * 1.5e-6; /* above NIC + path: 0.83 us */
+    p.step_latency_nvlink_s[protos[k]] = 1; /* no NVLink hop here: must not count */
+  }
+  g_params = &p;
+  for (int k = 0; k < 3; k++) {
+    p.proto = protos[k];
+    double fabric_lat = NIC_LAT + 2 * LINK_LAT + SWITCH_LAT;
+    double step = wire[k] / RATE + fmax(fabric_lat, p.step_latency_net_s[protos[k]]);
+    double expected = p.launch_s + p.base_latency_s[protos[k]] + 2 * (N - 1) * step;
+    double times[2];
+    for (int fid = 0; fid < 2; fid++) {
+      struct outcome o;
+      run_coll(t, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &o);
+      times[fid] = o.report.end_s - o.report.start_s;
+      fprintf(stderr, "\n    ring all-reduce %.0f B, %s, %s: %.4f us, expected %.4f us", S, coll_proto_name(protos[k]),
+              fidelity_name[fid], times[fid] * 1e6, expected * 1e6);
+      CU_ASSERT_EQUAL(g_chosen, protos[k]);
+      CU_ASSERT_EQUAL(o.report.proto, protos[k]);
+      CU_ASSERT(within(times[fid], expected, 1e-6));
+      /* The flag bytes travel: the fabric carries the wire bytes, not the data. */
+      CU_ASSERT(within(o.fabric_bytes, 2.0 * (N - 1) * N * wire[k], 1e-12));
+    }
+    /* Step by step (packet) and pipelined (flow) pay the same latencies. */
+    CU_ASSERT(within(times[0], times[1], 1e-9));
+  }
+  /* A step latency below the fabric's own adds nothing: the dataflow's time. */
+  p.proto = COLL_PROTO_SIMPLE;
+  p.launch_s = p.base_latency_s[COLL_PROTO_SIMPLE] = 0;
+  p.step_latency_net_s[COLL_PROTO_SIMPLE] = 0.5e-6;
+  for (int fid = 0; fid < 2; fid++) {
+    struct outcome o;
+    run_coll(t, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &o);
+    double expected = 2 * (N - 1) * (S / N / RATE + NIC_LAT + 2 * LINK_LAT + SWITCH_LAT);
+    CU_ASSERT(within(o.report.end_s - o.report.start_s, expected, 1e-6));
+  }
+  g_params = NULL;
+  CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_LL, 5), 16);     /* two 8-byte lines */
+  CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_LL128, 121), 137); /* two lines' flags */
+  CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_SIMPLE, 121), 121);
+  topo_free(t);
+}
+
+/* Steps between GPUs of one node pay the NVLink step latency, not the network's: a ring of the 4
+ * GPUs of one node is 2(N-1) x 5 us slower with an NVLink step latency of 10 us than of 5 us (both
+ * above NVLink's own latency), whatever the network's is. */
+static void test_coll_protocol_nvlink_steps(void)
+{
+  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "4", "--radix", "8"};
+  struct platform *pf = load_generated(opts, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pf);
+  int gpus[4] = {0, 1, 2, 3};
+  struct coll_params p;
+  coll_params_init(&p);
+  coll_params_no_protocol_cost(&p);
+  p.step_latency_net_s[COLL_PROTO_SIMPLE] = 1e-3;
+  g_params = &p;
+  for (int fid = 0; fid < 2; fid++) {
+    struct outcome without, with;
+    p.step_latency_nvlink_s[COLL_PROTO_SIMPLE] = 5e-6;
+    run_coll(pf->topo, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, 1e6, gpus, 4, 0, 4, &without);
+    p.step_latency_nvlink_s[COLL_PROTO_SIMPLE] = 10e-6;
+    run_coll(pf->topo, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, 1e6, gpus, 4, 0, 4, &with);
+    double d = (with.report.end_s - with.report.start_s) - (without.report.end_s - without.report.start_s);
+    fprintf(stderr, "\n    NVLink ring, %s: +%.4f us with a 10 us step latency instead of 5 us", fidelity_name[fid],
+            d * 1e6);
+    CU_ASSERT(within(d, 2 * 3 * 5e-6, 1e-6));
+    CU_ASSERT_EQUAL(with.fabric_bytes, 0);
+  }
+  g_params = NULL;
+  platform_free(pf);
+}
+
+/* coll/protocol auto, NCCL's defaults: per size the protocol with the lowest predicted time, LL
+ * for small buffers, LL128 in between, Simple for large ones; and its time is never worse than
+ * the best forced protocol's (the prediction ranks them as the fabric does on an idle ring). */
+static void test_coll_protocol_auto(void)
+{
+  const int N = 4;
+  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  int gpus[4] = {0, 1, 2, 3};
+  const double sizes[] = {64, 64e3, 4e6, 256e6};
+  const enum coll_proto expect[] = {COLL_PROTO_LL, COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_SIMPLE};
+  struct coll_params p;
+  coll_params_init(&p);
+  g_params = &p;
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    for (int fid = 0; fid < 2; fid++) {
+      struct outcome o;
+      p.proto = COLL_PROTO_AUTO;
+      run_coll(t, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, sizes[i], gpus, N, 0, 1, &o);
+      double auto_time = o.report.end_s - o.report.start_s;
+      enum coll_proto chosen = g_chosen;
+      double best = INFINITY;
+      for (enum coll_proto q = COLL_PROTO_SIMPLE; q < COLL_PROTO_COUNT; q++) {
+        struct outcome f;
+        p.proto = q;
+        run_coll(t, (fab_fidelity)fid, "ring", COLL_ALLREDUCE, sizes[i], gpus, N, 0, 1, &f);
+        double time = f.report.end_s - f.report.start_s;
+        best = time < best ? time : best;
+        if (q == chosen)
+          CU_ASSERT_EQUAL(time, auto_time);
+      }
+      fprintf(stderr, "\n    auto at %.0f B (%s): %s, %.3f us (best forced %.3f us)", sizes[i], fidelity_name[fid],
+              coll_proto_name(chosen), auto_time * 1e6, best * 1e6);
+      CU_ASSERT_EQUAL(chosen, expect[i]);
+      CU_ASSERT(auto_time <= best * (1 + 1e-9));
+      /* The launch and the base latency are paid: never below launch + LL's base latency. */
+      CU_ASSERT(auto_time >= p.launch_s + p.base_latency_s[COLL_PROTO_LL]);
+    }
+  }
+  g_params = NULL;
+  topo_free(t);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -399,6 +541,9 @@ int main(void)
   CU_add_test(s, "coll_alltoall_pairs", test_coll_alltoall_pairs);
   CU_add_test(s, "coll_broadcast_delivers", test_coll_broadcast_delivers);
   CU_add_test(s, "coll_uneven_sizes_whole_bytes", test_coll_uneven_sizes_whole_bytes);
+  CU_add_test(s, "coll_protocol_costs_ring", test_coll_protocol_costs_ring);
+  CU_add_test(s, "coll_protocol_nvlink_steps", test_coll_protocol_nvlink_steps);
+  CU_add_test(s, "coll_protocol_auto", test_coll_protocol_auto);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   int failures = (int)CU_get_number_of_failures();
