@@ -33,13 +33,6 @@ void roce_fifo_fini(struct roce_fifo *s)
   free(s->comp);
 }
 
-void roce_fifo_flow_end(struct roce_fifo *s, struct roce_fifo_flow *ff)
-{
-  if (ff->throttled)
-    s->n_throttled--;
-  ff->throttled = 0;
-}
-
 const struct roce_fifo_flow *roce_fifo_of(const struct fab_flow *f)
 {
   return &((const struct roce_flow *)f->model_data)->fifo;
@@ -86,8 +79,6 @@ static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow
           mask |= 1 << h;
         }
       }
-      if (ff->throttled != (marked > 0))
-        s->n_throttled = marked > 0 ? s->n_throttled + 1 : s->n_throttled - 1;
       ff->throttled = marked > 0;
       ff->marked_hops = (uint8_t)marked;
       ff->marked_mask = (uint8_t)mask;

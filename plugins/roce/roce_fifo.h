@@ -27,7 +27,6 @@ struct roce_fifo {
   double *arrival_Bps;      /* per port: arrival rate of the pass's flows (within a sweep) */
   struct fab_flow **comp;   /* the flows of a pass, in active-set order */
   size_t comp_cap;
-  size_t n_throttled;       /* flows with throttled set (a saturated switch egress exists) */
 };
 
 int roce_fifo_init(struct roce_fifo *s, int n_ports);
@@ -35,8 +34,6 @@ void roce_fifo_fini(struct roce_fifo *s);
 /* From on_rates (after_recompute 1): the shares of the components whose flow set changed (the
  * flows just recomputed); from a timer of the model (0): those of every active flow. */
 void roce_fifo_update(struct fabric *fab, struct roce_fifo *s, int after_recompute);
-/* A flow ends: it leaves the count of throttled flows. */
-void roce_fifo_flow_end(struct roce_fifo *s, struct roce_fifo_flow *ff);
 /* A flow's FIFO state (in its struct roce_flow). */
 const struct roce_fifo_flow *roce_fifo_of(const struct fab_flow *f);
 

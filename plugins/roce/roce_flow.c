@@ -112,11 +112,19 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
     for (size_t i = 0; i < n_touched; i++)
       roce_est_flow_update(fab, &rs->est, touched[i]);
   }
-  /* Spreading needs a saturated switch egress (a throttled flow), or links the last pass paused
-   * (their victims' caps to lift): without either a pass finds nothing and changes no cap, so
-   * it is skipped (the same results, at the cost of the FIFO pass alone). */
-  int spreading = spreading_on && (rs->fifo.n_throttled > 0 || rs->spread.paused_links > 0 || !after_recompute);
-  int whole = spreading || fluid || !after_recompute;
+  /* Pause spreading looks at the components just recomputed (a pause and its victims share the
+   * paused link, hence a component), and only if one of their flows crosses a saturated egress
+   * or one of their links was paused: otherwise a pass finds nothing and changes no cap. */
+  if (spreading_on)
+    for (size_t i = 0; i < n_touched; i++) {
+      struct roce_flow *rf = touched[i]->model_data;
+      if (rf != NULL && !rf->spread_entered) {
+        rf->spread_entered = 1;
+        roce_spread_flow_enter(&rs->spread, touched[i]);
+      }
+    }
+  int spreading = spreading_on && (!after_recompute || roce_spread_needed(&rs->spread, recomputed, n_recomputed));
+  int whole = fluid || !after_recompute;
   struct fab_flow **flows = whole ? active : recomputed;
   if (!whole)
     n = n_recomputed;

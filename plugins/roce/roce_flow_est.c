@@ -10,17 +10,17 @@ int roce_est_init(struct roce_est *e, int n_ports)
 {
   e->port_marks = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_paused_s = calloc((size_t)n_ports + 1, sizeof(double));
-  e->paused_pass = calloc((size_t)n_ports + 1, sizeof(uint32_t));
-  return e->port_marks && e->port_paused_s && e->paused_pass ? 0 : -1;
+  e->port_fraction = calloc((size_t)n_ports + 1, sizeof(double));
+  e->port_since_s = calloc((size_t)n_ports + 1, sizeof(double));
+  return e->port_marks && e->port_paused_s && e->port_fraction && e->port_since_s ? 0 : -1;
 }
 
 void roce_est_fini(struct roce_est *e)
 {
   free(e->port_marks);
   free(e->port_paused_s);
-  free(e->paused_port);
-  free(e->paused_fraction);
-  free(e->paused_pass);
+  free(e->port_fraction);
+  free(e->port_since_s);
 }
 
 /* The flow's rates since its last update, up to now. */
@@ -70,32 +70,23 @@ void roce_est_flow_end(struct fabric *fab, struct roce_est *e, struct fab_flow *
   flow_accumulate(e, f, &rf->est, fmax(drained, rf->est.since_s));
 }
 
+/* The total paused time up to now, at the sum of the links' fractions. */
 static void pauses_accumulate(struct roce_est *e, double now)
 {
   double dt = now - e->paused_since_s;
   e->paused_since_s = now;
-  if (dt <= 0)
-    return;
-  for (size_t i = 0; i < e->n_paused; i++) {
-    e->port_paused_s[e->paused_port[i]] += e->paused_fraction[i] * dt;
-    e->paused_s += e->paused_fraction[i] * dt;
-  }
+  if (dt > 0)
+    e->paused_s += e->fraction_sum * dt;
 }
 
-static void paused_add(struct roce_est *e, int port, double fraction)
+/* Link p's paused time up to now, then its new fraction. */
+static void link_set(struct roce_est *e, int p, double fraction, double now)
 {
-  if (e->paused_pass[port] == e->pass)
-    return;
-  e->paused_pass[port] = e->pass;
-  if (e->n_paused == e->cap_paused) {
-    e->cap_paused = e->cap_paused ? 2 * e->cap_paused : 64;
-    e->paused_port = realloc(e->paused_port, e->cap_paused * sizeof *e->paused_port);
-    e->paused_fraction = realloc(e->paused_fraction, e->cap_paused * sizeof *e->paused_fraction);
-    if (e->paused_port == NULL || e->paused_fraction == NULL)
-      abort();
-  }
-  e->paused_port[e->n_paused] = port;
-  e->paused_fraction[e->n_paused++] = fraction;
+  if (e->port_fraction[p] > 0)
+    e->port_paused_s[p] += e->port_fraction[p] * (now - e->port_since_s[p]);
+  e->port_since_s[p] = now;
+  e->fraction_sum += fraction - e->port_fraction[p];
+  e->port_fraction[p] = fraction;
 }
 
 void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_spread *s, struct fab_flow **flows,
@@ -103,19 +94,25 @@ void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_s
 {
   const struct topo *t = fab->topo;
   pauses_accumulate(e, fab->now);
-  e->n_paused = 0;
-  e->pass++;
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h + 1 < flows[i]->hops; h++) {
       int u = flows[i]->path[h], c = s->spread_e[u];
-      if (s->victim_cap[u] <= 0 || c < 0 || fab->now < s->onset_s[u] - 1e-12)
-        continue;
-      /* u is paused while the PG it feeds sits at XOFF: the part of the time its congested egress
-       * cannot serve what arrives */
-      double fraction = 1 - t->ports[c].rate_Bps / s->arrival_Bps[c];
-      if (fraction > 0)
-        paused_add(e, u, fraction);
+      double fraction = 0;
+      /* u is paused while the PG it feeds sits at XOFF: the part of the time its congested
+       * egress cannot serve what arrives */
+      if (s->victim_cap[u] > 0 && c >= 0 && fab->now >= s->onset_s[u] - 1e-12)
+        fraction = fmax(0, 1 - t->ports[c].rate_Bps / s->arrival_Bps[c]);
+      if (fraction != e->port_fraction[u])
+        link_set(e, u, fraction, fab->now);
     }
+}
+
+void roce_est_link_idle(struct fabric *fab, struct roce_est *e, int port)
+{
+  if (e->port_fraction[port] == 0)
+    return;
+  pauses_accumulate(e, fab->now);
+  link_set(e, port, 0, fab->now);
 }
 
 void roce_est_flush(struct fabric *fab, struct roce_est *e)
@@ -128,4 +125,7 @@ void roce_est_flush(struct fabric *fab, struct roce_est *e)
       flow_accumulate(e, active[i], &rf->est, fab->now);
   }
   pauses_accumulate(e, fab->now);
+  for (int p = 0; p < fab->topo->n_ports; p++)
+    if (e->port_fraction[p] > 0)
+      link_set(e, p, e->port_fraction[p], fab->now);
 }

@@ -9,7 +9,8 @@
  *    most once per roce/dcqcn-dec-interval: a marked flow of rate r sends min(r / MTU,
  *    1 / cnp-interval) CNPs per second and gets min(that, 1 / dec-interval) cuts;
  *  - a link that pause spreading finds paused (roce_spread.c) is paused for the part of the time
- *    its congested egress cannot serve: 1 - C / arrival.
+ *    its congested egress cannot serve, 1 - C / arrival, until a pass finds it not paused or its
+ *    last flow leaves.
  * Rates hold between two recomputations of the flow engine, so each estimate is a sum of rate x
  * the time it held. Ports where DCQCN holds the queue in the RED band (the CoNEXT'16 fixed point,
  * marking with p* < Pmax) are not estimated: their marks and CNPs are missing (docs/roce.md). */
@@ -35,12 +36,11 @@ struct roce_est {
   double marks, cnps, cuts, paused_s; /* totals so far */
   double *port_marks;                 /* per port */
   double *port_paused_s;              /* per port */
-  /* the links the last spreading pass found paused, and for what part of the time */
-  int32_t *paused_port;
-  double *paused_fraction;
-  size_t n_paused, cap_paused;
-  uint32_t *paused_pass; /* per port: the pass that last recorded it */
-  uint32_t pass;
+  /* per port: the part of the time it is paused since port_since_s, as the last spreading pass
+   * that covered it found (0 once no flow crosses it); their sum, since paused_since_s */
+  double *port_fraction;
+  double *port_since_s;
+  double fraction_sum;
   double paused_since_s;
 };
 
@@ -51,10 +51,12 @@ void roce_est_fini(struct roce_est *e);
 void roce_est_flow_update(struct fabric *fab, struct roce_est *e, struct fab_flow *f);
 /* The flow ends: its estimates up to now. */
 void roce_est_flow_end(struct fabric *fab, struct roce_est *e, struct fab_flow *f);
-/* A spreading pass over every active flow ended (before roce_spread_clear): the paused time of
- * the previous pass's links up to now, then this pass's links. */
+/* A spreading pass over these flows ended (before roce_spread_clear): the links they cross are
+ * paused from now on for the part of the time this pass found (0: not paused). */
 void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_spread *s, struct fab_flow **flows,
                      size_t n);
+/* No flow crosses this link any more: it is not paused from now on. */
+void roce_est_link_idle(struct fabric *fab, struct roce_est *e, int port);
 /* Up to now for the flows still active and the paused links (before writing the counters). */
 void roce_est_flush(struct fabric *fab, struct roce_est *e);
 

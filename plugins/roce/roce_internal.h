@@ -116,6 +116,7 @@ struct roce_flow {
   struct roce_fluid_flow fluid; /* flow fidelity, fluid DCQCN (roce_dcqcn_fluid.c); cc holds RC, RT, alpha */
   struct roce_fifo_flow fifo; /* flow fidelity, FIFO shares (roce_fifo.c) */
   struct roce_est_flow est;   /* flow fidelity, estimated marks and CNPs (roce_flow_est.c) */
+  uint8_t spread_entered;     /* flow fidelity: counted on its links by pause spreading */
   double fl_loss_cap_Bps;   /* flow fidelity: its go-back-N goodput cap (0: none; -1: not computed yet) */
   struct roce_flow *free_next;
 };

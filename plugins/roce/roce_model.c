@@ -155,7 +155,13 @@ static void roce_flow_done(struct fabric *fab, struct fab_flow *flow)
     return;
   if (fab->fidelity == FAB_FIDELITY_FLOW) {
     roce_est_flow_end(fab, &rs->est, flow);
-    roce_fifo_flow_end(&rs->fifo, &rf->fifo);
+    if (rf->spread_entered) {
+      unsigned idle;
+      roce_spread_flow_leave(&rs->spread, flow, &idle);
+      for (int h = 0; h < flow->hops; h++)
+        if (idle & (1u << h))
+          roce_est_link_idle(fab, &rs->est, flow->path[h]);
+    }
   }
   rf->gen = (rf->gen + 1) & 0x0FFFFFFF;
   rf->flow = NULL;

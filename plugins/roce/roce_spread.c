@@ -25,11 +25,13 @@ int roce_spread_init(struct roce_spread *s, int n_ports)
   s->sw_growth = calloc(n, sizeof(double));
   s->onset_s = calloc(n, sizeof(double));
   s->onset_seen = calloc(n, sizeof(uint64_t));
+  s->was_paused = calloc(n, sizeof(uint8_t));
+  s->port_flows = calloc(n, sizeof(int32_t));
   s->spread_on = calloc(n, sizeof(double));
   s->spread_in = calloc(n, sizeof(double));
   s->spread_e = malloc(n * sizeof(int32_t));
   if (!s->arrival_Bps || !s->victim_cap || !s->backlog_B || !s->pg_growth || !s->sw_growth || !s->onset_s ||
-      !s->onset_seen || !s->spread_on || !s->spread_in || !s->spread_e)
+      !s->onset_seen || !s->was_paused || !s->port_flows || !s->spread_on || !s->spread_in || !s->spread_e)
     return -1;
   for (size_t p = 0; p < n; p++)
     s->spread_e[p] = -1;
@@ -45,6 +47,8 @@ void roce_spread_fini(struct roce_spread *s)
   free(s->sw_growth);
   free(s->onset_s);
   free(s->onset_seen);
+  free(s->was_paused);
+  free(s->port_flows);
   free(s->spread_on);
   free(s->spread_in);
   free(s->spread_e);
@@ -90,7 +94,7 @@ static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_
       int u = flows[i]->path[h];
       if (s->victim_cap[u] <= 0 || s->onset_seen[u] == pass)
         continue;
-      if (s->onset_seen[u] + 1 != pass || s->onset_s[u] <= 0) { /* a new episode */
+      if (!s->was_paused[u] || s->onset_s[u] <= 0) { /* a new episode */
         int node = t->ports[flows[i]->path[h + 1]].node;
         double free_B = rs->cfg.buffer_B - rs->switches[node].headroom_total_B, g = s->pg_growth[u];
         double delay = rs->cfg.pfc.kind == PFC_STATIC ? rs->cfg.pfc.xoff_B / g
@@ -101,6 +105,9 @@ static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_
       if (s->onset_s[u] > fab->now && (due == 0 || s->onset_s[u] < due))
         due = s->onset_s[u];
     }
+  for (size_t i = 0; i < n; i++) /* what this pass found, for the next pass that covers each link */
+    for (int h = 0; h < flows[i]->hops; h++)
+      s->was_paused[flows[i]->path[h]] = s->victim_cap[flows[i]->path[h]] > 0;
   if (due > 0 && (s->due_s == 0 || due < s->due_s || s->due_s <= fab->now)) {
     s->due_s = due;
     /* ptr: the model state, as every flow-fidelity event of the model */
@@ -142,14 +149,11 @@ void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_f
    * of its e-bound flows, C_e / (links feeding e) / (e-bound flows on u), victims included
    * (line-rate arrivals). (Before: the FIFO share of the incast flows without pauses, 14.3
    * Gb/s in test 3 where the packet model gives ~25.) */
-  s->paused_links = 0;
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h < flows[i]->hops; h++) {
       int u = flows[i]->path[h], e = s->spread_e[u];
-      if (e >= 0 && s->spread_on[u] > 0 && s->victim_cap[u] == 0) {
+      if (e >= 0 && s->spread_on[u] > 0 && s->victim_cap[u] == 0)
         s->victim_cap[u] = t->ports[e].rate_Bps / s->spread_in[e] / s->spread_on[u];
-        s->paused_links++;
-      }
     }
   spread_onsets(fab, s, flows, n);
 }
@@ -180,6 +184,39 @@ void roce_spread_clear(struct roce_spread *s, struct fab_flow **flows, size_t n)
       s->spread_in[p] = 0;
       s->spread_e[p] = -1;
     }
+}
+
+int roce_spread_needed(const struct roce_spread *s, struct fab_flow **flows, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    if (roce_fifo_of(flows[i])->throttled)
+      return 1;
+    for (int h = 0; h < flows[i]->hops; h++)
+      if (s->was_paused[flows[i]->path[h]])
+        return 1;
+  }
+  return 0;
+}
+
+void roce_spread_flow_enter(struct roce_spread *s, const struct fab_flow *f)
+{
+  for (int h = 0; h < f->hops; h++)
+    s->port_flows[f->path[h]]++;
+}
+
+void roce_spread_flow_leave(struct roce_spread *s, const struct fab_flow *f, unsigned *idle)
+{
+  unsigned free_links = 0;
+  for (int h = 0; h < f->hops; h++) {
+    int p = f->path[h];
+    if (--s->port_flows[p] == 0) {
+      s->was_paused[p] = 0; /* its episode ends with its last flow */
+      s->onset_s[p] = 0;
+      free_links |= 1u << h;
+    }
+  }
+  if (idle != NULL)
+    *idle = free_links;
 }
 
 int roce_spread_event_due(struct roce_spread *s, double now)

@@ -21,22 +21,34 @@ struct roce_spread {
   int32_t *spread_e;    /* per port u: the congested egress it feeds (-1: none) */
   /* kept across passes */
   double *onset_s;      /* per port u: date its pause starts in the current episode */
-  uint64_t *onset_seen; /* per port u: the pass that last saw it paused */
+  uint64_t *onset_seen; /* per port u: the pass that last saw it paused (within a pass: seen) */
+  uint8_t *was_paused;  /* per port u: the last pass that covered u found it paused */
+  int32_t *port_flows;  /* per port: active flows entered (roce_spread_flow_enter) crossing it */
   uint64_t pass;        /* passes so far */
-  size_t paused_links;  /* links the last pass found paused or about to be */
   double due_s;         /* date of the pending ROCE_EV_SPREAD (0: none) */
 };
 
 int roce_spread_init(struct roce_spread *s, int n_ports);
 void roce_spread_fini(struct roce_spread *s);
-/* The paused links and their rates for the given flows (every active flow), from the FIFO
- * shares (roce_fifo.h) of each flow; schedules ROCE_EV_SPREAD at the next onset. */
+/* The paused links and their rates for the given flows, whole components (every flow sharing a
+ * port with one of them is among them: a pause and its victims share the paused link), from the
+ * FIFO shares (roce_fifo.h) of each flow; schedules ROCE_EV_SPREAD at the next onset. A link's
+ * episode goes on from the last pass that covered it (found it paused), until a pass finds it
+ * not paused or its last flow leaves. */
 void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n);
 /* A flow's cap given its cap without spreading (0: none): the rate of a paused link it crosses
  * toward an uncongested egress, if lower. */
 double roce_spread_cap(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f, double cap);
 /* End of the pass: the per-pass arrays back to zero on the flows' paths. */
 void roce_spread_clear(struct roce_spread *s, struct fab_flow **flows, size_t n);
+/* Whether a pass over these flows may find a pause: one of them crosses a saturated egress
+ * (FIFO throttled), or one of its links was paused at the last pass that covered it. */
+int roce_spread_needed(const struct roce_spread *s, struct fab_flow **flows, size_t n);
+/* A flow takes part (once, before its first pass) and leaves (when it ends): a link none crosses
+ * any more ends its episode; returns through *idle, if not NULL, whether the flow's links
+ * became free of flows (bit h: path[h]). */
+void roce_spread_flow_enter(struct roce_spread *s, const struct fab_flow *f);
+void roce_spread_flow_leave(struct roce_spread *s, const struct fab_flow *f, unsigned *idle);
 /* ROCE_EV_SPREAD fired: whether it is the one pending (then the caps are to be recomputed). */
 int roce_spread_event_due(struct roce_spread *s, double now);
 
