@@ -3,11 +3,14 @@
  * caps (the lowest binds) and applies them.
  *
  *  - ECMP: the same QP keys, hence the same paths, as packet fidelity (roce_model.c flow_start);
- *  - DCQCN (roce_dcqcn_fluid.c): its steady state, the max-min fair share of the flow engine
- *    (the CoNEXT'16 fixed point keeps the bottleneck busy: sum RC = C), and while a bottleneck is
- *    in transient the CoNEXT'16 fluid model, which caps its flows;
- *  - FIFO shares (roce_fifo.c; unless the fluid model runs): senders transmit at line rate and a
- *    saturated switch egress serves its flows in proportion to their arrival rates;
+ *  - DCQCN: where it holds a port, its steady state, the max-min fair share of the flow engine
+ *    (the CoNEXT'16 fixed point keeps the bottleneck busy: sum RC = C); where it cannot (its
+ *    senders' floor rates, roce_dcqcn_floor.c, still saturate the port), PFC governs: FIFO shares
+ *    and spreading below. With the fluid model on (roce_dcqcn_fluid.c), the CoNEXT'16 fluid model
+ *    caps the flows of a bottleneck in transient instead;
+ *  - FIFO shares (roce_fifo.c; unless the fluid model runs): senders transmit at line rate (with
+ *    DCQCN, at their floor rate) and a saturated switch egress serves its flows in proportion to
+ *    their arrival rates;
  *  - PFC pause spreading (roce_spread.c; PFC on, unless the fluid model runs): the victims of
  *    the links a congested egress pauses;
  *  - loss (here): go-back-N goodput, rate cap = line rate x (1 - P) / (1 + P W), P the path loss
@@ -83,17 +86,16 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
   size_t n, n_recomputed;
   /* The fluid DCQCN model, when on, integrates the transients with its own FIFO service and PFC
    * bound; otherwise (DCQCN off, or on with the fluid model off, the nic preset's default) the
-   * FIFO shares and pause spreading apply whatever the congestion control: DCQCN's senders
-   * start at line rate and are cut only after the queues built, so the packet model's incasts
-   * and collisions follow the FIFO and its pauses (docs/roce.md, "Flow fidelity"). */
+   * FIFO shares and pause spreading apply, with DCQCN on to the senders' floor rates: they act
+   * only at the ports DCQCN cannot hold (roce_dcqcn_floor.h; docs/roce.md, "Flow fidelity"). */
   int dcqcn = rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF;
   int fluid = dcqcn && rs->cfg.fluid && fab->fidelity == FAB_FIDELITY_FLOW;
   int fifo = !fluid && rs->cfg.flow_fifo;
   int spreading_on = fifo && rs->cfg.pfc.enabled && rs->cfg.flow_spread;
   /* Without FIFO shares, spreading or the fluid model the only cap is the loss goodput, a
-   * property of each flow: the flows just recomputed are enough. Pause spreading and the fluid
-   * model look at every active flow; FIFO shares only at the components whose flow set changed
-   * (the flows just recomputed), the others keep theirs. */
+   * property of each flow: the flows just recomputed are enough. The fluid model looks at every
+   * active flow; FIFO shares and pause spreading only at the components just recomputed, the
+   * others keep theirs. */
   int per_flow = !fifo && !fluid && !spreading_on;
   struct fab_flow **recomputed = fabric_recomputed_flows(fab, &n_recomputed);
   struct fab_flow **active = fabric_active_flows(fab, &n);
