@@ -82,9 +82,12 @@ static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow
       ff->throttled = marked > 0;
       ff->marked_hops = (uint8_t)marked;
       ff->marked_mask = (uint8_t)mask;
-      /* Under DCQCN a flow no saturated egress marks is not slowed: no FIFO cap (without
-       * congestion control its NIC share is its cap, the round robin of its NIC's QPs). */
-      ff->share_Bps = marked == 0 && ff->inject > 0 && ff->inject < 1 ? t->ports[f->path[0]].rate_Bps : r;
+      /* A flow no saturated egress marks keeps its NIC share, the round robin of its NIC's QPs;
+       * under DCQCN it is not marked, so it sends at that share of the line rate, not of the
+       * floor. (Leaving such flows uncapped, max-min under DCQCN, put the 16-GPU all-to-all
+       * at -6.5% against packet fidelity instead of -1.3%, and spread their completions: 2.3x
+       * the CPU time on the 64-GPU all-to-all.) */
+      ff->share_Bps = marked == 0 && ff->inject > 0 && ff->inject < 1 ? ff->in_Bps[1] / ff->inject : r;
     }
     for (size_t i = 0; i < n; i++)
       for (int h = 1; h < flows[i]->hops; h++)
