@@ -127,11 +127,7 @@ void fabric_free(struct fabric *fab)
   if (fab->model && fab->model->fini)
     fab->model->fini(fab);
   flow_engine_free(fab->fe);
-  /* A stopped run (watchdog) leaves events behind: free the timers' closures they own. */
-  struct fab_event ev;
-  while (heap_pop(&fab->events, &ev) == 0)
-    if (ev.type == FAB_EV_CALL)
-      free(ev.ptr);
+  /* A stopped run (watchdog) leaves events behind: the timers' closures are in the slabs. */
   heap_free(&fab->events);
   for (size_t i = 0; i < fab->slab_count; i++)
     free(fab->slabs[i]);
@@ -143,13 +139,20 @@ void fabric_free(struct fabric *fab)
 struct fab_call {
   void (*fn)(struct fabric *fab, void *ctx);
   void *ctx;
+  struct fab_call *free_next;
 };
 
 void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *fab, void *ctx), void *ctx)
 {
-  struct fab_call *call = malloc(sizeof *call);
-  if (call == NULL)
-    abort();
+  if (fab->free_calls == NULL) {
+    struct fab_call *slab = slab_alloc(fab, sizeof(struct fab_call));
+    for (int i = SLAB_ITEMS - 1; i >= 0; i--) {
+      slab[i].free_next = fab->free_calls;
+      fab->free_calls = &slab[i];
+    }
+  }
+  struct fab_call *call = fab->free_calls;
+  fab->free_calls = call->free_next;
   call->fn = fn;
   call->ctx = ctx;
   fabric_schedule(fab, time, FAB_EV_CALL, 0, call);
@@ -320,8 +323,11 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
     break;
   case FAB_EV_CALL: {
     struct fab_call *call = ev->ptr;
-    call->fn(fab, call->ctx);
-    free(call);
+    void (*fn)(struct fabric *, void *) = call->fn;
+    void *ctx = call->ctx;
+    call->free_next = fab->free_calls;
+    fab->free_calls = call;
+    fn(fab, ctx);
     break;
   }
   case FAB_EV_MODEL:

@@ -217,6 +217,7 @@ struct fabric {
   uint64_t next_flow_id;
   struct fab_flow *free_flows;
   struct fab_packet *free_packets;
+  struct fab_call *free_calls; /* fabric_call_at's closures, recycled (from the slabs) */
   void **slabs;
   size_t slab_count, slab_capacity;
   struct flow_engine *fe;
