@@ -47,13 +47,14 @@ struct coll_call {
   int n, joined;
   int *ranks; /* [n] members */
   int *ops;   /* [n] op id at each member */
+  /* ranks and ops follow in the same allocation */
 };
 
 /* A point-to-point message (sender, receiver, tag): who arrived first. */
 struct message {
   int src, dst;
   long tag;
-  struct message *next;
+  struct message *next; /* hash chain, or the free list */
   int sent;          /* the send was posted */
   int arrived;       /* its transfer completed */
   int recv_op;       /* the receiver's op waiting for it, -1 */
@@ -70,6 +71,10 @@ static struct {
   int n_ranks;
   struct coll_call *calls[TABLE_SIZE];
   struct message *messages[TABLE_SIZE];
+  struct message *free_messages;   /* recycled messages */
+  struct send_ctx *free_sends;     /* recycled send contexts */
+  int *gpus_scratch;               /* coll_issue's member GPUs */
+  int gpus_scratch_n;
   struct replay_coll_stats coll[COLL_KIND_COUNT][WL_GROUP_COUNT];
   struct replay_coll_stats p2p[WL_GROUP_COUNT];
   double next_progress_s;
@@ -209,8 +214,6 @@ static void coll_finished(void *ctx, const struct coll_report *report)
     span.algo = g_replay.id.algo[report->algo];
     timeline_add(g_replay.tl, &span);
   }
-  free(call->ranks);
-  free(call->ops);
   free(call);
 }
 
@@ -229,19 +232,23 @@ static void coll_issue(struct rank_state *r, int op)
   for (call = *link; call && call->key != key; call = call->next)
     link = &call->next;
   if (call == NULL) {
-    call = xmalloc(sizeof *call);
+    call = xmalloc(sizeof *call + 2 * sizeof(int) * (size_t)n);
     call->key = key;
     call->group = o->group;
     call->n = n;
-    call->ranks = xmalloc(sizeof(int) * (size_t)n);
-    call->ops = xmalloc(sizeof(int) * (size_t)n);
+    call->ranks = (int *)(call + 1);
+    call->ops = call->ranks + n;
     wl_group_members(t, r->rank, o->group, call->ranks, n);
-    int *gpus = xmalloc(sizeof(int) * (size_t)n);
+    if (n > g_replay.gpus_scratch_n) {
+      free(g_replay.gpus_scratch);
+      g_replay.gpus_scratch = xmalloc(sizeof(int) * (size_t)n);
+      g_replay.gpus_scratch_n = n;
+    }
+    int *gpus = g_replay.gpus_scratch;
     for (int i = 0; i < n; i++)
       gpus[i] = g_replay.cfg.rank_gpu[call->ranks[i]];
     struct coll_desc d = {coll_of(o->coll), o->bytes, n, gpus, 0, (int)o->group, g_replay.cfg.fab->topo->gpus_per_node};
     call->instance = coll_create(g_replay.cfg.fab, &g_replay.cfg.coll, &d, coll_member_done, coll_finished, call);
-    free(gpus);
     call->next = g_replay.calls[h];
     g_replay.calls[h] = call;
     link = &g_replay.calls[h];
@@ -263,7 +270,13 @@ static struct message *message_find(int src, int dst, long tag, int create)
       return m;
   if (!create)
     return NULL;
-  struct message *m = xmalloc(sizeof *m);
+  struct message *m = g_replay.free_messages;
+  if (m) {
+    g_replay.free_messages = m->next;
+    memset(m, 0, sizeof *m);
+  } else {
+    m = xmalloc(sizeof *m);
+  }
   m->src = src;
   m->dst = dst;
   m->tag = tag;
@@ -280,12 +293,14 @@ static void message_forget(struct message *m)
   while (*link != m)
     link = &(*link)->next;
   *link = m->next;
-  free(m);
+  m->next = g_replay.free_messages;
+  g_replay.free_messages = m;
 }
 
 struct send_ctx {
   int rank, op;
   struct message *msg;
+  struct send_ctx *free_next;
 };
 
 static void send_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
@@ -303,7 +318,8 @@ static void send_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
     message_forget(m);
     op_done(receiver, op);
   }
-  free(sc);
+  sc->free_next = g_replay.free_sends;
+  g_replay.free_sends = sc;
 }
 
 static void send_issue(struct rank_state *r, int op)
@@ -313,8 +329,12 @@ static void send_issue(struct rank_state *r, int op)
   struct message *m = message_find(r->rank, peer, o->tag, 1);
   m->sent = 1;
   m->sent_s = g_replay.cfg.fab->now;
-  struct send_ctx *sc = xmalloc(sizeof *sc);
-  *sc = (struct send_ctx){r->rank, op, m};
+  struct send_ctx *sc = g_replay.free_sends;
+  if (sc)
+    g_replay.free_sends = sc->free_next;
+  else
+    sc = xmalloc(sizeof *sc);
+  *sc = (struct send_ctx){r->rank, op, m, NULL};
   struct replay_coll_stats *st = &g_replay.p2p[o->group];
   st->count++;
   st->bytes += o->bytes;
@@ -775,6 +795,19 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
       free(m);
     }
   }
+  while (g_replay.free_messages) {
+    struct message *m = g_replay.free_messages;
+    g_replay.free_messages = m->next;
+    free(m);
+  }
+  while (g_replay.free_sends) {
+    struct send_ctx *sc = g_replay.free_sends;
+    g_replay.free_sends = sc->free_next;
+    free(sc);
+  }
+  free(g_replay.gpus_scratch);
+  g_replay.gpus_scratch = NULL;
+  g_replay.gpus_scratch_n = 0;
   free(g_replay.ranks);
   if (g_replay.cfg.progress)
     fprintf(stderr, "\n");
