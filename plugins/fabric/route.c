@@ -16,11 +16,14 @@ int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int 
       out[count++] = port;
     return count;
   }
-  case TOPO_NVSWITCH:
-    for (int p = n->first_port; p < n->first_port + n->port_count && count < max; p++)
-      if (t->ports[p].peer_node == dst_node)
-        out[count++] = p;
+  case TOPO_NVSWITCH: {
+    /* A GPU has at most one NVLink port (topo_finalize): the only port of an NVSwitch toward
+     * it is the way back of that port, if it ends here. */
+    int up = t->gpu_nvl_port[dst_gpu];
+    if (up >= 0 && t->ports[up].peer_node == node && count < max)
+      out[count++] = t->ports[up].peer_port;
     return count;
+  }
   case TOPO_SWITCH:
   default:
     break;
