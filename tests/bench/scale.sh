@@ -1,14 +1,14 @@
 #!/bin/sh
-# Scale benchmarks of the whole tool (docs/performance.md, sections B1, B2, B3): every case is one
+# Scale benchmarks of the whole tool (docs/performance.md, sections B1, B2, B3, B4): every case is one
 # `sgfabric` process under /usr/bin/time -v, repeated --reps times; the median wall time and max
 # RSS are printed with the run's events (summary.json counters.events), events per second and its
 # simulated result. Every repetition's summary.json is compared (cmp) with the first one's: the
 # `same` column says whether the reruns were byte-identical.
 #
-#   tests/bench/scale.sh [BUILD_DIR] [--reps N] [--only b1,b2,compare,b3] [--work DIR]
+#   tests/bench/scale.sh [BUILD_DIR] [--reps N] [--only b1,b2,compare,b3,b4] [--work DIR]
 #                        [--b1-sizes "64 512 1024"] [--b1-fidelities "flow packet"]
 #                        [--b3-sizes "1280 2560 5120 10240"] [--fabrics "ideal ib roce"]
-#                        [--timeout SECONDS]
+#                        [--b4-gpus N] [--timeout SECONDS]
 #
 # BUILD_DIR defaults to build-rel at the top of the source tree (configured as a Release build if
 # it has no CMakeCache.txt; `sgfabric` and the generated platforms/ft3-10240.xml are brought up to
@@ -22,7 +22,11 @@
 #       BUILD_DIR/platforms/ft3-10240.xml at flow fidelity, each fabric;
 #   compare  the same job through `sgfabric compare` (ib and roce in parallel), once;
 #   B3  the same job at 1,280 ... 10,240 GPUs (dp = gpus/128, global batch 16 x dp) on 3-tier
-#       rail-optimized fat-trees (radix 64) at flow fidelity; 10,240 reuses B2's rows.
+#       rail-optimized fat-trees (radix 64) at flow fidelity; 10,240 reuses B2's rows;
+#   B4  the default job of `sgfabric compare --gpus 10240`: GPT-3 175B, tp 8, pp 8, dp 160, the
+#       default global batch (32 micro-batches), on the platform compare generates (sgfabric
+#       platform --gpus 10240 --radix 64 --rail-optimized --tiers 3), flow fidelity, each fabric
+#       (--b4-gpus N: the same job on N GPUs, dp = N/64, e.g. a quick 1280).
 #
 # --timeout S stops a run after S seconds (timeout(1)); the case is reported as timed out, its
 # remaining repetitions are skipped and the other cases go on.
@@ -35,13 +39,14 @@ if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
   shift
 fi
 reps=3
-only=b1,b2,compare,b3
+only=b1,b2,compare,b3,b4
 work=
 b1_sizes="64 512 1024"
 b1_fids="flow packet"
 b3_sizes="1280 2560 5120 10240"
 fabrics="ideal ib roce"
 limit=0
+b4_gpus=10240
 while [ $# -gt 0 ]; do
   case $1 in
     --reps) reps=$2; shift 2 ;;
@@ -52,7 +57,8 @@ while [ $# -gt 0 ]; do
     --b3-sizes) b3_sizes=$2; shift 2 ;;
     --fabrics) fabrics=$2; shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --b4-gpus) b4_gpus=$2; shift 2 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -196,6 +202,15 @@ elif cmd == "table":
                     fab, a["gpus"], b["gpus"], e(T1, T2, a["gpus"], b["gpus"]),
                     e(a["events"], b["events"], T1, T2), e(a["wall"], b["wall"], T1, T2),
                     e(a["wall"], b["wall"], a["gpus"], b["gpus"]), e(a["rss"], b["rss"], a["gpus"], b["gpus"]), nlogn))
+    b4 = [r for r in rows if r["kind"] == "b4"]
+    if b4:
+        print("\nB4: GPT-3 175B, tp 8, pp 8, 32 micro-batches (compare's default job), flow fidelity (medians of %d)" % b4[0]["reps"])
+        print("| GPUs | fabric | wall (s) | max RSS (MB) | events | events/s | iteration (s) | MFU | reruns identical |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
+        for r in b4:
+            print("| %d | %s | %.2f | %.0f | %d | %.2f M | %.4f | %.2f %% | %s |" % (
+                r["gpus"], r["fabric"], r["wall"], r["rss"], r["events"], r["events"] / r["wall"] / 1e6,
+                r["iteration_s"], 100 * r["mfu"], r["same"]))
     for r in rows:
         if r["kind"] == "timeout":
             print("%s: not finished within %d s" % (r["name"], r["limit"]))
@@ -342,6 +357,19 @@ if want b3; then
       run_case "gpt3-$g-$fab" gpt3 "$reps" "$sgf" run --platform "$plat" \
         --workload "$work/in/gpt3-$g.trace" --fabric "$fab" --fidelity flow --seed 1
     done
+  done
+fi
+
+if want b4; then
+  g=$b4_gpus
+  echo "== B4: GPT-3 175B, $g GPUs, tp 8, pp 8, dp $((g / 64)), 32 micro-batches (compare's default job), flow fidelity"
+  tiers=2
+  [ "$g" -gt 2048 ] && tiers=3
+  "$sgf" platform --gpus "$g" --radix 64 --rail-optimized --tiers $tiers -o "$work/in/compare-$g.xml" >/dev/null
+  "$sgf" workload --model gpt3-175b --gpus "$g" --tp 8 --pp 8 -o "$work/in/gpt3-$g-pp8.trace" >/dev/null
+  for fab in $fabrics; do
+    run_case "b4-gpt3-$g-pp8-$fab" b4 "$reps" "$sgf" run --platform "$work/in/compare-$g.xml" \
+      --workload "$work/in/gpt3-$g-pp8.trace" --fabric "$fab" --fidelity flow --seed 1 --no-progress
   done
 fi
 
