@@ -17,6 +17,46 @@ struct xfer {
   int succ_count;
 };
 
+struct ring { int first, count, finished; }; /* pipelined rings: consecutive edges */
+struct member_ref { struct coll_instance *c; int member; }; /* timer contexts */
+
+/* The dataflow graph of a collective, as built: a function of the collective's description, not
+ * of its GPUs. The description (the cache key) is every input of build(): kind, bytes, member
+ * count, root, parameters (algorithm, channels, chunk size, ring mode), the protocol chosen for
+ * the call (its wire bytes) and its two step latencies, and of the GPUs only what the graph reads:
+ * which members share a node under the collective's gpus_per_node (when the hierarchical
+ * all-reduce is tried) and, when the NVLink and network step latencies differ, which pairs of
+ * members the fabric joins by NVLink (each transfer's step latency). Built once per distinct
+ * description and shared read-only by its instances (struct shape_cache); each instance copies
+ * only what it changes (the transfers' counters, the rings' progress, the members' remaining
+ * transfers). */
+struct coll_shape {
+  /* the description it was built for (the cache key) */
+  enum coll_kind kind;
+  enum coll_algo param_algo;
+  enum coll_proto proto;
+  int pipelined_rings, channels, n, root, gpus_per_node;
+  double bytes, chunk_bytes;
+  double step_nvlink_s, step_net_s; /* the protocol's step latencies */
+  int *node_of; /* [n] when hierarchical is tried: node (first appearance, gpus_per_node) of each member */
+  int *loc;     /* [n] when the step latencies differ: 2 x the member's fabric node (first appearance)
+                   + 1 if its GPU has an NVLink port (same_node's inputs) */
+  uint64_t hash;
+  struct coll_shape *next; /* cache chain */
+  /* the graph */
+  enum coll_algo algo;
+  struct xfer *x;
+  int nx, cap_x;
+  int *edge_from, *edge_to; /* predecessor edges collected while building */
+  int n_edges, cap_edges;
+  int *succ;
+  int *member_first, *member_xfers; /* CSR: transfers each member sends or receives */
+  int *remaining;    /* per member: transfers, the initial value of an instance's counter */
+  struct ring *rings;
+  int n_rings, cap_rings;
+  size_t bytes_used; /* memory of its arrays (the cache's bound) */
+};
+
 struct coll_instance {
   struct fabric *fab;
   enum coll_kind kind;
@@ -29,20 +69,18 @@ struct coll_instance {
   int *gpus;
   int tag;
   double bytes;
-  struct xfer *x;
-  int nx, cap_x;
-  int *edge_from, *edge_to; /* predecessor edges collected while building */
-  int n_edges, cap_edges;
-  int *succ;
-  int *member_first, *member_xfers; /* CSR: transfers each member sends or receives */
+  const struct coll_shape *shape;
+  struct coll_shape *own_shape; /* a shape the cache did not keep: freed with the instance */
+  struct xfer *x;    /* copies of the shape's, with this instance's counters */
+  int nx;
+  const int *succ;
+  const int *member_first, *member_xfers;
   int *remaining;    /* per member: transfers not done */
   uint8_t *joined;
-  struct member_ref { struct coll_instance *c; int member; } *refs; /* timer contexts */
+  struct member_ref *refs;
   int joined_count, done_count;
   double start_s;
-  int pipelined_rings;
-  struct ring { int first, count, finished; } *rings; /* pipelined rings: consecutive edges */
-  int n_rings, cap_rings;
+  struct ring *rings;
   coll_done_fn done;
   coll_finish_fn finish;
   void *ctx;
@@ -104,6 +142,14 @@ static double hop_sync(const struct coll_instance *c, int a, int b)
   return same_node(c->fab, c->gpus[a], c->gpus[b]) ? c->step_nvlink_s : c->step_net_s;
 }
 
+/* The protocol's step latency between two members of a shape (hop_sync from the description). */
+static double shape_hop_sync(const struct coll_shape *c, int a, int b)
+{
+  if (c->loc == NULL) /* both latencies are the same */
+    return c->step_net_s;
+  return (c->loc[a] >> 1) == (c->loc[b] >> 1) && (c->loc[a] & 1) ? c->step_nvlink_s : c->step_net_s;
+}
+
 /* Payload rate of the first hop between two members (NVLink or the NIC): the tuner's bandwidth. */
 static double hop_rate(const struct fabric *fab, int gpu_a, int gpu_b)
 {
@@ -131,19 +177,19 @@ static void *xrealloc(void *p, size_t bytes)
   return q;
 }
 
-static int add_xfer(struct coll_instance *c, int src, int dst, double bytes)
+static int add_xfer(struct coll_shape *c, int src, int dst, double bytes)
 {
   if (c->nx == c->cap_x) {
     c->cap_x = c->cap_x ? 2 * c->cap_x : 64;
     c->x = xrealloc(c->x, (size_t)c->cap_x * sizeof *c->x);
   }
-  c->x[c->nx] = (struct xfer){.owner = c, .src = src, .dst = dst, .bytes = coll_wire_bytes(c->proto, bytes),
-                              .later_steps = 0, .sync_s = hop_sync(c, src, dst), .ring = -1, .waiting = 2};
+  c->x[c->nx] = (struct xfer){.owner = NULL, .src = src, .dst = dst, .bytes = coll_wire_bytes(c->proto, bytes),
+                              .later_steps = 0, .sync_s = shape_hop_sync(c, src, dst), .ring = -1, .waiting = 2};
   return c->nx++;
 }
 
 /* to waits for from; a negative from (no such transfer) adds nothing. */
-static void add_edge(struct coll_instance *c, int from, int to)
+static void add_edge(struct coll_shape *c, int from, int to)
 {
   if (from < 0 || to < 0)
     return;
@@ -176,7 +222,7 @@ static double ring_chunk(double total, int k, int i, int s)
 /* A ring over members order[0..k) of `steps` steps; the data, `total` bytes, is cut in k chunks
  * (ring_chunk). A member's first send waits for entry (its previous phase). Writes the member's
  * last transfers of this ring into exit. */
-static void build_ring(struct coll_instance *c, const int *order, int k, int steps, double total,
+static void build_ring(struct coll_shape *c, const int *order, int k, int steps, double total,
                        const struct phase_exit *entry, struct phase_exit *exit)
 {
   if (k < 2 || steps < 1)
@@ -187,7 +233,7 @@ static void build_ring(struct coll_instance *c, const int *order, int k, int ste
    * lockstep and its pipelined form pay the same. */
   double sync = 0;
   for (int i = 0; i < k; i++)
-    sync += hop_sync(c, order[i], order[(i + 1) % k]);
+    sync += shape_hop_sync(c, order[i], order[(i + 1) % k]);
   sync /= k;
   if (c->pipelined_rings) {
     /* The ring moves in lockstep: every edge ends when the slowest one has (struct ring). */
@@ -253,7 +299,7 @@ static void build_ring(struct coll_instance *c, const int *order, int k, int ste
 
 /* Pipelined binary tree all-reduce over order[0..k) (heap-shaped: parent of i is (i-1)/2):
  * reduce chunks up to order[0], then broadcast them down. */
-static void build_tree(struct coll_instance *c, const int *order, int k, double bytes, double chunk_bytes)
+static void build_tree(struct coll_shape *c, const int *order, int k, double bytes, double chunk_bytes)
 {
   if (k < 2)
     return;
@@ -295,7 +341,7 @@ static void build_tree(struct coll_instance *c, const int *order, int k, double 
 }
 
 /* Pipelined chain from the root: member i forwards chunk j once it has it. */
-static void build_chain(struct coll_instance *c, const int *order, int k, double bytes, double chunk_bytes)
+static void build_chain(struct coll_shape *c, const int *order, int k, double bytes, double chunk_bytes)
 {
   int chunks = (int)(bytes / chunk_bytes);
   if (chunks < 1)
@@ -319,21 +365,14 @@ static void build_chain(struct coll_instance *c, const int *order, int k, double
 
 /* Hierarchical all-reduce: every node must hold the same number of members. Returns 0, or -1
  * when the group is not regular (the caller falls back to a ring). */
-static int build_hierarchical(struct coll_instance *c, int gpus_per_node, double bytes, int channel_count)
+static int build_hierarchical(struct coll_shape *c, double bytes, int channel_count)
 {
   int n = c->n;
-  int *node_of = malloc(sizeof(int) * (size_t)n);
+  const int *node_of = c->node_of; /* node numbers in order of first appearance */
   int nodes = 0, per_node = 0;
-  int *node_ids = malloc(sizeof(int) * (size_t)n);
-  for (int i = 0; i < n; i++) {
-    int node = c->gpus[i] / gpus_per_node;
-    int k;
-    for (k = 0; k < nodes && node_ids[k] != node; k++)
-      ;
-    if (k == nodes)
-      node_ids[nodes++] = node;
-    node_of[i] = k;
-  }
+  for (int i = 0; i < n; i++)
+    if (node_of[i] + 1 > nodes)
+      nodes = node_of[i] + 1;
   int *count = calloc((size_t)nodes, sizeof(int));
   for (int i = 0; i < n; i++)
     count[node_of[i]]++;
@@ -342,8 +381,6 @@ static int build_hierarchical(struct coll_instance *c, int gpus_per_node, double
   for (int k = 0; k < nodes; k++)
     regular &= count[k] == per_node;
   if (!regular) {
-    free(node_of);
-    free(node_ids);
     free(count);
     return -1;
   }
@@ -386,8 +423,6 @@ static int build_hierarchical(struct coll_instance *c, int gpus_per_node, double
   free(after_ar.last_recv);
   free(local);
   free(fill);
-  free(node_of);
-  free(node_ids);
   free(count);
   return 0;
 }
@@ -524,18 +559,18 @@ static void set_protocol(struct coll_instance *c, const struct coll_params *p, c
   c->start_delay_s = p->launch_s + p->base_latency_s[best];
 }
 
-static void build(struct coll_instance *c, const struct coll_params *p, const struct coll_desc *d)
+static void build(struct coll_shape *c)
 {
   int n = c->n;
   int *order = malloc(sizeof(int) * (size_t)n);
   for (int i = 0; i < n; i++)
     order[i] = i;
-  int channels = p->channels > 0 ? p->channels : 1;
-  switch (d->kind) {
+  int channels = c->channels;
+  switch (c->kind) {
   case COLL_ALLREDUCE:
-    c->algo = p->algo;
+    c->algo = c->param_algo;
     if (c->algo == COLL_ALGO_AUTO || c->algo == COLL_ALGO_HIERARCHICAL) {
-      if (d->gpus_per_node > 0 && build_hierarchical(c, d->gpus_per_node, d->bytes, channels) == 0) {
+      if (c->node_of != NULL && build_hierarchical(c, c->bytes, channels) == 0) {
         c->algo = COLL_ALGO_HIERARCHICAL;
         break;
       }
@@ -548,36 +583,36 @@ static void build(struct coll_instance *c, const struct coll_params *p, const st
       for (int i = 0; i < n; i++)
         mirror[i] = n - 1 - i;
       for (int ch = 0; ch < channels; ch++) {
-        double share = share_of(d->bytes, channels, ch);
-        build_tree(c, order, n, share_of(share, 2, 0), p->chunk_bytes);
-        build_tree(c, mirror, n, share_of(share, 2, 1), p->chunk_bytes);
+        double share = share_of(c->bytes, channels, ch);
+        build_tree(c, order, n, share_of(share, 2, 0), c->chunk_bytes);
+        build_tree(c, mirror, n, share_of(share, 2, 1), c->chunk_bytes);
       }
       free(mirror);
       break;
     }
     for (int ch = 0; ch < channels; ch++)
-      build_ring(c, order, n, 2 * (n - 1), share_of(d->bytes, channels, ch), NULL, NULL);
+      build_ring(c, order, n, 2 * (n - 1), share_of(c->bytes, channels, ch), NULL, NULL);
     break;
   case COLL_REDUCE_SCATTER:
   case COLL_ALLGATHER:
     c->algo = COLL_ALGO_RING;
     for (int ch = 0; ch < channels; ch++)
-      build_ring(c, order, n, n - 1, share_of(d->bytes, channels, ch), NULL, NULL);
+      build_ring(c, order, n, n - 1, share_of(c->bytes, channels, ch), NULL, NULL);
     break;
   case COLL_ALLTOALL:
     c->algo = COLL_ALGO_RING; /* reported as "pairwise" */
     for (int i = 0; i < n; i++)
       for (int j = 0; j < n; j++)
         if (i != j)
-          add_xfer(c, i, j, share_of(d->bytes, n, j));
+          add_xfer(c, i, j, share_of(c->bytes, n, j));
     break;
   case COLL_BROADCAST:
   default: {
     c->algo = COLL_ALGO_RING;
     for (int i = 0; i < n; i++)
-      order[i] = (d->root + i) % n;
+      order[i] = (c->root + i) % n;
     for (int ch = 0; ch < channels; ch++)
-      build_chain(c, order, n, share_of(d->bytes, channels, ch), p->chunk_bytes);
+      build_chain(c, order, n, share_of(c->bytes, channels, ch), c->chunk_bytes);
     break;
   }
   }
@@ -585,7 +620,7 @@ static void build(struct coll_instance *c, const struct coll_params *p, const st
 }
 
 /* Successor lists and per-member transfer lists (CSR), from the collected edges. */
-static void index_graph(struct coll_instance *c)
+static void index_graph(struct coll_shape *c)
 {
   int *count = calloc((size_t)c->nx + 1, sizeof(int));
   for (int e = 0; e < c->n_edges; e++)
@@ -625,49 +660,266 @@ static void index_graph(struct coll_instance *c)
     c->remaining[m] = c->member_first[m + 1] - c->member_first[m];
 }
 
+static void shape_free(struct coll_shape *c)
+{
+  if (c == NULL)
+    return;
+  free(c->node_of);
+  free(c->loc);
+  free(c->x);
+  free(c->edge_from);
+  free(c->edge_to);
+  free(c->succ);
+  free(c->member_first);
+  free(c->member_xfers);
+  free(c->remaining);
+  free(c->rings);
+  free(c);
+}
+
+/* The shapes built so far, by description: a collective repeated over and over (a layer's
+ * tensor-parallel all-reduce, every micro-batch) is built once. Bounded: past the bound, new
+ * descriptions are built for their instance alone. Never freed (reachable until exit). */
+#define SHAPE_TABLE_SIZE 1024
+#define SHAPE_CACHE_MAX_BYTES ((size_t)256 << 20)
+static struct {
+  struct coll_shape *table[SHAPE_TABLE_SIZE];
+  size_t bytes;
+} g_shapes;
+
+static uint64_t mix64(uint64_t h, uint64_t v)
+{
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  return h ^ (h >> 29);
+}
+
+static uint64_t double_bits(double v)
+{
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+static int same_ints(const int *a, const int *b, int n)
+{
+  if ((a == NULL) != (b == NULL))
+    return 0;
+  return a == NULL || n <= 0 || memcmp(a, b, sizeof(int) * (size_t)n) == 0;
+}
+
+static int same_description(const struct coll_shape *a, const struct coll_shape *b)
+{
+  return a->hash == b->hash && a->kind == b->kind && a->param_algo == b->param_algo && a->proto == b->proto &&
+         a->pipelined_rings == b->pipelined_rings && a->channels == b->channels && a->n == b->n &&
+         a->root == b->root && a->gpus_per_node == b->gpus_per_node &&
+         double_bits(a->bytes) == double_bits(b->bytes) && double_bits(a->chunk_bytes) == double_bits(b->chunk_bytes) &&
+         double_bits(a->step_nvlink_s) == double_bits(b->step_nvlink_s) &&
+         double_bits(a->step_net_s) == double_bits(b->step_net_s) && same_ints(a->node_of, b->node_of, a->n) &&
+         same_ints(a->loc, b->loc, a->n);
+}
+
+/* Writes, for each of the n GPUs, the number of its node (gpu / per_node) in order of first
+ * appearance. scratch: [n]. */
+static void number_nodes(const int *gpus, int n, int per_node, int *out, int *scratch)
+{
+  int nodes = 0, last_node = -1, last_k = -1, max_node = -1;
+  for (int i = 0; i < n; i++) {
+    int node = gpus[i] / per_node, k;
+    if (node == last_node) {
+      k = last_k;
+    } else if (node > max_node) { /* not seen yet: members usually come in GPU order */
+      k = nodes;
+      scratch[nodes++] = node;
+    } else {
+      for (k = 0; k < nodes && scratch[k] != node; k++)
+        ;
+      if (k == nodes)
+        scratch[nodes++] = node;
+    }
+    if (node > max_node)
+      max_node = node;
+    last_node = node;
+    last_k = k;
+    out[i] = k;
+  }
+}
+
+static int *xmalloc_ints(int n)
+{
+  int *p = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+  if (p == NULL)
+    abort();
+  return p;
+}
+
+/* The description of a collective (see struct coll_shape) whose protocol is c's (set_protocol). */
+static void describe(struct coll_shape *key, const struct coll_instance *c, const struct coll_params *p,
+                     const struct coll_desc *d)
+{
+  struct fabric *fab = c->fab;
+  memset(key, 0, sizeof *key);
+  key->kind = d->kind;
+  key->param_algo = p->algo;
+  key->proto = c->proto;
+  key->pipelined_rings = p->ring_mode == COLL_RING_PIPELINED ||
+                         (p->ring_mode == COLL_RING_AUTO && fab->fidelity == FAB_FIDELITY_FLOW);
+  key->channels = p->channels > 0 ? p->channels : 1;
+  key->n = d->n;
+  key->root = d->kind == COLL_BROADCAST ? d->root : 0;
+  key->bytes = d->bytes;
+  key->chunk_bytes = p->chunk_bytes;
+  key->step_nvlink_s = c->step_nvlink_s;
+  key->step_net_s = c->step_net_s;
+  int buildable = d->n > 1 && d->bytes > 0;
+  int *scratch = NULL;
+  if (buildable && d->kind == COLL_ALLREDUCE && (p->algo == COLL_ALGO_AUTO || p->algo == COLL_ALGO_HIERARCHICAL) &&
+      d->gpus_per_node > 0) {
+    scratch = xmalloc_ints(d->n);
+    key->gpus_per_node = d->gpus_per_node;
+    key->node_of = xmalloc_ints(d->n);
+    number_nodes(d->gpus, d->n, d->gpus_per_node, key->node_of, scratch);
+  }
+  if (buildable && double_bits(c->step_nvlink_s) != double_bits(c->step_net_s)) {
+    const struct topo *t = fab->topo;
+    if (scratch == NULL)
+      scratch = xmalloc_ints(d->n);
+    key->loc = xmalloc_ints(d->n);
+    if (t->gpus_per_node > 0) {
+      number_nodes(d->gpus, d->n, t->gpus_per_node, key->loc, scratch);
+      for (int i = 0; i < d->n; i++)
+        key->loc[i] = 2 * key->loc[i] + (t->gpu_nvl_port[d->gpus[i]] >= 0);
+    } else {
+      for (int i = 0; i < d->n; i++)
+        key->loc[i] = 0; /* no node: every hop is a network one */
+    }
+  }
+  free(scratch);
+  uint64_t h = mix64(0, (uint64_t)key->kind);
+  h = mix64(h, (uint64_t)key->param_algo);
+  h = mix64(h, (uint64_t)key->proto);
+  h = mix64(h, (uint64_t)key->pipelined_rings);
+  h = mix64(h, (uint64_t)key->channels);
+  h = mix64(h, (uint64_t)key->n);
+  h = mix64(h, (uint64_t)key->root);
+  h = mix64(h, (uint64_t)key->gpus_per_node);
+  h = mix64(h, double_bits(key->bytes));
+  h = mix64(h, double_bits(key->chunk_bytes));
+  h = mix64(h, double_bits(key->step_nvlink_s));
+  h = mix64(h, double_bits(key->step_net_s));
+  if (key->node_of)
+    for (int i = 0; i < key->n; i++)
+      h = mix64(h, (uint64_t)key->node_of[i]);
+  h = mix64(h, key->loc != NULL);
+  if (key->loc)
+    for (int i = 0; i < key->n; i++)
+      h = mix64(h, (uint64_t)key->loc[i]);
+  key->hash = h;
+}
+
+/* The shape of the description in key (which it takes over): from the cache, or built. */
+static struct coll_shape *shape_get(struct coll_shape *key, int *cached)
+{
+  struct coll_shape **slot = &g_shapes.table[key->hash % SHAPE_TABLE_SIZE];
+  for (struct coll_shape *c = *slot; c; c = c->next)
+    if (same_description(c, key)) {
+      free(key->node_of);
+      free(key->loc);
+      *cached = 1;
+      return c;
+    }
+  struct coll_shape *c = malloc(sizeof *c);
+  if (c == NULL)
+    abort();
+  *c = *key;
+  if (c->n > 1 && c->bytes > 0)
+    build(c);
+  else
+    c->algo = COLL_ALGO_RING;
+  index_graph(c);
+  c->bytes_used = sizeof *c + sizeof(struct xfer) * (size_t)c->cap_x + sizeof(struct ring) * (size_t)c->cap_rings +
+                  sizeof(int) * ((size_t)c->n * 5 + (size_t)c->nx * 3 + 3);
+  if (g_shapes.bytes + c->bytes_used > SHAPE_CACHE_MAX_BYTES) {
+    *cached = 0;
+    return c;
+  }
+  g_shapes.bytes += c->bytes_used;
+  c->next = *slot;
+  *slot = c;
+  *cached = 1;
+  return c;
+}
+
 struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *p, const struct coll_desc *d,
                                   coll_done_fn done, coll_finish_fn finish, void *ctx)
 {
-  struct coll_instance *c = calloc(1, sizeof *c);
-  c->fab = fab;
+  /* The protocol first (it depends on the GPUs, through the hops' rates and latencies): the
+   * shape depends on it. */
+  struct coll_instance proto = {.fab = fab, .n = d->n, .gpus = (int *)d->gpus};
+  if (d->n > 1 && d->bytes > 0) {
+    set_protocol(&proto, p, d);
+  } else {
+    /* Nothing to move: no kernel, no cost (as NCCL returns at once on an empty buffer). */
+    proto.proto = p->proto == COLL_PROTO_AUTO ? COLL_PROTO_SIMPLE : p->proto;
+  }
+  struct coll_shape key;
+  describe(&key, &proto, p, d);
+  int cached;
+  struct coll_shape *shape = shape_get(&key, &cached);
+  /* One block: the instance, then its copies of the shape's transfers, the members' timer
+   * contexts, its copies of the shape's rings, the members' counters, GPUs and join flags. */
+  size_t n = d->n > 0 ? (size_t)d->n : 0, nx = (size_t)shape->nx, nr = (size_t)shape->n_rings;
+  size_t size = sizeof(struct coll_instance) + sizeof(struct xfer) * nx + sizeof(struct member_ref) * n +
+                sizeof(struct ring) * nr + sizeof(int) * 2 * n + n;
+  struct coll_instance *c = malloc(size);
+  if (c == NULL)
+    abort();
+  *c = proto;
+  char *next = (char *)(c + 1);
+  c->x = (struct xfer *)next;
+  next += sizeof(struct xfer) * nx;
+  c->refs = (struct member_ref *)next;
+  next += sizeof(struct member_ref) * n;
+  c->rings = (struct ring *)next;
+  next += sizeof(struct ring) * nr;
+  c->remaining = (int *)next;
+  next += sizeof(int) * n;
+  c->gpus = (int *)next;
+  next += sizeof(int) * n;
+  c->joined = (uint8_t *)next;
+  if (nx)
+    memcpy(c->x, shape->x, sizeof(struct xfer) * nx);
+  for (size_t t = 0; t < nx; t++)
+    c->x[t].owner = c;
+  if (nr)
+    memcpy(c->rings, shape->rings, sizeof(struct ring) * nr);
+  if (n) {
+    memcpy(c->remaining, shape->remaining, sizeof(int) * n);
+    memcpy(c->gpus, d->gpus, sizeof(int) * n);
+    memset(c->joined, 0, n);
+  }
+  for (size_t m = 0; m < n; m++)
+    c->refs[m] = (struct member_ref){c, (int)m};
   c->kind = d->kind;
-  c->n = d->n;
+  c->algo = shape->algo;
   c->tag = d->tag;
   c->bytes = d->bytes;
-  c->gpus = malloc(sizeof(int) * (size_t)d->n);
-  memcpy(c->gpus, d->gpus, sizeof(int) * (size_t)d->n);
-  c->joined = calloc((size_t)d->n, 1);
+  c->shape = shape;
+  c->own_shape = cached ? NULL : shape;
+  c->nx = shape->nx;
+  c->succ = shape->succ;
+  c->member_first = shape->member_first;
+  c->member_xfers = shape->member_xfers;
   c->done = done;
   c->finish = finish;
   c->ctx = ctx;
-  c->pipelined_rings = p->ring_mode == COLL_RING_PIPELINED ||
-                       (p->ring_mode == COLL_RING_AUTO && fab->fidelity == FAB_FIDELITY_FLOW);
-  c->refs = malloc(sizeof *c->refs * (size_t)d->n);
-  for (int m = 0; m < d->n; m++)
-    c->refs[m] = (struct member_ref){c, m};
-  if (d->n > 1 && d->bytes > 0) {
-    set_protocol(c, p, d);
-    build(c, p, d);
-  } else {
-    /* Nothing to move: no kernel, no cost (as NCCL returns at once on an empty buffer). */
-    c->algo = COLL_ALGO_RING;
-    c->proto = p->proto == COLL_PROTO_AUTO ? COLL_PROTO_SIMPLE : p->proto;
-  }
-  index_graph(c);
   return c;
 }
 
 static void instance_free(struct coll_instance *c)
 {
-  free(c->x);
-  free(c->rings);
-  free(c->succ);
-  free(c->member_first);
-  free(c->member_xfers);
-  free(c->remaining);
-  free(c->joined);
-  free(c->refs);
-  free(c->gpus);
+  shape_free(c->own_shape);
   free(c);
 }
 
