@@ -149,14 +149,17 @@ void *new_or_throw(std::size_t size)
 }
 } // namespace
 
-void *operator new(std::size_t size) { return new_or_throw(size); }
-void *operator new[](std::size_t size) { return new_or_throw(size); }
-void *operator new(std::size_t size, const std::nothrow_t &) noexcept { return small_alloc(size); }
-void *operator new[](std::size_t size, const std::nothrow_t &) noexcept { return small_alloc(size); }
-void operator delete(void *ptr) noexcept { small_free(ptr); }
-void operator delete[](void *ptr) noexcept { small_free(ptr); }
-void operator delete(void *ptr, std::size_t) noexcept { small_free(ptr); }
-void operator delete[](void *ptr, std::size_t) noexcept { small_free(ptr); }
-void operator delete(void *ptr, const std::nothrow_t &) noexcept { small_free(ptr); }
-void operator delete[](void *ptr, const std::nothrow_t &) noexcept { small_free(ptr); }
+// Never inlined: a tool that replaces the global new and delete (valgrind) must see every call,
+// or a block from its new would come back to small_free, which reads a header it does not have.
+#define SGF_ALLOC_FN __attribute__((noinline))
+SGF_ALLOC_FN void *operator new(std::size_t size) { return new_or_throw(size); }
+SGF_ALLOC_FN void *operator new[](std::size_t size) { return new_or_throw(size); }
+SGF_ALLOC_FN void *operator new(std::size_t size, const std::nothrow_t &) noexcept { return small_alloc(size); }
+SGF_ALLOC_FN void *operator new[](std::size_t size, const std::nothrow_t &) noexcept { return small_alloc(size); }
+SGF_ALLOC_FN void operator delete(void *ptr) noexcept { small_free(ptr); }
+SGF_ALLOC_FN void operator delete[](void *ptr) noexcept { small_free(ptr); }
+SGF_ALLOC_FN void operator delete(void *ptr, std::size_t) noexcept { small_free(ptr); }
+SGF_ALLOC_FN void operator delete[](void *ptr, std::size_t) noexcept { small_free(ptr); }
+SGF_ALLOC_FN void operator delete(void *ptr, const std::nothrow_t &) noexcept { small_free(ptr); }
+SGF_ALLOC_FN void operator delete[](void *ptr, const std::nothrow_t &) noexcept { small_free(ptr); }
 #endif
