@@ -61,6 +61,11 @@ int wl_layout_check(const struct wl_layout *l, char *err, size_t errlen)
     snprintf(err, errlen, "ep=%d does not divide dp=%d (EP is carved out of DP)", l->ep, l->dp);
     return -1;
   }
+  if ((long)l->pp * l->vpp > WL_MAX_VSTAGES) {
+    snprintf(err, errlen, "pp*vpp = %d*%d = %ld virtual pipeline stages, more than %d", l->pp, l->vpp,
+             (long)l->pp * l->vpp, WL_MAX_VSTAGES);
+    return -1;
+  }
   return 0;
 }
 

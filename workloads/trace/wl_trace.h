@@ -39,6 +39,9 @@
 #define WL_MAX_LAYERS 100000
 #define WL_MAX_MICROBATCHES 100000
 #define WL_MAX_OPS (1 << 22)
+/* Virtual pipeline stages (pp x vpp): the trace's 'stages' line lists three integers per stage
+ * and must stay within the reader's 65,534-character line (7 characters an entry at most). */
+#define WL_MAX_VSTAGES 2048
 
 /* Whether bytes is a transfer size a workload may carry: a whole number in 0..WL_MAX_BYTES. */
 int wl_bytes_valid(double bytes);
