@@ -65,7 +65,7 @@ static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow
       const struct fab_flow *f = flows[i];
       struct roce_fifo_flow *ff = &((struct roce_flow *)f->model_data)->fifo;
       double r = ff->in_Bps[1];
-      int marked = 0, mask = 0;
+      int mask = 0;
       for (int h = 1; h < f->hops; h++) {
         int p = f->path[h];
         if (h > 1) {
@@ -75,19 +75,16 @@ static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow
         double c = t->ports[p].rate_Bps;
         if (s->arrival_Bps[p] > c) {
           r *= c / s->arrival_Bps[p];
-          marked++;
           mask |= 1 << h;
         }
       }
-      ff->throttled = marked > 0;
-      ff->marked_hops = (uint8_t)marked;
       ff->marked_mask = (uint8_t)mask;
       /* A flow no saturated egress marks keeps its NIC share, the round robin of its NIC's QPs;
        * under DCQCN it is not marked, so it sends at that share of the line rate, not of the
        * floor. (Leaving such flows uncapped, max-min under DCQCN, put the 16-GPU all-to-all
        * at -6.5% against packet fidelity instead of -1.3%, and spread their completions: 2.3x
        * the CPU time on the 64-GPU all-to-all.) */
-      ff->share_Bps = marked == 0 && ff->inject > 0 && ff->inject < 1 ? ff->in_Bps[1] / ff->inject : r;
+      ff->share_Bps = mask == 0 && ff->inject > 0 && ff->inject < 1 ? ff->in_Bps[1] / ff->inject : r;
     }
     for (size_t i = 0; i < n; i++)
       for (int h = 1; h < flows[i]->hops; h++)

@@ -14,12 +14,12 @@
 /* Per flow, kept from pass to pass: only the components whose flow set changed are redone. */
 struct roce_fifo_flow {
   double in_Bps[ROUTE_MAX_HOPS]; /* its arrival rate at each hop >= 1 */
-  double share_Bps;              /* its FIFO share after its last hop (the line rate: no FIFO cap) */
+  double share_Bps;              /* its FIFO share after its last hop (not marked: its NIC share) */
   double inject;                 /* the fraction of its NIC share it injects: 1, or under DCQCN its
                                     floor fraction (roce_dcqcn_floor.h), set before the pass */
-  uint8_t throttled;             /* a saturated switch egress on its path (its FIFO queue builds) */
-  uint8_t marked_hops;           /* such egresses: under DCQCN each marks every packet (above Kmax) */
-  uint8_t marked_mask;           /* which hops (bit h: the egress path[h]) */
+  uint8_t marked_mask;           /* the saturated switch egresses on its path (bit h: path[h]): their
+                                    FIFO queues build, and under DCQCN each marks every packet
+                                    (above Kmax); 0: not throttled */
 };
 
 struct roce_fifo {

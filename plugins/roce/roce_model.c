@@ -397,7 +397,7 @@ static double paused_total(const struct fabric *fab)
 }
 
 /* name: {"switch->peer": value, ...} over the ports whose value is above 0 (rounded, with
- * integer). value(fab, values, port) reads it (values NULL: an empty map). */
+ * integer). value(fab, values, port) reads it (value NULL: an empty map). */
 typedef double (*port_value_fn)(const struct fabric *fab, const double *values, int port);
 static double value_at(const struct fabric *fab, const double *values, int port) { (void)fab; return values[port]; }
 static double peak_queue_at(const struct fabric *fab, const double *values, int port)
@@ -414,7 +414,7 @@ static void write_port_map(FILE *out, const char *in, const struct fabric *fab, 
   json_write_string(out, name);
   fprintf(out, ": {");
   int first = 1;
-  for (int p = 0; (values != NULL || value != value_at) && p < t->n_ports; p++) {
+  for (int p = 0; value != NULL && p < t->n_ports; p++) {
     double v = value(fab, values, p);
     if (integer)
       v = round(v);
@@ -475,10 +475,10 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
     fabric_write_counter(out, in, "fluid_transients", fluid, (double)rs->fluid.stats.transients);
     fabric_write_counter(out, in, "fluid_steps", fluid, (double)rs->fluid.stats.steps);
     if (fifo_est) {
-      write_port_map(out, in, fab, "ecn_marks_est_per_port", value_at, rs->cfg.ecn_enabled ? rs->est.port_marks : NULL,
-                     1);
-      write_port_map(out, in, fab, "pfc_paused_s_est_per_port", value_at,
-                     rs->cfg.pfc.enabled ? rs->est.port_paused_s : NULL, 0);
+      write_port_map(out, in, fab, "ecn_marks_est_per_port", rs->cfg.ecn_enabled ? value_at : NULL,
+                     rs->est.port_marks, 1);
+      write_port_map(out, in, fab, "pfc_paused_s_est_per_port", rs->cfg.pfc.enabled ? value_at : NULL,
+                     rs->est.port_paused_s, 0);
     }
   }
   write_port_map(out, in, fab, "peak_queue_per_port", peak_queue_at, NULL, 0);

@@ -189,7 +189,7 @@ void roce_spread_clear(struct roce_spread *s, struct fab_flow **flows, size_t n)
 int roce_spread_needed(const struct roce_spread *s, struct fab_flow **flows, size_t n)
 {
   for (size_t i = 0; i < n; i++) {
-    if (roce_fifo_of(flows[i])->throttled)
+    if (roce_fifo_of(flows[i])->marked_mask != 0)
       return 1;
     for (int h = 0; h < flows[i]->hops; h++)
       if (s->was_paused[flows[i]->path[h]])
