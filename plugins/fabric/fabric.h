@@ -156,6 +156,12 @@ struct fab_model {
   int (*choose_port)(struct fabric *fab, int node, const struct fab_packet *pkt, const int *cand, int n);
 
   /* --- flow engine --- */
+  /* A recomputation is about to share out the bandwidth of a component (its flows:
+   * fabric_recomputed_flows, bytes left up to date): the model may set their rate_cap_Bps
+   * directly, and the filling that follows applies them. Caps that depend only on the
+   * component's flows belong here: set after the filling (on_rates), they would need a second
+   * recomputation of the same component at the same date. */
+  void (*before_fill)(struct fabric *fab);
   /* Rates were recomputed (max-min under the caps): the model may inspect the active flows
    * (fabric_active_flows) and change caps, then call fabric_flow_caps_changed(). */
   void (*on_rates)(struct fabric *fab);

@@ -425,6 +425,8 @@ void flow_engine_recompute(struct fabric *fab)
       f->remaining = 0;
     f->last_s = fab->now;
   }
+  if (fab->model->before_fill)
+    fab->model->before_fill(fab);
   for (int u = 0; u < fe->n_ports; u++) {
     int p = fe->ports[u];
     fe->capacity_left[p] = fe->capacity[p];

@@ -80,7 +80,7 @@ static void set_injection(struct fabric *fab, struct roce_state *rs, struct fab_
                                             fabric_path_tail_latency(fab, f, 0));
 }
 
-void roce__flow_rates(struct fabric *fab, int after_recompute)
+void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
 {
   struct roce_state *rs = roce__state(fab);
   size_t n, n_recomputed;
@@ -92,18 +92,32 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
   int fluid = dcqcn && rs->cfg.fluid && fab->fidelity == FAB_FIDELITY_FLOW;
   int fifo = !fluid && rs->cfg.flow_fifo;
   int spreading_on = fifo && rs->cfg.pfc.enabled && rs->cfg.flow_spread;
-  /* Without FIFO shares, spreading or the fluid model the only cap is the loss goodput, a
-   * property of each flow: the flows just recomputed are enough. The fluid model looks at every
-   * active flow; FIFO shares and pause spreading only at the components just recomputed, the
-   * others keep theirs. */
-  int per_flow = !fifo && !fluid && !spreading_on;
   struct fab_flow **recomputed = fabric_recomputed_flows(fab, &n_recomputed);
   struct fab_flow **active = fabric_active_flows(fab, &n);
   size_t n_active = n;
+  /* Without the fluid model every cap depends only on the flows of a component (FIFO shares,
+   * spreading, loss), so they are set before its recomputation fills it; after, only the
+   * estimates, which follow the rates, remain. The fluid model integrates the rates the filling
+   * gives, so it sets its caps after (and they are applied by a second recomputation). */
+  if (when == ROCE_AFTER_FILL && !fluid) {
+    if (fifo)
+      for (size_t i = 0; i < n_recomputed; i++)
+        roce_est_flow_update(fab, &rs->est, recomputed[i]);
+    return;
+  }
+  if (when == ROCE_BEFORE_FILL && fluid)
+    return;
+  int after_recompute = when != ROCE_ON_TIMER;
+  int before_fill = when == ROCE_BEFORE_FILL;
+  /* Without FIFO shares, spreading or the fluid model the only cap is the loss goodput, a
+   * property of each flow: the flows about to be recomputed are enough. The fluid model looks at
+   * every active flow; FIFO shares and pause spreading only at the components recomputed, the
+   * others keep theirs. */
+  int per_flow = !fifo && !fluid && !spreading_on;
   if (!after_recompute)
     n_recomputed = 0, recomputed = NULL; /* a timer: no recomputation to follow */
-  /* The flows whose rates or FIFO state may have changed: those just recomputed, or on a timer
-   * every active flow. */
+  /* The flows whose rates or FIFO state may have changed: those recomputed, or on a timer every
+   * active flow. */
   struct fab_flow **touched = after_recompute ? recomputed : active;
   size_t n_touched = after_recompute ? n_recomputed : n_active;
   if (fifo && dcqcn)
@@ -111,10 +125,11 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
       set_injection(fab, rs, touched[i]);
   if (fifo) {
     roce_fifo_update(fab, &rs->fifo, after_recompute);
-    for (size_t i = 0; i < n_touched; i++)
-      roce_est_flow_update(fab, &rs->est, touched[i]);
+    if (!before_fill) /* before a filling, its rates are not known yet: updated after it */
+      for (size_t i = 0; i < n_touched; i++)
+        roce_est_flow_update(fab, &rs->est, touched[i]);
   }
-  /* Pause spreading looks at the components just recomputed (a pause and its victims share the
+  /* Pause spreading looks at the components recomputed (a pause and its victims share the
    * paused link, hence a component), and only if one of their flows crosses a saturated egress
    * or one of their links was paused: otherwise a pass finds nothing and changes no cap. */
   if (spreading_on)
@@ -150,7 +165,9 @@ void roce__flow_rates(struct fabric *fab, int after_recompute)
     if (spreading)
       cap = roce_spread_cap(fab, &rs->spread, f, cap);
     if (fabs(cap - f->rate_cap_Bps) > 1e-9 * (cap + f->rate_cap_Bps)) {
-      if (per_flow) {
+      if (before_fill) {
+        f->rate_cap_Bps = cap; /* the filling about to run applies it */
+      } else if (per_flow) {
         fabric_flow_set_cap(fab, f, cap);
       } else {
         f->rate_cap_Bps = cap;

@@ -175,10 +175,14 @@ void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
 int roce__may_send(struct fabric *fab, int port, int queue);
 void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int prio);
 void roce__series_add(struct roce_series *s, double t, double a, double b, double c, double interval);
-/* Flow fidelity: the caps of FIFO shares, pause spreading, loss and the fluid model. From
- * on_rates (after_recompute 1) the FIFO shares of the flows just recomputed are redone; from a
- * timer of the model (0), those of every active flow. */
-void roce__flow_rates(struct fabric *fab, int after_recompute);
+/* Flow fidelity: the caps of FIFO shares, pause spreading, loss and the fluid model, and the
+ * estimates that follow the rates. When it is called: */
+enum roce_flow_when {
+  ROCE_BEFORE_FILL, /* before_fill: the caps of the component about to be recomputed */
+  ROCE_AFTER_FILL,  /* on_rates: its rates are known (estimates; the fluid model's caps) */
+  ROCE_ON_TIMER,    /* a timer of the model: the caps of every active flow */
+};
+void roce__flow_rates(struct fabric *fab, enum roce_flow_when when);
 double roce__loss_goodput_factor(double p_link, int hops, double window_pkts);
 
 /* After roce__switch_init: whether every switch's PFC headroom (per port, times its ports) leaves

@@ -372,7 +372,7 @@ static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
   } else if (kind == ROCE_EV_SPREAD) {
     struct roce_state *rs = ptr;
     if (roce_spread_event_due(&rs->spread, fab->now))
-      roce__flow_rates(fab, 0);
+      roce__flow_rates(fab, ROCE_ON_TIMER);
   } else if (kind >= ROCE_EV_CNP) {
     struct roce_flow *rf = ptr;
     if (rf->gen != arg >> 4 || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)
@@ -383,7 +383,8 @@ static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
   }
 }
 
-static void roce_on_rates(struct fabric *fab) { roce__flow_rates(fab, 1); }
+static void roce_before_fill(struct fabric *fab) { roce__flow_rates(fab, ROCE_BEFORE_FILL); }
+static void roce_on_rates(struct fabric *fab) { roce__flow_rates(fab, ROCE_AFTER_FILL); }
 
 static double paused_total(const struct fabric *fab)
 {
@@ -516,6 +517,7 @@ static const struct fab_model g_roce_model = {
     .on_tx_done = roce_on_tx_done,
     .on_arrive = roce_on_arrive,
     .on_injected = roce_on_injected,
+    .before_fill = roce_before_fill,
     .on_rates = roce_on_rates,
     .on_event = roce_on_event,
     .write_counters = roce_write_counters,
