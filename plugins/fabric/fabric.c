@@ -390,9 +390,11 @@ static void watchdog_trip(struct fabric *fab, const struct fab_event *ev, const 
     break;
   }
   case FAB_EV_FLOW_START:
-  case FAB_EV_FLOW_DRAINED:
   case FAB_EV_FLOW_DONE:
     describe_flow(ev->ptr, what, sizeof what);
+    break;
+  case FAB_EV_FLOW_DRAINED:
+    snprintf(what, sizeof what, "the flows that drain at this date");
     break;
   default:
     snprintf(what, sizeof what, "argument %u", ev->arg);

@@ -68,7 +68,9 @@ struct fab_flow {
   double extra_latency_s; /* a model's delay added after draining (e.g. a standing queue it met) */
   double remaining;    /* bytes not yet drained at the current rate */
   double last_s;       /* date remaining was last brought up to date */
-  uint32_t version;    /* invalidates completion events scheduled under older rates */
+  double due_s;        /* flow engine: the date it drains at its current rate */
+  uint64_t due_seq;    /* flow engine: when that date was set (orders simultaneous drains) */
+  int32_t due_index;   /* flow engine: its place in the heap of completions (-1: none) */
   uint32_t visit;      /* flow engine: last recomputation that visited it */
   int32_t fill_index;  /* flow engine: its index in that recomputation's component */
   uint32_t cap_mark;   /* flow engine: last fabric_flow_caps_changed_for that reached it */

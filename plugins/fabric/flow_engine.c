@@ -5,9 +5,12 @@
  * freeze the flows crossing it, repeat. Rates change only when a flow starts or drains, and only
  * in the connected component (flows linked by shared ports) of the ports it touched: a
  * recomputation is scheduled once per date and visits just those components. A flow whose rate
- * is unchanged keeps its scheduled completion; the others get a new one (older ones are ignored
- * through the flow's version stamp). A drained flow completes after its path's tail latency, the
- * same latency the packet engine gives an uncongested transfer. */
+ * is unchanged keeps its drain date; the others get a new one, moved in place in the engine's
+ * heap of completions, which keeps one calendar event at its earliest date (a component whose
+ * rates all move at every completion, an all-to-all under FIFO shares, would otherwise leave a
+ * stale calendar event per flow and recomputation: 1.35 M events for 4,032 flows). A drained
+ * flow completes after its path's tail latency, the same latency the packet engine gives an
+ * uncongested transfer. */
 #include "fabric.h"
 
 #include <math.h>
@@ -46,6 +49,12 @@ struct flow_engine {
   uint8_t *frozen;            /* per component flow */
   struct fill_entry *fill;    /* progressive filling's heap of candidate bottlenecks */
   size_t n_fill, cap_fill;
+  /* completions: flows with a rate, a binary min-heap by (due_s, due_seq) */
+  struct fab_flow **due;
+  size_t n_due, cap_due;
+  uint64_t due_seq;           /* drain dates set so far: simultaneous drains go in this order */
+  uint32_t due_gen;           /* the calendar event armed last; older ones are stale */
+  double due_event_s;         /* its date, or -1 when none is armed */
 };
 
 /* A candidate bottleneck: a port at its current fair share, or a flow at its model cap. */
@@ -70,6 +79,7 @@ struct flow_engine *flow_engine_new(struct fabric *fab)
   fe->unfrozen = calloc(n, sizeof(int));
   fe->port_mark = calloc(n, sizeof(uint32_t));
   fe->mark_queue = calloc(n, sizeof(int));
+  fe->due_event_s = -1;
   return fe;
 }
 
@@ -93,6 +103,7 @@ void flow_engine_free(struct flow_engine *fe)
   free(fe->new_rate);
   free(fe->frozen);
   free(fe->fill);
+  free(fe->due);
   free(fe);
 }
 
@@ -124,6 +135,7 @@ void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
   flow->remaining = flow->bytes;
   flow->last_s = fab->now;
   flow->rate_Bps = 0;
+  flow->due_index = -1;
   for (int h = 0; h < flow->hops; h++) {
     int p = flow->path[h];
     struct port_flows *pf = &fe->on_port[p];
@@ -409,6 +421,100 @@ static void freeze(struct flow_engine *fe, size_t i, double rate)
   }
 }
 
+/* ---- the heap of completions ---- */
+
+static int due_before(const struct fab_flow *a, const struct fab_flow *b)
+{
+  return a->due_s < b->due_s || (a->due_s == b->due_s && a->due_seq < b->due_seq);
+}
+
+static void due_place(struct flow_engine *fe, struct fab_flow *f, size_t i)
+{
+  fe->due[i] = f;
+  f->due_index = (int32_t)i;
+}
+
+static void due_sift_up(struct flow_engine *fe, size_t i)
+{
+  struct fab_flow *f = fe->due[i];
+  while (i > 0 && due_before(f, fe->due[(i - 1) / 2])) {
+    due_place(fe, fe->due[(i - 1) / 2], i);
+    i = (i - 1) / 2;
+  }
+  due_place(fe, f, i);
+}
+
+static void due_sift_down(struct flow_engine *fe, size_t i)
+{
+  struct fab_flow *f = fe->due[i];
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= fe->n_due)
+      break;
+    if (c + 1 < fe->n_due && due_before(fe->due[c + 1], fe->due[c]))
+      c++;
+    if (!due_before(fe->due[c], f))
+      break;
+    due_place(fe, fe->due[c], i);
+    i = c;
+  }
+  due_place(fe, f, i);
+}
+
+static void due_remove(struct flow_engine *fe, struct fab_flow *f)
+{
+  size_t i = (size_t)f->due_index;
+  f->due_index = -1;
+  struct fab_flow *last = fe->due[--fe->n_due];
+  if (last == f)
+    return;
+  fe->due[i] = last;
+  last->due_index = (int32_t)i;
+  if (i > 0 && due_before(last, fe->due[(i - 1) / 2]))
+    due_sift_up(fe, i);
+  else
+    due_sift_down(fe, i);
+}
+
+/* The flow drains at date (its rate changed): its place in the heap moves. */
+static void due_set(struct flow_engine *fe, struct fab_flow *f, double date)
+{
+  f->due_s = date;
+  f->due_seq = ++fe->due_seq; /* the order separate calendar events would have had */
+  if (f->due_index < 0) {
+    if (fe->n_due == fe->cap_due) {
+      fe->cap_due = fe->cap_due ? 2 * fe->cap_due : 1024;
+      fe->due = realloc(fe->due, fe->cap_due * sizeof *fe->due);
+      if (fe->due == NULL)
+        abort();
+    }
+    due_place(fe, f, fe->n_due++);
+    due_sift_up(fe, (size_t)f->due_index);
+    return;
+  }
+  /* A later key than before (its seq grew): it can only move down, unless its date came
+   * earlier. */
+  size_t i = (size_t)f->due_index;
+  if (i > 0 && due_before(f, fe->due[(i - 1) / 2]))
+    due_sift_up(fe, i);
+  else
+    due_sift_down(fe, i);
+}
+
+/* One calendar event at the earliest completion: a new one when the earliest comes before the
+ * one armed (the older becomes stale); one armed too early finds nothing due and re-arms. */
+static void due_arm(struct fabric *fab)
+{
+  struct flow_engine *fe = fab->fe;
+  if (fe->n_due == 0)
+    return;
+  double first = fe->due[0]->due_s;
+  if (fe->due_event_s >= 0 && fe->due_event_s <= first)
+    return;
+  fe->due_event_s = first;
+  fabric_schedule(fab, first, FAB_EV_FLOW_DRAINED, ++fe->due_gen, NULL);
+}
+
 void flow_engine_recompute(struct fabric *fab)
 {
   struct flow_engine *fe = fab->fe;
@@ -474,16 +580,29 @@ void flow_engine_recompute(struct fabric *fab)
   }
   if (left > 0)
     abort(); /* cannot happen: every flow crosses a port of the component */
-  /* New completion dates for flows whose rate changed. */
+  /* New drain dates for flows whose rate changed. */
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = fe->flows[i];
     if (fe->new_rate[i] == f->rate_Bps)
       continue;
     f->rate_Bps = fe->new_rate[i];
-    f->version++;
     if (f->rate_Bps > 0)
-      fabric_schedule(fab, fab->now + f->remaining / f->rate_Bps, FAB_EV_FLOW_DRAINED, f->version, f);
+      due_set(fe, f, fab->now + f->remaining / f->rate_Bps);
+    else if (f->due_index >= 0)
+      due_remove(fe, f);
   }
+  due_arm(fab);
+}
+
+/* A drained flow leaves the active set; it completes after its path's tail latency. */
+static void flow_drained(struct fabric *fab, struct fab_flow *f)
+{
+  f->remaining = 0;
+  f->state = FLOW_DRAINED;
+  remove_active(fab->fe, f);
+  /* Store-and-forward, the train's largest packet sets the pace of the last hops. */
+  double largest_packet = f->bytes < fab->mtu ? f->bytes : fab->mtu;
+  fabric_schedule(fab, fab->now + fabric_path_tail_latency(fab, f, largest_packet) + f->extra_latency_s, FAB_EV_FLOW_DONE, 0, f);
 }
 
 void flow_engine_event(struct fabric *fab, const struct fab_event *ev)
@@ -496,19 +615,19 @@ void flow_engine_event(struct fabric *fab, const struct fab_event *ev)
     if (fab->model->on_rates)
       fab->model->on_rates(fab);
     break;
-  case FAB_EV_FLOW_DRAINED: {
-    struct fab_flow *f = ev->ptr;
-    if (f->version != ev->arg || f->state != FLOW_ACTIVE)
-      break;
-    f->remaining = 0;
-    f->state = FLOW_DRAINED;
-    remove_active(fe, f);
-    /* Store-and-forward, the train's largest packet sets the pace of the last hops. */
-    double largest_packet = f->bytes < fab->mtu ? f->bytes : fab->mtu;
-    fabric_schedule(fab, fab->now + fabric_path_tail_latency(fab, f, largest_packet) + f->extra_latency_s, FAB_EV_FLOW_DONE, 0, f);
-    request_recompute(fab);
+  case FAB_EV_FLOW_DRAINED:
+    if (ev->arg != fe->due_gen)
+      break; /* stale: an earlier completion was armed since */
+    fe->due_event_s = -1;
+    /* every flow due now, in the order their dates were set */
+    while (fe->n_due > 0 && fe->due[0]->due_s <= fab->now) {
+      struct fab_flow *f = fe->due[0];
+      due_remove(fe, f);
+      flow_drained(fab, f);
+      request_recompute(fab);
+    }
+    due_arm(fab);
     break;
-  }
   case FAB_EV_FLOW_DONE: {
     struct fab_flow *f = ev->ptr;
     f->delivered = f->bytes;
