@@ -47,8 +47,13 @@ struct flow_engine {
   int *unfrozen;              /* per port */
   double *new_rate;           /* per component flow */
   uint8_t *frozen;            /* per component flow */
-  struct fill_entry *fill;    /* progressive filling's heap of candidate bottlenecks */
-  size_t n_fill, cap_fill;
+  /* progressive filling's candidate bottlenecks: ports in a heap by (share, port), each once
+   * (fill_pos: its place, -1 if absent; fill_share: its key), capped flows in a sorted list */
+  int32_t *fill_heap;
+  size_t n_fill;
+  int32_t *fill_pos;
+  double *fill_share;
+  struct fill_entry *capped, *capped_tmp; /* per component flow */
   /* completions: flows with a rate, a binary min-heap by (due_s, due_seq) */
   struct fab_flow **due;
   size_t n_due, cap_due;
@@ -79,6 +84,11 @@ struct flow_engine *flow_engine_new(struct fabric *fab)
   fe->unfrozen = calloc(n, sizeof(int));
   fe->port_mark = calloc(n, sizeof(uint32_t));
   fe->mark_queue = calloc(n, sizeof(int));
+  fe->fill_heap = calloc(n, sizeof(int32_t));
+  fe->fill_pos = malloc(n * sizeof(int32_t));
+  fe->fill_share = calloc(n, sizeof(double));
+  for (size_t p = 0; fe->fill_pos != NULL && p < n; p++)
+    fe->fill_pos[p] = -1;
   fe->due_event_s = -1;
   return fe;
 }
@@ -102,7 +112,11 @@ void flow_engine_free(struct flow_engine *fe)
   free(fe->mark_queue);
   free(fe->new_rate);
   free(fe->frozen);
-  free(fe->fill);
+  free(fe->fill_heap);
+  free(fe->fill_pos);
+  free(fe->fill_share);
+  free(fe->capped);
+  free(fe->capped_tmp);
   free(fe->due);
   free(fe);
 }
@@ -351,6 +365,11 @@ static void collect_component(struct fabric *fab)
         fe->flows = realloc(fe->flows, fe->cap_flows * sizeof *fe->flows);
         fe->new_rate = realloc(fe->new_rate, fe->cap_flows * sizeof *fe->new_rate);
         fe->frozen = realloc(fe->frozen, fe->cap_flows);
+        fe->capped = realloc(fe->capped, fe->cap_flows * sizeof *fe->capped);
+        fe->capped_tmp = realloc(fe->capped_tmp, fe->cap_flows * sizeof *fe->capped_tmp);
+        if (fe->flows == NULL || fe->new_rate == NULL || fe->frozen == NULL || fe->capped == NULL ||
+            fe->capped_tmp == NULL)
+          abort();
       }
       fe->flows[fe->n_flows++] = f;
       for (int h = 0; h < f->hops; h++) {
@@ -364,51 +383,114 @@ static void collect_component(struct fabric *fab)
   }
 }
 
-static int fill_before(const struct fill_entry *a, const struct fill_entry *b)
+/* Sorts n capped-flow entries by (share, id), given in decreasing id order: a stable LSD radix
+ * sort on the bits of the share (positive doubles order like their bits), a byte at a time,
+ * passes whose byte is the same for every entry skipped (caps share most of their high bits).
+ * Linear, against qsort's n log n calls through a pointer, which cost more than the filling
+ * itself on an all-to-all. tmp holds n entries. */
+static void sort_capped(struct fill_entry *a, struct fill_entry *tmp, size_t n)
 {
-  return a->share < b->share || (a->share == b->share && a->id < b->id);
+  for (int shift = 0; shift < 64; shift += 8) {
+    size_t count[256] = {0};
+    for (size_t i = 0; i < n; i++) {
+      uint64_t bits;
+      memcpy(&bits, &a[i].share, sizeof bits);
+      count[(bits >> shift) & 0xFF]++;
+    }
+    uint64_t first;
+    if (n > 0) {
+      memcpy(&first, &a[0].share, sizeof first);
+      if (count[(first >> shift) & 0xFF] == n)
+        continue; /* one byte value: the order stays */
+    }
+    size_t start = 0;
+    for (int d = 0; d < 256; d++) {
+      size_t c = count[d];
+      count[d] = start;
+      start += c;
+    }
+    for (size_t i = 0; i < n; i++) {
+      uint64_t bits;
+      memcpy(&bits, &a[i].share, sizeof bits);
+      tmp[count[(bits >> shift) & 0xFF]++] = a[i];
+    }
+    memcpy(a, tmp, n * sizeof *a);
+  }
 }
 
-static void fill_push(struct flow_engine *fe, double share, int32_t id)
+/* ---- the heap of ports by fair share: each port once, its key moved in place ---- */
+
+static int port_before(const struct flow_engine *fe, int32_t a, int32_t b)
 {
-  if (fe->n_fill == fe->cap_fill) {
-    fe->cap_fill = fe->cap_fill ? 2 * fe->cap_fill : 1024;
-    fe->fill = realloc(fe->fill, fe->cap_fill * sizeof *fe->fill);
-    if (fe->fill == NULL)
-      abort();
-  }
-  struct fill_entry e = {share, id};
-  size_t i = fe->n_fill++;
-  while (i > 0 && fill_before(&e, &fe->fill[(i - 1) / 2])) {
-    fe->fill[i] = fe->fill[(i - 1) / 2];
+  return fe->fill_share[a] < fe->fill_share[b] || (fe->fill_share[a] == fe->fill_share[b] && a < b);
+}
+
+static void port_place(struct flow_engine *fe, int32_t p, size_t i)
+{
+  fe->fill_heap[i] = p;
+  fe->fill_pos[p] = (int32_t)i;
+}
+
+static void port_sift_up(struct flow_engine *fe, size_t i)
+{
+  int32_t p = fe->fill_heap[i];
+  while (i > 0 && port_before(fe, p, fe->fill_heap[(i - 1) / 2])) {
+    port_place(fe, fe->fill_heap[(i - 1) / 2], i);
     i = (i - 1) / 2;
   }
-  fe->fill[i] = e;
+  port_place(fe, p, i);
 }
 
-static struct fill_entry fill_pop(struct flow_engine *fe)
+static void port_sift_down(struct flow_engine *fe, size_t i)
 {
-  struct fill_entry top = fe->fill[0], last = fe->fill[--fe->n_fill];
-  size_t i = 0, n = fe->n_fill;
+  int32_t p = fe->fill_heap[i];
   for (;;) {
     size_t c = 2 * i + 1;
-    if (c >= n)
+    if (c >= fe->n_fill)
       break;
-    if (c + 1 < n && fill_before(&fe->fill[c + 1], &fe->fill[c]))
+    if (c + 1 < fe->n_fill && port_before(fe, fe->fill_heap[c + 1], fe->fill_heap[c]))
       c++;
-    if (!fill_before(&fe->fill[c], &last))
+    if (!port_before(fe, fe->fill_heap[c], p))
       break;
-    fe->fill[i] = fe->fill[c];
+    port_place(fe, fe->fill_heap[c], i);
     i = c;
   }
-  if (n > 0)
-    fe->fill[i] = last;
-  return top;
+  port_place(fe, p, i);
+}
+
+/* Port p's fair share is now share: in the heap, or moved in it. */
+static void port_set_share(struct flow_engine *fe, int32_t p, double share)
+{
+  double old = fe->fill_share[p];
+  fe->fill_share[p] = share;
+  if (fe->fill_pos[p] < 0) {
+    port_place(fe, p, fe->n_fill++);
+    port_sift_up(fe, (size_t)fe->fill_pos[p]);
+  } else if (share < old) {
+    port_sift_up(fe, (size_t)fe->fill_pos[p]);
+  } else {
+    port_sift_down(fe, (size_t)fe->fill_pos[p]);
+  }
+}
+
+static void port_remove(struct flow_engine *fe, int32_t p)
+{
+  size_t i = (size_t)fe->fill_pos[p];
+  fe->fill_pos[p] = -1;
+  int32_t last = fe->fill_heap[--fe->n_fill];
+  if (last == p)
+    return;
+  port_place(fe, last, i);
+  if (i > 0 && port_before(fe, last, fe->fill_heap[(i - 1) / 2]))
+    port_sift_up(fe, i);
+  else
+    port_sift_down(fe, i);
 }
 
 /* Freezes component flow i at rate: its ports lose that much capacity and one unfrozen flow,
- * and their new shares become candidates. */
-static void freeze(struct flow_engine *fe, size_t i, double rate)
+ * and their new shares become candidates (but for the bottleneck being frozen, bottleneck, out
+ * of the heap, whose flows all freeze at its share). */
+static void freeze(struct flow_engine *fe, size_t i, double rate, int bottleneck)
 {
   struct fab_flow *f = fe->flows[i];
   fe->frozen[i] = 1;
@@ -416,8 +498,10 @@ static void freeze(struct flow_engine *fe, size_t i, double rate)
   for (int h = 0; h < f->hops; h++) {
     int p = f->path[h];
     fe->capacity_left[p] -= rate;
-    if (--fe->unfrozen[p] > 0)
-      fill_push(fe, fe->capacity_left[p] / fe->unfrozen[p], p);
+    if (--fe->unfrozen[p] > 0 && p != bottleneck)
+      port_set_share(fe, p, fe->capacity_left[p] / fe->unfrozen[p]);
+    else if (fe->fill_pos[p] >= 0)
+      port_remove(fe, p);
   }
 }
 
@@ -540,40 +624,52 @@ void flow_engine_recompute(struct fabric *fab)
   }
   memset(fe->frozen, 0, n);
   /* Progressive filling over the component, bottleneck by bottleneck: a heap holds every port at
-   * its fair share (capacity left / flows not yet frozen) and every capped flow at its cap; the
-   * smallest freezes its flows, which lowers the capacity and the count of the ports they cross
-   * and pushes their new shares (a share only grows, so an entry older than its port's current
-   * share is stale and skipped). O(crossings x log ports) rather than one scan of the component
-   * per bottleneck level. */
+   * its fair share (capacity left / flows not yet frozen), a sorted list every capped flow at
+   * its cap; the smallest of the two heads freezes its flows, which lowers the capacity and the
+   * count of the ports they cross and moves their new shares in the heap (each port is in it
+   * once, at its current share). O(crossings x log ports) rather than one scan of the
+   * component per bottleneck level. The caps never move, so they are sorted once rather than
+   * pushed through a heap, and a port's share moves in place rather than being pushed again
+   * (under FIFO shares nearly every flow is capped, and a lazy heap of caps and superseded
+   * shares, 4 entries per flow, was most of a recomputation). Both are ordered by (share, id),
+   * a flow's id (-1 - its index) before any port's, so the flows freeze in the order one lazy
+   * heap of both gave. */
   fe->n_fill = 0;
   for (int u = 0; u < fe->n_ports; u++) {
     int p = fe->ports[u];
     if (fe->unfrozen[p] > 0)
-      fill_push(fe, fe->capacity_left[p] / fe->unfrozen[p], p);
+      port_set_share(fe, p, fe->capacity_left[p] / fe->unfrozen[p]);
   }
-  for (size_t i = 0; i < n; i++)
+  size_t n_capped = 0, next_capped = 0;
+  for (size_t i = n; i-- > 0;) /* decreasing index: increasing id */
     if (fe->flows[i]->rate_cap_Bps > 0)
-      fill_push(fe, fe->flows[i]->rate_cap_Bps, -1 - (int32_t)i);
+      fe->capped[n_capped++] = (struct fill_entry){fe->flows[i]->rate_cap_Bps, -1 - (int32_t)i};
+  sort_capped(fe->capped, fe->capped_tmp, n_capped);
   size_t left = n;
-  while (left > 0 && fe->n_fill > 0) {
-    struct fill_entry e = fill_pop(fe);
+  while (left > 0 && (fe->n_fill > 0 || next_capped < n_capped)) {
+    struct fill_entry e;
+    if (next_capped < n_capped &&
+        (fe->n_fill == 0 || fe->capped[next_capped].share <= fe->fill_share[fe->fill_heap[0]])) {
+      e = fe->capped[next_capped++]; /* a flow's id sorts before any port's at an equal share */
+    } else {
+      e = (struct fill_entry){fe->fill_share[fe->fill_heap[0]], fe->fill_heap[0]};
+      port_remove(fe, e.id);
+    }
     if (e.id < 0) {
       size_t i = (size_t)(-1 - e.id);
       if (!fe->frozen[i]) {
-        freeze(fe, i, e.share);
+        freeze(fe, i, e.share, -1);
         left--;
       }
       continue;
     }
     int p = e.id;
-    if (fe->unfrozen[p] == 0 || fe->capacity_left[p] / fe->unfrozen[p] != e.share)
-      continue; /* stale */
     double share = e.share > 0 ? e.share : 0;
     const struct port_flows *pf = &fe->on_port[p];
     for (int k = 0; k < pf->count; k++) {
       size_t i = (size_t)pf->flows[k]->fill_index;
       if (!fe->frozen[i]) {
-        freeze(fe, i, share);
+        freeze(fe, i, share, p);
         left--;
       }
     }
