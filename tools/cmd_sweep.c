@@ -340,6 +340,17 @@ int cmd_sweep(int argc, char **argv)
     return CLI_FAILURE;
   }
 
+  /* Snakemake 7 runs each job through /bin/sh -c with the directory written by Python's repr():
+   * in single quotes, unless the path holds a ' (then in double quotes, where the shell would
+   * expand $(...) and backquotes). A ', a backslash (doubled by repr) or a control character
+   * (escaped by repr) would change the path or run a command: refused, before anything. */
+  for (const char *p = dir; *p; p++)
+    if (*p == '\'' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f)
+      return cli_usage_error(&c, "--out %s: its path holds a %s, which Snakemake cannot pass safely to its jobs "
+                                 "(they run through /bin/sh); give a name without quotes, backslashes or control "
+                                 "characters", given, *p == '\'' ? "quote (')" : *p == '\\' ? "backslash" :
+                                 "control character");
+
   /* What the sweep runs: snakemake, python3 (the study check), this binary (every point). */
   char snakemake[PATH_MAX + 16];
   if (find_on_path("snakemake", snakemake, sizeof snakemake) != 0) {

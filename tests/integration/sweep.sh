@@ -5,6 +5,7 @@
 #            and changes nothing; a deleted point is the only one run again; STUDY and DIR
 #            holding shell syntax are only names (no shell between sgfabric, Snakemake, points)
 #   run      the same with run points (platform and workload generated per point), fabric swept
+#   interrupted  SIGTERM to a running sweep leaves only complete points; the next sweep finishes
 #   refused  bad studies (unknown key, unknown option, empty values, ...) and refused --out are
 #            errors naming the file and key, and nothing is written; without snakemake on PATH
 #            the message names the package to install
@@ -64,8 +65,9 @@ common_columns=(point gpus seed fabric fidelity mfu hfu iteration_time_s breakdo
 case $case in
 compare)
   cd "$WORK"
-  # Shell syntax in both names: a shell anywhere would create PWNED.
   study="s'\$(touch PWNED)';touch PWNED.yaml"
+  # Shell syntax in both names: a shell anywhere would create PWNED. (A ' in DIR is refused: the
+  # refused case.)
   out="o\"\$(touch PWNED)\";\`touch PWNED\`"
   cat >"$study" <<'EOF'
 # 2 points x 2 seeds, both fabrics: 8 rows
@@ -190,6 +192,52 @@ refused)
   done
   [ "$(ls -A foreign)" = notes.txt ] && [ "$(cat foreign/notes.txt)" = notes ] || die "foreign was touched"
   [ ! -s afile ] || die "afile was written"
+  # Snakemake 7 hands the directory to its jobs through /bin/sh, quoted by Python's repr(): a '
+  # would make it "...", where $(...) runs. Refused before anything is written.
+  for out in "o'\$(touch PWNED)'" 'back\slash'; do
+    status=0
+    "$SGF" sweep ok.yaml --out "$out" >"$WORK/stdout" 2>"$WORK/err" || status=$?
+    echo "--out $out: exit $status: $(cat "$WORK/err")"
+    [ "$status" -eq 2 ] || die "--out $out: exit status $status, expected 2"
+    [ ! -e "$out" ] && [ ! -e PWNED ] || die "--out $out: something was written"
+  done
+  ;;
+interrupted)
+  # SIGTERM to the whole sweep (Snakemake, its jobs, the sgfabric runs) while points run: no
+  # point is left half-written (a point is a temporary directory until it is complete), and
+  # the next sweep runs what is missing.
+  cd "$WORK"
+  cat >study.yaml <<'EOF'
+command: run
+options: {model: llama3-8b, tp: 8, pp: 2, gpus: 16, global-batch: 8, fidelity: flow}
+parameters:
+  fabric: [ib, roce]
+seeds: [1, 2, 3]
+EOF
+  setsid "$SGF" sweep study.yaml --out out --cores 2 >"$WORK/first.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 300); do
+    compgen -G "out/points/.*.tmp-*" >/dev/null && break
+    sleep 0.1
+  done
+  compgen -G "out/points/.*.tmp-*" >/dev/null || die "no point started within 30 s"
+  kill -TERM -- "-$pid"
+  status=0
+  wait "$pid" || status=$?
+  for _ in $(seq 100); do # the runs the group signal reached finish their clean-up
+    pgrep -g "$pid" >/dev/null || break
+    sleep 0.1
+  done
+  echo "sweep stopped by SIGTERM: exit status $status; points: $(ls -A out/points 2>/dev/null | tr '\n' ' ')"
+  [ "$status" -ne 0 ] || die "the interrupted sweep exited 0"
+  ! compgen -G "out/points/.*" >/dev/null || die "a half-written point was left: $(ls -A out/points)"
+  for d in out/points/*/; do
+    [ -e "$d" ] || continue
+    [ -s "$d/point.json" ] && [ -s "$d/result/summary.json" ] || die "$d is incomplete"
+  done
+  [ ! -e out/sweep.csv ] || die "sweep.csv was written by the interrupted sweep"
+  sweep_run study.yaml out "$WORK/second.log"
+  csv_check out/sweep.csv 6 "${common_columns[@]/gpus/}"
   ;;
 *)
   die "unknown case $case"
