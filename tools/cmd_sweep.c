@@ -438,7 +438,12 @@ int cmd_sweep(int argc, char **argv)
   sargv[n++] = cores_text;
   sargv[n++] = "--keep-going";      /* one failed point does not stop the others */
   sargv[n++] = "--rerun-incomplete"; /* a point Snakemake saw interrupted is run again */
+  char profile_path[PATH_MAX];
   if (profile) {
+    /* A profile given as a directory is made absolute (Snakemake looks up a bare name in its
+     * configuration directories); its status script is then found from any directory. */
+    if (stat(profile, &st) == 0 && S_ISDIR(st.st_mode) && realpath(profile, profile_path) != NULL)
+      profile = profile_path;
     sargv[n++] = "--profile";
     sargv[n++] = (char *)profile;
   }

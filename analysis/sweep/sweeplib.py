@@ -687,9 +687,10 @@ def main(argv):
     except StudyError as e:
         sys.stderr.write("sgfabric sweep: %s\n" % e)
         return 1
-    print("sgfabric sweep: %s: sgfabric %s, %d points (%s) x %d seeds = %d runs" % (
+    print("sgfabric sweep: %s: sgfabric %s, %d points (%s) x %d seed%s = %d runs" % (
         study.name, study.command, len(study.points) // len(study.seeds),
-        " x ".join("%d %s" % (len(v), n) for n, v in study.parameters.items()), len(study.seeds), len(study.points)))
+        " x ".join("%d %s" % (len(v), n) for n, v in study.parameters.items()), len(study.seeds),
+        "s" if len(study.seeds) > 1 else "", len(study.points)))
     return 0
 
 
