@@ -407,13 +407,15 @@ class Study:
 
 # ---- running one point -----------------------------------------------------------------------
 
-def _arg(name, value):
+def _arg(name, value, known=()):
+    """The arguments of one option; false is the flag's --no- form where the command has one
+    (compare's platform is rail-optimized unless told --no-rail-optimized), else nothing."""
     if "/" in name:
         return ["--cfg", "%s:%s" % (name, Study._label(value))]
     if name == "cfg":
         return [a for item in (value if isinstance(value, list) else [value]) for a in ("--cfg", item)]
     if isinstance(value, bool):
-        return ["--" + name] if value else []
+        return ["--" + name] if value else ["--no-" + name] if "no-" + name in known else []
     return ["--" + name, Study._label(value)]
 
 
@@ -441,7 +443,7 @@ def commands(study, point, tool, cwd="."):
     if study.command == "compare":
         args = ["compare", "--seed", seed]
         for name, value in s.items():
-            args += _arg(name, value)
+            args += _arg(name, value, tool.options("compare"))
         return [args + ["--out", result]]
     # run: a generated platform and workload unless the study gives files, then the run. The
     # platform is the one compare generates (rail-optimized, radix 64, 2 tiers up to 2,048 GPUs),
@@ -449,14 +451,13 @@ def commands(study, point, tool, cwd="."):
     run_opts, wl_opts, pf_opts = tool.options("run"), tool.options("workload"), tool.options("platform")
     run_args, wl_args, pf_args = ["run", "--no-progress", "--seed", seed], ["workload", "--seed", seed], []
     for name, value in s.items():
-        a = _arg(name, value)
         if "/" in name or name in run_opts:
-            run_args += a
+            run_args += _arg(name, value, run_opts)
             continue
         if name in wl_opts:
-            wl_args += a
+            wl_args += _arg(name, value, wl_opts)
         if name in pf_opts:
-            pf_args += a
+            pf_args += _arg(name, value, pf_opts)
     cmds = []
     if "platform" not in s:
         gpus = int(s.get("gpus", 0) or 0)
