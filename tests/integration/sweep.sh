@@ -178,6 +178,29 @@ refused)
   bad_study duplicate_key "key 'seeds' is given twice" $'command: compare\nparameters: {gpus: [16]}\nseeds: [1]\nseeds: [2]'
   bad_study not_yaml "is not valid YAML" '[unclosed'
 
+  # The shipped studies are valid, and scale.yaml runs the commands docs/validation.md lists for
+  # analysis/validation/scale.py (options in any order, --out aside).
+  for f in "$SRC"/analysis/sweep/examples/*.yaml; do
+    /usr/bin/python3 "$SRC/analysis/sweep/sweeplib.py" check "$f" --sgfabric "$SGF" || die "$f is refused"
+  done
+  /usr/bin/python3 - "$SRC" "$SGF" <<'PY' || die "scale.yaml does not run the commands of docs/validation.md"
+import re, sys
+sys.path.insert(0, sys.argv[1] + "/analysis/sweep")
+import sweeplib
+tool = sweeplib.Tool(sys.argv[2])
+study = sweeplib.Study(sys.argv[1] + "/analysis/sweep/examples/scale.yaml", tool)
+def key(argv):
+    args = argv[1:argv.index("--out")] if "--out" in argv else argv[1:]
+    return sorted(zip(args[0::2], args[1::2]))
+ours = sorted(key(sweeplib.commands(study, p, tool)[0]) for p in study.points)
+text = open(sys.argv[1] + "/docs/validation.md").read()
+section = text[text.index("## 3. IB vs RoCEv2 MFU versus scale"):]
+theirs = sorted(key(line.split()[:-2] + ["--fabrics", "ib,roce"]) for line in
+                re.findall(r"^\$B (compare .*)$", section.split("\n## ")[0], re.M))
+assert len(theirs) == 10 and ours == theirs, (ours, theirs)
+print("scale.yaml: the 10 compare commands of docs/validation.md, part 3")
+PY
+
   # --out: a non-empty directory that is not a sweep, the current one, a file, a symbolic link.
   printf 'command: compare\nparameters: {gpus: [16]}\nseeds: [1]\n' >ok.yaml
   mkdir foreign && echo notes >foreign/notes.txt
