@@ -438,6 +438,11 @@ int cmd_sweep(int argc, char **argv)
   sargv[n++] = cores_text;
   sargv[n++] = "--keep-going";      /* one failed point does not stop the others */
   sargv[n++] = "--rerun-incomplete"; /* a point Snakemake saw interrupted is run again */
+  /* A point is identified by its directory name, which hashes everything it runs: only a missing
+   * point is run, not one whose rule code changed with an update of the workflow (Snakemake's
+   * default also reruns on code and parameter changes). */
+  sargv[n++] = "--rerun-triggers";
+  sargv[n++] = "mtime";
   char profile_path[PATH_MAX];
   if (profile) {
     /* A profile given as a directory is made absolute (Snakemake looks up a bare name in its

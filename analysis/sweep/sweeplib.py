@@ -221,8 +221,9 @@ def _evaluate(node, values, key):
 class Study:
     """A checked study: its points, each {name: value} of options, plus its seed."""
 
-    def __init__(self, path, tool):
+    def __init__(self, path, tool, given_as=None):
         self.path = path
+        self.given_as = given_as or path  # the file the user named (the workflow reads its copy)
         try:
             self._read(_yaml_load(path), tool)
         except StudyError as e:
@@ -235,7 +236,7 @@ class Study:
             if key not in TOP_KEYS:
                 raise StudyError("unknown key '%s'%s; a study has the keys %s" % (key, _suggest(key, TOP_KEYS),
                                                                                   ", ".join(sorted(TOP_KEYS))))
-        self.name = str(data.get("study") or os.path.splitext(os.path.basename(self.path))[0])
+        self.name = str(data.get("study") or os.path.splitext(os.path.basename(self.given_as))[0])
         command = data.get("command")
         if command not in COMMANDS:
             raise StudyError("key 'command': %s; it is run or compare" % ("missing" if command is None else
@@ -473,6 +474,13 @@ def commands(study, point, tool, cwd="."):
     return cmds
 
 
+def point_threads(study):
+    """Processes a point runs at once: compare runs one per fabric (default ib,roce)."""
+    if study.command != "compare":
+        return 1
+    return len(str(study.options.get("fabrics", "ib,roce")).split(","))
+
+
 def run_point(study, pid, sgfabric, dest, cwd="."):
     """Runs one point into a temporary sibling of DEST, renamed to DEST when complete: an
     interrupted or failed point leaves no DEST (and no temporary directory), so a rerun of the
@@ -636,7 +644,8 @@ def write_figures(study, table_csv, fig_dir, names):
             v = _number(r.get(metric, ""))
             if v is None:
                 continue
-            label = ", ".join([r["fabric"]] + ["%s=%s" % (c, r[c]) for c in others])
+            label = ", ".join(([r["fabric"]] if study.x != "fabric" else [])
+                              + ["%s=%s" % (c, r[c]) for c in others]) or metric
             lines.setdefault(label, {}).setdefault(x_of(r), []).append(v * scale)
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
         for label, by_x in lines.items():
@@ -656,6 +665,7 @@ def write_figures(study, table_csv, fig_dir, names):
         else:
             ax.set_xticks(range(len(x_values)))
             ax.set_xticklabels(x_values, rotation=20, fontsize=7)
+        ax.ticklabel_format(axis="y", useOffset=False)  # values, not offsets from 7.235e-1
         ax.set_xlabel(study.x)
         ax.set_ylabel(metric + (" (%)" if scale == 100.0 else ""))
         n_seeds = len(study.seeds)
