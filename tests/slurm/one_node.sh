@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# one_node.sh SGFABRIC_BINARY SOURCE_DIR: sgfabric sweep on Slurm, through the shipped profile
+# one_node.sh SGFABRIC_BINARY SOURCE_DIR [STUDY]: sgfabric sweep on Slurm, through the shipped profile
 # (analysis/sweep/profiles/slurm: sbatch and scontrol, no accounting), on a one-node Slurm cluster
 # this script starts on this machine: munged, slurmctld and slurmd, with their configuration and
 # state in a scratch directory, stopped and removed at the end (only the processes it started).
+# Without STUDY, a 4-point sweep of run points, checked; with one, that study, timed (its table
+# is copied to ./one_node-sweep.csv).
 #
 # Needs root (slurmd starts jobs as their user) and Debian's slurm-wlm and munge:
 #   apt-get install --no-install-recommends slurm-wlm munge snakemake python3-yaml
 # Exits 77 (skipped) when they are missing or when not root. Docs: docs/artifacts.md, "On Slurm".
 set -euo pipefail
+given_study=${3:+$(realpath "$3")}
+start_dir=$PWD
 . "$(dirname "$0")/../integration/common.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null ||
@@ -92,8 +96,19 @@ sinfo -h -o %t 2>/dev/null | grep -qx idle ||
   die "the Slurm node did not come up: $(sinfo 2>&1; tail -5 "$WORK/slurmctld.log" "$WORK/slurmd.log" 2>&1)"
 echo "Slurm up ($node, $cpus CPUs, $mem MB) after $(elapsed) s"
 
-# A tiny sweep, every point a Slurm job.
 cd "$WORK"
+if [ -n "$given_study" ]; then
+  s0=$(date +%s.%N)
+  status=0
+  "$SGF" sweep "$given_study" --out out --profile "$SRC/analysis/sweep/profiles/slurm" >sweep.log 2>&1 || status=$?
+  tail -3 sweep.log
+  echo "$given_study on Slurm: exit status $status, $(grep -c "Submitted job .* with external jobid" sweep.log) Slurm jobs," \
+    "$(python3 -c "print('%.1f' % ($(date +%s.%N) - $s0))") s"
+  [ -f out/sweep.csv ] && cp out/sweep.csv "$start_dir/one_node-sweep.csv"
+  exit "$status"
+fi
+
+# A tiny sweep, every point a Slurm job.
 cat >study.yaml <<'EOF'
 command: run
 options: {model: llama3-8b, tp: 8, pp: 2, gpus: 16, global-batch: 8, fidelity: flow}
