@@ -35,7 +35,8 @@ static const struct cli_option sweep_options[] = {
     {"out", 'o', CLI_VALUE, SWEEP_OPT_OUT, "DIR",
      "the sweep's directory: new, empty, or a previous sweep of sgfabric (resumed: finished points are kept)"},
     {"cores", 0, CLI_VALUE, SWEEP_OPT_CORES, "N",
-     "cores Snakemake uses on this machine, one point per core (default: all of them)"},
+     "cores Snakemake uses on this machine (default: all of them); a point takes one per simulation it runs "
+     "at once (compare: one per fabric)"},
     {"jobs", 0, CLI_VALUE, SWEEP_OPT_JOBS, "N",
      "with --slurm or --profile: points submitted at once (default with --slurm: 64)"},
     {"slurm", 0, CLI_FLAG, SWEEP_OPT_SLURM, NULL,
