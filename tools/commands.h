@@ -9,5 +9,6 @@ int cmd_deployment(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 #endif

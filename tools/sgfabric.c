@@ -23,6 +23,7 @@ static const struct command commands[] = {
     {"coll", cmd_coll, "a collective microbenchmark printing nccl-tests' table per fabric"},
     {"flows", cmd_flows, "simulate the transfers of a flow file (src,dst,bytes,start_us)"},
     {"replay", cmd_replay, "re-run a results directory from its manifest and check summary.json is identical"},
+    {"sweep", cmd_sweep, "run a study (parameters x values x seeds) with Snakemake: a CSV table and figures"},
     {"params", cmd_params, "list every fabric model parameter"},
     {NULL, NULL, NULL},
 };
