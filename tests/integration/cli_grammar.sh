@@ -248,7 +248,7 @@ run_defaults)
   run_ok run --platform "$tiny" --workload "$WORK/w.txt" --fabric ib --no-progress -o "$WORK/r"
   [ "$(jget "$WORK/r/summary.json" fidelity)" = flow ] || die "run does not default to flow fidelity"
   [ "$(wc -l <"$WORK/last.stdout")" -eq 1 ] || die "run printed $(wc -l <"$WORK/last.stdout") lines, expected one"
-  grep -qE "^ib on .*: iteration [0-9.]+ s, MFU [0-9.]+ %; results in $WORK/r\$" "$WORK/last.stdout" ||
+  grep -qE "^ib on .*: iteration [0-9.]+ s, MFU [0-9.]+ %, memory [0-9.]+ of [0-9]+ GB per GPU; results in $WORK/r\$" "$WORK/last.stdout" ||
     die "run's one-line result: $(cat "$WORK/last.stdout")"
   # Progress (forced, as on a terminal): the micro-batch k/m and the share of ranks done.
   run_ok run --platform "$tiny" --workload "$WORK/w.txt" --fabric ib --progress -o "$WORK/p"

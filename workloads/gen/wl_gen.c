@@ -34,6 +34,10 @@ struct gen {
    * or already waited), indexed by global layer; [layers] the embedding, [layers + 1] the
    * output layer. */
   int *gather_dense, *gather_expert;
+  int waited_dense, waited_expert; /* the last all-gather waited for: buckets come in order */
+  /* --no-overlap-grad-reduce: the buckets formed during the backward, reduced after it. */
+  double *deferred[2];
+  int n_deferred[2], cap_deferred[2];
   int failed;
 };
 
@@ -291,11 +295,35 @@ static void layer_backward(struct gen *g, const struct wl_op *ctx)
   tp_reduce(g, ctx);
 }
 
+/* Keeps a full bucket for after the backward (no overlap). */
+static void bucket_defer(struct gen *g, int expert)
+{
+  double *pending = expert ? &g->expert_pending : &g->dense_pending;
+  if (*pending <= 0)
+    return;
+  if (g->n_deferred[expert] == g->cap_deferred[expert]) {
+    int cap = g->cap_deferred[expert] ? 2 * g->cap_deferred[expert] : 64;
+    double *grown = realloc(g->deferred[expert], (size_t)cap * sizeof *grown);
+    if (grown == NULL) {
+      g->failed = 1;
+      return;
+    }
+    g->deferred[expert] = grown;
+    g->cap_deferred[expert] = cap;
+  }
+  g->deferred[expert][g->n_deferred[expert]++] = *pending;
+  *pending = 0;
+}
+
 static void bucket_flush(struct gen *g, const struct wl_op *ctx, int expert)
 {
   double *pending = expert ? &g->expert_pending : &g->dense_pending;
   if (*pending <= 0)
     return;
+  if (!g->p->overlap_grad_reduce && ctx->phase != WL_PHASE_OPTIMIZER) {
+    bucket_defer(g, expert);
+    return;
+  }
   enum wl_coll c = g->p->zero1 ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALLREDUCE;
   struct wl_op o = *ctx;
   o.layer = -1;
@@ -329,8 +357,6 @@ static void bucket_add(struct gen *g, const struct wl_op *ctx, double dense, dou
   double size = bucket_size(g);
   g->dense_pending += dense;
   g->expert_pending += expert;
-  if (!g->p->overlap_grad_reduce)
-    return; /* every bucket goes after the backward, from stage_tail */
   if (g->dense_pending >= size)
     bucket_flush(g, ctx, 0);
   if (g->expert_pending >= size)
@@ -349,16 +375,17 @@ static void gather_wait(struct gen *g, const struct wl_op *ctx, int index)
   if (g->gather_dense == NULL)
     return;
   int deps[2], nd = 0;
-  if (g->gather_dense[index] >= 0)
-    deps[nd++] = g->gather_dense[index];
-  if (g->gather_expert[index] >= 0)
-    deps[nd++] = g->gather_expert[index];
+  /* Once per bucket (later forwards find the parameters there); a bucket's all-gather also
+   * finishes those issued before it on the same stream. */
+  if (g->gather_dense[index] > g->waited_dense)
+    deps[nd++] = g->waited_dense = g->gather_dense[index];
+  if (g->gather_expert[index] > g->waited_expert)
+    deps[nd++] = g->waited_expert = g->gather_expert[index];
   if (nd == 0)
     return;
   struct wl_op w = *ctx;
   w.kind = WL_OP_WAIT;
   add(g, &w, deps, nd);
-  g->gather_dense[index] = g->gather_expert[index] = -1; /* once: later forwards find them there */
 }
 
 static void step_forward(struct gen *g, int micro, int chunk)
@@ -431,23 +458,18 @@ static void step_backward(struct gen *g, int micro, int chunk)
   } else {
     p2p(g, &ctx, WL_OP_SEND, -1, p2p_tag(g, micro, vs - 1, 1), act_bytes(g, 1));
   }
-  if (last && g->p->overlap_grad_reduce) {
+  if (last) {
     bucket_flush(g, &ctx, 0);
     bucket_flush(g, &ctx, 1);
   }
 }
 
-/* Without --overlap-grad-reduce: the gradients are reduced once the backward is over, in buckets of
- * the usual size, each blocking (Megatron-LM's finalize_model_grads before overlapping existed). */
+/* Without --overlap-grad-reduce: the buckets the backward formed are reduced once it is over,
+ * each blocking (Megatron-LM's finalize_model_grads before overlapping existed). */
 static void flush_after_backward(struct gen *g, const struct wl_op *ctx, int expert)
 {
-  double *pending = expert ? &g->expert_pending : &g->dense_pending;
-  double total = *pending;
-  if (total <= 0)
-    return;
-  double n = ceil(total / bucket_size(g));
-  for (int i = 0; i < (int)n; i++) {
-    *pending = total / n;
+  for (int i = 0; i < g->n_deferred[expert]; i++) {
+    *(expert ? &g->expert_pending : &g->dense_pending) = g->deferred[expert][i];
     bucket_flush(g, ctx, expert);
   }
 }
@@ -570,7 +592,8 @@ static int build_stage(struct wl_trace *t, const struct wl_gen_params *p, int st
 {
   const struct wl_layout *l = &p->layout;
   struct gen g = {.p = p, .t = t, .prog = &t->programs[stage], .stage = stage,
-                  .nv = l->pp * l->vpp, .last_dense = -1, .last_expert = -1};
+                  .nv = l->pp * l->vpp, .last_dense = -1, .last_expert = -1,
+                  .waited_dense = -1, .waited_expert = -1};
   wl_model_layer_params(&p->model, &g.lp);
   g.moe = p->model.experts > 0 && l->ep > 1;
   g.tokens = (double)p->micro_batch * p->seq / l->cp;
@@ -591,6 +614,8 @@ static int build_stage(struct wl_trace *t, const struct wl_gen_params *p, int st
     stage_tail(&g);
   free(g.gather_dense);
   free(g.gather_expert);
+  free(g.deferred[0]);
+  free(g.deferred[1]);
   return g.failed ? -1 : 0;
 }
 
