@@ -528,6 +528,17 @@ static void stage_tail(struct gen *g)
  * bucket (Megatron-Core's overlap_param_gather, which dispatches the next bucket's all-gather
  * from the forward pre-hook of the current one). The all-gathers of iteration n overlap the
  * forward of iteration n + 1; in this one-iteration replay they are issued at its start. */
+/* One async all-gather of the pending parameters; the slots waiting for them get its id. */
+static void gather_bucket(struct gen *g, const struct wl_op *ctx, enum wl_group grp, double *pending, int *ids,
+                          const int *waiting, int *nwaiting)
+{
+  int id = coll(g, ctx, WL_COLL_ALLGATHER, grp, BF16 * *pending, 1);
+  for (int k = 0; k < *nwaiting; k++)
+    ids[waiting[k]] = id;
+  *pending = 0;
+  *nwaiting = 0;
+}
+
 static int plan_param_gather(struct gen *g)
 {
   const struct wl_gen_params *p = g->p;
@@ -567,21 +578,17 @@ static int plan_param_gather(struct gen *g)
       waiting_d[nd++] = slot;
       if (e > 0)
         waiting_e[ne++] = slot;
-      int last = c == l->vpp - 1 && j == count;
-      if (dpend >= size || (last && dpend > 0)) {
-        int id = coll(g, &ctx, WL_COLL_ALLGATHER, WL_GROUP_DP, BF16 * dpend, 1);
-        for (int k = 0; k < nd; k++)
-          g->gather_dense[waiting_d[k]] = id;
-        dpend = 0, nd = 0;
-      }
-      if (epend >= size || (last && epend > 0)) {
-        int id = coll(g, &ctx, WL_COLL_ALLGATHER, WL_GROUP_DP_EP, BF16 * epend, 1);
-        for (int k = 0; k < ne; k++)
-          g->gather_expert[waiting_e[k]] = id;
-        epend = 0, ne = 0;
-      }
+      if (dpend >= size)
+        gather_bucket(g, &ctx, WL_GROUP_DP, &dpend, g->gather_dense, waiting_d, &nd);
+      if (epend >= size)
+        gather_bucket(g, &ctx, WL_GROUP_DP_EP, &epend, g->gather_expert, waiting_e, &ne);
     }
   }
+  /* What is left: the last, partial buckets. */
+  if (dpend > 0)
+    gather_bucket(g, &ctx, WL_GROUP_DP, &dpend, g->gather_dense, waiting_d, &nd);
+  if (epend > 0)
+    gather_bucket(g, &ctx, WL_GROUP_DP_EP, &epend, g->gather_expert, waiting_e, &ne);
   free(waiting_d);
   free(waiting_e);
   return 0;

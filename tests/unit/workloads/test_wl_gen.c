@@ -391,10 +391,22 @@ static void test_wl_gen_grad_reduce_overlap_switch(void)
   wl_trace_free(off);
 }
 
+static void param_gather_case(struct wl_gen_params p);
 static void test_wl_gen_param_gather_overlap_switch(void)
 {
+  /* Layers larger than a bucket (tp 1), and smaller ones (tp 8: 27M parameters), the last
+   * bucket of the first stage partial. */
   struct wl_gen_params p = params("llama3-8b", 4, 1, 2);
   p.global_batch = 16;
+  param_gather_case(p);
+  p = params("llama3-8b", 32, 8, 2);
+  p.global_batch = 16;
+  p.bucket_params = 60e6; /* 3 layers a bucket: 16 layers leave one */
+  param_gather_case(p);
+}
+
+static void param_gather_case(struct wl_gen_params p)
+{
   p.zero1 = 1;
   struct wl_trace *tail = gen_ok(p);
   p.overlap_param_gather = 1;
