@@ -410,10 +410,11 @@ static void print_memory(FILE *out, const char *summary)
     }
   }
   fprintf(out, "memory per GPU (stage %.0f, the largest): weights %.2f GB, gradients %.2f GB, optimizer %.2f GB, "
-               "activations %.2f GB (%.0f micro-batches in flight), embedding/output buffers %.2f GB; total %.2f GB of "
+               "activations %.2f GB (%.0f micro-batch%s in flight), embedding/output buffers %.2f GB; total %.2f GB of "
                "%.0f GB%s\n",
           json_number(summary, "memory.stage"), v[0] / 1e9, v[1] / 1e9, v[2] / 1e9, v[3] / 1e9,
-          json_number(summary, "memory.inflight_microbatches"), v[4] / 1e9, v[5] / 1e9, v[6] / 1e9,
+          json_number(summary, "memory.inflight_microbatches"),
+          json_number(summary, "memory.inflight_microbatches") == 1 ? "" : "es", v[4] / 1e9, v[5] / 1e9, v[6] / 1e9,
           v[5] > v[6] ? " (does not fit: --ignore-memory)" : "");
 }
 

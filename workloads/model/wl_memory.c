@@ -165,7 +165,8 @@ void wl_memory_describe(const struct wl_memory *m, const char *gpu, char *buf, s
 {
   snprintf(buf, len,
            "stage %d: weights %.2f GB, gradients %.2f GB, optimizer %.2f GB, activations %.2f GB "
-           "(%d micro-batches in flight), embedding/output buffers %.2f GB; total %.2f GB of %.0f GB (%s)",
+           "(%d micro-batch%s in flight), embedding/output buffers %.2f GB; total %.2f GB of %.0f GB (%s)",
            m->stage, m->weights / 1e9, m->gradients / 1e9, m->optimizer / 1e9, m->activations / 1e9,
-           m->inflight_microbatches, m->other / 1e9, m->total / 1e9, m->capacity / 1e9, gpu);
+           m->inflight_microbatches, m->inflight_microbatches == 1 ? "" : "es", m->other / 1e9, m->total / 1e9,
+           m->capacity / 1e9, gpu);
 }
