@@ -48,7 +48,7 @@ struct compare_options {
   char gpus_text[16];
   const char *gpu;       /* --gpu, for the workload and the generated platform */
   const char *first_platform_option; /* for the message when --platform is given too */
-  int has_model, has_tp, has_pp, has_fidelity;
+  int has_model, has_tp, has_pp, has_fidelity, has_recompute, has_sequence_parallel;
   fab_fidelity fidelity;
   char spelled[MAX_ARGS][80]; /* the forwarded option names (the parser's buffer is reused) */
   int n_spelled;
@@ -309,6 +309,8 @@ static const struct row rows[] = {
     {"exposed comm: cp", "breakdown.exposed_comm_s.cp", 1, ROW_SECONDS},
     {"exposed comm: dp_ep", "breakdown.exposed_comm_s.dp_ep", 1, ROW_SECONDS},
     {"exposed comm: world", "breakdown.exposed_comm_s.world", 1, ROW_SECONDS},
+    {"exposed comm: emb", "breakdown.exposed_comm_s.emb", 1, ROW_SECONDS},
+    {"exposed comm: mp", "breakdown.exposed_comm_s.mp", 1, ROW_SECONDS},
     {"pipeline bubble", "breakdown.bubble_s", 1, ROW_SECONDS},
     {"waiting for stragglers", "breakdown.straggler_s", 1, ROW_SECONDS},
     {"other waiting", "breakdown.other_s", 1, ROW_SECONDS},
@@ -391,6 +393,31 @@ static void scenario_title(const char *summary, char *buf, size_t len)
            json_number(summary, "platform.radix"), over, rate, fidelity, json_number(summary, "seed"));
 }
 
+static const char *const memory_keys[] = {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                                          "other_bytes", "total_bytes", "capacity_bytes"};
+
+/* The per-GPU memory of the worst stage (summary.json's "memory"; every run has the same), or n/a
+ * for a workload without the model's dimensions. */
+static void print_memory(FILE *out, const char *summary)
+{
+  double v[7];
+  for (int i = 0; i < 7; i++) {
+    char path[64];
+    snprintf(path, sizeof path, "memory.%s", memory_keys[i]);
+    if (json_value(summary, path, &v[i]) != JSON_NUMBER) {
+      fprintf(out, "memory per GPU: n/a (the workload does not give the model's dimensions)\n");
+      return;
+    }
+  }
+  fprintf(out, "memory per GPU (stage %.0f, the largest): weights %.2f GB, gradients %.2f GB, optimizer %.2f GB, "
+               "activations %.2f GB (%.0f micro-batch%s in flight), embedding/output buffers %.2f GB; total %.2f GB of "
+               "%.0f GB%s\n",
+          json_number(summary, "memory.stage"), v[0] / 1e9, v[1] / 1e9, v[2] / 1e9, v[3] / 1e9,
+          json_number(summary, "memory.inflight_microbatches"),
+          json_number(summary, "memory.inflight_microbatches") == 1 ? "" : "es", v[4] / 1e9, v[5] / 1e9, v[6] / 1e9,
+          v[5] > v[6] ? " (does not fit: --ignore-memory)" : "");
+}
+
 /* comparison.json's "scenario": the same facts as members. */
 static void write_scenario(FILE *f, const char *summary, const char *title)
 {
@@ -421,8 +448,26 @@ static void write_scenario(FILE *f, const char *summary, const char *title)
   fprintf(f, ", \"nvlink_rate\": ");
   json_text(summary, "platform.nvlink_rate", text, sizeof text);
   json_string(f, text);
+  fprintf(f, "},\n    \"recompute\": ");
+  json_text(summary, "workload.recompute_granularity", text, sizeof text);
+  json_string(f, text);
+  /* The runs' "memory", or null (a workload without the model's dimensions). */
+  fprintf(f, ",\n    \"memory\": ");
+  double v;
+  if (json_value(summary, "memory.total_bytes", &v) != JSON_NUMBER) {
+    fprintf(f, "null");
+  } else {
+    fprintf(f, "{\"stage\": %.0f", json_number(summary, "memory.stage"));
+    for (size_t i = 0; i < sizeof memory_keys / sizeof memory_keys[0]; i++) {
+      char path[64];
+      snprintf(path, sizeof path, "memory.%s", memory_keys[i]);
+      fprintf(f, ", \"%s\": %s", memory_keys[i], JSON_NUMBER(json_number(summary, path)));
+    }
+    fprintf(f, ", \"inflight_microbatches\": %.0f, \"fits\": %s}", json_number(summary, "memory.inflight_microbatches"),
+            json_number(summary, "memory.fits") == 1 ? "true" : "false");
+  }
   json_text(summary, "fidelity", text, sizeof text);
-  fprintf(f, "},\n    \"fidelity\": ");
+  fprintf(f, ",\n    \"fidelity\": ");
   json_string(f, text);
   fprintf(f, ", \"seed\": %.0f\n  },\n", json_number(summary, "seed"));
 }
@@ -473,6 +518,12 @@ static int parse_options(int argc, char **argv, struct compare_options *o, int *
       o->has_model |= id == WL_OPT_MODEL || id == WL_OPT_MODEL_FILE;
       o->has_tp |= id == WL_OPT_TP;
       o->has_pp |= id == WL_OPT_PP;
+      o->has_recompute |= id == WL_OPT_RECOMPUTE || id == WL_OPT_RECOMPUTE_GRANULARITY ||
+                          id == WL_OPT_RECOMPUTE_ACTIVATIONS;
+      o->has_sequence_parallel |= id == WL_OPT_SEQUENCE_PARALLEL;
+      /* The runs check the memory again: they must be told too. */
+      if (id == WL_OPT_IGNORE_MEMORY && push(o->run_args, &o->n_run, "--ignore-memory", NULL))
+        return cli_usage_error(&c, "too many options");
       full = push(o->workload_args, &o->n_workload, keep_name(o, &c), c.value);
     } else if (c.table == TABLE_PLATFORM) {
       if (!o->first_platform_option)
@@ -586,6 +637,14 @@ int cmd_compare(int argc, char **argv)
   if (!o.has_tp) {
     o.workload_args[o.n_workload++] = "--tp";
     o.workload_args[o.n_workload++] = "8";
+  }
+  /* GPT-3 175B on TP 8, PP 8 does not fit in 80 GB without recomputation (activations alone take
+   * 56 GB on stage 0): the default runs it as Korthikanti et al. 2022 did (table 3, 175B: TP 8,
+   * PP 8), with sequence parallelism and selective recomputation, unless told otherwise. */
+  if (!o.has_model && !o.has_tp && !o.has_recompute && !o.has_sequence_parallel) {
+    o.workload_args[o.n_workload++] = "--recompute";
+    o.workload_args[o.n_workload++] = "selective";
+    o.workload_args[o.n_workload++] = "--sequence-parallel";
   }
   if (!o.has_pp) {
     o.workload_args[o.n_workload++] = "--pp";
@@ -777,7 +836,9 @@ int cmd_compare(int argc, char **argv)
   }
   char title[1024];
   scenario_title(summary[0], title, sizeof title);
-  printf("%s\n\n", title);
+  printf("%s\n", title);
+  print_memory(stdout, summary[0]);
+  printf("\n");
   printf("%-*s", LABEL_WIDTH, "");
   for (int f = 0; f < o.n_fabrics; f++)
     printf(" %16s", o.fabrics[f]);

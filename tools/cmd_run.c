@@ -14,14 +14,15 @@
 #include "replay.h"
 #include "results.h"
 #include "run_common.h"
+#include "wl_memory.h"
 #include "wl_model.h"
 
 /* Every group a workload can use: MICRO SimAI files run on world. */
 static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GROUP_DP, WL_GROUP_EP, WL_GROUP_CP,
-                                                WL_GROUP_DP_EP, WL_GROUP_WORLD};
+                                                WL_GROUP_DP_EP, WL_GROUP_WORLD, WL_GROUP_EMB, WL_GROUP_MP};
 
 enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRESS, RUN_OPT_TIMELINE,
-       RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS };
+       RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS, RUN_OPT_IGNORE_MEMORY };
 
 static const struct cli_option run_options[] = {
     {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC", "trace file, simai:FILE (SimAI/AICB), or chakra:PREFIX (Chakra ET files PREFIX.N.et)"},
@@ -35,6 +36,8 @@ static const struct cli_option run_options[] = {
      "spans the timeline keeps at most, later ones are dropped with a warning (default 5000000)"},
     {"timeline-links", 0, CLI_VALUE, RUN_OPT_TIMELINE_LINKS, "US",
      "with --timeline: sample every link direction's utilisation every US microseconds into it"},
+    {"ignore-memory", 0, CLI_FLAG, RUN_OPT_IGNORE_MEMORY, NULL,
+     "run a job that does not fit in GPU memory (with a warning) instead of refusing it"},
     CLI_TABLE_END,
 };
 
@@ -63,8 +66,25 @@ static void write_group_object(FILE *f, const char *name, const double *per_grou
   fprintf(f, "}");
 }
 
+/* "memory": the per-GPU breakdown of the stage that needs the most (wl_memory.h), or null when the
+ * workload does not carry the model's dimensions (SimAI, Chakra). */
+static void write_memory(FILE *f, const struct wl_memory *mem)
+{
+  if (mem == NULL) {
+    fprintf(f, "  \"memory\": null,\n");
+    return;
+  }
+  fprintf(f, "  \"memory\": {\"stage\": %d, \"weights_bytes\": %s, \"gradients_bytes\": %s, ", mem->stage,
+          JSON_NUMBER(mem->weights), JSON_NUMBER(mem->gradients));
+  fprintf(f, "\"optimizer_bytes\": %s, \"activations_bytes\": %s, ", JSON_NUMBER(mem->optimizer),
+          JSON_NUMBER(mem->activations));
+  fprintf(f, "\"other_bytes\": %s, \"total_bytes\": %s, ", JSON_NUMBER(mem->other), JSON_NUMBER(mem->total));
+  fprintf(f, "\"capacity_bytes\": %s, \"inflight_microbatches\": %d, \"fits\": %s},\n", JSON_NUMBER(mem->capacity),
+          mem->inflight_microbatches, mem->total <= mem->capacity ? "true" : "false");
+}
+
 static void write_summary(FILE *f, const struct run_options *o, const struct run_setup *s, const struct wl_trace *t,
-                          const struct gpu_type *gpu, const struct replay_results *res)
+                          const struct gpu_type *gpu, const struct replay_results *res, const struct wl_memory *mem)
 {
   double iteration = res->iteration_s;
   int gpus = t->layout.gpus;
@@ -78,8 +98,14 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   fprintf(f, ", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"vpp\": %d, \"dp\": %d, \"ep\": %d, \"cp\": %d, \"gpu\": ", gpus,
           t->layout.tp, t->layout.pp, t->layout.vpp, t->layout.dp, t->layout.ep, t->layout.cp);
   json_string(f, gpu->name);
-  fprintf(f, ", \"seq\": %d, \"micro_batch\": %d, \"global_batch\": %ld, \"microbatches\": %d, \"recompute\": %s},\n",
-          t->model.seq, t->micro_batch, t->global_batch, t->microbatches, t->recompute ? "true" : "false");
+  /* recompute: true when activations are recomputed at all (it was full or nothing before
+   * selective recomputation existed); recompute_granularity says which. */
+  const char *granularity = wl_recompute_name(t->recompute);
+  fprintf(f, ", \"seq\": %d, \"micro_batch\": %d, \"global_batch\": %ld, \"microbatches\": %d, \"recompute\": %s, "
+             "\"recompute_granularity\": \"%s\"},\n",
+          t->model.seq, t->micro_batch, t->global_batch, t->microbatches, t->recompute ? "true" : "false",
+          granularity ? granularity : "none");
+  write_memory(f, mem);
   fprintf(f, "  \"iteration_time_s\": %s,\n", JSON_NUMBER(iteration));
   /* A workload without FLOPs (a SimAI import gives kernel times only) has no MFU: null, not 0. */
   if (t->model_flops > 0)
@@ -157,7 +183,7 @@ int cmd_run(int argc, char **argv)
   o.fidelity = FAB_FIDELITY_FLOW; /* as compare: packet fidelity is opt-in, it is slow on large jobs */
   const char *workload = NULL, *deployment = NULL;
   int progress = isatty(2);
-  int timeline = 0;
+  int timeline = 0, ignore_memory = 0;
   long timeline_max = TIMELINE_DEFAULT_MAX_EVENTS, timeline_links_us = 0;
   char err[1024];
   struct cli c;
@@ -189,6 +215,9 @@ int cmd_run(int argc, char **argv)
     case RUN_OPT_TIMELINE_LINKS:
       if (cli_long(&c, 1, 1000000000L, &timeline_links_us) != 0)
         return CLI_USAGE;
+      break;
+    case RUN_OPT_IGNORE_MEMORY:
+      ignore_memory = 1;
       break;
     case RUN_OPT_PROGRESS:
     case RUN_OPT_NO_PROGRESS:
@@ -255,6 +284,23 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: %s: unknown GPU type '%s'\n", workload, trace->gpu);
     goto out;
   }
+  /* Per-GPU memory against the GPU the job runs on; refused before the simulation unless
+   * --ignore-memory (exit 2, as the generator refuses it). */
+  struct wl_memory mem_storage, *mem = NULL;
+  char mem_text[400] = "";
+  if (wl_memory_worst(trace, &mem_storage) == 0) {
+    mem = &mem_storage;
+    mem->capacity = gpu->hbm_bytes;
+    wl_memory_describe(mem, gpu->name, mem_text, sizeof mem_text);
+    if (mem->total > mem->capacity && !ignore_memory) {
+      fprintf(stderr, "sgfabric run: %s: the job does not fit in GPU memory: %s; --ignore-memory runs it anyway\n",
+              workload, mem_text);
+      rc = CLI_USAGE;
+      goto out;
+    }
+    if (mem->total > mem->capacity)
+      fprintf(stderr, "sgfabric run: warning: the job does not fit in GPU memory (--ignore-memory): %s\n", mem_text);
+  }
   int n_gpus = s.platform->topo->n_gpus;
   if (trace->layout.gpus > n_gpus) {
     fprintf(stderr, "sgfabric run: %s: the workload has %d ranks but the platform %s has %d GPUs\n", workload,
@@ -311,7 +357,7 @@ int cmd_run(int argc, char **argv)
   FILE *f = results_open(&r, "summary.json");
   int failed = f == NULL;
   if (f) {
-    write_summary(f, &o, &s, trace, gpu, &res);
+    write_summary(f, &o, &s, trace, gpu, &res, mem);
     failed |= results_close(f) != 0;
   }
   if (tl && !failed) {
@@ -362,12 +408,15 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
   }
+  char mem_short[96] = "memory n/a";
+  if (mem)
+    snprintf(mem_short, sizeof mem_short, "memory %.1f of %.0f GB per GPU", mem->total / 1e9, mem->capacity / 1e9);
   if (trace->model_flops > 0)
-    printf("%s on %s: iteration %.4f s, MFU %.2f %%; results in %s\n", o.fabric, o.platform, res.iteration_s,
-           100 * trace->model_flops / (res.iteration_s * trace->layout.gpus * gpu->bf16_dense_flops), o.out);
+    printf("%s on %s: iteration %.4f s, MFU %.2f %%, %s; results in %s\n", o.fabric, o.platform, res.iteration_s,
+           100 * trace->model_flops / (res.iteration_s * trace->layout.gpus * gpu->bf16_dense_flops), mem_short, o.out);
   else
-    printf("%s on %s: iteration %.4f s, MFU n/a (the workload has no FLOPs); results in %s\n", o.fabric, o.platform,
-           res.iteration_s, o.out);
+    printf("%s on %s: iteration %.4f s, MFU n/a (the workload has no FLOPs), %s; results in %s\n", o.fabric,
+           o.platform, res.iteration_s, mem_short, o.out);
   rc = 0;
 out:
   results_abort(&r); /* nothing once committed */

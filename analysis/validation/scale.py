@@ -46,8 +46,10 @@ def main():
             m = 2 * pp
             gb = m * dp
             d = os.path.join(base, "%s-%d" % (model, n))
+            # --ignore-memory: these jobs (no recomputation) compare fabrics; most would not fit in
+            # 80 GB (docs/compute-model.md, "Memory per GPU"), which does not change their timing.
             args = ["compare", "--model", model, "--gpus", str(n), "--tp", str(tp), "--pp", str(pp),
-                    "--global-batch", str(gb), "--fidelity", "flow", "--seed", str(SEED), "--out", d]
+                    "--global-batch", str(gb), "--fidelity", "flow", "--seed", str(SEED), "--ignore-memory", "--out", d]
             jobs.append(dict(model=model, label=lab, n=n, tp=tp, pp=pp, dp=dp, m=m, global_batch=gb, dir=d,
                              args=args))
     # largest first

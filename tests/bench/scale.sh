@@ -292,7 +292,9 @@ gpt3_inputs() {
     plat=$work/in/ft3-$g.xml
     "$sgf" platform --gpus "$g" --gpus-per-node 8 --tiers 3 --radix 64 --rail-optimized -o "$plat" >/dev/null
   fi
-  "$sgf" workload --model gpt3-175b --gpus "$g" --tp 8 --pp 16 --global-batch $((16 * dp)) \
+  # --ignore-memory (and on the runs): the benchmark jobs keep their shape, recomputation or not
+  # (GPT-3 175B without it does not fit in 80 GB: docs/compute-model.md, "Memory per GPU").
+  "$sgf" workload --model gpt3-175b --gpus "$g" --tp 8 --pp 16 --global-batch $((16 * dp)) --ignore-memory \
     -o "$work/in/gpt3-$g.trace" >/dev/null
 }
 
@@ -300,7 +302,7 @@ if want b2; then
   echo "== B2: GPT-3 175B, 10,240 GPUs, flow fidelity"
   gpt3_inputs 10240
   for fab in $fabrics; do
-    run_case "gpt3-10240-$fab" gpt3 "$reps" "$sgf" run --platform "$plat" \
+    run_case "gpt3-10240-$fab" gpt3 "$reps" "$sgf" run --ignore-memory --platform "$plat" \
       --workload "$work/in/gpt3-10240.trace" --fabric "$fab" --fidelity flow --seed 1
   done
 fi
@@ -354,7 +356,7 @@ if want b3; then
         continue
       fi
       [ -n "$made" ] || { gpt3_inputs "$g"; made=1; }
-      run_case "gpt3-$g-$fab" gpt3 "$reps" "$sgf" run --platform "$plat" \
+      run_case "gpt3-$g-$fab" gpt3 "$reps" "$sgf" run --ignore-memory --platform "$plat" \
         --workload "$work/in/gpt3-$g.trace" --fabric "$fab" --fidelity flow --seed 1
     done
   done
@@ -362,13 +364,13 @@ fi
 
 if want b4; then
   g=$b4_gpus
-  echo "== B4: GPT-3 175B, $g GPUs, tp 8, pp 8, dp $((g / 64)), 32 micro-batches (compare's default job), flow fidelity"
+  echo "== B4: GPT-3 175B, $g GPUs, tp 8, pp 8, dp $((g / 64)), 32 micro-batches (compare's default job before it added selective recomputation and SP), flow fidelity"
   tiers=2
   [ "$g" -gt 2048 ] && tiers=3
   "$sgf" platform --gpus "$g" --radix 64 --rail-optimized --tiers $tiers -o "$work/in/compare-$g.xml" >/dev/null
-  "$sgf" workload --model gpt3-175b --gpus "$g" --tp 8 --pp 8 -o "$work/in/gpt3-$g-pp8.trace" >/dev/null
+  "$sgf" workload --model gpt3-175b --gpus "$g" --tp 8 --pp 8 --ignore-memory -o "$work/in/gpt3-$g-pp8.trace" >/dev/null
   for fab in $fabrics; do
-    run_case "b4-gpt3-$g-pp8-$fab" b4 "$reps" "$sgf" run --platform "$work/in/compare-$g.xml" \
+    run_case "b4-gpt3-$g-pp8-$fab" b4 "$reps" "$sgf" run --ignore-memory --platform "$work/in/compare-$g.xml" \
       --workload "$work/in/gpt3-$g-pp8.trace" --fabric "$fab" --fidelity flow --seed 1 --no-progress
   done
 fi

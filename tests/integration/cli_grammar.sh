@@ -134,6 +134,34 @@ megatron)
       die "$sub --help does not state the default global batch"
   done
   grep -qF -- "--tensor-model-parallel-size" "$WORK/compare.help" || die "compare --help lacks the Megatron-LM names"
+  # Recomputation: --recompute alone is full (the flag of earlier versions), an optional value
+  # chooses, and Megatron-LM's spellings give the same traces.
+  small=(--model llama3-8b --gpus 16 --tp 8 --pp 2 --global-batch 8)
+  run_ok workload "${small[@]}" --recompute -o "$WORK/r-flag.txt"
+  run_ok workload "${small[@]}" --recompute full -o "$WORK/r-full.txt"
+  run_ok workload "${small[@]}" --recompute-granularity=full -o "$WORK/r-gran.txt"
+  same_file "$WORK/r-flag.txt" "$WORK/r-full.txt" "--recompute alone and --recompute full"
+  same_file "$WORK/r-flag.txt" "$WORK/r-gran.txt" "--recompute-granularity full"
+  run_ok workload "${small[@]}" --recompute=selective -o "$WORK/r-sel.txt"
+  run_ok workload "${small[@]}" --recompute-activations -o "$WORK/r-act.txt"
+  same_file "$WORK/r-sel.txt" "$WORK/r-act.txt" "--recompute-activations (selective)"
+  grep -q "recompute=2" "$WORK/r-sel.txt" || die "selective recomputation is not recompute=2 in the trace"
+  run_ok workload "${small[@]}" --recompute none -o "$WORK/r-none.txt"
+  run_ok workload "${small[@]}" -o "$WORK/r-default.txt"
+  same_file "$WORK/r-none.txt" "$WORK/r-default.txt" "--recompute none"
+  run_ok workload "${small[@]}" --no-tied-embeddings -o "$WORK/r-untied.txt"
+  run_ok workload "${small[@]}" --untie-embeddings-and-output-weights -o "$WORK/r-untie.txt"
+  same_file "$WORK/r-untied.txt" "$WORK/r-untie.txt" "--untie-embeddings-and-output-weights"
+  expect_status 2 "--recompute: unknown recomputation 'some' (expected none, selective or full)" workload \
+    "${small[@]}" --recompute some -o "$WORK/x.txt"
+  expect_status 2 "--recompute-granularity: unknown recomputation 'none'" workload "${small[@]}" \
+    --recompute-granularity none -o "$WORK/x.txt"
+  expect_status 2 "needs the distributed optimizer (--zero1)" workload "${small[@]}" --overlap-param-gather \
+    -o "$WORK/x.txt"
+  # compare forwards a value-less --recompute and the --no- forms unchanged.
+  run_ok compare --fabrics ideal "${small[@]}" --recompute --no-grad-norm --no-overlap-grad-reduce -o "$WORK/c2"
+  run_ok workload "${small[@]}" --recompute --no-grad-norm --no-overlap-grad-reduce -o "$WORK/c2-short.txt"
+  same_file "$WORK/c2-short.txt" "$WORK/c2/workload.txt" "compare: --recompute alone"
   echo "Megatron-LM names give byte-identical traces"
   ;;
 cfg)
@@ -248,7 +276,7 @@ run_defaults)
   run_ok run --platform "$tiny" --workload "$WORK/w.txt" --fabric ib --no-progress -o "$WORK/r"
   [ "$(jget "$WORK/r/summary.json" fidelity)" = flow ] || die "run does not default to flow fidelity"
   [ "$(wc -l <"$WORK/last.stdout")" -eq 1 ] || die "run printed $(wc -l <"$WORK/last.stdout") lines, expected one"
-  grep -qE "^ib on .*: iteration [0-9.]+ s, MFU [0-9.]+ %; results in $WORK/r\$" "$WORK/last.stdout" ||
+  grep -qE "^ib on .*: iteration [0-9.]+ s, MFU [0-9.]+ %, memory [0-9.]+ of [0-9]+ GB per GPU; results in $WORK/r\$" "$WORK/last.stdout" ||
     die "run's one-line result: $(cat "$WORK/last.stdout")"
   # Progress (forced, as on a terminal): the micro-batch k/m and the share of ranks done.
   run_ok run --platform "$tiny" --workload "$WORK/w.txt" --fabric ib --progress -o "$WORK/p"

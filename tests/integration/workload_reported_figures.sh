@@ -24,7 +24,7 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 what = sys.argv[2]
 NIC, NVLINK = 50e9, 450e9
-sizes = {"tp": 8, "dp": 2}
+sizes = {"tp": 8, "dp": 2, "mp": 8}  # mp: tp x pp, the gradient norm's all-reduce
 factor = {"allreduce": lambda n: 2 * (n - 1) / n, "reducescatter": lambda n: (n - 1) / n,
           "allgather": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n, "broadcast": lambda n: 1}
 ok = True

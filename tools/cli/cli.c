@@ -132,6 +132,13 @@ int cli_next(struct cli *c)
     }
     return o->id;
   }
+  if (inline_value == NULL && o->arg == CLI_OPTIONAL) {
+    const char *next = c->next < c->argc && !c->only_positional ? c->argv[c->next] : NULL;
+    if (next == NULL || next[0] == '-')
+      return o->id; /* no value: c->value stays NULL */
+    c->next++;
+    inline_value = next;
+  }
   if (inline_value == NULL) {
     if (c->next >= c->argc) {
       fprintf(stderr, "%s: %s needs a value%s%s\n", c->prog, c->spelled, o->metavar ? " " : "",

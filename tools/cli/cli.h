@@ -18,12 +18,14 @@
 #define CLI_USAGE 2   /* exit status of a usage error: bad option, bad value, missing option */
 #define CLI_FAILURE 1 /* exit status of an error met while running: unreadable input, write error */
 
-enum cli_arg { CLI_FLAG, CLI_VALUE };
+/* CLI_OPTIONAL: a value after '=', or the next argument when it does not start with '-'; without
+ * one, cli_next() returns the id with value NULL (--recompute alone, --recompute selective). */
+enum cli_arg { CLI_FLAG, CLI_VALUE, CLI_OPTIONAL };
 
 struct cli_option {
   const char *name;    /* long name without the dashes: "out" */
   char short_name;     /* one-letter synonym ('o'), or 0 */
-  enum cli_arg arg;    /* CLI_FLAG takes no value, CLI_VALUE takes one */
+  enum cli_arg arg;    /* CLI_FLAG takes no value, CLI_VALUE takes one, CLI_OPTIONAL may take one */
   int id;              /* what cli_next() returns; aliases share an id */
   const char *metavar; /* the value in --help ("DIR"), NULL for a flag */
   const char *help;    /* one line for --help; NULL: not listed (an alias listed elsewhere) */

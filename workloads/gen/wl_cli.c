@@ -8,6 +8,7 @@
 
 #include "gpu_types.h"
 #include "wl_gen.h"
+#include "wl_memory.h"
 #include "wl_model.h"
 
 #define PROG "sgfabric workload"
@@ -36,12 +37,37 @@ static const struct cli_option wl_options[] = {
     {"micro-batch-size", 0, CLI_VALUE, WL_OPT_MICRO_BATCH, "M", "Megatron-LM name of --micro-batch"},
     {"global-batch", 0, CLI_VALUE, WL_OPT_GLOBAL_BATCH, "B", "sequences per iteration (M x dp x 4 x pp)"},
     {"global-batch-size", 0, CLI_VALUE, WL_OPT_GLOBAL_BATCH, "B", "Megatron-LM name of --global-batch"},
-    {"recompute", 0, CLI_FLAG, WL_OPT_RECOMPUTE, NULL, "full activation recomputation"},
+    {"recompute", 0, CLI_OPTIONAL, WL_OPT_RECOMPUTE, "[none|selective|full]",
+     "activation recomputation: none (default), selective (the attention core), full (every layer); "
+     "--recompute alone is full"},
+    {"recompute-granularity", 0, CLI_VALUE, WL_OPT_RECOMPUTE_GRANULARITY, "full|selective",
+     "Megatron-LM name of --recompute"},
+    {"recompute-activations", 0, CLI_FLAG, WL_OPT_RECOMPUTE_ACTIVATIONS, NULL,
+     "Megatron-LM: --recompute selective"},
     {"zero1", 0, CLI_FLAG, WL_OPT_ZERO1, NULL, "distributed optimizer (ZeRO-1)"},
     {"use-distributed-optimizer", 0, CLI_FLAG, WL_OPT_ZERO1, NULL, "Megatron-LM name of --zero1"},
     {"sequence-parallel", 0, CLI_FLAG, WL_OPT_SEQUENCE_PARALLEL, NULL,
      "TP communication as all-gather/reduce-scatter"},
     {"grad-bf16", 0, CLI_FLAG, WL_OPT_GRAD_BF16, NULL, "reduce gradients in BF16 (default FP32)"},
+    {"overlap-grad-reduce", 0, CLI_FLAG, WL_OPT_OVERLAP_GRAD_REDUCE, NULL,
+     "reduce gradient buckets during the backward (default)"},
+    {"no-overlap-grad-reduce", 0, CLI_FLAG, WL_OPT_NO_OVERLAP_GRAD_REDUCE, NULL,
+     "reduce them after the backward, blocking (Megatron-LM before overlapping)"},
+    {"overlap-param-gather", 0, CLI_FLAG, WL_OPT_OVERLAP_PARAM_GATHER, NULL,
+     "with --zero1: all-gather parameters in buckets during the forward"},
+    {"no-overlap-param-gather", 0, CLI_FLAG, WL_OPT_NO_OVERLAP_PARAM_GATHER, NULL,
+     "with --zero1: all-gather them after the optimizer step (default)"},
+    {"tied-embeddings", 0, CLI_FLAG, WL_OPT_TIED_EMBEDDINGS, NULL,
+     "output layer shares the embedding: all-reduce of its gradient between first and last stage "
+     "(default: the model's; gpt3-175b ties)"},
+    {"no-tied-embeddings", 0, CLI_FLAG, WL_OPT_NO_TIED_EMBEDDINGS, NULL, "separate output layer"},
+    {"untie-embeddings-and-output-weights", 0, CLI_FLAG, WL_OPT_NO_TIED_EMBEDDINGS, NULL,
+     "Megatron-LM name of --no-tied-embeddings"},
+    {"grad-norm", 0, CLI_FLAG, WL_OPT_GRAD_NORM, NULL,
+     "gradient norm for clipping: a kernel and an all-reduce of one value (default)"},
+    {"no-grad-norm", 0, CLI_FLAG, WL_OPT_NO_GRAD_NORM, NULL, "no gradient clipping"},
+    {"ignore-memory", 0, CLI_FLAG, WL_OPT_IGNORE_MEMORY, NULL,
+     "generate a job that does not fit in GPU memory (with a warning) instead of refusing it"},
     {"bucket-params", 0, CLI_VALUE, WL_OPT_BUCKET_PARAMS, "N", "gradient bucket size in elements (40000000)"},
     {"seed", 0, CLI_VALUE, WL_OPT_SEED, "N", "seed of every random choice (1)"},
     {"out", 'o', CLI_VALUE, WL_OPT_OUT, "FILE", "the trace to write"},
@@ -71,7 +97,7 @@ int workload_cli_main(int argc, char **argv)
   struct wl_gen_params p;
   wl_gen_params_init(&p);
   const char *model = NULL, *model_file = NULL, *out = NULL;
-  int layers_per_vstage = 0, vpp_given = 0;
+  int layers_per_vstage = 0, vpp_given = 0, ignore_memory = 0;
   long bucket = 40000000;
   char err[512];
   struct cli c;
@@ -103,7 +129,27 @@ int workload_cli_main(int argc, char **argv)
     case WL_OPT_GLOBAL_BATCH: bad = cli_long(&c, 1, LONG_MAX, &p.global_batch); break;
     case WL_OPT_SEED: bad = cli_long(&c, 0, LONG_MAX, &p.seed); break;
     case WL_OPT_BUCKET_PARAMS: bad = cli_long(&c, 1, LONG_MAX, &bucket); break;
-    case WL_OPT_RECOMPUTE: p.recompute = 1; break;
+    case WL_OPT_RECOMPUTE:
+    case WL_OPT_RECOMPUTE_GRANULARITY:
+      if (c.value == NULL) {
+        p.recompute = WL_RECOMPUTE_FULL; /* the flag of earlier versions */
+      } else if ((p.recompute = wl_recompute_parse(c.value)) < 0 ||
+                 (id == WL_OPT_RECOMPUTE_GRANULARITY && p.recompute == WL_RECOMPUTE_NONE)) {
+        fprintf(stderr, PROG ": %s: unknown recomputation '%s' (expected %s)\n", c.spelled, c.value,
+                id == WL_OPT_RECOMPUTE ? "none, selective or full" : "full or selective");
+        return CLI_USAGE;
+      }
+      break;
+    case WL_OPT_RECOMPUTE_ACTIVATIONS: p.recompute = WL_RECOMPUTE_SELECTIVE; break;
+    case WL_OPT_OVERLAP_GRAD_REDUCE:
+    case WL_OPT_NO_OVERLAP_GRAD_REDUCE: p.overlap_grad_reduce = id == WL_OPT_OVERLAP_GRAD_REDUCE; break;
+    case WL_OPT_OVERLAP_PARAM_GATHER:
+    case WL_OPT_NO_OVERLAP_PARAM_GATHER: p.overlap_param_gather = id == WL_OPT_OVERLAP_PARAM_GATHER; break;
+    case WL_OPT_TIED_EMBEDDINGS:
+    case WL_OPT_NO_TIED_EMBEDDINGS: p.tied_embeddings = id == WL_OPT_TIED_EMBEDDINGS; break;
+    case WL_OPT_GRAD_NORM:
+    case WL_OPT_NO_GRAD_NORM: p.grad_norm = id == WL_OPT_GRAD_NORM; break;
+    case WL_OPT_IGNORE_MEMORY: ignore_memory = 1; break;
     case WL_OPT_ZERO1: p.zero1 = 1; break;
     case WL_OPT_SEQUENCE_PARALLEL: p.seq_parallel = 1; break;
     case WL_OPT_GRAD_BF16: p.grad_bytes = 2; break;
@@ -162,6 +208,21 @@ int workload_cli_main(int argc, char **argv)
     fprintf(stderr, PROG ": impossible layout: %s\n", err);
     return CLI_USAGE;
   }
+  /* Per-GPU memory of the stage that needs the most (wl_memory.h): a job that cannot fit is
+   * refused before anything is written, unless --ignore-memory. */
+  struct wl_memory mem;
+  char mem_text[400];
+  wl_memory_worst(t, &mem);
+  wl_memory_describe(&mem, t->gpu, mem_text, sizeof mem_text);
+  if (mem.total > mem.capacity) {
+    if (!ignore_memory) {
+      fprintf(stderr, PROG ": the job does not fit in GPU memory: %s; use --recompute selective or full, more tp, pp "
+                      "or cp, --zero1 or a smaller micro-batch, or --ignore-memory to generate it anyway\n", mem_text);
+      wl_trace_free(t);
+      return CLI_USAGE;
+    }
+    fprintf(stderr, PROG ": warning: the job does not fit in GPU memory (--ignore-memory): %s\n", mem_text);
+  }
   if (wl_trace_save(t, out, err, sizeof err) != 0) {
     fprintf(stderr, PROG ": %s\n", err);
     wl_trace_free(t);
@@ -174,7 +235,7 @@ int workload_cli_main(int argc, char **argv)
          t->microbatches, t->model_flops, t->hardware_flops);
   for (int s = 0; s < l->pp; s++)
     printf("%s%d", s ? "," : "", t->stage_layers[s]);
-  printf("\n");
+  printf("\nmemory per GPU, %s%s\n", mem_text, mem.total > mem.capacity ? ": does not fit" : "");
   wl_trace_free(t);
   return 0;
 }

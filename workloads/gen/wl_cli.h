@@ -20,7 +20,18 @@ enum wl_cli_option {
   WL_OPT_SEQ,
   WL_OPT_MICRO_BATCH,
   WL_OPT_GLOBAL_BATCH,
-  WL_OPT_RECOMPUTE,
+  WL_OPT_RECOMPUTE,             /* --recompute [none|selective|full]; alone: full */
+  WL_OPT_RECOMPUTE_GRANULARITY, /* Megatron's --recompute-granularity full|selective */
+  WL_OPT_RECOMPUTE_ACTIVATIONS, /* Megatron's --recompute-activations: selective */
+  WL_OPT_OVERLAP_GRAD_REDUCE,
+  WL_OPT_NO_OVERLAP_GRAD_REDUCE,
+  WL_OPT_OVERLAP_PARAM_GATHER,
+  WL_OPT_NO_OVERLAP_PARAM_GATHER,
+  WL_OPT_TIED_EMBEDDINGS,
+  WL_OPT_NO_TIED_EMBEDDINGS,
+  WL_OPT_GRAD_NORM,
+  WL_OPT_NO_GRAD_NORM,
+  WL_OPT_IGNORE_MEMORY,
   WL_OPT_ZERO1,
   WL_OPT_SEQUENCE_PARALLEL,
   WL_OPT_GRAD_BF16,

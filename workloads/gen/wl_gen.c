@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wl_memory.h"
 #include "wl_model.h"
 
 #define BF16 2.0
@@ -29,6 +30,14 @@ struct gen {
   double dense_params;    /* this rank's parameters on this stage */
   double expert_params;
   double expert_per_layer_local; /* expert parameters of one layer on this rank */
+  /* --overlap-param-gather: the async all-gather each layer's first forward waits for (-1: none
+   * or already waited), indexed by global layer; [layers] the embedding, [layers + 1] the
+   * output layer. */
+  int *gather_dense, *gather_expert;
+  int waited_dense, waited_expert; /* the last all-gather waited for: buckets come in order */
+  /* --no-overlap-grad-reduce: the buckets formed during the backward, reduced after it. */
+  double *deferred[2];
+  int n_deferred[2], cap_deferred[2];
   int failed;
 };
 
@@ -41,6 +50,9 @@ void wl_gen_params_init(struct wl_gen_params *p)
   p->grad_bytes = 4;
   /* Megatron-Core DistributedDataParallel: bucket_size = max(40M, 1M * dp) elements. */
   p->bucket_params = 40e6;
+  p->overlap_grad_reduce = 1;
+  p->tied_embeddings = -1;
+  p->grad_norm = 1;
   p->seed = 1;
 }
 
@@ -98,6 +110,12 @@ int wl_gen_check(struct wl_gen_params *p, char *err, size_t errlen)
   CHECK(l->vpp == 1 || mb % l->pp == 0,
         "interleaved schedule needs the micro-batch count %ld divisible by pp=%d", mb, l->pp);
   CHECK(p->grad_bytes == 2 || p->grad_bytes == 4, "grad bytes %d must be 2 or 4", p->grad_bytes);
+  CHECK(wl_recompute_name(p->recompute) != NULL, "recompute %d must be none (0), full (1) or selective (2)",
+        p->recompute);
+  CHECK(!p->overlap_param_gather || p->zero1,
+        "overlapping the parameter all-gather needs the distributed optimizer (--zero1)");
+  if (p->tied_embeddings >= 0)
+    p->model.tied_embeddings = p->tied_embeddings;
   int *tmp = malloc((size_t)l->pp * l->vpp * sizeof *tmp);
   CHECK(tmp != NULL, "out of memory");
   int rc = wl_gen_balance(m->layers, l->pp, l->vpp, tmp, err, errlen);
@@ -198,14 +216,22 @@ static void tp_gather(struct gen *g, const struct wl_op *ctx)
     coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_TP, act_bytes(g, 0), 0);
 }
 
-static void layer_attention(struct gen *g, const struct wl_op *ctx, double x)
+/* The attention core (scores, softmax, context): what selective recomputation re-runs. */
+static void attention_core(struct gen *g, const struct wl_op *ctx, double x)
 {
   const struct wl_model *m = &g->p->model;
   double T = g->tokens, tp = g->p->layout.tp, h = m->hidden, cp = g->p->layout.cp;
-  compute(g, ctx, WL_CC_GEMM, x * 2 * T * g->lp.attn / tp,
-          x * BF16 * (g->lp.attn / tp + T * (2 * h + (2 * h + 2 * g->kvd) / tp)));
   compute(g, ctx, WL_CC_ATTN, x * 4 * T * g->p->seq * h / tp,
           x * BF16 * (2 * T * h + 2 * cp * T * g->kvd) / tp);
+}
+
+static void layer_attention(struct gen *g, const struct wl_op *ctx, double x)
+{
+  const struct wl_model *m = &g->p->model;
+  double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
+  compute(g, ctx, WL_CC_GEMM, x * 2 * T * g->lp.attn / tp,
+          x * BF16 * (g->lp.attn / tp + T * (2 * h + (2 * h + 2 * g->kvd) / tp)));
+  attention_core(g, ctx, x);
 }
 
 static void layer_mlp(struct gen *g, const struct wl_op *ctx, double x)
@@ -269,26 +295,66 @@ static void layer_backward(struct gen *g, const struct wl_op *ctx)
   tp_reduce(g, ctx);
 }
 
+/* Keeps a full bucket for after the backward (no overlap). */
+static void bucket_defer(struct gen *g, int expert)
+{
+  double *pending = expert ? &g->expert_pending : &g->dense_pending;
+  if (*pending <= 0)
+    return;
+  if (g->n_deferred[expert] == g->cap_deferred[expert]) {
+    int cap = g->cap_deferred[expert] ? 2 * g->cap_deferred[expert] : 64;
+    double *grown = realloc(g->deferred[expert], (size_t)cap * sizeof *grown);
+    if (grown == NULL) {
+      g->failed = 1;
+      return;
+    }
+    g->deferred[expert] = grown;
+    g->cap_deferred[expert] = cap;
+  }
+  g->deferred[expert][g->n_deferred[expert]++] = *pending;
+  *pending = 0;
+}
+
 static void bucket_flush(struct gen *g, const struct wl_op *ctx, int expert)
 {
   double *pending = expert ? &g->expert_pending : &g->dense_pending;
   if (*pending <= 0)
     return;
+  if (!g->p->overlap_grad_reduce && ctx->phase != WL_PHASE_OPTIMIZER) {
+    bucket_defer(g, expert);
+    return;
+  }
   enum wl_coll c = g->p->zero1 ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALLREDUCE;
   struct wl_op o = *ctx;
   o.layer = -1;
-  int id = coll(g, &o, c, expert ? WL_GROUP_DP_EP : WL_GROUP_DP, *pending * g->p->grad_bytes, 1);
+  /* Without overlap (Megatron-LM before --overlap-grad-reduce) the buckets are reduced after the
+   * backward, each blocking the stream (finalize_model_grads). */
+  int id = coll(g, &o, c, expert ? WL_GROUP_DP_EP : WL_GROUP_DP, *pending * g->p->grad_bytes,
+                g->p->overlap_grad_reduce);
   if (id >= 0)
     *(expert ? &g->last_expert : &g->last_dense) = id;
   *pending = 0;
 }
 
-static void bucket_add(struct gen *g, const struct wl_op *ctx, double dense, double expert)
+/* The parameters of the output layer on the last stage: none of its own when tied to the
+ * embedding on the same rank (pp = 1), plus the final norm. */
+static double output_params(const struct gen *g)
+{
+  const struct wl_model *m = &g->p->model;
+  int shared = m->tied_embeddings && g->p->layout.pp == 1;
+  return (shared ? 0 : m->hidden * (double)m->vocab / g->p->layout.tp) + m->hidden;
+}
+
+static double bucket_size(const struct gen *g)
 {
   double size = g->p->bucket_params;
   double dp_min = 1e6 * g->p->layout.dp;
-  if (size < dp_min)
-    size = dp_min;
+  return size < dp_min ? dp_min : size;
+}
+
+static void bucket_add(struct gen *g, const struct wl_op *ctx, double dense, double expert)
+{
+  double size = bucket_size(g);
   g->dense_pending += dense;
   g->expert_pending += expert;
   if (g->dense_pending >= size)
@@ -302,24 +368,48 @@ static long p2p_tag(const struct gen *g, int micro, int vs, int backward)
   return ((long)micro * g->nv + vs) * 2 + backward;
 }
 
+/* --overlap-param-gather: before the first use of a layer's parameters, wait for the all-gather
+ * that brings them (index: global layer, or layers / layers + 1 for the embedding / output layer). */
+static void gather_wait(struct gen *g, const struct wl_op *ctx, int index)
+{
+  if (g->gather_dense == NULL)
+    return;
+  int deps[2], nd = 0;
+  /* Once per bucket (later forwards find the parameters there); a bucket's all-gather also
+   * finishes those issued before it on the same stream. */
+  if (g->gather_dense[index] > g->waited_dense)
+    deps[nd++] = g->waited_dense = g->gather_dense[index];
+  if (g->gather_expert[index] > g->waited_expert)
+    deps[nd++] = g->waited_expert = g->gather_expert[index];
+  if (nd == 0)
+    return;
+  struct wl_op w = *ctx;
+  w.kind = WL_OP_WAIT;
+  add(g, &w, deps, nd);
+}
+
 static void step_forward(struct gen *g, int micro, int chunk)
 {
   const struct wl_model *m = &g->p->model;
   int vs = chunk * g->p->layout.pp + g->stage;
   struct wl_op ctx = {.phase = WL_PHASE_FORWARD, .micro = micro, .chunk = chunk, .layer = -1};
   double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
+  int L = m->layers;
   if (vs > 0) {
     p2p(g, &ctx, WL_OP_RECV, -1, p2p_tag(g, micro, vs - 1, 0), act_bytes(g, 1));
   } else {
+    gather_wait(g, &ctx, L);
     compute(g, &ctx, WL_CC_ELEMWISE, 0, 2 * BF16 * T * h);
     tp_reduce(g, &ctx);
   }
   for (int j = 0; j < g->t->vstage_layers[vs]; j++) {
     ctx.layer = g->t->stage_first_layer[vs] + j;
+    gather_wait(g, &ctx, ctx.layer);
     layer_forward(g, &ctx);
   }
   ctx.layer = -1;
   if (vs == g->nv - 1) {
+    gather_wait(g, &ctx, L + 1);
     tp_gather(g, &ctx);
     compute(g, &ctx, WL_CC_GEMM, 2 * T * h * m->vocab / tp,
             BF16 * (h * (double)m->vocab / tp + T * (h + (double)m->vocab / tp)));
@@ -342,13 +432,18 @@ static void step_backward(struct gen *g, int micro, int chunk)
             2 * BF16 * (h * (double)m->vocab / tp + T * (h + (double)m->vocab / tp)));
     tp_reduce(g, &ctx);
     if (last)
-      bucket_add(g, &ctx, h * (double)m->vocab / tp + h, 0);
+      bucket_add(g, &ctx, output_params(g), 0);
   }
   for (int j = g->t->vstage_layers[vs] - 1; j >= 0; j--) {
     ctx.layer = g->t->stage_first_layer[vs] + j;
-    if (g->p->recompute) {
+    if (g->p->recompute != WL_RECOMPUTE_NONE) {
+      /* Full: the whole layer's forward again (Korthikanti et al. 2022, section 2); selective:
+       * only the attention core, whose activations (the 5as/h term) were not kept (section 4.2). */
       ctx.phase = WL_PHASE_RECOMPUTE;
-      layer_forward(g, &ctx);
+      if (g->p->recompute == WL_RECOMPUTE_FULL)
+        layer_forward(g, &ctx);
+      else
+        attention_core(g, &ctx, 1);
       ctx.phase = WL_PHASE_BACKWARD;
     }
     layer_backward(g, &ctx);
@@ -369,45 +464,134 @@ static void step_backward(struct gen *g, int micro, int chunk)
   }
 }
 
+/* Without --overlap-grad-reduce: the buckets the backward formed are reduced once it is over,
+ * each blocking (Megatron-LM's finalize_model_grads before overlapping existed). */
+static void flush_after_backward(struct gen *g, const struct wl_op *ctx, int expert)
+{
+  for (int i = 0; i < g->n_deferred[expert]; i++) {
+    *(expert ? &g->expert_pending : &g->dense_pending) = g->deferred[expert][i];
+    bucket_flush(g, ctx, expert);
+  }
+}
+
 static void stage_tail(struct gen *g)
 {
   struct wl_op ctx = {.phase = WL_PHASE_OPTIMIZER, .micro = -1, .layer = -1};
+  const struct wl_gen_params *p = g->p;
+  const struct wl_layout *l = &p->layout;
+  const struct wl_model *m = &p->model;
+  if (!p->overlap_grad_reduce) {
+    flush_after_backward(g, &ctx, 0);
+    flush_after_backward(g, &ctx, 1);
+  }
   int deps[2], nd = 0;
-  if (g->last_dense >= 0)
+  if (g->last_dense >= 0 && p->overlap_grad_reduce)
     deps[nd++] = g->last_dense;
-  if (g->last_expert >= 0)
+  if (g->last_expert >= 0 && p->overlap_grad_reduce)
     deps[nd++] = g->last_expert;
   if (nd > 0) {
     struct wl_op w = ctx;
     w.kind = WL_OP_WAIT;
     add(g, &w, deps, nd);
   }
-  const struct wl_layout *l = &g->p->layout;
+  /* Tied embeddings over pp > 1 stages: the first stage's embedding and the last stage's output
+   * layer are copies of one matrix, whose gradients are summed by an all-reduce between the two
+   * stages once the data-parallel reduction is done (Megatron-LM finalize_model_grads,
+   * _allreduce_word_embedding_grads, on the embedding group; FP32 main_grad as the DP buckets). */
+  if (m->tied_embeddings && (g->stage == 0 || g->stage == l->pp - 1))
+    coll(g, &ctx, WL_COLL_ALLREDUCE, WL_GROUP_EMB, p->grad_bytes * (double)m->hidden * m->vocab / l->tp, 0);
   double dense = g->dense_params, expert = g->expert_params;
-  if (g->p->zero1) {
+  if (p->zero1) {
     dense /= l->dp;
     expert /= l->dp / l->ep;
   }
+  /* Gradient clipping needs the global gradient norm (Megatron-LM clip_grad, default 1.0): each
+   * rank reads its gradients (its shard with the distributed optimizer) for the sum of squares,
+   * then one FP32 value is all-reduced over the model-parallel group, or over every rank with the
+   * distributed optimizer whose shards split the data-parallel group too (get_grad_norm_fp32 on
+   * the optimizer's grad-stats group). Latency-bound: a few microseconds per hop. */
+  if (p->grad_norm) {
+    compute(g, &ctx, WL_CC_ELEMWISE, 0, p->grad_bytes * (dense + expert));
+    coll(g, &ctx, WL_COLL_ALLREDUCE, p->zero1 ? WL_GROUP_WORLD : WL_GROUP_MP, 4, 0);
+  }
+  /* The Adam step is memory-bound: ADAM_BYTES_PER_PARAM of optimizer state and gradients read
+   * and written per local parameter, at the HBM bandwidth the compute model gives. */
   compute(g, &ctx, WL_CC_OPTIMIZER, 0, ADAM_BYTES_PER_PARAM * (dense + expert));
-  if (g->p->zero1) {
+  if (p->zero1 && !p->overlap_param_gather) {
     coll(g, &ctx, WL_COLL_ALLGATHER, WL_GROUP_DP, BF16 * g->dense_params, 0);
     coll(g, &ctx, WL_COLL_ALLGATHER, WL_GROUP_DP_EP, BF16 * g->expert_params, 0);
   }
 }
 
-static void stage_params(struct gen *g)
+/* --overlap-param-gather (distributed optimizer): the updated parameters are all-gathered in
+ * buckets, in forward order, while the forward runs; each layer's first forward waits for its
+ * bucket (Megatron-Core's overlap_param_gather, which dispatches the next bucket's all-gather
+ * from the forward pre-hook of the current one). The all-gathers of iteration n overlap the
+ * forward of iteration n + 1; in this one-iteration replay they are issued at its start. */
+/* One async all-gather of the pending parameters; the slots waiting for them get its id. */
+static void gather_bucket(struct gen *g, const struct wl_op *ctx, enum wl_group grp, double *pending, int *ids,
+                          const int *waiting, int *nwaiting)
 {
-  const struct wl_model *m = &g->p->model;
-  double tp = g->p->layout.tp, h = m->hidden, V = m->vocab;
-  int layers = 0;
-  for (int c = 0; c < g->p->layout.vpp; c++)
-    layers += g->t->vstage_layers[c * g->p->layout.pp + g->stage];
-  g->dense_params = layers * (g->lp.attn / tp + g->lp.norms + g->lp.router + g->lp.mlp / tp);
-  g->expert_params = layers * g->expert_per_layer_local;
-  if (g->stage == 0)
-    g->dense_params += h * V / tp;
-  if (g->stage == g->p->layout.pp - 1)
-    g->dense_params += h * V / tp + h;
+  int id = coll(g, ctx, WL_COLL_ALLGATHER, grp, BF16 * *pending, 1);
+  for (int k = 0; k < *nwaiting; k++)
+    ids[waiting[k]] = id;
+  *pending = 0;
+  *nwaiting = 0;
+}
+
+static int plan_param_gather(struct gen *g)
+{
+  const struct wl_gen_params *p = g->p;
+  const struct wl_layout *l = &p->layout;
+  int L = p->model.layers, nslots = L + 2;
+  g->gather_dense = malloc((size_t)nslots * sizeof *g->gather_dense);
+  g->gather_expert = malloc((size_t)nslots * sizeof *g->gather_expert);
+  int *waiting_d = malloc((size_t)nslots * sizeof *waiting_d);
+  int *waiting_e = malloc((size_t)nslots * sizeof *waiting_e);
+  if (!g->gather_dense || !g->gather_expert || !waiting_d || !waiting_e) {
+    free(waiting_d);
+    free(waiting_e);
+    return -1;
+  }
+  for (int i = 0; i < nslots; i++)
+    g->gather_dense[i] = g->gather_expert[i] = -1;
+  struct wl_op ctx = {.phase = WL_PHASE_OPTIMIZER, .micro = -1, .layer = -1};
+  double tp = l->tp, size = bucket_size(g), dpend = 0, epend = 0;
+  double dense_layer = g->lp.attn / tp + g->lp.norms + g->lp.router + g->lp.mlp / tp;
+  int nd = 0, ne = 0;
+  for (int c = 0; c < l->vpp; c++) {
+    int vs = c * l->pp + g->stage;
+    int first = g->t->stage_first_layer[vs], count = g->t->vstage_layers[vs];
+    for (int j = -1; j <= count; j++) {
+      int slot;
+      double d = 0, e = 0;
+      if (j == -1 && vs == 0)
+        slot = L, d = p->model.hidden * (double)p->model.vocab / tp;
+      else if (j == count && vs == g->nv - 1)
+        slot = L + 1, d = output_params(g);
+      else if (j >= 0 && j < count)
+        slot = first + j, d = dense_layer, e = g->expert_per_layer_local;
+      else
+        continue;
+      dpend += d;
+      epend += e;
+      waiting_d[nd++] = slot;
+      if (e > 0)
+        waiting_e[ne++] = slot;
+      if (dpend >= size)
+        gather_bucket(g, &ctx, WL_GROUP_DP, &dpend, g->gather_dense, waiting_d, &nd);
+      if (epend >= size)
+        gather_bucket(g, &ctx, WL_GROUP_DP_EP, &epend, g->gather_expert, waiting_e, &ne);
+    }
+  }
+  /* What is left: the last, partial buckets. */
+  if (dpend > 0)
+    gather_bucket(g, &ctx, WL_GROUP_DP, &dpend, g->gather_dense, waiting_d, &nd);
+  if (epend > 0)
+    gather_bucket(g, &ctx, WL_GROUP_DP_EP, &epend, g->gather_expert, waiting_e, &ne);
+  free(waiting_d);
+  free(waiting_e);
+  return 0;
 }
 
 static int build_stage(struct wl_trace *t, const struct wl_gen_params *p, int stage,
@@ -415,13 +599,16 @@ static int build_stage(struct wl_trace *t, const struct wl_gen_params *p, int st
 {
   const struct wl_layout *l = &p->layout;
   struct gen g = {.p = p, .t = t, .prog = &t->programs[stage], .stage = stage,
-                  .nv = l->pp * l->vpp, .last_dense = -1, .last_expert = -1};
+                  .nv = l->pp * l->vpp, .last_dense = -1, .last_expert = -1,
+                  .waited_dense = -1, .waited_expert = -1};
   wl_model_layer_params(&p->model, &g.lp);
   g.moe = p->model.experts > 0 && l->ep > 1;
   g.tokens = (double)p->micro_batch * p->seq / l->cp;
   g.kvd = p->model.kv_heads * ((double)p->model.hidden / p->model.heads);
   g.expert_per_layer_local = (double)p->model.experts / l->ep * g.lp.expert / l->tp;
-  stage_params(&g);
+  wl_stage_params(t, stage, &g.dense_params, &g.expert_params);
+  if (p->zero1 && p->overlap_param_gather && plan_param_gather(&g) != 0)
+    g.failed = 1;
   int n = l->vpp == 1 ? wl_schedule_1f1b(l->pp, stage, t->microbatches, steps)
                       : wl_schedule_interleaved(l->pp, stage, t->microbatches, l->vpp, steps);
   for (int i = 0; i < n && !g.failed; i++) {
@@ -430,7 +617,12 @@ static int build_stage(struct wl_trace *t, const struct wl_gen_params *p, int st
     else
       step_forward(&g, steps[i].micro, steps[i].chunk);
   }
-  stage_tail(&g);
+  if (!g.failed)
+    stage_tail(&g);
+  free(g.gather_dense);
+  free(g.gather_expert);
+  free(g.deferred[0]);
+  free(g.deferred[1]);
   return g.failed ? -1 : 0;
 }
 

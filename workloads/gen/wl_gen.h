@@ -18,8 +18,13 @@ struct wl_gen_params {
   int seq;                   /* tokens per sequence (default: the model's) */
   int micro_batch;           /* sequences per micro-batch */
   long global_batch;         /* sequences per iteration */
-  int recompute;             /* full activation recomputation */
+  int recompute;             /* enum wl_recompute: none, full, selective (attention core only) */
   int zero1;                 /* distributed optimizer (ZeRO-1) */
+  int overlap_grad_reduce;   /* gradient buckets reduced during the backward (1), or after it */
+  int overlap_param_gather;  /* ZeRO-1: parameters all-gathered during the forward (1), or after
+                              * the optimizer step */
+  int tied_embeddings;       /* -1: the model's; 0 or 1 overrides it */
+  int grad_norm;             /* gradient norm for clipping: a kernel and a small all-reduce */
   int seq_parallel;          /* TP communication as all-gather/reduce-scatter */
   int grad_bytes;            /* gradient element size in the DP reduction: 4 (FP32) or 2 */
   double bucket_params;      /* gradient bucket size in elements */
@@ -27,7 +32,8 @@ struct wl_gen_params {
 };
 
 /* Defaults: micro 1, global = 4 * pp micro-batches when unset (0), FP32 gradient reduction,
- * 40M-element buckets (Megatron-Core DDP), seed 1. */
+ * 40M-element buckets (Megatron-Core DDP), gradient reduction overlapped with the backward,
+ * parameter all-gather not overlapped, the model's embedding tying, gradient norm on, seed 1. */
 void wl_gen_params_init(struct wl_gen_params *p);
 
 /* Derives dp and checks every constraint; returns 0 or -1 with the failed one in err. */

@@ -12,13 +12,15 @@
 /* Sources: GPT-3 175B from Brown et al. 2020 table 2.1 with Megatron's padded vocabulary
  * 51,200 (Narayanan et al. 2021); Llama 3 from Dubey et al. 2024 table 3 (vocabulary
  * 128,256, 8K training context); Mixtral from Jiang et al. 2024 table 1 (32K context; we
- * default to 4K training sequences, a modelling choice). */
+ * default to 4K training sequences, a modelling choice). GPT-3 ties the output layer to the
+ * input embedding (Radford et al. 2019; Megatron-LM's default, --untie-embeddings-and-output-weights
+ * unties), Llama 3 and Mixtral do not (their released checkpoints have a separate lm_head). */
 static const struct wl_model presets[] = {
-    {"gpt3-175b", 96, 12288, 96, 96, 49152, 51200, 2048, 0, 0, 0},
-    {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, 0, 0, 1},
-    {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, 0, 0, 1},
-    {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, 0, 0, 1},
-    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096, 8, 2, 1},
+    {"gpt3-175b", 96, 12288, 96, 96, 49152, 51200, 2048, 0, 0, 0, 1},
+    {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, 0, 0, 1, 0},
+    {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, 0, 0, 1, 0},
+    {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, 0, 0, 1, 0},
+    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096, 8, 2, 1, 0},
 };
 static const char *const preset_names[] = {"gpt3-175b", "llama3-8b", "llama3-70b",
                                            "llama3-405b", "mixtral-8x7b", NULL};
@@ -68,7 +70,8 @@ int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, siz
   struct { const char *key; int *v; } keys[] = {
       {"layers", &m->layers}, {"hidden", &m->hidden}, {"heads", &m->heads},
       {"kv-heads", &m->kv_heads}, {"ffn", &m->ffn}, {"vocab", &m->vocab}, {"seq", &m->seq},
-      {"experts", &m->experts}, {"top-k", &m->topk}, {"gated", &m->gated_mlp}};
+      {"experts", &m->experts}, {"top-k", &m->topk}, {"gated", &m->gated_mlp},
+      {"tied-embeddings", &m->tied_embeddings}};
   const int nkeys = sizeof keys / sizeof keys[0];
   memset(m, 0, sizeof *m);
   m->gated_mlp = 1;
@@ -128,6 +131,10 @@ int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, siz
     snprintf(err, errlen, "%s:%d: '%s' missing or zero", path, lineno, missing);
     return -1;
   }
+  if (m->tied_embeddings > 1) {
+    snprintf(err, errlen, "%s:%d: tied-embeddings=%d must be 0 or 1", path, lineno, m->tied_embeddings);
+    return -1;
+  }
   if (m->experts > 0 && (m->topk < 1 || m->topk > m->experts)) {
     snprintf(err, errlen, "%s:%d: top-k=%d must be in 1..experts=%d", path, lineno, m->topk,
              m->experts);
@@ -162,7 +169,7 @@ double wl_model_params_total(const struct wl_model *m)
   struct wl_layer_params p;
   wl_model_layer_params(m, &p);
   double layer = p.attn + p.mlp + p.expert * m->experts + p.router + p.norms;
-  return m->layers * layer + 2.0 * m->vocab * m->hidden + m->hidden;
+  return m->layers * layer + (m->tied_embeddings ? 1.0 : 2.0) * m->vocab * m->hidden + m->hidden;
 }
 
 double wl_model_layer_fwd_flops_per_token(const struct wl_model *m, int seq)
@@ -192,8 +199,29 @@ double wl_hardware_flops_per_iteration(const struct wl_model *m, long global_bat
 {
   double f = wl_model_flops_per_iteration(m, global_batch, seq);
   /* Full recomputation re-runs every layer's forward but not the output layer, which is
-   * why Megatron's hardware formula has V/(16lh) where the model formula has V/(12lh). */
-  return recompute ? f + forward_flops(m, global_batch, seq, 0) : f;
+   * why Megatron's hardware formula has V/(16lh) where the model formula has V/(12lh).
+   * Selective recomputation re-runs the attention core only (Korthikanti et al. 2022, section
+   * 4.2): the 4*s*h FLOPs per token and layer of QK^T and attention-over-V. */
+  if (recompute == WL_RECOMPUTE_FULL)
+    return f + forward_flops(m, global_batch, seq, 0);
+  if (recompute == WL_RECOMPUTE_SELECTIVE)
+    return f + (double)global_batch * seq * m->layers * 4.0 * seq * m->hidden;
+  return f;
+}
+
+static const char *const recompute_names[] = {"none", "full", "selective"};
+
+const char *wl_recompute_name(int recompute)
+{
+  return recompute >= 0 && recompute <= 2 ? recompute_names[recompute] : NULL;
+}
+
+int wl_recompute_parse(const char *name)
+{
+  for (int i = 0; i <= 2; i++)
+    if (strcmp(recompute_names[i], name) == 0)
+      return i;
+  return -1;
 }
 
 double wl_flops_utilization(double flops, double iteration_s, int gpus, double peak_flops)

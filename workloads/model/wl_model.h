@@ -16,13 +16,21 @@
 
 #include "wl_trace.h"
 
+/* Activation recomputation, the trace's recompute field. 1 is full so that traces written before
+ * selective existed keep their meaning. */
+enum wl_recompute { WL_RECOMPUTE_NONE = 0, WL_RECOMPUTE_FULL = 1, WL_RECOMPUTE_SELECTIVE = 2 };
+/* "none", "full", "selective"; NULL for another value. */
+const char *wl_recompute_name(int recompute);
+/* The value of a name, or -1. */
+int wl_recompute_parse(const char *name);
+
 /* Fills m with a built-in model ("gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b",
  * "mixtral-8x7b"); returns 0, or -1 for an unknown name. */
 int wl_model_preset(const char *name, struct wl_model *m);
 /* NULL-terminated list of the built-in names. */
 const char *const *wl_model_preset_names(void);
 /* Reads a "key value" description file (layers, hidden, heads, kv-heads, ffn, vocab, seq,
- * experts, top-k, gated, name). Returns 0, or -1 with "FILE:LINE: message" in err. */
+ * experts, top-k, gated, tied-embeddings, name). Returns 0, or -1 with "FILE:LINE: message" in err. */
 int wl_model_load_file(const char *path, struct wl_model *m, char *err, size_t errlen);
 /* The same from an open stream (named path in messages); the caller closes it. */
 int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, size_t errlen);
@@ -43,7 +51,9 @@ double wl_model_params_total(const struct wl_model *m);
 double wl_model_layer_fwd_flops_per_token(const struct wl_model *m, int seq);
 /* Model FLOPs of one iteration of global_batch sequences of seq tokens, no recomputation. */
 double wl_model_flops_per_iteration(const struct wl_model *m, long global_batch, int seq);
-/* Hardware FLOPs: model FLOPs plus one more forward of every layer when recompute is set. */
+/* Hardware FLOPs: model FLOPs plus, with full recomputation (WL_RECOMPUTE_FULL), one more forward
+ * of every layer, with selective recomputation one more forward of every layer's attention core
+ * (4*s*h FLOPs per token per layer: scores and context). */
 double wl_hardware_flops_per_iteration(const struct wl_model *m, long global_batch, int seq,
                                        int recompute);
 /* flops / (iteration_s * gpus * peak_flops): MFU with model FLOPs, HFU with hardware FLOPs. */

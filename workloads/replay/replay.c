@@ -36,6 +36,9 @@ struct rank_state {
   double compute_s, exposed_s[WL_GROUP_COUNT], bubble_s, end_s;
   int finished;
   double msg_sent_s;   /* when the message the actor last waited for was sent */
+  /* Per group: the last collective whose members had all joined, and when they had. */
+  int joined_op[WL_GROUP_COUNT];
+  double joined_s[WL_GROUP_COUNT];
 };
 
 /* A collective call matched across its members: (group kind, first member, sequence). */
@@ -256,8 +259,15 @@ static void coll_issue(struct rank_state *r, int op)
   int member = wl_group_index(t, r->rank, o->group);
   call->ops[member] = op;
   struct coll_instance *instance = call->instance;
-  if (++call->joined == call->n) /* everyone is in: forget the match, the instance lives on */
+  if (++call->joined == call->n) { /* everyone is in: forget the match, the instance lives on */
     *link = call->next;
+    double now = simgrid_get_clock();
+    for (int i = 0; i < call->n; i++) {
+      struct rank_state *m = &g_replay.ranks[call->ranks[i]];
+      m->joined_op[o->group] = call->ops[i];
+      m->joined_s[o->group] = now;
+    }
+  }
   coll_join(instance, member);
 }
 
@@ -381,8 +391,18 @@ static void wait_for(struct rank_state *r, int op)
   r->waiting_op = op;
   sg_sem_acquire(r->sem);
   double end = simgrid_get_clock();
-  r->exposed_s[o->group] += end - start;
-  tl_wait(r, o->group, start, end);
+  /* A collective between pipeline stages (embedding, model-parallel groups) first waits for the
+   * slowest stage to reach it: the schedule's imbalance, pipeline bubble as a receive waiting for
+   * an unsent message is; then for its transfer, exposed communication. */
+  double joined = start;
+  if (o->kind == WL_OP_COLL && (o->group == WL_GROUP_EMB || o->group == WL_GROUP_MP) &&
+      r->joined_op[o->group] == op)
+    joined = r->joined_s[o->group] < start ? start : r->joined_s[o->group] > end ? end : r->joined_s[o->group];
+  r->bubble_s += joined - start;
+  r->exposed_s[o->group] += end - joined;
+  if (g_replay.tl && joined > start)
+    tl_span(TL_RANK_PID(r->rank), TL_TID_MAIN, g_replay.id.bubble, g_replay.id.cat_bubble, start, joined);
+  tl_wait(r, o->group, joined, end);
 }
 
 static void recv_issue(struct rank_state *r, int op)
@@ -661,8 +681,11 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
     r->done = xmalloc((size_t)r->prog->nops);
     r->sem = sg_sem_init(0);
     r->waiting_op = -1;
-    for (int g = 0; g < WL_GROUP_COUNT; g++)
+    for (int g = 0; g < WL_GROUP_COUNT; g++) {
       r->streams[g].busy = -1;
+      r->joined_op[g] = -1;
+      r->joined_s[g] = 0;
+    }
     char name[32], index[16], host[32];
     snprintf(name, sizeof name, "rank%d", rank);
     snprintf(index, sizeof index, "%d", rank);

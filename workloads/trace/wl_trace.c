@@ -7,7 +7,7 @@
 #include <strings.h>
 
 static const char *const group_names[WL_GROUP_COUNT] = {"none", "tp", "cp", "dp", "ep",
-                                                        "dp_ep", "pp", "world"};
+                                                        "dp_ep", "pp", "world", "emb", "mp"};
 static const char *const kind_names[WL_OP_KIND_COUNT] = {"compute", "coll", "send", "recv",
                                                          "wait"};
 static const char *const coll_names[WL_COLL_COUNT] = {"none", "allreduce", "reducescatter",
@@ -102,6 +102,8 @@ int wl_group_size(const struct wl_trace *t, enum wl_group g)
   case WL_GROUP_DP_EP: return l->dp / l->ep;
   case WL_GROUP_PP: return l->pp;
   case WL_GROUP_WORLD: return l->gpus;
+  case WL_GROUP_EMB: return l->pp > 1 ? 2 : 1;
+  case WL_GROUP_MP: return l->tp * l->pp;
   default: return -1;
   }
 }
@@ -116,6 +118,8 @@ static int member(const struct wl_trace *t, const struct wl_coord *c0, enum wl_g
   case WL_GROUP_EP: c.dp = i + t->layout.ep * c.edp; break;
   case WL_GROUP_DP_EP: c.dp = c.ep + t->layout.ep * i; break;
   case WL_GROUP_PP: c.pp = i; break;
+  case WL_GROUP_EMB: c.pp = i == 0 ? 0 : t->layout.pp - 1; break;
+  case WL_GROUP_MP: c.tp = i % t->layout.tp; c.pp = i / t->layout.tp; break;
   default: return i;
   }
   return wl_coord_rank(t, &c);
@@ -134,6 +138,8 @@ int wl_group_index(const struct wl_trace *t, int rank, enum wl_group g)
   case WL_GROUP_DP_EP: return c.edp;
   case WL_GROUP_PP: return c.pp;
   case WL_GROUP_WORLD: return rank;
+  case WL_GROUP_EMB: return c.pp == 0 ? 0 : c.pp == t->layout.pp - 1 ? 1 : -1;
+  case WL_GROUP_MP: return c.tp + t->layout.tp * c.pp;
   default: return -1;
   }
 }

@@ -55,6 +55,11 @@ enum wl_group {
   WL_GROUP_DP_EP, /* expert data parallel: same tp, cp, pp, ep index (expert gradients) */
   WL_GROUP_PP,    /* pipeline: same tp, cp, dp; members ordered by stage */
   WL_GROUP_WORLD, /* every rank */
+  WL_GROUP_EMB,   /* embedding: the first and the last stage of a pipeline (same tp, cp, dp), which
+                   * both hold the tied embedding matrix; 1 member when pp = 1. Only ranks of those
+                   * two stages are members (wl_group_index is -1 on the others). */
+  WL_GROUP_MP,    /* model parallel: same cp, dp; tp x pp ranks (Megatron-LM's model-parallel group,
+                   * over which the gradient norm is reduced) */
   WL_GROUP_COUNT
 };
 
@@ -127,6 +132,8 @@ struct wl_model {
   int experts;          /* 0 for a dense model */
   int topk;             /* experts active per token (MoE) */
   int gated_mlp;        /* 1: SwiGLU (three matrices), 0: GeLU (two) */
+  int tied_embeddings;  /* 1: the output layer shares the input embedding's matrix (Megatron-LM's
+                         * default for GPT; Llama 3 and Mixtral untie them) */
 };
 
 struct wl_layout {

@@ -69,9 +69,9 @@ int wl_trace_write(const struct wl_trace *t, FILE *out)
                "see docs/workload-format.md\n");
   fprintf(out,
           "model name=%s layers=%d hidden=%d heads=%d kv_heads=%d ffn=%d vocab=%d seq=%d "
-          "experts=%d topk=%d gated=%d\n",
+          "experts=%d topk=%d gated=%d tied=%d\n",
           m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->seq,
-          m->experts, m->topk, m->gated_mlp);
+          m->experts, m->topk, m->gated_mlp, m->tied_embeddings);
   fprintf(out, "layout gpus=%d tp=%d pp=%d vpp=%d dp=%d ep=%d cp=%d\n", l->gpus, l->tp, l->pp,
           l->vpp, l->dp, l->ep, l->cp);
   fprintf(out, "gpu %s\n", t->gpu[0] ? t->gpu : "H100");
@@ -370,10 +370,13 @@ static int parse_op(struct reader *r, struct wl_program *p, int *deps_buf, int m
   return 0;
 }
 
-static int check_group_sizes(struct reader *r, const struct wl_trace *t, const struct wl_op *o)
+static int check_group_sizes(struct reader *r, const struct wl_trace *t, const struct wl_op *o, int stage)
 {
   if (o->group == WL_GROUP_NONE)
     return 0;
+  /* The embedding group has only the first and last stages' ranks as members. */
+  if (o->group == WL_GROUP_EMB && stage != 0 && stage != t->layout.pp - 1)
+    return fail(r, "group emb on stage %d: only the first and last pipeline stages are its members", stage);
   if (wl_group_size(t, o->group) < 1)
     return fail(r, "group %s is empty in this layout", wl_group_name(o->group));
   if ((o->kind == WL_OP_SEND || o->kind == WL_OP_RECV) &&
@@ -403,7 +406,7 @@ static int load_body(struct reader *r, struct wl_trace *t)
       {"kv_heads", F_INT, &m->kv_heads, 0},     {"ffn", F_INT, &m->ffn, 0},
       {"vocab", F_INT, &m->vocab, 0},           {"seq", F_INT, &m->seq, 0},
       {"experts", F_INT, &m->experts, 0},       {"topk", F_INT, &m->topk, 0},
-      {"gated", F_INT, &m->gated_mlp, 0}};
+      {"gated", F_INT, &m->gated_mlp, 0},       {"tied", F_INT, &m->tied_embeddings, 0}};
   const struct field layout_fields[] = {
       {"gpus", F_INT, &l->gpus, 0}, {"tp", F_INT, &l->tp, 0}, {"pp", F_INT, &l->pp, 0},
       {"vpp", F_INT, &l->vpp, 0},   {"dp", F_INT, &l->dp, 0}, {"ep", F_INT, &l->ep, 0},
@@ -439,6 +442,9 @@ static int load_body(struct reader *r, struct wl_trace *t)
       strcpy(t->gpu, r->tok[1]);
     } else if (strcmp(k, "batch") == 0) {
       rc = parse_fields(r, 1, batch_fields, sizeof batch_fields / sizeof batch_fields[0]);
+      /* 0 none, 1 full, 2 selective (recomputation of the attention core only). */
+      if (rc == 0 && t->recompute > 2)
+        return fail(r, "field 'recompute': %d is not 0 (none), 1 (full) or 2 (selective)", t->recompute);
     } else if (strcmp(k, "generator") == 0) {
       rc = parse_fields(r, 1, gen_fields, 2);
     } else if (strcmp(k, "flops") == 0) {
@@ -477,7 +483,7 @@ static int load_body(struct reader *r, struct wl_trace *t)
       struct wl_program *p = &t->programs[s];
       while ((rc = next_line(r)) == 0 && strcmp(r->tok[0], "end") != 0) {
         if (parse_op(r, p, deps_buf, 4096) != 0 ||
-            check_group_sizes(r, t, &p->ops[p->nops - 1]) != 0)
+            check_group_sizes(r, t, &p->ops[p->nops - 1], s) != 0)
           return -1;
       }
       if (rc < 0)

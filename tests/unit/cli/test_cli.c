@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { OPT_OUT, OPT_SEED, OPT_ZERO1, OPT_TP };
+enum { OPT_OUT, OPT_SEED, OPT_ZERO1, OPT_TP, OPT_RECOMPUTE };
 
 static const struct cli_option table[] = {
     {"out", 'o', CLI_VALUE, OPT_OUT, "DIR", "output"},
@@ -16,6 +16,7 @@ static const struct cli_option table[] = {
     {"zero1", 0, CLI_FLAG, OPT_ZERO1, NULL, "flag"},
     {"tp", 0, CLI_VALUE, OPT_TP, "T", "tp"},
     {"tensor-model-parallel-size", 0, CLI_VALUE, OPT_TP, "T", NULL},
+    {"recompute", 0, CLI_OPTIONAL, OPT_RECOMPUTE, "[MODE]", "optional value"},
     CLI_TABLE_END,
 };
 
@@ -63,6 +64,23 @@ static void test_cli_value_forms_are_equal(void)
   /* After "--" everything is positional (CLI_POSITIONAL = -3). */
   parse((const char *[]){"--", "--out", NULL}, s, sizeof s);
   CU_ASSERT_STRING_EQUAL(s, "-3=--out;");
+}
+
+/* An optional value: after '=', or the next argument unless it starts with '-'; none (value NULL,
+ * recorded empty) at the end, before an option, or after "--". */
+static void test_cli_optional_value(void)
+{
+  char t[256];
+  parse((const char *[]){"--recompute", NULL}, t, sizeof t);
+  CU_ASSERT_STRING_EQUAL(t, "4=;");
+  parse((const char *[]){"--recompute", "--zero1", NULL}, t, sizeof t);
+  CU_ASSERT_STRING_EQUAL(t, "4=;2=;");
+  parse((const char *[]){"--recompute", "selective", "--zero1", NULL}, t, sizeof t);
+  CU_ASSERT_STRING_EQUAL(t, "4=selective;2=;");
+  parse((const char *[]){"--recompute=full", "-o", "d", NULL}, t, sizeof t);
+  CU_ASSERT_STRING_EQUAL(t, "4=full;0=d;");
+  parse((const char *[]){"--recompute=", NULL}, t, sizeof t);
+  CU_ASSERT_STRING_EQUAL(t, "E;");
 }
 
 static void test_cli_refusals(void)
@@ -135,6 +153,7 @@ int main(void)
     return CU_get_error();
   CU_pSuite suite = CU_add_suite("cli", NULL, NULL);
   CU_ADD_TEST(suite, test_cli_value_forms_are_equal);
+  CU_ADD_TEST(suite, test_cli_optional_value);
   CU_ADD_TEST(suite, test_cli_refusals);
   CU_ADD_TEST(suite, test_cli_integers_are_strict);
   CU_ADD_TEST(suite, test_cli_edit_distance);

@@ -225,6 +225,73 @@ static void test_wl_format_model_file_syntax(void)
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "m.model:2: NUL byte at column 4"));
 }
 
+static struct wl_trace *trace_from(const char *text, char *err, size_t errlen)
+{
+  FILE *f = fmemopen((void *)text, strlen(text), "r");
+  struct wl_trace *t = wl_trace_read(f, "t.trace", err, errlen);
+  fclose(f);
+  return t;
+}
+
+/* The fields added with the memory model and the Megatron-LM options: tied embeddings and
+ * selective recomputation survive a round trip; old traces (no tied field) still load; a
+ * recompute value beyond 2 and an emb collective on a middle stage are refused. */
+static void test_wl_format_tied_and_selective(void)
+{
+  struct wl_gen_params p;
+  wl_gen_params_init(&p);
+  wl_model_preset("gpt3-175b", &p.model);
+  p.layout.gpus = 24;
+  p.layout.tp = 8;
+  p.layout.pp = 3;
+  p.global_batch = 3;
+  p.recompute = WL_RECOMPUTE_SELECTIVE;
+  char err[512];
+  struct wl_trace *t = wl_generate(&p, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  const char *path = WL_TEST_BIN_DIR "/tied.trace";
+  CU_ASSERT_EQUAL_FATAL(wl_trace_save(t, path, err, sizeof err), 0);
+  struct wl_trace *u = wl_trace_load(path, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(u);
+  CU_ASSERT_EQUAL(u->model.tied_embeddings, 1);
+  CU_ASSERT_EQUAL(u->recompute, WL_RECOMPUTE_SELECTIVE);
+  for (int s = 0; s < 3; s++)
+    ops_equal(&t->programs[s], &u->programs[s]);
+  wl_trace_free(t);
+  wl_trace_free(u);
+  const char *head = "sgf-workload 1\n"
+                     "model name=x layers=3 hidden=64 heads=4 kv_heads=4 ffn=256 vocab=100 seq=16 experts=0 topk=0 gated=1\n"
+                     "layout gpus=3 tp=1 pp=3 vpp=1 dp=1 ep=1 cp=1\n"
+                     "gpu H100\n";
+  char text[2048];
+  snprintf(text, sizeof text, "%sbatch micro=1 global=1 microbatches=1 recompute=0 zero1=0 seq_parallel=0 grad_bytes=4\n"
+           "stages layers=1,1,1 vfirst=0,1,2 vlayers=1,1,1\nprogram 0 ops=1\n0 coll ph=opt coll=allreduce group=emb bytes=8\nend\n"
+           "program 1 ops=0\nend\nprogram 2 ops=1\n0 coll ph=opt coll=allreduce group=emb bytes=8\nend\n", head);
+  t = trace_from(text, err, sizeof err);
+  if (t == NULL)
+    fprintf(stderr, "\n%s\n", err);
+  CU_ASSERT_PTR_NOT_NULL(t);
+  if (t != NULL) {
+    CU_ASSERT_EQUAL(t->model.tied_embeddings, 0);
+    CU_ASSERT_EQUAL(wl_group_size(t, WL_GROUP_EMB), 2);
+    CU_ASSERT_EQUAL(wl_group_index(t, 1, WL_GROUP_EMB), -1);
+  }
+  wl_trace_free(t);
+  snprintf(text, sizeof text, "%sbatch micro=1 global=1 microbatches=1 recompute=0 zero1=0 seq_parallel=0 grad_bytes=4\n"
+           "stages layers=1,1,1 vfirst=0,1,2 vlayers=1,1,1\nprogram 0 ops=0\nend\n"
+           "program 1 ops=1\n0 coll ph=opt coll=allreduce group=emb bytes=8\nend\n", head);
+  t = trace_from(text, err, sizeof err);
+  CU_ASSERT_PTR_NULL(t);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "group emb on stage 1"));
+  wl_trace_free(t);
+  snprintf(text, sizeof text, "%sbatch micro=1 global=1 microbatches=1 recompute=3 zero1=0 seq_parallel=0 grad_bytes=4\n",
+           head);
+  t = trace_from(text, err, sizeof err);
+  CU_ASSERT_PTR_NULL(t);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "field 'recompute': 3"));
+  wl_trace_free(t);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -235,6 +302,7 @@ int main(void)
   CU_add_test(s, "simai_comm_types", test_wl_format_simai_comm_types);
   CU_add_test(s, "bogus_simai_refused", test_wl_format_bogus_simai_refused);
   CU_add_test(s, "model_file_syntax", test_wl_format_model_file_syntax);
+  CU_add_test(s, "tied_and_selective", test_wl_format_tied_and_selective);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures();

@@ -81,9 +81,11 @@ static void test_wl_gen_cli_records_405b_balance(void)
 {
   const char *out = WL_TEST_BIN_DIR "/llama405b.trace";
   char *argv[] = {"workload", "--model", "llama3-405b", "--gpus", "256", "--tp", "8", "--pp",
-                  "16", "--global-batch", "32", "--gpu", "H100", "--recompute", "--seed", "7",
-                  "-o", (char *)out};
-  CU_ASSERT_EQUAL_FATAL(workload_cli_main(18, argv), 0);
+                  "16", "--global-batch", "32", "--gpu", "H100", "--recompute", "--sequence-parallel",
+                  "--seed", "7", "-o", (char *)out};
+  /* --sequence-parallel: without it the full-recompute checkpoints of stage 1's 15 micro-batches
+   * in flight take 97 GB with the model states (wl_memory.h), more than an H100 has. */
+  CU_ASSERT_EQUAL_FATAL(workload_cli_main(19, argv), 0);
   char err[512];
   struct wl_trace *t = wl_trace_load(out, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
@@ -302,6 +304,218 @@ static void test_wl_gen_moe_and_cp_collectives(void)
   wl_trace_free(t);
 }
 
+/* Counts of a program's ops matching kind, collective, group and phase (-1: any). */
+struct op_count {
+  int n, async;
+  double bytes, mem;
+  int first, last; /* op ids of the first and last match, -1 if none */
+};
+static struct op_count count_ops(const struct wl_program *pr, int kind, int coll, int group, int phase, int cclass)
+{
+  struct op_count c = {0, 0, 0, 0, -1, -1};
+  for (int i = 0; i < pr->nops; i++) {
+    const struct wl_op *o = &pr->ops[i];
+    if ((kind >= 0 && (int)o->kind != kind) || (coll >= 0 && (int)o->coll != coll) ||
+        (group >= 0 && (int)o->group != group) || (phase >= 0 && (int)o->phase != phase) ||
+        (cclass >= 0 && (o->kind != WL_OP_COMPUTE || (int)o->cclass != cclass)))
+      continue;
+    c.n++;
+    c.async += o->is_async;
+    c.bytes += o->bytes;
+    c.mem += o->mem_bytes;
+    if (c.first < 0)
+      c.first = i;
+    c.last = i;
+  }
+  return c;
+}
+
+static struct wl_trace *gen_ok(struct wl_gen_params p)
+{
+  char err[512] = "";
+  struct wl_trace *t = wl_generate(&p, err, sizeof err);
+  if (t == NULL)
+    fprintf(stderr, "\nrefused: %s\n", err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  return t;
+}
+
+static void test_wl_gen_selective_recompute_reruns_attention_core(void)
+{
+  struct wl_gen_params p = params("llama3-8b", 16, 2, 2);
+  p.global_batch = 16;
+  p.recompute = WL_RECOMPUTE_SELECTIVE;
+  struct wl_trace *t = gen_ok(p);
+  const struct wl_program *pr = &t->programs[0];
+  /* One attention-core kernel per layer and micro-batch, nothing else, in the recompute phase. */
+  struct op_count rc = count_ops(pr, -1, -1, -1, WL_PHASE_RECOMPUTE, -1);
+  struct op_count attn = count_ops(pr, WL_OP_COMPUTE, -1, -1, WL_PHASE_RECOMPUTE, WL_CC_ATTN);
+  CU_ASSERT_EQUAL(rc.n, 16 * t->microbatches);
+  CU_ASSERT_EQUAL(attn.n, rc.n);
+  CU_ASSERT(fabs(t->hardware_flops - wl_hardware_flops_per_iteration(&p.model, 16, 8192, WL_RECOMPUTE_SELECTIVE)) <
+            1e-9 * t->hardware_flops);
+  wl_trace_free(t);
+  check_flops_sum(p);
+  /* Full recomputation re-runs the whole layer, collectives included. */
+  p.recompute = WL_RECOMPUTE_FULL;
+  t = gen_ok(p);
+  CU_ASSERT(count_ops(&t->programs[0], WL_OP_COLL, -1, WL_GROUP_TP, WL_PHASE_RECOMPUTE, -1).n > 0);
+  CU_ASSERT(count_ops(&t->programs[0], WL_OP_COMPUTE, -1, -1, WL_PHASE_RECOMPUTE, WL_CC_GEMM).n > 0);
+  wl_trace_free(t);
+  p.recompute = 3;
+  expect_refusal(p, "recompute 3");
+}
+
+static void test_wl_gen_grad_reduce_overlap_switch(void)
+{
+  struct wl_gen_params p = params("llama3-8b", 4, 1, 2);
+  p.global_batch = 16;
+  struct wl_trace *on = gen_ok(p);
+  p.overlap_grad_reduce = 0;
+  struct wl_trace *off = gen_ok(p);
+  for (int s = 0; s < 2; s++) {
+    struct op_count a = count_ops(&on->programs[s], WL_OP_COLL, WL_COLL_ALLREDUCE, WL_GROUP_DP, -1, -1);
+    struct op_count b = count_ops(&off->programs[s], WL_OP_COLL, WL_COLL_ALLREDUCE, WL_GROUP_DP, -1, -1);
+    struct op_count bwd = count_ops(&off->programs[s], WL_OP_COMPUTE, -1, -1, WL_PHASE_BACKWARD, -1);
+    /* The same buckets; overlapped: async, during the backward; not: blocking, after it. */
+    CU_ASSERT_DOUBLE_EQUAL(a.bytes, b.bytes, 1);
+    CU_ASSERT_EQUAL(a.n, b.n);
+    CU_ASSERT_EQUAL(a.async, a.n);
+    CU_ASSERT(count_ops(&on->programs[s], WL_OP_COLL, -1, WL_GROUP_DP, WL_PHASE_BACKWARD, -1).n == a.n);
+    CU_ASSERT_EQUAL(b.async, 0);
+    CU_ASSERT(b.n >= 1);
+    CU_ASSERT(b.first > bwd.last);
+    CU_ASSERT_EQUAL(count_ops(&off->programs[s], WL_OP_COLL, -1, WL_GROUP_DP, WL_PHASE_OPTIMIZER, -1).n, b.n);
+  }
+  wl_trace_free(on);
+  wl_trace_free(off);
+}
+
+static void param_gather_case(struct wl_gen_params p);
+static void test_wl_gen_param_gather_overlap_switch(void)
+{
+  /* Layers larger than a bucket (tp 1), and smaller ones (tp 8: 27M parameters), the last
+   * bucket of the first stage partial. */
+  struct wl_gen_params p = params("llama3-8b", 4, 1, 2);
+  p.global_batch = 16;
+  param_gather_case(p);
+  p = params("llama3-8b", 32, 8, 2);
+  p.global_batch = 16;
+  p.bucket_params = 60e6; /* 3 layers a bucket: 16 layers leave one */
+  param_gather_case(p);
+}
+
+static void param_gather_case(struct wl_gen_params p)
+{
+  p.zero1 = 1;
+  struct wl_trace *tail = gen_ok(p);
+  p.overlap_param_gather = 1;
+  struct wl_trace *ovl = gen_ok(p);
+  for (int s = 0; s < 2; s++) {
+    struct op_count a = count_ops(&tail->programs[s], WL_OP_COLL, WL_COLL_ALLGATHER, WL_GROUP_DP, -1, -1);
+    struct op_count b = count_ops(&ovl->programs[s], WL_OP_COLL, WL_COLL_ALLGATHER, WL_GROUP_DP, -1, -1);
+    /* The same BF16 parameters gathered: one blocking all-gather after the optimizer step, or
+     * async buckets issued first, before any forward kernel. */
+    CU_ASSERT_DOUBLE_EQUAL(a.bytes, b.bytes, 4);
+    CU_ASSERT_EQUAL(a.n, 1);
+    CU_ASSERT_EQUAL(a.async, 0);
+    CU_ASSERT(a.first > count_ops(&tail->programs[s], WL_OP_COMPUTE, -1, -1, -1, WL_CC_OPTIMIZER).last);
+    CU_ASSERT(b.n > 1);
+    CU_ASSERT_EQUAL(b.async, b.n);
+    CU_ASSERT(b.last < count_ops(&ovl->programs[s], WL_OP_COMPUTE, -1, -1, WL_PHASE_FORWARD, -1).first);
+    /* The first forward of micro-batch 0 waits for them, once per bucket. */
+    struct op_count waits = count_ops(&ovl->programs[s], WL_OP_WAIT, -1, -1, WL_PHASE_FORWARD, -1);
+    CU_ASSERT_EQUAL(waits.n, b.n);
+    for (int i = 0; i < ovl->programs[s].nops; i++) {
+      const struct wl_op *o = &ovl->programs[s].ops[i];
+      if (o->kind == WL_OP_WAIT && o->phase == WL_PHASE_FORWARD)
+        CU_ASSERT_EQUAL(o->micro, 0);
+    }
+  }
+  wl_trace_free(tail);
+  wl_trace_free(ovl);
+  p.zero1 = 0;
+  expect_refusal(p, "--zero1");
+}
+
+static void test_wl_gen_tied_embedding_allreduce(void)
+{
+  /* GPT-3 ties its embeddings: with pp > 1 the first and last stages all-reduce the embedding's
+   * FP32 gradient, h x V / tp elements, after the DP reduction; middle stages do not. */
+  struct wl_gen_params p = params("gpt3-175b", 32, 8, 4);
+  p.global_batch = 4;
+  struct wl_trace *t = gen_ok(p);
+  double bytes = 4.0 * 12288 * 51200 / 8;
+  for (int s = 0; s < 4; s++) {
+    struct op_count e = count_ops(&t->programs[s], WL_OP_COLL, WL_COLL_ALLREDUCE, WL_GROUP_EMB, -1, -1);
+    CU_ASSERT_EQUAL(e.n, s == 0 || s == 3 ? 1 : 0);
+    if (e.n)
+      CU_ASSERT_DOUBLE_EQUAL(e.bytes, bytes, 1);
+  }
+  wl_trace_free(t);
+  p.tied_embeddings = 0;
+  t = gen_ok(p);
+  CU_ASSERT_EQUAL(count_ops(&t->programs[0], WL_OP_COLL, -1, WL_GROUP_EMB, -1, -1).n, 0);
+  wl_trace_free(t);
+  /* Llama 3 does not tie; --tied-embeddings does. */
+  p = params("llama3-8b", 16, 8, 2);
+  p.global_batch = 4;
+  t = gen_ok(p);
+  CU_ASSERT_EQUAL(count_ops(&t->programs[1], WL_OP_COLL, -1, WL_GROUP_EMB, -1, -1).n, 0);
+  wl_trace_free(t);
+  p.tied_embeddings = 1;
+  t = gen_ok(p);
+  CU_ASSERT_EQUAL(count_ops(&t->programs[1], WL_OP_COLL, -1, WL_GROUP_EMB, -1, -1).n, 1);
+  /* The group: rank r of stage 0 and the rank of the last stage with the same tp, cp, dp. */
+  int members[2];
+  CU_ASSERT_EQUAL(wl_group_members(t, 3, WL_GROUP_EMB, members, 2), 2);
+  CU_ASSERT_EQUAL(members[0], 3);
+  CU_ASSERT_EQUAL(members[1], 11);
+  CU_ASSERT_EQUAL(wl_group_index(t, 11, WL_GROUP_EMB), 1);
+  wl_trace_free(t);
+  /* One stage: one matrix, nothing to reduce, and counted once. */
+  p = params("gpt3-175b", 8, 8, 1);
+  p.global_batch = 1;
+  t = gen_ok(p);
+  CU_ASSERT_EQUAL(count_ops(&t->programs[0], WL_OP_COLL, -1, WL_GROUP_EMB, -1, -1).n, 0);
+  wl_trace_free(t);
+}
+
+static void test_wl_gen_grad_norm_and_optimizer_step(void)
+{
+  /* Llama 3 8B, tp 2, pp 2, dp 2: the stage's parameters, 30 B each for the Adam step. */
+  struct wl_gen_params p = params("llama3-8b", 8, 2, 2);
+  p.global_batch = 8;
+  struct wl_trace *t = gen_ok(p);
+  double layer = (41943040.0 + 176160768.0) / 2 + 8192.0, embed = 128256.0 * 4096 / 2;
+  double stage0 = 16 * layer + embed;
+  struct op_count opt = count_ops(&t->programs[0], WL_OP_COMPUTE, -1, -1, WL_PHASE_OPTIMIZER, WL_CC_OPTIMIZER);
+  CU_ASSERT_EQUAL(opt.n, 1);
+  CU_ASSERT_DOUBLE_EQUAL(opt.mem, 30 * stage0, 1);
+  /* Gradient norm: one read of the FP32 gradients, then 4 bytes all-reduced over tp x pp. */
+  struct op_count norm = count_ops(&t->programs[0], WL_OP_COLL, WL_COLL_ALLREDUCE, WL_GROUP_MP, -1, -1);
+  CU_ASSERT_EQUAL(norm.n, 1);
+  CU_ASSERT_DOUBLE_EQUAL(norm.bytes, 4, 0);
+  CU_ASSERT(norm.first < opt.first);
+  struct op_count read = count_ops(&t->programs[0], WL_OP_COMPUTE, -1, -1, WL_PHASE_OPTIMIZER, WL_CC_ELEMWISE);
+  CU_ASSERT_DOUBLE_EQUAL(read.mem, 4 * stage0, 1);
+  CU_ASSERT_EQUAL(wl_group_size(t, WL_GROUP_MP), 4);
+  wl_trace_free(t);
+  /* Distributed optimizer: a shard of each, the norm over every rank. */
+  p.zero1 = 1;
+  t = gen_ok(p);
+  opt = count_ops(&t->programs[0], WL_OP_COMPUTE, -1, -1, WL_PHASE_OPTIMIZER, WL_CC_OPTIMIZER);
+  CU_ASSERT_DOUBLE_EQUAL(opt.mem, 30 * stage0 / 2, 1);
+  CU_ASSERT_EQUAL(count_ops(&t->programs[0], WL_OP_COLL, WL_COLL_ALLREDUCE, WL_GROUP_WORLD, -1, -1).n, 1);
+  CU_ASSERT_EQUAL(count_ops(&t->programs[0], WL_OP_COLL, -1, WL_GROUP_MP, -1, -1).n, 0);
+  wl_trace_free(t);
+  p.grad_norm = 0;
+  t = gen_ok(p);
+  CU_ASSERT_EQUAL(count_ops(&t->programs[0], WL_OP_COLL, -1, WL_GROUP_WORLD, -1, -1).n, 0);
+  CU_ASSERT_EQUAL(count_ops(&t->programs[0], WL_OP_COMPUTE, -1, -1, WL_PHASE_OPTIMIZER, WL_CC_ELEMWISE).n, 0);
+  wl_trace_free(t);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -318,6 +532,11 @@ int main(void)
   CU_add_test(s, "program_flops_sum_to_hardware_flops",
               test_wl_gen_program_flops_sum_to_hardware_flops);
   CU_add_test(s, "moe_and_cp_collectives", test_wl_gen_moe_and_cp_collectives);
+  CU_add_test(s, "selective_recompute_reruns_attention_core", test_wl_gen_selective_recompute_reruns_attention_core);
+  CU_add_test(s, "grad_reduce_overlap_switch", test_wl_gen_grad_reduce_overlap_switch);
+  CU_add_test(s, "param_gather_overlap_switch", test_wl_gen_param_gather_overlap_switch);
+  CU_add_test(s, "tied_embedding_allreduce", test_wl_gen_tied_embedding_allreduce);
+  CU_add_test(s, "grad_norm_and_optimizer_step", test_wl_gen_grad_norm_and_optimizer_step);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures();
