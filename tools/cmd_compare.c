@@ -328,6 +328,7 @@ static const struct row rows[] = {
     {"DCQCN rate cuts", "counters.dcqcn_rate_cuts", 1, ROW_COUNT},
     {"PFC paused time (est.)", "counters.pfc_paused_s_est", 1, ROW_SECONDS},
     {"ECN marks (est.)", "counters.ecn_marks_est", 1, ROW_COUNT},
+    {"DCQCN-held port time (est.)", "counters.dcqcn_held_s_est", 1, ROW_SECONDS},
     {"CNPs (est.)", "counters.cnps_est", 1, ROW_COUNT},
     {"DCQCN rate cuts (est.)", "counters.dcqcn_rate_cuts_est", 1, ROW_COUNT},
     {"drops", "counters.drops", 1, ROW_COUNT},

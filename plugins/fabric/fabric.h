@@ -348,6 +348,10 @@ int fabric_port_flow_count(const struct fabric *fab, int port);
 int fabric_recompute_followed_flow_change(const struct fabric *fab);
 /* Flow engine: the flows currently holding bandwidth. */
 struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count);
+/* Flow engine, from on_rates: the ports of the component just recomputed (those left without a
+ * flow included), and whether one of them is saturated (max-min gave out its capacity). */
+const int *fabric_recomputed_ports(const struct fabric *fab, int *count);
+int fabric_port_saturated(const struct fabric *fab, int port);
 /* Flow engine, from on_rates: the flows whose rates were just recomputed (the component of the
  * ports that changed; no flow outside it shares a port with one inside). */
 struct fab_flow **fabric_recomputed_flows(const struct fabric *fab, size_t *count);

@@ -177,6 +177,18 @@ struct fab_flow **fabric_recomputed_flows(const struct fabric *fab, size_t *coun
   return fab->fe ? fab->fe->flows : NULL;
 }
 
+const int *fabric_recomputed_ports(const struct fabric *fab, int *count)
+{
+  *count = fab->fe ? fab->fe->n_ports : 0;
+  return fab->fe ? fab->fe->ports : NULL;
+}
+
+int fabric_port_saturated(const struct fabric *fab, int port)
+{
+  const struct flow_engine *fe = fab->fe;
+  return fe != NULL && fe->capacity_left[port] <= 1e-9 * fe->capacity[port];
+}
+
 struct fab_flow **fabric_active_flows(const struct fabric *fab, size_t *count)
 {
   *count = fab->fe ? fab->fe->n_active : 0;

@@ -103,6 +103,8 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
     if (fifo)
       for (size_t i = 0; i < n_recomputed; i++)
         roce_est_flow_update(fab, &rs->est, recomputed[i]);
+    if (fifo && dcqcn && rs->cfg.ecn_enabled)
+      roce_est_held(fab, &rs->est, recomputed, n_recomputed);
     return;
   }
   if (when == ROCE_BEFORE_FILL && fluid)

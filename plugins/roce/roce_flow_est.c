@@ -12,7 +12,15 @@ int roce_est_init(struct roce_est *e, int n_ports)
   e->port_paused_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_fraction = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_since_s = calloc((size_t)n_ports + 1, sizeof(double));
-  return e->port_marks && e->port_paused_s && e->port_fraction && e->port_since_s ? 0 : -1;
+  e->port_held = calloc((size_t)n_ports + 1, 1);
+  e->port_held_now = calloc((size_t)n_ports + 1, 1);
+  e->port_held_since_s = calloc((size_t)n_ports + 1, sizeof(double));
+  e->port_held_s = calloc((size_t)n_ports + 1, sizeof(double));
+  e->port_offered_Bps = calloc((size_t)n_ports + 1, sizeof(double));
+  return e->port_marks && e->port_paused_s && e->port_fraction && e->port_since_s && e->port_held &&
+                 e->port_held_now && e->port_held_since_s && e->port_held_s && e->port_offered_Bps
+             ? 0
+             : -1;
 }
 
 void roce_est_fini(struct roce_est *e)
@@ -21,6 +29,11 @@ void roce_est_fini(struct roce_est *e)
   free(e->port_paused_s);
   free(e->port_fraction);
   free(e->port_since_s);
+  free(e->port_held);
+  free(e->port_held_now);
+  free(e->port_held_since_s);
+  free(e->port_held_s);
+  free(e->port_offered_Bps);
 }
 
 /* The flow's rates since its last update, up to now. */
@@ -115,6 +128,70 @@ void roce_est_link_idle(struct fabric *fab, struct roce_est *e, int port)
   link_set(e, port, 0, fab->now);
 }
 
+/* Port p is held from now on (or no longer). */
+static void held_set(struct roce_est *e, int p, int held, double now)
+{
+  if (e->port_held[p])
+    e->port_held_s[p] += now - e->port_held_since_s[p];
+  e->port_held_since_s[p] = now;
+  e->port_held[p] = (uint8_t)held;
+}
+
+void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flows, size_t n)
+{
+  int n_ports;
+  const int *ports = fabric_recomputed_ports(fab, &n_ports);
+  for (int k = 0; k < n_ports; k++)
+    e->port_held_now[ports[k]] = 0;
+  /* What the senders would offer each port without congestion control: their NIC shares (the
+   * round robin of the NIC's QPs). A port they cannot oversubscribe (one flow at its NIC's line
+   * rate, or QPs of one NIC) builds no queue, whatever max-min says of its saturation. */
+  for (size_t i = 0; i < n; i++) {
+    const struct roce_flow *rf = flows[i]->model_data;
+    if (rf == NULL || rf->line_port < 0)
+      continue;
+    double offered = rf->fifo.in_Bps[1];
+    if (rf->fifo.inject > 0 && rf->fifo.inject < 1)
+      offered /= rf->fifo.inject;
+    for (int h = 1; h < flows[i]->hops; h++)
+      e->port_offered_Bps[flows[i]->path[h]] += offered;
+  }
+  /* A flow below its cap is limited by max-min at a saturated port of its path: where the
+   * offered load exceeds the port and no FIFO pass marks the flow, DCQCN holds that port's queue (at
+   * its fixed point, in the RED band). (Caps are shares of line rates, a port's capacity its
+   * payload rate: a flow at its cap less the framing is at its cap.) */
+  for (size_t i = 0; i < n; i++) {
+    const struct fab_flow *f = flows[i];
+    const struct roce_flow *rf = f->model_data;
+    if (rf == NULL || rf->line_port < 0 || f->rate_Bps <= 0 || rf->fifo.marked_mask != 0)
+      continue; /* a marked flow: PFC and FIFO service set its rate, not DCQCN */
+    for (int h = 1; h < f->hops; h++) {
+      int p = f->path[h];
+      const struct topo_port *tp = &fab->topo->ports[p];
+      if (tp->is_nvlink || !fabric_port_saturated(fab, p) ||
+          e->port_offered_Bps[p] <= tp->rate_Bps * (1 + 1e-9))
+        continue;
+      double payload = fabric_port_capacity(fab, p) / tp->rate_Bps;
+      if (f->rate_cap_Bps == 0 || f->rate_Bps < f->rate_cap_Bps * payload * (1 - 1e-6))
+        e->port_held_now[p] = 1;
+    }
+  }
+  for (int k = 0; k < n_ports; k++) {
+    int p = ports[k];
+    e->port_offered_Bps[p] = 0;
+    if (e->port_held_now[p] != e->port_held[p])
+      held_set(e, p, e->port_held_now[p], fab->now);
+  }
+}
+
+double roce_est_held_total(const struct fabric *fab, const struct roce_est *e)
+{
+  double total = 0;
+  for (int p = 0; p < fab->topo->n_ports; p++)
+    total += e->port_held_s[p];
+  return total;
+}
+
 void roce_est_flush(struct fabric *fab, struct roce_est *e)
 {
   size_t n;
@@ -125,7 +202,10 @@ void roce_est_flush(struct fabric *fab, struct roce_est *e)
       flow_accumulate(e, active[i], &rf->est, fab->now);
   }
   pauses_accumulate(e, fab->now);
-  for (int p = 0; p < fab->topo->n_ports; p++)
+  for (int p = 0; p < fab->topo->n_ports; p++) {
     if (e->port_fraction[p] > 0)
       link_set(e, p, e->port_fraction[p], fab->now);
+    if (e->port_held[p])
+      held_set(e, p, 1, fab->now);
+  }
 }

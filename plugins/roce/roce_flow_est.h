@@ -13,7 +13,10 @@
  *    last flow leaves.
  * Rates hold between two recomputations of the flow engine, so each estimate is a sum of rate x
  * the time it held. Ports where DCQCN holds the queue in the RED band (the CoNEXT'16 fixed point,
- * marking with p* < Pmax) are not estimated: their marks and CNPs are missing (docs/roce.md). */
+ * marking with p* < Pmax) are not estimated: their marks and CNPs are missing (docs/roce.md).
+ * What is known of them is said instead: the time each such port spends held, a switch egress
+ * that max-min saturates (a flow below its cap has it as bottleneck) and that no FIFO pass
+ * marks, so that a reader sees where the mark and CNP estimates are lower bounds. */
 #ifndef SGFABRIC_ROCE_FLOW_EST_H
 #define SGFABRIC_ROCE_FLOW_EST_H
 
@@ -42,6 +45,11 @@ struct roce_est {
   double *port_since_s;
   double fraction_sum;
   double paused_since_s;
+  /* per port: held by DCQCN (saturated, unmarked) since port_held_since_s; time held so far */
+  uint8_t *port_held, *port_held_now;
+  double *port_held_since_s;
+  double *port_held_s;
+  double *port_offered_Bps; /* scratch of roce_est_held, 0 between calls */
 };
 
 int roce_est_init(struct roce_est *e, int n_ports);
@@ -57,7 +65,12 @@ void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_s
                      size_t n);
 /* No flow crosses this link any more: it is not paused from now on. */
 void roce_est_link_idle(struct fabric *fab, struct roce_est *e, int port);
-/* Up to now for the flows still active and the paused links (before writing the counters). */
+/* After a recomputation (DCQCN on): which of its ports DCQCN holds from now on. */
+void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flows, size_t n);
+/* The time ports were held by DCQCN, in total. */
+double roce_est_held_total(const struct fabric *fab, const struct roce_est *e);
+/* Up to now for the flows still active, the paused links and the held ports (before writing the
+ * counters). */
 void roce_est_flush(struct fabric *fab, struct roce_est *e);
 
 #endif

@@ -472,6 +472,10 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
     int spreading = fifo_est && rs->cfg.flow_spread;
     fabric_write_counter(out, in, "pfc_paused_s_est", spreading || (fifo_est && !rs->cfg.pfc.enabled),
                          rs->cfg.pfc.enabled ? rs->est.paused_s : 0);
+    /* Port time held by DCQCN, where the mark and CNP estimates miss the marks of its fixed
+     * point: with DCQCN and ECN on only (with either off nothing holds a port). */
+    int held = fifo_est && dcqcn && rs->cfg.ecn_enabled;
+    fabric_write_counter(out, in, "dcqcn_held_s_est", held, held ? roce_est_held_total(fab, &rs->est) : 0);
     fabric_write_counter(out, in, "fluid_peak_queue_bytes", fluid, rs->fluid.stats.peak_queue_B);
     fabric_write_counter(out, in, "fluid_transients", fluid, (double)rs->fluid.stats.transients);
     fabric_write_counter(out, in, "fluid_steps", fluid, (double)rs->fluid.stats.steps);
@@ -480,6 +484,7 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
                      rs->est.port_marks, 1);
       write_port_map(out, in, fab, "pfc_paused_s_est_per_port", rs->cfg.pfc.enabled ? value_at : NULL,
                      rs->est.port_paused_s, 0);
+      write_port_map(out, in, fab, "dcqcn_held_s_est_per_port", held ? value_at : NULL, rs->est.port_held_s, 0);
     }
   }
   write_port_map(out, in, fab, "peak_queue_per_port", peak_queue_at, NULL, 0);

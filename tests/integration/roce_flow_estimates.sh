@@ -4,7 +4,10 @@
 # workloads/examples (400 Gb/s, nic preset, where DCQCN cannot hold the receiver's port) the
 # marks, CNPs, cuts and paused time are positive, the per-port maps add up to the totals and
 # mark the congested port most; DCQCN off leaves marks and pauses but no CNP or cut; FIFO shares off
-# (plain max-min) estimates nothing: null, and no maps.
+# (plain max-min) estimates nothing: null, and no maps. Where DCQCN holds a port instead (2-to-1
+# at 100 Gb/s, where the senders' floor rates leave it room), its marks are not estimated and the
+# port's held time says so: the receiver's port, held for about the transfer; none at 400 Gb/s,
+# where the FIFO pass marks it; null with ECN off (nothing holds).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -26,6 +29,10 @@ if dcqcn and not (0 < c["dcqcn_rate_cuts_est"] <= c["cnps_est"]):
 if not dcqcn and (c["cnps_est"] != 0 or c["dcqcn_rate_cuts_est"] != 0):
     sys.exit("DCQCN off: CNPs %r, cuts %r (no CNP without DCQCN)" % (c["cnps_est"], c["dcqcn_rate_cuts_est"]))
 marks, paused = c["ecn_marks_est_per_port"], c["pfc_paused_s_est_per_port"]
+if dcqcn and (c.get("dcqcn_held_s_est") is None or "leaf0->gpu0" in c["dcqcn_held_s_est_per_port"]):
+    sys.exit("the marked receiver port counted as held by DCQCN: %r" % c.get("dcqcn_held_s_est_per_port"))
+if not dcqcn and c.get("dcqcn_held_s_est", "absent") is not None:
+    sys.exit("DCQCN off: held time %r, not null" % c.get("dcqcn_held_s_est", "absent"))
 # the receiver's port marks the incast's packets while it is saturated (not the last flow's
 # tail, alone below the port's rate): most of the 32 MB / 4096 B, and more than any other port
 at = marks.get("leaf0->gpu0", 0)
@@ -54,5 +61,31 @@ for key in ("ecn_marks_est", "cnps_est", "dcqcn_rate_cuts_est", "pfc_paused_s_es
         sys.exit("%s is %r" % (key, c.get(key, "absent")))
 if "ecn_marks_est_per_port" in c or "pfc_paused_s_est_per_port" in c:
     sys.exit("per-port maps written where nothing is estimated")
+PY
+# 2-to-1 at 100 Gb/s (two GPUs of node 1 to GPU 0): DCQCN holds the receiver's port (max-min, no
+# FIFO marks); held for the whole transfer, 2 x 8 MB at the payload rate
+run_ok platform --gpus 16 --radix 8 --link-rate 100Gbps -o "$WORK/p100.xml"
+printf 'src,dst,bytes,start_us\n8,0,8000000,0\n9,0,8000000,0\n' >"$WORK/two.csv"
+run_ok flows --platform "$WORK/p100.xml" --flows "$WORK/two.csv" --fabric roce --fidelity flow --out "$WORK/held"
+run_ok flows --platform "$WORK/p100.xml" --flows "$WORK/two.csv" --fabric roce --fidelity flow \
+  --cfg=roce/ecn:off --out "$WORK/held-noecn"
+python3 - "$WORK/held/summary.json" "$WORK/held-noecn/summary.json" <<'PY' || die "DCQCN-held ports are wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+c = s["counters"]
+held = c["dcqcn_held_s_est_per_port"]
+ports = [p for p in held if p.endswith("->gpu0")]
+# both flows share the receiver's port for the whole transfer: 2 x 8 MB at 100 Gb/s
+expect = 2 * 8e6 * 8 / 100e9
+if len(ports) != 1 or not 0.9 * expect < held[ports[0]] <= 1.05 * expect:
+    sys.exit("held per port %r, expected the receiver's port for ~%g s" % (held, expect))
+if abs(sum(held.values()) - c["dcqcn_held_s_est"]) > 1e-9:
+    sys.exit("per-port held time adds up to %r, total %r" % (sum(held.values()), c["dcqcn_held_s_est"]))
+if c["ecn_marks_est"] != 0:
+    sys.exit("marks estimated at a held port: %r" % c["ecn_marks_est"])
+c = json.load(open(sys.argv[2]))["counters"]
+if c.get("dcqcn_held_s_est", "absent") is not None or c.get("dcqcn_held_s_est_per_port", {}):
+    sys.exit("ECN off: held time %r (per port %r), not null" % (c.get("dcqcn_held_s_est", "absent"),
+                                                              c.get("dcqcn_held_s_est_per_port")))
 PY
 echo "roce flow estimates: ok"
