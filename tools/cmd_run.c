@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "deployment.h"
 #include "replay.h"
+#include "straggler.h"
 #include "results.h"
 #include "run_common.h"
 #include "wl_memory.h"
@@ -83,8 +84,23 @@ static void write_memory(FILE *f, const struct wl_memory *mem)
           mem->inflight_microbatches, mem->total <= mem->capacity ? "true" : "false");
 }
 
+/* The compute stragglers the run had (straggler/... parameters) and the rank that computed
+ * longest, so that a slow iteration can be traced to a slow GPU. */
+static void write_stragglers(FILE *f, const struct replay_config *cfg, int n_platform_gpus,
+                             const struct replay_results *res, int ranks)
+{
+  double max_factor;
+  int slowed = straggler_count(cfg->gpu_slowdown, n_platform_gpus, &max_factor);
+  fprintf(f, "  \"compute_stragglers\": {\"gpus_slowed\": %d, \"max_factor\": %s, \"jitter_sigma\": %s, ", slowed,
+          JSON_NUMBER(max_factor), JSON_NUMBER(cfg->jitter_sigma));
+  fprintf(f, "\"slowest_compute\": {\"rank\": %d, \"gpu\": %d, \"compute_s\": %s, \"over_mean\": %s}},\n",
+          res->slowest_compute.rank, res->slowest_compute.gpu, JSON_NUMBER(res->slowest_compute.compute_s),
+          res->compute_s > 0 && ranks > 0 ? JSON_NUMBER(res->slowest_compute.compute_s / res->compute_s) : "null");
+}
+
 static void write_summary(FILE *f, const struct run_options *o, const struct run_setup *s, const struct wl_trace *t,
-                          const struct gpu_type *gpu, const struct replay_results *res, const struct wl_memory *mem)
+                          const struct gpu_type *gpu, const struct replay_results *res, const struct wl_memory *mem,
+                          const struct replay_config *cfg)
 {
   double iteration = res->iteration_s;
   int gpus = t->layout.gpus;
@@ -131,6 +147,7 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
           JSON_NUMBER(res->typical_end_s));
   write_group_object(f, "exposed_comm_s", res->slowest.exposed_s, "    ");
   fprintf(f, "},\n");
+  write_stragglers(f, cfg, s->platform->topo->n_gpus, res, t->layout.gpus);
   fprintf(f, "  \"collectives\": [");
   int first = 1;
   for (int k = 0; k < COLL_KIND_COUNT; k++)
@@ -264,6 +281,7 @@ int cmd_run(int argc, char **argv)
   int *rank_gpu = NULL;
   struct wl_trace *trace = NULL;
   struct timeline *tl = NULL;
+  double *slowdown = NULL; /* per platform GPU: its compute time multiplier */
   if (run_setup_load(&o, &s, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
@@ -330,6 +348,15 @@ int cmd_run(int argc, char **argv)
   struct replay_config cfg = {.trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress};
   wl_compute_params_init(&cfg.compute);
   coll_params_from(s.params, &cfg.coll);
+  struct straggler_params sp;
+  straggler_params_from(s.params, &sp);
+  if ((slowdown = straggler_gpu_factors(&sp, s.platform->topo->n_gpus, o.seed, err, sizeof err)) == NULL) {
+    fprintf(stderr, "sgfabric run: %s\n", err);
+    goto out;
+  }
+  cfg.gpu_slowdown = slowdown;
+  cfg.jitter_sigma = sp.jitter_sigma;
+  cfg.seed = o.seed;
   if (timeline && (cfg.timeline = tl = timeline_create(timeline_max)) == NULL) {
     fprintf(stderr, "sgfabric run: out of memory for the timeline\n");
     goto out;
@@ -357,7 +384,7 @@ int cmd_run(int argc, char **argv)
   FILE *f = results_open(&r, "summary.json");
   int failed = f == NULL;
   if (f) {
-    write_summary(f, &o, &s, trace, gpu, &res, mem);
+    write_summary(f, &o, &s, trace, gpu, &res, mem, &cfg);
     failed |= results_close(f) != 0;
   }
   if (tl && !failed) {
@@ -426,6 +453,7 @@ out:
   free(rank_files);
   free(all_inputs);
   free(rank_gpu);
+  free(slowdown);
   timeline_free(tl);
   run_setup_free(&s);
   wl_trace_free(trace);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "coll_params.h"
+#include "straggler.h"
 #include "results.h"
 #include "sg_fabric.h"
 #ifdef SGF_HAVE_IB
@@ -236,6 +237,7 @@ void run_register_params(void)
 {
   fabric_register_params();
   coll_register_params();
+  straggler_register_params();
   for (const struct model_entry *m = g_models; m->name; m++)
     if (m->register_params)
       m->register_params();

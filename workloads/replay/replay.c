@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "straggler.h"
 #include "timeline.h"
 
 /* A communication stream of one rank: ops of one group kind, started in issue order. */
@@ -39,6 +40,8 @@ struct rank_state {
   /* Per group: the last collective whose members had all joined, and when they had. */
   int joined_op[WL_GROUP_COUNT];
   double joined_s[WL_GROUP_COUNT];
+  double slowdown;     /* its GPU's compute time multiplier (straggler.h) */
+  struct fab_rng rng;  /* its compute noise */
 };
 
 /* A collective call matched across its members: (group kind, first member, sequence). */
@@ -480,6 +483,8 @@ static void rank_actor(int argc, char **argv)
         duration += wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, &p->ops[last]);
         last++;
       }
+      /* A straggler: its GPU's slowdown, and the noise of this run of kernels. */
+      duration *= r->slowdown * straggler_jitter(&r->rng, g_replay.cfg.jitter_sigma);
       double start = simgrid_get_clock();
       g_replay.computing++;
       if (duration > 0)
@@ -673,6 +678,8 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
     struct rank_state *r = &g_replay.ranks[rank];
     r->rank = rank;
     r->gpu = cfg->rank_gpu[rank];
+    r->slowdown = cfg->gpu_slowdown ? cfg->gpu_slowdown[r->gpu] : 1;
+    straggler_rng(&r->rng, cfg->seed, rank);
     r->prog = wl_rank_program(t, rank);
     if (r->prog == NULL) {
       snprintf(err, errlen, "rank %d has no program", rank);
@@ -759,6 +766,11 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
       rc = -1;
     }
     out->ranks_finished += r->finished;
+    if (r->compute_s > out->slowest_compute.compute_s || rank == 0) {
+      out->slowest_compute.rank = rank;
+      out->slowest_compute.gpu = r->gpu;
+      out->slowest_compute.compute_s = r->compute_s;
+    }
     if (r->end_s > out->iteration_s || rank == 0) {
       out->iteration_s = r->end_s;
       out->slowest.rank = rank;

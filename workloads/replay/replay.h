@@ -31,6 +31,9 @@ struct replay_config {
   struct timeline *timeline;     /* NULL, or where the spans of the iteration go (timeline.h) */
   double link_sample_s;          /* > 0 with a timeline: every link direction's utilisation is
                                   * sampled this often into it */
+  const double *gpu_slowdown;    /* NULL, or per platform GPU: its compute time multiplier */
+  double jitter_sigma;           /* log-normal noise of each compute run (straggler.h), 0: none */
+  uint64_t seed;                 /* the run's: the noise's streams */
 };
 
 /* Statistics of one (collective, group) pair, over every instance. */
@@ -52,6 +55,10 @@ struct replay_results {
   double straggler_s;                       /* mean over ranks: waiting past the typical end */
   double other_s;                           /* mean over ranks: the rest (waiting at the end) */
   double typical_end_s;                     /* latest over stages of the stage's median end */
+  struct {                                  /* the rank that computed longest (lowest index on ties) */
+    int rank, gpu;
+    double compute_s;
+  } slowest_compute;
   struct {                                  /* the rank that ended the iteration (lowest index on ties) */
     int rank, gpu, stage;
     double exposed_s[WL_GROUP_COUNT];       /* its own waits, per group */
