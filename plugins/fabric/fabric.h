@@ -85,6 +85,9 @@ struct fab_flow {
   /* "why" accounting (why.h; only when fab->why is set) */
   uint32_t call;           /* the collective instance it belongs to (fabric_new_call), 0: none */
   uint8_t why_flags;       /* why.c's marks */
+  uint8_t spread;          /* a model spread the transfer evenly over its minimal paths (InfiniBand's
+                            * adaptive routing at flow fidelity): its parts share links by design,
+                            * they are no hashing collision */
 };
 
 /* One packet in flight. */

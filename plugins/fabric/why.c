@@ -130,11 +130,13 @@ void fab_why_flow_start(struct fabric *fab, struct fab_flow *flow)
           w->edges++;
         }
         /* Another transfer of the same collective instance on this link at the same time (not a
-         * part of the same transfer, nor a later step between the same two GPUs). */
-        for (int i = 0; i < wp->n; i++) {
+         * part of the same transfer, nor a later step between the same two GPUs). A transfer
+         * spread evenly over every minimal path shares each of them by design: not a collision. */
+        for (int i = 0; !flow->spread && i < wp->n; i++) {
           struct fab_flow *o = whole(wp->act[i]);
           uint32_t ocall = wp->act[i]->call ? wp->act[i]->call : o->call;
-          if (ocall != call || o == me || (o->src_gpu == me->src_gpu && o->dst_gpu == me->dst_gpu))
+          if (ocall != call || o == me || wp->act[i]->spread ||
+              (o->src_gpu == me->src_gpu && o->dst_gpu == me->dst_gpu))
             continue;
           if (!(me->why_flags & WHY_SHARED)) {
             me->why_flags |= WHY_SHARED;
