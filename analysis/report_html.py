@@ -196,7 +196,11 @@ def sweep_report(d):
 def main(argv):
     if len(argv) != 4 or argv[1] not in ("compare", "sweep"):
         sys.exit(__doc__)
-    kind, d, out = argv[1:]
+    write(*argv[1:])
+
+
+def write(kind, d, out):
+    """Writes the report of DIR d (kind: compare or sweep) to out, atomically."""
     title, body = (compare_report if kind == "compare" else sweep_report)(d)
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title>"
             "<style>%s</style></head>\n<body>\n%s\n</body></html>\n" % (esc(title), STYLE, "\n".join(body)))
