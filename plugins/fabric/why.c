@@ -307,7 +307,10 @@ int fab_why_write_json(struct fabric *fab, FILE *out, double end_s, const char *
   fprintf(out, "  \"links\": %d,\n  \"links_used\": %d,\n", w->nf, used);
   if (known) {
     fprintf(out, "  \"switch_links_used\": %d,\n", sw_links);
-    fprintf(out, "  \"flows_per_switch_link_max\": %d,\n", peak_max);
+    if (sw_links)
+      fprintf(out, "  \"flows_per_switch_link_max\": %d,\n", peak_max);
+    else /* no switch link carried a flow: no figure, not a zero */
+      fprintf(out, "  \"flows_per_switch_link_max\": null,\n");
     fprintf(out, "  \"flows_per_switch_link_mean\": %s,\n", sw_links ? JSON_NUMBER(peak_sum / sw_links) : "null");
     fprintf(out, "  \"collective_edges\": %ld,\n  \"collective_edges_sharing_link\": %ld,\n", w->edges,
             w->edges_shared);
