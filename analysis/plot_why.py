@@ -40,7 +40,7 @@ def main(argv):
         w = why.get(fabric) or {}
         hm = w.get("heatmap") or {}
         rows = hm.get("utilisation") or []
-        if not rows:
+        if not rows or not rows[0]:
             ax.text(0.5, 0.5, "n/a", ha="center", va="center", transform=ax.transAxes)
             ax.set_axis_off()
             ax.set_title("%s: link utilisation over time" % fabric, fontsize=9)
