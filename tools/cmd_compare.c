@@ -101,7 +101,9 @@ static void usage(FILE *out)
           "GPUs, 3 above), flow fidelity, out results/compare.\n"
           "DIR gets manifest.json (this command, seed, inputs with SHA-256), every input the runs read\n"
           "(platform.xml: generated or a copy of --platform; workload.txt), one run directory per\n"
-          "fabric, comparison.json (scenario and table) and compare.png (analysis/plot_compare.py);\n"
+          "fabric, comparison.json (scenario, table, per-collective table, the \"why\": flows per link,\n"
+          "collisions, busiest links, link heatmap), compare.png, why.png and report.html (one\n"
+          "self-contained HTML file: analysis/plot_compare.py, plot_why.py, report_html.py);\n"
           "sgfabric replay DIR re-runs it and checks the summaries are identical. Fabrics: ib, roce,\n"
           "maxmin (ECMP hashing, FIFO queues, no flow or congestion control: a reference, not a best\n"
           "case; ideal is its former name).\n"
@@ -607,6 +609,224 @@ static void check_platform_matches(const struct compare_options *o)
   platform_free(p);
 }
 
+/* The per-collective table: one entry per (op, group) of any run's summary.json collectives[],
+ * in the order the first run lists them (then those only later runs have). */
+#define MAX_COLL_ROWS 64
+struct coll_row {
+  char op[32], group[32];
+  long count[MAX_FABRICS];      /* -1: this run has no such collective */
+  double time_s[MAX_FABRICS], busbw[MAX_FABRICS];
+};
+
+/* Fills rows from each summary's "collectives" array (one object per line, as run writes it). */
+static int collect_coll_rows(char *const *summary, int n_fabrics, struct coll_row *rows)
+{
+  int n = 0;
+  for (int f = 0; f < n_fabrics; f++) {
+    const char *p = summary[f] ? strstr(summary[f], "\"collectives\": [") : NULL;
+    if (p == NULL)
+      continue;
+    p = strchr(p, '[') + 1;
+    for (;;) {
+      p += strspn(p, " \n");
+      if (*p != '{')
+        break;
+      size_t len = strcspn(p, "\n");
+      char line[1024];
+      snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+      p += len;
+      char op[32], group[32];
+      json_text(line, "op", op, sizeof op);
+      json_text(line, "group", group, sizeof group);
+      if (!strcmp(op, "sendrecv"))
+        continue; /* point-to-point: no bus bandwidth */
+      int k = 0;
+      while (k < n && (strcmp(rows[k].op, op) || strcmp(rows[k].group, group)))
+        k++;
+      if (k == n) {
+        if (n == MAX_COLL_ROWS)
+          continue;
+        memset(&rows[n], 0, sizeof rows[n]);
+        snprintf(rows[n].op, sizeof rows[n].op, "%s", op);
+        snprintf(rows[n].group, sizeof rows[n].group, "%s", group);
+        for (int g = 0; g < MAX_FABRICS; g++) {
+          rows[n].count[g] = -1;
+          rows[n].time_s[g] = rows[n].busbw[g] = NAN;
+        }
+        n++;
+      }
+      rows[k].count[f] = (long)json_number(line, "count");
+      rows[k].time_s[f] = json_number(line, "time_s");
+      rows[k].busbw[f] = json_number(line, "busbw_GBps");
+      if (*p == '\n')
+        p++;
+    }
+  }
+  return n;
+}
+
+static void write_coll_rows(FILE *cj, const struct coll_row *rows, int n, int n_fabrics)
+{
+  fprintf(cj, "  \"collectives\": [");
+  for (int k = 0; k < n; k++) {
+    fprintf(cj, "%s\n    {\"op\": \"%s\", \"group\": \"%s\", \"count\": [", k ? "," : "", rows[k].op, rows[k].group);
+    for (int f = 0; f < n_fabrics; f++) {
+      if (rows[k].count[f] < 0)
+        fprintf(cj, "%snull", f ? ", " : "");
+      else
+        fprintf(cj, "%s%ld", f ? ", " : "", rows[k].count[f]);
+    }
+    fprintf(cj, "], \"time_s\": [");
+    for (int f = 0; f < n_fabrics; f++)
+      fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(rows[k].time_s[f]));
+    fprintf(cj, "], \"busbw_GBps\": [");
+    for (int f = 0; f < n_fabrics; f++)
+      fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(rows[k].busbw[f]));
+    /* slowdown of each fabric against the first: its total time over the first's */
+    fprintf(cj, "], \"slowdown\": [");
+    for (int f = 0; f < n_fabrics; f++) {
+      double a = rows[k].time_s[0], b = rows[k].time_s[f];
+      fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(a > 0 ? b / a : NAN));
+    }
+    fprintf(cj, "]}");
+  }
+  fprintf(cj, "\n  ],\n");
+}
+
+static void print_coll_rows(FILE *out, const struct coll_row *rows, int n, const char *const *fabrics, int n_fabrics)
+{
+  if (n == 0)
+    return;
+  printf("\nper collective (count; total time; busbw)%s\n", n_fabrics > 1 ? "; slowdown against the first fabric" : "");
+  for (int k = 0; k < n; k++) {
+    char label[80];
+    snprintf(label, sizeof label, "%.31s %.31s", rows[k].op, rows[k].group);
+    fprintf(out, "  %-20s", label);
+    for (int f = 0; f < n_fabrics; f++) {
+      if (rows[k].count[f] < 0) {
+        fprintf(out, "  %s: n/a", fabrics[f]);
+        continue;
+      }
+      fprintf(out, "  %s: %ld, %.4f s, %.1f GB/s", fabrics[f], rows[k].count[f], rows[k].time_s[f], rows[k].busbw[f]);
+      if (f > 0) {
+        double a = rows[k].time_s[0], b = rows[k].time_s[f];
+        if (a > 0 && !isnan(b))
+          fprintf(out, " (x%.2f)", b / a);
+        else
+          fprintf(out, " (x n/a)");
+      }
+    }
+    fprintf(out, "\n");
+  }
+}
+
+/* The "why" of each run (its why.json, written by run --why) in comparison.json, as it is, and a
+ * few of its figures on stdout. */
+static int write_why(FILE *cj, char *const *why, const char *const *fabrics, int n_fabrics)
+{
+  fprintf(cj, "  \"why\": {");
+  for (int f = 0; f < n_fabrics; f++) {
+    fprintf(cj, "%s\n    ", f ? "," : "");
+    json_write_string(cj, fabrics[f]);
+    fprintf(cj, ": ");
+    if (why[f] == NULL) {
+      fprintf(cj, "null");
+      continue;
+    }
+    /* indented by four more spaces, without its final newline */
+    size_t len = strlen(why[f]);
+    while (len > 0 && why[f][len - 1] == '\n')
+      len--;
+    for (size_t i = 0; i < len; i++) {
+      fputc(why[f][i], cj);
+      if (why[f][i] == '\n')
+        fputs("    ", cj);
+    }
+  }
+  fprintf(cj, "\n  },\n");
+  return 0;
+}
+
+static void print_why_number(FILE *out, const char *text, const char *key, const char *fmt)
+{
+  double v;
+  enum json_found found = json_value(text, key, &v);
+  if (found == JSON_NUMBER)
+    fprintf(out, fmt, v);
+  else
+    fprintf(out, " %16s", "n/a");
+}
+
+static void print_why(FILE *out, char *const *why, const char *const *fabrics, int n_fabrics)
+{
+  printf("\nwhy%*s", LABEL_WIDTH - 3, "");
+  for (int f = 0; f < n_fabrics; f++)
+    printf(" %16s", fabrics[f]);
+  printf("\n");
+  static const struct {
+    const char *label, *key, *fmt;
+  } lines[] = {
+      {"flows per switch link, max", "flows_per_switch_link_max", " %16.0f"},
+      {"flows per switch link, mean", "flows_per_switch_link_mean", " %16.2f"},
+      {"flows per busiest link, max", "flows_per_busiest_link_max", " %16.0f"},
+      {"flows per busiest link, mean", "flows_per_busiest_link_mean", " %16.2f"},
+      {"collective transfers on switch links", "collective_edges", " %16.0f"},
+      {"  sharing a link with their own", "collective_edges_sharing_link", " %16.0f"},
+  };
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    fprintf(out, "%-*s", LABEL_WIDTH, lines[i].label);
+    for (int f = 0; f < n_fabrics; f++)
+      print_why_number(out, why[f], lines[i].key, lines[i].fmt);
+    fprintf(out, "\n");
+  }
+  for (int f = 0; f < n_fabrics; f++) {
+    const char *p = why[f] ? strstr(why[f], "\"top_links\": [") : NULL;
+    p = p ? strstr(p, "{\"link\"") : NULL;
+    if (p == NULL)
+      continue;
+    size_t len = strcspn(p, "\n");
+    char line[2048], from[64], to[64];
+    snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+    json_text(line, "from", from, sizeof from);
+    json_text(line, "to", to, sizeof to);
+    fprintf(out, "busiest link, %s: %s>%s, %.1f %% utilised\n", fabrics[f], from, to,
+            100 * json_number(line, "utilisation"));
+  }
+}
+
+/* Runs an analysis script (python3, no shell: an argv) with its log to /dev/null; 0 if it ran and
+ * exited 0, -1 otherwise, 1 if compare was interrupted meanwhile. */
+static int run_script(char **argv_rest)
+{
+  char *python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : NULL;
+  static char found[4400];
+  if (python == NULL) {
+    const char *search = getenv("PATH");
+    for (const char *p = search ? search : ""; *p;) {
+      size_t n = strcspn(p, ":");
+      snprintf(found, sizeof found, "%.*s/python3", (int)n, p);
+      if (n && access(found, X_OK) == 0) {
+        python = found;
+        break;
+      }
+      p += n + (p[n] == ':');
+    }
+  }
+  if (python == NULL)
+    return -1;
+  char *argv[16];
+  int n = 0;
+  argv[n++] = python;
+  for (int i = 0; argv_rest[i] && n < 15; i++)
+    argv[n++] = argv_rest[i];
+  argv[n] = NULL;
+  pid_t pid = spawn(argv, "/dev/null", NULL);
+  int status = pid > 0 ? wait_child(pid) : -1;
+  if (results_interrupted())
+    return 1;
+  return status == 0 ? 0 : -1;
+}
+
 int cmd_compare(int argc, char **argv)
 {
   static struct compare_options o;
@@ -775,6 +995,7 @@ int cmd_compare(int argc, char **argv)
     cargv[c++] = "--fabric";
     cargv[c++] = (char *)o.fabrics[f];
     cargv[c++] = "--no-progress";
+    cargv[c++] = "--why"; /* why.json: the links and collisions behind comparison.json's "why" */
     for (int i = 0; i < o.n_run; i++)
       cargv[c++] = (char *)o.run_args[i];
     cargv[c++] = "--out";
@@ -828,13 +1049,17 @@ int cmd_compare(int argc, char **argv)
     goto fail; /* the other runs are stopped there */
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 
-  char *summary[4] = {NULL};
+  char *summary[4] = {NULL}, *why[4] = {NULL};
   char path[4500];
   for (int f = 0; f < o.n_fabrics; f++) {
     snprintf(path, sizeof path, "%s/summary.json", outs[f]);
     summary[f] = read_file(path);
+    snprintf(path, sizeof path, "%s/why.json", outs[f]);
+    why[f] = read_file(path);
     unlink(logs[f]);
   }
+  static struct coll_row coll_rows[MAX_COLL_ROWS];
+  int n_coll_rows = collect_coll_rows(summary, o.n_fabrics, coll_rows);
   char title[1024];
   scenario_title(summary[0], title, sizeof title);
   printf("%s\n", title);
@@ -866,6 +1091,8 @@ int cmd_compare(int argc, char **argv)
   if (shown_na || shown_absent)
     printf("%s%s%s\n", shown_na ? "(n/a: not modelled at this fidelity" : "(",
            shown_na && shown_absent ? "; " : "", shown_absent ? "-: not a mechanism of this fabric)" : ")");
+  print_coll_rows(stdout, coll_rows, n_coll_rows, o.fabrics, o.n_fabrics);
+  print_why(stdout, why, o.fabrics, o.n_fabrics);
   if (o.n_fabrics == 2) {
     double a = json_number(summary[0], "mfu"), b = json_number(summary[1], "mfu");
     if (a > 0 && !isnan(b))
@@ -910,10 +1137,26 @@ int cmd_compare(int argc, char **argv)
     fprintf(cj, "]}");
     first = 0;
   }
-  fprintf(cj, "\n  ]\n}\n");
+  fprintf(cj, "\n  ],\n");
+  write_coll_rows(cj, coll_rows, n_coll_rows, o.n_fabrics);
+  write_why(cj, why, o.fabrics, o.n_fabrics);
+  fprintf(cj, "  \"timeline\": [");
+  for (int f = 0; f < o.n_fabrics; f++) {
+    snprintf(path, sizeof path, "%.4400s/timeline.json", outs[f]);
+    fprintf(cj, "%s", f ? ", " : "");
+    if (access(path, F_OK) == 0) {
+      char rel[300];
+      snprintf(rel, sizeof rel, "%s/timeline.json", o.fabrics[f]);
+      json_write_string(cj, rel);
+    } else
+      fprintf(cj, "null");
+  }
+  fprintf(cj, "]\n}\n");
   double seed = json_number(summary[0], "seed");
-  for (int f = 0; f < o.n_fabrics; f++)
+  for (int f = 0; f < o.n_fabrics; f++) {
     free(summary[f]);
+    free(why[f]);
+  }
   if (results_close(cj) != 0)
     goto fail;
   /* The chart: analysis/plot_compare.py, next to the executable's source tree or installed.
@@ -947,6 +1190,20 @@ int cmd_compare(int argc, char **argv)
     fprintf(stderr, "sgfabric compare: warning: no chart (python3 with matplotlib runs %s)\n", script);
   else
     results_register(&r, "compare.png");
+  /* The "why" figures, then the HTML report that holds everything (analysis/plot_why.py,
+   * analysis/report_html.py); the report reads DIR's files, the manifest written below excepted:
+   * it is given the command line and versions instead (report_html.py's --manifest-* options). */
+  char why_script[4400], why_png[4400], report_script[4400], report[4400];
+  snprintf(why_script, sizeof why_script, "%s/analysis/plot_why.py", SGF_SOURCE_DIR);
+  snprintf(why_png, sizeof why_png, "%s/why.png", r.tmp);
+  char *why_argv[] = {why_script, json, why_png, NULL};
+  int why_rc = run_script(why_argv);
+  if (why_rc == 1)
+    goto interrupted;
+  if (why_rc != 0 || access(why_png, F_OK) != 0)
+    fprintf(stderr, "sgfabric compare: warning: no why.png (python3 with matplotlib runs %s)\n", why_script);
+  else
+    results_register(&r, "why.png");
   /* DIR's own manifest, last: it lists the entries a later compare replacing this one may
    * delete. This command line and the inputs every run read, in DIR. */
   char fabrics_json[256] = "\"fabrics\": [";
@@ -960,6 +1217,21 @@ int cmd_compare(int argc, char **argv)
                              .n_inputs = model_file ? 3 : 2,
                              .base = r.tmp, .seed = isnan(seed) ? 1 : (uint64_t)seed, .extra_json = fabrics_json};
   if (results_write_manifest_desc(&r, &md) != 0) {
+    fprintf(stderr, "sgfabric compare: cannot write %s/manifest.json\n", o.out);
+    goto fail;
+  }
+  /* The HTML report reads every file of DIR, the manifest included; once it is written the
+   * manifest is written again to list it. */
+  snprintf(report_script, sizeof report_script, "%s/analysis/report_html.py", SGF_SOURCE_DIR);
+  snprintf(report, sizeof report, "%s/report.html", r.tmp);
+  char *report_argv[] = {report_script, "compare", r.tmp, report, NULL};
+  int report_rc = run_script(report_argv);
+  if (report_rc == 1)
+    goto interrupted;
+  if (report_rc != 0 || access(report, F_OK) != 0) {
+    unlink(report);
+    fprintf(stderr, "sgfabric compare: warning: no report.html (python3 with matplotlib runs %s)\n", report_script);
+  } else if (results_register(&r, "report.html") != 0 || results_write_manifest_desc(&r, &md) != 0) {
     fprintf(stderr, "sgfabric compare: cannot write %s/manifest.json\n", o.out);
     goto fail;
   }

@@ -14,6 +14,7 @@
 #include "replay.h"
 #include "straggler.h"
 #include "results.h"
+#include "why.h"
 #include "run_common.h"
 #include "wl_memory.h"
 #include "wl_model.h"
@@ -23,7 +24,7 @@ static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GRO
                                                 WL_GROUP_DP_EP, WL_GROUP_WORLD, WL_GROUP_EMB, WL_GROUP_MP};
 
 enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRESS, RUN_OPT_TIMELINE,
-       RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS, RUN_OPT_IGNORE_MEMORY };
+       RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS, RUN_OPT_IGNORE_MEMORY, RUN_OPT_WHY };
 
 static const struct cli_option run_options[] = {
     {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC", "trace file, simai:FILE (SimAI/AICB), or chakra:PREFIX (Chakra ET files PREFIX.N.et)"},
@@ -37,6 +38,8 @@ static const struct cli_option run_options[] = {
      "spans the timeline keeps at most, later ones are dropped with a warning (default 5000000)"},
     {"timeline-links", 0, CLI_VALUE, RUN_OPT_TIMELINE_LINKS, "US",
      "with --timeline: sample every link direction's utilisation every US microseconds into it"},
+    {"why", 0, CLI_FLAG, RUN_OPT_WHY, NULL,
+     "also write DIR/why.json: flows per link, collisions of collectives' transfers, busiest links, heatmap"},
     {"ignore-memory", 0, CLI_FLAG, RUN_OPT_IGNORE_MEMORY, NULL,
      "run a job that does not fit in GPU memory (with a warning) instead of refusing it"},
     CLI_TABLE_END,
@@ -51,7 +54,7 @@ static void usage(FILE *out)
                "                    [--fidelity flow|packet] [--seed N] [--cfg area/name:value ...] [--timeline] -o DIR\n\n"
                "Replays one training iteration of workload W (a trace from sgfabric workload, simai:FILE or chakra:PREFIX)\n"
                "and writes DIR/summary.json (MFU, iteration time and breakdown, collectives, fabric counters)\n"
-               "and DIR/manifest.json (with --timeline also DIR/timeline.json); prints MFU, iteration time and DIR on one line. Default fidelity: flow.\n"
+               "and DIR/manifest.json (with --timeline also DIR/timeline.json, with --why DIR/why.json); prints MFU, iteration time and DIR on one line. Default fidelity: flow.\n"
                "Options take their value as --name value or --name=value.\n\n");
   run_print_common_usage(out);
   cli_print_options(out, run_options, NULL);
@@ -200,7 +203,7 @@ int cmd_run(int argc, char **argv)
   o.fidelity = FAB_FIDELITY_FLOW; /* as compare: packet fidelity is opt-in, it is slow on large jobs */
   const char *workload = NULL, *deployment = NULL;
   int progress = isatty(2);
-  int timeline = 0, ignore_memory = 0;
+  int timeline = 0, ignore_memory = 0, why = 0;
   long timeline_max = TIMELINE_DEFAULT_MAX_EVENTS, timeline_links_us = 0;
   char err[1024];
   struct cli c;
@@ -232,6 +235,9 @@ int cmd_run(int argc, char **argv)
     case RUN_OPT_TIMELINE_LINKS:
       if (cli_long(&c, 1, 1000000000L, &timeline_links_us) != 0)
         return CLI_USAGE;
+      break;
+    case RUN_OPT_WHY:
+      why = 1;
       break;
     case RUN_OPT_IGNORE_MEMORY:
       ignore_memory = 1;
@@ -362,6 +368,10 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
   cfg.link_sample_s = (double)timeline_links_us * 1e-6;
+  if (why && fab_why_enable(s.fab) != 0) {
+    fprintf(stderr, "sgfabric run: out of memory for --why\n");
+    goto out;
+  }
   if (replay_start(&cfg, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
@@ -402,6 +412,17 @@ int cmd_run(int argc, char **argv)
         failed = 1;
       }
       failed |= results_close(tf) != 0;
+    }
+  }
+  if (why && !failed) {
+    const char *names[FAB_MAX_TAGS] = {NULL};
+    for (int g = 0; g < WL_GROUP_COUNT && g < FAB_MAX_TAGS; g++)
+      names[g] = wl_group_name((enum wl_group)g);
+    FILE *wf = results_open(&r, "why.json");
+    failed |= wf == NULL;
+    if (wf) {
+      failed |= fab_why_write_json(s.fab, wf, res.iteration_s, names, FAB_MAX_TAGS) != 0;
+      failed |= results_close(wf) != 0;
     }
   }
   if (chakra) { /* the manifest names every rank file */

@@ -1,5 +1,6 @@
 /* The fabric core: creation, posting transfers, the calendar loop and the statistics. */
 #include "fabric.h"
+#include "why.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -127,6 +128,7 @@ void fabric_free(struct fabric *fab)
   if (fab->model && fab->model->fini)
     fab->model->fini(fab);
   flow_engine_free(fab->fe);
+  fab_why_free(fab->why);
   /* A stopped run (watchdog) leaves events behind: the timers' closures are in the slabs. */
   heap_free(&fab->events);
   for (size_t i = 0; i < fab->slab_count; i++)
@@ -207,6 +209,8 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
     abort();
   }
   flow->hops = (uint8_t)hops;
+  if (fab->why && hops > 0 && flow->bytes > 0)
+    fab_why_flow_start(fab, flow);
   double *counter = hops > 0 && t->ports[flow->path[0]].is_nvlink ? fab->stats.nvlink_bytes : fab->stats.fabric_bytes;
   if (hops > 0)
     counter[flow->tag] += flow->bytes;
@@ -250,6 +254,8 @@ struct fab_flow *fabric_flow_split(struct fabric *fab, struct fab_flow *flow, do
 void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
 {
   fab->wd_progress++;
+  if (fab->why)
+    fab_why_flow_end(fab, flow);
   flow->state = FLOW_DONE;
   flow->finish_s = fab->now;
   fab->active_flows--;

@@ -82,6 +82,12 @@ struct fab_flow {
   struct fab_flow *parent; /* a part: the flow it was carved from (NULL otherwise) */
   uint32_t parts_left;     /* a split flow: parts not finished yet */
   double split_bytes;      /* a split flow: bytes its parts carry (added back when all are done) */
+  /* "why" accounting (why.h; only when fab->why is set) */
+  uint32_t call;           /* the collective instance it belongs to (fabric_new_call), 0: none */
+  uint8_t why_flags;       /* why.c's marks */
+  uint8_t spread;          /* a model spread the transfer evenly over its minimal paths (InfiniBand's
+                            * adaptive routing at flow fidelity): its parts share links by design,
+                            * they are no hashing collision */
 };
 
 /* One packet in flight. */
@@ -230,6 +236,8 @@ struct fabric {
   size_t slab_count, slab_capacity;
   struct flow_engine *fe;
   uint64_t active_flows;
+  uint32_t next_call;      /* the last collective instance id given (fabric_new_call) */
+  struct fab_why *why;     /* NULL, or the per-link accounting of the "why" reports (why.h) */
   /* Watchdog (fabric/watchdog-events): a run that processes that many events in a row at one
    * simulated date, or, at packet fidelity, without delivering a byte, is a livelock. The fabric
    * then stops (its calendar reads as empty) and says why in stall_msg. */
@@ -277,6 +285,9 @@ int fabric_bytes_valid(double bytes);
 struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
                              fab_done_fn on_done, void *ctx);
 
+/* A new collective instance id (1, 2, ...): the caller sets it as the call of the instance's flows,
+ * so that the "why" accounting (why.h) knows which transfers belong to one collective. */
+static inline uint32_t fabric_new_call(struct fabric *fab) { return ++fab->next_call; }
 /* Date of the next event, or -1 when idle. */
 double fabric_next_time(struct fabric *fab);
 /* Processes every event dated <= until; the clock stays at the last event processed. */

@@ -156,8 +156,10 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
     int spread = ar_path(fab, whole, flow->parent ? flow->key : 0, parts, flow->path, &count);
     if (spread > 0)
       hops = spread;
-    if (parts > 1)
+    if (parts > 1) {
       flow->model_data = (void *)(uintptr_t)parts;
+      flow->spread = 1;
+    }
   }
   flow->hops = (uint8_t)hops;
   flow->rate_cap_Bps = ib__window_cap(fab, flow);

@@ -91,6 +91,18 @@ EOF
   done
   [ "$(ls "$out/points" | wc -l)" -eq 4 ] || die "$out/points does not hold 4 points: $(ls -A "$out/points")"
   ls -A "$out/points" | grep -q '^\.' && die "a temporary directory was left in $out/points"
+  # report.html: the table's rows and every figure, inline (data: URIs), no URL
+  /usr/bin/python3 - "$out" <<'PY' || die "report.html is wrong"
+import csv, os, re, sys
+d = sys.argv[1]
+page = open(d + "/report.html").read()
+rows = list(csv.reader(open(d + "/sweep.csv")))
+assert page.count("<tr>") == len(rows), (page.count("<tr>"), len(rows))
+imgs = re.findall(r'<img [^>]*src="([^"]*)"', page)
+assert len(imgs) == len([n for n in os.listdir(d + "/figures") if n.endswith(".png")]) > 0
+assert all(i.startswith("data:image/png;base64,") for i in imgs)
+assert not re.search(r"https?://", page)
+PY
   # Each (gpus, seed, fabric) once; global-batch derived from gpus.
   /usr/bin/python3 - "$out/sweep.csv" <<'PY' || die "the rows are not the study's points"
 import csv, sys

@@ -68,6 +68,7 @@ struct coll_instance {
   int n;
   int *gpus;
   int tag;
+  uint32_t call;  /* fabric_new_call: its flows' call, for the "why" accounting */
   double bytes;
   const struct coll_shape *shape;
   struct coll_shape *own_shape; /* a shape the cache did not keep: freed with the instance */
@@ -904,6 +905,7 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
   c->kind = d->kind;
   c->algo = shape->algo;
   c->tag = d->tag;
+  c->call = fabric_new_call(fab);
   c->bytes = d->bytes;
   c->shape = shape;
   c->own_shape = cached ? NULL : shape;
@@ -1015,7 +1017,9 @@ static void xfer_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
 static void xfer_start(struct coll_instance *c, int t)
 {
   struct xfer *x = &c->x[t];
-  fabric_post(c->fab, c->gpus[x->src], c->gpus[x->dst], x->bytes, c->fab->now, c->tag, xfer_finished, x);
+  struct fab_flow *f = fabric_post(c->fab, c->gpus[x->src], c->gpus[x->dst], x->bytes, c->fab->now, c->tag,
+                                   xfer_finished, x);
+  f->call = c->call;
 }
 
 /* A member's kernel is running (its launch and the protocol's base latency have passed): its

@@ -4,12 +4,14 @@
  * (compute), sg_sem_acquire/release (blocking on communication), simgrid_get_clock. Everything
  * else runs inside fabric callbacks, driven by the fabric model (plugins/fabric/sg_fabric.c). */
 #include "replay.h"
+#include "why.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/semaphore.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -665,6 +667,30 @@ static void link_sampler(int argc, char **argv)
   }
 }
 
+/* Samples the links for the "why" heatmap (why.h) at 0, bin, 2 bin, ... as the fabric's interval
+ * grows; stops as link_sampler does. */
+static void why_sampler(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  sg_actor_daemonize(sg_actor_self());
+  struct fabric *fab = g_replay.cfg.fab;
+  long seen = -1;
+  double next = 0;
+  while (g_replay.finished < g_replay.n_ranks) {
+    double now = simgrid_get_clock();
+    fab_why_sample(fab, now);
+    /* a collective's timers (kernel launch, protocol latencies) are pending events, not flows */
+    if (g_replay.activity == seen && g_replay.computing == 0 && fab->active_flows == 0 && fabric_next_time(fab) < 0)
+      break;
+    seen = g_replay.activity;
+    double bin = fab_why_bin_s(fab);
+    /* the next multiple of the (maybe doubled) interval */
+    next = (floor(now / bin + 1e-9) + 1) * bin;
+    sg_actor_sleep_for(next - now > 0 ? next - now : bin);
+  }
+}
+
 int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
 {
   memset(&g_replay, 0, sizeof g_replay);
@@ -709,6 +735,11 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
     char host[32];
     snprintf(host, sizeof host, "gpu%d", g_replay.ranks[0].gpu);
     sg_actor_create("link-sampler", sg_host_by_name(host), link_sampler, 0, NULL);
+  }
+  if (cfg->fab->why) {
+    char host[32];
+    snprintf(host, sizeof host, "gpu%d", g_replay.ranks[0].gpu);
+    sg_actor_create("why-sampler", sg_host_by_name(host), why_sampler, 0, NULL);
   }
   return 0;
 }
