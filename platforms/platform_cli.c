@@ -75,28 +75,42 @@ static int shell_safe(const char *arg)
   return 1;
 }
 
-/* "sgfabric platform" followed by the arguments, quoted for a POSIX shell. */
-static char *cli_command_line(int argc, char **argv)
+/* "sgfabric platform" followed by the arguments, quoted for a POSIX shell. With recorded_out,
+ * a final "-o FILE" is recorded as "-o recorded_out": the name the file has where it ends up. */
+static char *cli_command_line(int argc, char **argv, const char *recorded_out)
 {
+  char **args = argv;
+  if (recorded_out && argc >= 3 && strcmp(argv[argc - 2], "-o") == 0) {
+    args = malloc((size_t)argc * sizeof *args);
+    if (args == NULL)
+      return NULL;
+    memcpy(args, argv, (size_t)argc * sizeof *args);
+    args[argc - 1] = (char *)recorded_out;
+  }
   size_t len = strlen("sgfabric platform") + 1;
   for (int i = 1; i < argc; i++)
-    len += 4 * strlen(argv[i]) + 3;
+    len += 4 * strlen(args[i]) + 3;
   char *cmd = malloc(len);
-  if (cmd == NULL)
+  if (cmd == NULL) {
+    if (args != argv)
+      free(args);
     return NULL;
+  }
   char *p = cmd + sprintf(cmd, "sgfabric platform");
   for (int i = 1; i < argc; i++) {
     *p++ = ' ';
-    if (shell_safe(argv[i])) {
-      p += sprintf(p, "%s", argv[i]);
+    if (shell_safe(args[i])) {
+      p += sprintf(p, "%s", args[i]);
       continue;
     }
     *p++ = '\'';
-    for (const char *c = argv[i]; *c; c++)
+    for (const char *c = args[i]; *c; c++)
       p += *c == '\'' ? sprintf(p, "'\\''") : sprintf(p, "%c", *c);
     *p++ = '\'';
   }
   *p = '\0';
+  if (args != argv)
+    free(args);
   return cmd;
 }
 
@@ -309,6 +323,11 @@ static int cli_parse(int argc, char **argv, struct cli_args *a)
 
 int platform_cli_main(int argc, char **argv)
 {
+  return platform_cli_generate(argc, argv, NULL);
+}
+
+int platform_cli_generate(int argc, char **argv, const char *recorded_out)
+{
   struct cli_args a = {.out = NULL, .help = 0};
   char err[512];
   fattree_spec_init(&a.spec);
@@ -335,7 +354,7 @@ int platform_cli_main(int argc, char **argv)
     fprintf(stderr, CLI_PREFIX "-o FILE is required (see --help)\n");
     return CLI_USAGE_ERROR;
   }
-  char *command = cli_command_line(argc, argv);
+  char *command = cli_command_line(argc, argv, recorded_out);
   if (command == NULL) {
     fprintf(stderr, CLI_PREFIX "out of memory\n");
     return CLI_IO_ERROR;

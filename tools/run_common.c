@@ -122,7 +122,13 @@ int run_generate_platform(int gpus, const char *gpu, const char *const *options,
   argv[argc++] = "-o";
   argv[argc++] = out;
   argv[argc] = NULL;
-  return run_quiet_main(platform_cli_main, argc, (char **)argv);
+  /* The file records its command with its own name, not the temporary directory's: a replay
+   * generates it again, elsewhere, and must get the same bytes. */
+  const char *slash = strrchr(out, '/');
+  int saved = quiet_stdout();
+  int rc = platform_cli_generate(argc, (char **)argv, slash ? slash + 1 : out);
+  restore_stdout(saved);
+  return rc;
 }
 
 int run_parse_fabrics(const struct cli *c, char *list, size_t list_size, const char **fabrics, int max, int *n)

@@ -2,7 +2,8 @@
 # replay: "sgfabric replay DIR --out NEW" re-runs a result from its manifest.json and reports
 # whether summary.json is byte-identical (exit 0) or not (exit 1, naming the first differing key).
 #  - flows (RoCE, packet fidelity), run (flow fidelity) and compare (with a --platform file, which
-#    DIR must hold a copy of) replay to identical summaries, from another working directory;
+#    DIR must hold a copy of, or a platform it generates again identically) replay to identical
+#    summaries, from another working directory;
 #  - compare's DIR has its own manifest.json whose inputs are files in DIR with their SHA-256, and
 #    each per-fabric manifest names inputs by paths that exist relative to DIR;
 #  - bad cases: a tampered summary (exit 1, the key named), an input changed since the run, a
@@ -23,6 +24,12 @@ printf 'name: tiny\nlayers: 4\nhidden: 1024\nheads: 8\nffn: 4096\nvocab: 32000\n
 run_ok compare --fabrics roce,ib --platform "$platform" --model-file model.cfg --gpus 16 --tp 8 --pp 1 \
   --global-batch 4 --out cmp-model
 cmp -s model.cfg cmp-model/model.txt || die "cmp-model/model.txt is not a copy of the --model-file"
+# Without --platform, compare generates one in a temporary directory that is renamed to DIR: the
+# file records its command with its own name, so that the replay generates the same bytes.
+run_ok compare --fabrics ib --gpus 16 --model llama3-8b --tp 8 --pp 2 --global-batch 8 --fidelity flow \
+  --out cmp-generated
+grep -q 'value="sgfabric platform .* -o platform.xml"' cmp-generated/platform.xml ||
+  die "the generated platform.xml does not record its command with -o platform.xml"
 
 # compare's directory describes itself.
 cmp -s "$platform" cmp/platform.xml || die "cmp/platform.xml is not a copy of the --platform file"
@@ -47,7 +54,7 @@ PY
 
 mkdir elsewhere
 cd elsewhere
-for result in flows-result run-result cmp-model cmp; do
+for result in flows-result run-result cmp-model cmp-generated cmp; do
   run_ok replay "../$result" --out "../$result.again"
   cat "$WORK/last.stdout"
   grep -q "byte-identical" "$WORK/last.stdout" || die "replay of $result did not report byte-identical"
