@@ -5,7 +5,7 @@
 # simulated result. Every repetition's summary.json is compared (cmp) with the first one's: the
 # `same` column says whether the reruns were byte-identical.
 #
-#   tests/bench/scale.sh [BUILD_DIR] [--reps N] [--only b1,b2,compare,b3,b4] [--work DIR]
+#   tests/bench/scale.sh [BUILD_DIR] [--reps N] [--only b1,b2,compare,b3,b4,b5,b6] [--work DIR]
 #                        [--b1-sizes "64 512 1024"] [--b1-fidelities "flow packet"]
 #                        [--b3-sizes "1280 2560 5120 10240"] [--fabrics "ideal ib roce"]
 #                        [--b4-gpus N] [--timeout SECONDS]
@@ -26,7 +26,15 @@
 #   B4  the default job of `sgfabric compare --gpus 10240`: GPT-3 175B, tp 8, pp 8, dp 160, the
 #       default global batch (32 micro-batches), on the platform compare generates (sgfabric
 #       platform --gpus 10240 --radix 64 --rail-optimized --tiers 3), flow fidelity, each fabric
-#       (--b4-gpus N: the same job on N GPUs, dp = N/64, e.g. a quick 1280).
+#       (--b4-gpus N: the same job on N GPUs, dp = N/64, e.g. a quick 1280);
+#   B5  Llama-3 405B on 16,384 GPUs (tp 8, pp 16, dp 128, seq 8192, global batch 2,048, full
+#       recomputation, sequence parallelism, distributed optimizer) on a 3-tier rail-optimized
+#       radix-64 fat-tree, flow fidelity, each fabric (not in the default --only: minutes each);
+#   B6  GPT-3 175B on 65,536 GPUs (tp 8, pp 16, dp 512, global batch 8,192) on the largest 3-tier
+#       radix-64 fat-tree, flow fidelity, each fabric (not in the default --only).
+#
+# Each case prints its median wall time, CPU time (user + system: the goals are per core) and
+# max RSS.
 #
 # --timeout S stops a run after S seconds (timeout(1)); the case is reported as timed out, its
 # remaining repetitions are skipped and the other cases go on.
@@ -103,6 +111,14 @@ def wall_of(path):                      # /usr/bin/time -v: "Elapsed (wall clock
             pass
     raise SystemExit("no wall time in " + path)
 
+def cpu_of(path):                       # user + system seconds: the goals of docs/performance.md are CPU time
+    t = 0.0
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("User time (seconds)") or line.startswith("System time (seconds)"):
+            t += float(line.rsplit(":", 1)[1])
+    return t
+
 def rss_of(path):
     for line in open(path):
         if "Maximum resident set size" in line:
@@ -137,12 +153,14 @@ if cmd == "record":
     d = sys.argv[6]
     walls = [wall_of(os.path.join(d, "time.%d" % i)) for i in range(1, reps + 1)]
     rsss = [rss_of(os.path.join(d, "time.%d" % i)) for i in range(1, reps + 1)]
+    cpus = [cpu_of(os.path.join(d, "time.%d" % i)) for i in range(1, reps + 1)]
     first = os.path.join(d, "out.1", "summary.json")
     same = all(subprocess.call(["cmp", "-s", first, os.path.join(d, "out.%d" % i, "summary.json")]) == 0
                for i in range(2, reps + 1))
     s = json.load(open(first))
     row = {"name": name, "kind": kind, "reps": reps, "walls": walls, "rsss": rsss,
-           "wall": statistics.median(walls), "rss": statistics.median(rsss), "same": same if reps > 1 else None,
+           "wall": statistics.median(walls), "rss": statistics.median(rsss),
+           "cpus": cpus, "cpu": statistics.median(cpus), "same": same if reps > 1 else None,
            "fabric": s["fabric"], "fidelity": s["fidelity"], "gpus": s["platform"]["gpus"],
            "events": s["counters"]["events"], "iteration_s": s.get("iteration_time_s"),
            "mfu": s.get("mfu"), "transfers": transfers(s), "rate_updates": s["counters"].get("rate_updates"),
@@ -164,8 +182,8 @@ if cmd == "record":
         extra = "  allreduce %.4f ms  busbw %.2f GB/s" % (row["coll_time_s"] * 1e3, row["busbw_GBps"])
     if row["iteration_s"] is not None and kind != "b1":
         extra += "  iteration %.4f s  MFU %.2f %%" % (row["iteration_s"], 100 * row["mfu"])
-    print("%-28s wall %8.3f s (%s)  RSS %7.1f MB  events %11d  %6.2f M ev/s  same %s%s" % (
-        name, row["wall"], " ".join("%.2f" % w for w in walls), row["rss"], row["events"], ev / 1e6,
+    print("%-28s wall %8.3f s (%s)  CPU %8.2f s  RSS %7.1f MB  events %11d  %6.2f M ev/s  same %s%s" % (
+        name, row["wall"], " ".join("%.2f" % w for w in walls), row["cpu"], row["rss"], row["events"], ev / 1e6,
         row["same"], extra), flush=True)
 elif cmd == "table":
     rows = [json.loads(l) for l in open(sys.argv[2])]
@@ -205,12 +223,28 @@ elif cmd == "table":
     b4 = [r for r in rows if r["kind"] == "b4"]
     if b4:
         print("\nB4: GPT-3 175B, tp 8, pp 8, 32 micro-batches (compare's default job), flow fidelity (medians of %d)" % b4[0]["reps"])
-        print("| GPUs | fabric | wall (s) | max RSS (MB) | events | events/s | iteration (s) | MFU | reruns identical |")
-        print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
+        print("| GPUs | fabric | wall (s) | CPU (s) | max RSS (MB) | events | events/s | iteration (s) | MFU | reruns identical |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in b4:
-            print("| %d | %s | %.2f | %.0f | %d | %.2f M | %.4f | %.2f %% | %s |" % (
-                r["gpus"], r["fabric"], r["wall"], r["rss"], r["events"], r["events"] / r["wall"] / 1e6,
-                r["iteration_s"], 100 * r["mfu"], r["same"]))
+            print("| %d | %s | %.2f | %.2f | %.0f | %d | %.2f M | %.4f | %.2f %% | %s |" % (
+                r["gpus"], r["fabric"], r["wall"], r.get("cpu", float("nan")), r["rss"], r["events"],
+                r["events"] / r["wall"] / 1e6, r["iteration_s"], 100 * r["mfu"], r["same"]))
+    # The full-scale rows of the performance issue's goal table: CPU seconds and max RSS per fabric.
+    goals = {"b5": ("Llama-3 405B, 16,384 GPUs, tp 8, pp 16, seq 8192, global batch 2,048", 60, 4096),
+             "b6": ("GPT-3 175B, 65,536 GPUs, tp 8, pp 16, dp 512, global batch 8,192", None, 8192)}
+    for kind, (what, cpu_goal, rss_goal) in goals.items():
+        rs = [r for r in rows if r["kind"] == kind]
+        if not rs:
+            continue
+        print("\n%s: %s, flow fidelity (medians of %d)" % (kind.upper(), what, rs[0]["reps"]))
+        print("| fabric | CPU (s) | goal | wall (s) | max RSS (MB) | goal | events | iteration (s) | MFU | reruns identical |")
+        print("|---|---:|---|---:|---:|---|---:|---:|---:|---|")
+        for r in rs:
+            cg = "finishes" if cpu_goal is None else ("met" if r["cpu"] <= cpu_goal else "not met") + " (<= %d s)" % cpu_goal
+            mg = ("met" if r["rss"] <= rss_goal else "not met") + " (<= %d GB)" % (rss_goal // 1024)
+            print("| %s | %.1f | %s | %.1f | %.0f | %s | %d | %.4f | %.2f %% | %s |" % (
+                r["fabric"], r["cpu"], cg, r["wall"], r["rss"], mg, r["events"], r["iteration_s"],
+                100 * r["mfu"], r["same"]))
     for r in rows:
         if r["kind"] == "timeout":
             print("%s: not finished within %d s" % (r["name"], r["limit"]))
@@ -372,6 +406,30 @@ if want b4; then
   for fab in $fabrics; do
     run_case "b4-gpt3-$g-pp8-$fab" b4 "$reps" "$sgf" run --ignore-memory --platform "$work/in/compare-$g.xml" \
       --workload "$work/in/gpt3-$g-pp8.trace" --fabric "$fab" --fidelity flow --seed 1 --no-progress
+  done
+fi
+
+if want b5; then
+  echo "== B5: Llama-3 405B, 16,384 GPUs, tp 8, pp 16, dp 128, seq 8192, global batch 2,048 (16 micro-batches), flow fidelity"
+  "$sgf" platform --gpus 16384 --radix 64 --rail-optimized --tiers 3 -o "$work/in/ft3-16384.xml" >/dev/null
+  # Full recomputation, sequence parallelism and a distributed optimizer, as Llama 3's 405B run
+  # needed to fit 80 GB (the generator refuses the job without them).
+  "$sgf" workload --model llama3-405b --gpus 16384 --tp 8 --pp 16 --seq 8192 --global-batch 2048 \
+    --recompute full --sequence-parallel --zero1 -o "$work/in/llama3-405b-16384.trace" >/dev/null
+  for fab in $fabrics; do
+    run_case "b5-llama3-405b-16384-$fab" b5 "$reps" "$sgf" run --platform "$work/in/ft3-16384.xml" \
+      --workload "$work/in/llama3-405b-16384.trace" --fabric "$fab" --fidelity flow --seed 1 --no-progress
+  done
+fi
+
+if want b6; then
+  echo "== B6: GPT-3 175B, 65,536 GPUs (3 tiers of radix-64 switches, the largest they build), tp 8, pp 16, dp 512, global batch 8,192 (16 micro-batches), flow fidelity"
+  "$sgf" platform --gpus 65536 --radix 64 --rail-optimized --tiers 3 -o "$work/in/ft3-65536.xml" >/dev/null
+  "$sgf" workload --model gpt3-175b --gpus 65536 --tp 8 --pp 16 --global-batch 8192 --recompute selective \
+    --sequence-parallel -o "$work/in/gpt3-65536.trace" >/dev/null
+  for fab in $fabrics; do
+    run_case "b6-gpt3-65536-$fab" b6 "$reps" "$sgf" run --platform "$work/in/ft3-65536.xml" \
+      --workload "$work/in/gpt3-65536.trace" --fabric "$fab" --fidelity flow --seed 1 --no-progress
   done
 fi
 
