@@ -298,7 +298,7 @@ struct row {
 
 /* The table's rows: what a user compares, and the counters that explain the difference. The
  * breakdown rows add up to the iteration time (replay.h says how each wait is attributed). */
-static const struct row rows[] = {
+static const struct row table_rows[] = {
     {"MFU", "mfu", 100, ROW_PERCENT},
     {"HFU", "hfu", 100, ROW_PERCENT},
     {"iteration time", "iteration_time_s", 1, ROW_SECONDS},
@@ -336,7 +336,7 @@ static const struct row rows[] = {
     {"drops", "counters.drops", 1, ROW_COUNT},
     {"retransmitted bytes", "counters.retransmitted_bytes", 1e-9, ROW_GB},
 };
-#define N_ROWS (sizeof rows / sizeof rows[0])
+#define N_ROWS (sizeof table_rows / sizeof table_rows[0])
 #define LABEL_WIDTH 38
 
 /* n/a: the run does not model it at its fidelity (null); -: the fabric has no such mechanism. */
@@ -836,9 +836,9 @@ int cmd_compare(int argc, char **argv)
   o.n_fabrics = 2;
   o.gpus = 1024;
   char err[1024];
-  int help = 0, status = parse_options(argc, argv, &o, &help);
-  if (status != 0)
-    return status;
+  int help = 0, parse_status = parse_options(argc, argv, &o, &help);
+  if (parse_status != 0)
+    return parse_status;
   if (help) {
     usage(stdout);
     return 0;
@@ -1075,14 +1075,14 @@ int cmd_compare(int argc, char **argv)
     double v[4];
     int any = 0;
     for (int f = 0; f < o.n_fabrics; f++) {
-      found[f] = json_value(summary[f], rows[k].key, &v[f]);
+      found[f] = json_value(summary[f], table_rows[k].key, &v[f]);
       any |= found[f] != JSON_ABSENT;
     }
     if (!any) /* none of these fabrics has it */
       continue;
-    printf("%-*s", LABEL_WIDTH, rows[k].label);
+    printf("%-*s", LABEL_WIDTH, table_rows[k].label);
     for (int f = 0; f < o.n_fabrics; f++) {
-      print_value(stdout, found[f], v[f], &rows[k]);
+      print_value(stdout, found[f], v[f], &table_rows[k]);
       shown_na |= found[f] == JSON_NULL;
       shown_absent |= found[f] == JSON_ABSENT;
     }
@@ -1117,19 +1117,19 @@ int cmd_compare(int argc, char **argv)
     int any = 0; /* only keys that resolve in some run's summary.json */
     for (int f = 0; f < o.n_fabrics; f++) {
       double v;
-      any |= json_value(summary[f], rows[k].key, &v) != JSON_ABSENT;
+      any |= json_value(summary[f], table_rows[k].key, &v) != JSON_ABSENT;
     }
     if (!any)
       continue;
     fprintf(cj, "%s\n    {\"label\": \"%s\", \"key\": \"%s\", \"unit\": \"%s\", \"scale\": %g, \"values\": [",
-            first ? "" : ",", rows[k].label, rows[k].key, unit_names[rows[k].unit], rows[k].scale);
+            first ? "" : ",", table_rows[k].label, table_rows[k].key, unit_names[table_rows[k].unit], table_rows[k].scale);
     for (int f = 0; f < o.n_fabrics; f++) {
       double v;
-      enum json_found found = json_value(summary[f], rows[k].key, &v);
-      double x = v * rows[k].scale;
+      enum json_found found = json_value(summary[f], table_rows[k].key, &v);
+      double x = v * table_rows[k].scale;
       if (found != JSON_NUMBER)
         fprintf(cj, "%snull", f ? ", " : "");
-      else if (rows[k].unit == ROW_COUNT && x == floor(x) && fabs(x) < 9007199254740992.0)
+      else if (table_rows[k].unit == ROW_COUNT && x == floor(x) && fabs(x) < 9007199254740992.0)
         fprintf(cj, "%s%.0f", f ? ", " : "", x);
       else
         fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(x));

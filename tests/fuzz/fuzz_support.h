@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* libFuzzer's entry point, which every harness defines. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 /* A copy of the input with a NUL appended (the caller frees it). */
 static inline char *fuzz_string(const uint8_t *data, size_t size)
 {
