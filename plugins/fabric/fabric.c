@@ -34,6 +34,27 @@ void fabric_register_params(void) { param_register(fabric_params); }
 
 const struct fab_model fab_model_ideal = {.name = "ideal"};
 
+/* The plugin-style selection: one model per process, as SimGrid runs one simulation per process. */
+static const struct fab_model *g_plugin_model;
+static int g_plugin_platform_loaded;
+
+void fabric_plugin_select(const struct fab_model *model, const char *caller)
+{
+  if (g_plugin_platform_loaded) {
+    fprintf(stderr, "%s: called after the platform was loaded; call it before sgf_load_platform()\n", caller);
+    abort();
+  }
+  if (g_plugin_model != NULL && g_plugin_model != model) {
+    fprintf(stderr, "%s: the %s fabric plugin was initialised already; a simulation has one fabric model\n",
+            caller, g_plugin_model->name);
+    abort();
+  }
+  g_plugin_model = model;
+}
+
+const struct fab_model *fabric_plugin_model(void) { return g_plugin_model; }
+void fabric_plugin_mark_loaded(void) { g_plugin_platform_loaded = 1; }
+
 #define SLAB_ITEMS 4096
 
 static void *slab_alloc(struct fabric *fab, size_t item_size)

@@ -22,6 +22,10 @@
 #include "route.h"
 #include "topo.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define FAB_MAX_QUEUES 8 /* queues per port: InfiniBand data VLs, Ethernet priorities */
 #define FAB_MAX_TAGS 16  /* traffic classes counted separately (tp, pp, dp, ...) */
 /* Largest transfer, in bytes (2^50 = 1 PiB): sizes stay exact in a double with room for sums of
@@ -271,6 +275,15 @@ void fabric_register_params(void);
 /* The ideal model: no flow control, unlimited buffers. */
 extern const struct fab_model fab_model_ideal;
 
+/* SimGrid plugin style (sg_ib_plugin_init(), sg_roce_plugin_init()): the model a plugin's init
+ * selected for the platform sgf_load_platform() loads next. Selecting after the platform is
+ * loaded, or a second model, prints why on stderr and aborts, as SimGrid's xbt_assert does: it is
+ * a programming error that no later call could repair. fabric_plugin_model() is NULL until a
+ * plugin selects one; fabric_plugin_mark_loaded() is the loader's. */
+void fabric_plugin_select(const struct fab_model *model, const char *caller);
+const struct fab_model *fabric_plugin_model(void);
+void fabric_plugin_mark_loaded(void);
+
 /* Creates a fabric over topo (which it does not own). Returns NULL with a message in err. */
 struct fabric *fabric_new(struct topo *topo, const struct param_set *params, const struct fab_model *model,
                           fab_fidelity fidelity, uint64_t seed, char *err, size_t errlen);
@@ -404,5 +417,9 @@ void fabric_packet_free(struct fabric *fab, struct fab_packet *pkt);
  * propagation, switch latencies and, store-and-forward, the re-serialisation at every further hop
  * of the packet that paces the train (the largest one). */
 double fabric_path_tail_latency(const struct fabric *fab, const struct fab_flow *flow, double packet_bytes);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -11,6 +11,10 @@
 #include <stdint.h>
 #include <math.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct fab_event {
   double time;   /* simulated date, seconds */
   uint64_t seq;  /* insertion order, breaks ties */
@@ -77,5 +81,9 @@ static inline int heap_pop(struct fab_heap *h, struct fab_event *out) { return h
 /* The date of the earliest event; the heap must not be empty. */
 double heap_top_time(struct fab_heap *h);
 static inline size_t heap_size(const struct fab_heap *h) { return h->near_size + h->far_size; }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -13,6 +13,10 @@
 
 #include "units.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { PARAM_REAL, PARAM_INT, PARAM_BOOL, PARAM_ENUM, PARAM_TEXT } param_type;
 
 struct param_def {
@@ -69,5 +73,9 @@ size_t param_list_names(const char **names, size_t max);
 size_t param_list_areas(const char **areas, size_t max);
 /* Writes the values of the set as a JSON object body ("name": value, ...). */
 void param_write_json(const struct param_set *set, FILE *out, const char *indent);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,6 +6,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct fab_rng {
   uint64_t s[4];
 };
@@ -22,5 +26,9 @@ uint64_t rng_below(struct fab_rng *r, uint64_t n);
 void rng_derangement(struct fab_rng *r, int n, int *perm);
 /* A 64-bit mix of a value with a seed (splitmix64 finaliser), for hashing. */
 uint64_t rng_mix64(uint64_t x);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -12,6 +12,10 @@
 
 #include "topo.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define ROUTE_MAX_CANDIDATES 256
 #define ROUTE_MAX_HOPS 8
 
@@ -40,5 +44,9 @@ static inline uint32_t route_pick(uint64_t flow_key, uint64_t seed, int node, in
   x ^= x >> 33;
   return (uint32_t)(x % (uint64_t)count);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,9 +6,15 @@
 #include "sg_fabric.h"
 
 #include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/semaphore.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <xbt/log.h>
+
+#include "platform.h"
 
 XBT_LOG_EXTERNAL_CATEGORY(ker_engine); /* SimGrid's engine: where its deadlock report comes from */
 
@@ -104,4 +110,97 @@ void sgf_model_advance(double now)
    * SimGrid's deadlock report would only hide the livelock report the tool prints instead. */
   if (fabric_stalled(g_fabric))
     xbt_log_threshold_set(&_XBT_LOGV(ker_engine), xbt_log_priority_infinite);
+}
+
+/* ---- the library's loader (sgfabric.h) ------------------------------------------------------ */
+
+/* What sgf_load_platform built, freed by sgf_unload. */
+static struct {
+  struct platform *platform;
+  struct param_set *params;
+  struct fabric *fab;
+} g_loaded;
+
+void sgf_unload(void)
+{
+  if (g_loaded.fab == g_fabric)
+    g_fabric = NULL;
+  fabric_free(g_loaded.fab);
+  platform_free(g_loaded.platform);
+  param_set_free(g_loaded.params);
+  memset(&g_loaded, 0, sizeof g_loaded);
+}
+
+struct fabric *sgf_load_platform(const char *path, const struct sgf_load_options *opt, char *err, size_t errlen)
+{
+  static const struct sgf_load_options defaults = {.fidelity = NULL, .seed = 1, .cfg = NULL};
+  if (opt == NULL)
+    opt = &defaults;
+  if (g_fabric != NULL || sg_host_count() > 0) {
+    snprintf(err, errlen, "%s: a platform is loaded already (load it once, with sgf_load_platform only)", path);
+    return NULL;
+  }
+  fab_fidelity fidelity = FAB_FIDELITY_FLOW;
+  if (opt->fidelity != NULL && strcmp(opt->fidelity, "flow") != 0) {
+    if (strcmp(opt->fidelity, "packet") != 0) {
+      snprintf(err, errlen, "fidelity '%s' is not flow or packet", opt->fidelity);
+      return NULL;
+    }
+    fidelity = FAB_FIDELITY_PACKET;
+  }
+  const struct fab_model *model = fabric_plugin_model();
+  if (model == NULL)
+    model = &fab_model_ideal;
+  fabric_register_params();
+  fabric_plugin_mark_loaded();
+  g_loaded.params = param_set_new();
+  if (g_loaded.params == NULL || (g_loaded.platform = platform_load(path, err, errlen)) == NULL ||
+      platform_apply_params(g_loaded.platform, g_loaded.params, err, errlen) != 0)
+    goto fail;
+  for (const char *const *c = opt->cfg; c && *c; c++) {
+    char message[256];
+    if (param_set_cfg(g_loaded.params, *c, message, sizeof message) != 0) {
+      snprintf(err, errlen, "%s: %s", *c, message);
+      goto fail;
+    }
+  }
+  g_loaded.fab = fabric_new(g_loaded.platform->topo, g_loaded.params, model, fidelity, opt->seed, err, errlen);
+  if (g_loaded.fab == NULL || sgf_glue_load_platform(path, err, errlen) != 0)
+    goto fail;
+  sgf_install(g_loaded.fab);
+  return g_loaded.fab;
+fail:
+  sgf_unload();
+  return NULL;
+}
+
+int sgf_host_gpu(const_sg_host_t host)
+{
+  if (g_fabric == NULL || host == NULL)
+    return -1;
+  const struct topo *t = g_fabric->topo;
+  int node = topo_find_node(t, sg_host_get_name(host));
+  return node >= 0 && t->nodes[node].kind == TOPO_GPU ? t->nodes[node].index : -1;
+}
+
+int sgf_link_port(const_sg_link_t link)
+{
+  if (g_fabric == NULL || link == NULL)
+    return -1;
+  /* The platform's links are SPLITDUPLEX: SimGrid names the two directions of link id L "L_UP"
+   * and "L_DOWN"; sgfabric's UP transmits from the lower end (toward the core). */
+  const char *name = sg_link_get_name(link);
+  size_t len = strlen(name);
+  int upper_end;
+  if (len > 3 && strcmp(name + len - 3, "_UP") == 0)
+    upper_end = 0, len -= 3;
+  else if (len > 5 && strcmp(name + len - 5, "_DOWN") == 0)
+    upper_end = 1, len -= 5;
+  else
+    return -1;
+  const struct topo *t = g_fabric->topo;
+  for (int l = 0; l < t->n_links; l++)
+    if (strncmp(t->links[l].name, name, len) == 0 && t->links[l].name[len] == '\0')
+      return t->links[l].port[upper_end];
+  return -1;
 }

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { TOPO_GPU, TOPO_NVSWITCH, TOPO_SWITCH } topo_node_kind;
 
 struct topo_node {
@@ -76,5 +80,9 @@ static inline int topo_downset_has(const struct topo *t, int node, int leaf)
 /* Builds the small topologies tests need without a file: n_gpus GPUs (one per node), each on
  * its own port of a single switch, all links at rate and latency. */
 struct topo *topo_single_switch(int n_gpus, double rate_Bps, double latency_s, double switch_latency_s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

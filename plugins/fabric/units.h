@@ -14,6 +14,10 @@
 #ifndef SGFABRIC_UNITS_H
 #define SGFABRIC_UNITS_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
   UNIT_NONE,    /* a plain number (count, probability, ratio) */
   UNIT_BYTES,   /* a size in bytes */
@@ -39,5 +43,9 @@ const char *unit_name(unit_kind kind);
 
 /* Formats a value with a readable unit ("400Gbps", "1.5us", "9MB") into buf. */
 void unit_format(unit_kind kind, double value, char *buf, int buflen);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -223,6 +223,7 @@ static int g_ib_initialized; /* the one plugin-wide global: sg_ib_plugin_init() 
 
 void sg_ib_plugin_init(void)
 {
+  fabric_plugin_select(&ib_model_ops, "sg_ib_plugin_init");
   if (g_ib_initialized)
     return;
   g_ib_initialized = 1;

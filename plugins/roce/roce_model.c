@@ -533,6 +533,7 @@ const struct fab_model *roce_model(void) { return &g_roce_model; }
 
 void sg_roce_plugin_init(void)
 {
+  fabric_plugin_select(&g_roce_model, "sg_roce_plugin_init");
   fabric_register_params();
   roce_register_params();
 }
