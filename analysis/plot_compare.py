@@ -17,7 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 BREAKDOWN = [("breakdown.compute_s", "compute")]
-BREAKDOWN += [("breakdown.exposed_comm_s." + g, "exposed " + g) for g in ("tp", "pp", "dp", "ep", "cp", "dp_ep", "world", "emb", "mp")]
+BREAKDOWN += [("breakdown.exposed_comm_s." + g, "exposed " + g)
+              for g in ("tp", "pp", "dp", "ep", "cp", "dp_ep", "world", "emb", "mp")]
 BREAKDOWN += [("breakdown.bubble_s", "pipeline bubble"), ("breakdown.straggler_s", "waiting for stragglers"),
               ("breakdown.other_s", "other waiting")]
 

@@ -86,7 +86,8 @@ def manifest_section(path):
     parts.append(table(["key", "value"], rows))
     inputs = m.get("inputs", {})
     if inputs:
-        rows = [["<td>%s</td>" % esc(p), "<td><code>%s</code></td>" % esc(v.get("sha256", "") if isinstance(v, dict) else v)]
+        rows = [["<td>%s</td>" % esc(p),
+                 "<td><code>%s</code></td>" % esc(v.get("sha256", "") if isinstance(v, dict) else v)]
                 for p, v in sorted(inputs.items())]
         parts.append(table(["input", "SHA-256"], rows))
     return "\n".join(parts)
@@ -108,10 +109,12 @@ def compare_report(d):
     for r in data["rows"]:
         rows.append(["<td>%s</td>" % esc(r["label"])] + [value_text(v, r["unit"]) for v in r["values"]])
     body.append(table(["row"] + fabrics, rows))
-    body.append("<p class=\"na\">n/a: not modelled at this fidelity or not a mechanism of this fabric; never a zero.</p>")
+    body.append("<p class=\"na\">n/a: not modelled at this fidelity or not a mechanism of this fabric; never a "
+                "zero.</p>")
     mfu = {r["key"]: r["values"] for r in data["rows"]}.get("mfu")
     if mfu and len(fabrics) >= 2 and mfu[0] and mfu[1] is not None:
-        body.append("<p><b>%s reaches %.1f %% of %s's MFU.</b></p>" % (esc(fabrics[1]), 100 * mfu[1] / mfu[0], esc(fabrics[0])))
+        body.append("<p><b>%s reaches %.1f %% of %s's MFU.</b></p>" %
+                    (esc(fabrics[1]), 100 * mfu[1] / mfu[0], esc(fabrics[0])))
     body.append(image(os.path.join(d, "compare.png"), "MFU and where the iteration goes"))
 
     body.append("<h2>Why: per collective</h2>")
@@ -137,7 +140,8 @@ def compare_report(d):
             ("flows at once on the ten busiest links, max", "flows_per_busiest_link_max", "%d"),
             ("the same, mean", "flows_per_busiest_link_mean", "%.2f"),
             ("collective transfers that crossed switch-to-switch links", "collective_edges", "%d"),
-            ("of them sharing a link with another transfer of their own collective", "collective_edges_sharing_link", "%d")]
+            ("of them sharing a link with another transfer of their own collective",
+             "collective_edges_sharing_link", "%d")]
     rows = []
     for label, k, fmt in keys:
         rows.append(["<td>%s</td>" % esc(label)] + [cell((why.get(f) or {}).get(k), fmt) for f in fabrics])
@@ -152,7 +156,8 @@ def compare_report(d):
         rows = []
         for t in top:
             groups = t.get("groups")
-            gtext = None if groups is None else ", ".join("%s %.2f GB" % (g, b / 1e9) for g, b in sorted(groups.items()))
+            gtext = None if groups is None else ", ".join(
+                "%s %.2f GB" % (g, b / 1e9) for g, b in sorted(groups.items()))
             rows.append([cell("%s>%s" % (t["from"], t["to"])), cell(t["link"]), cell(100 * t["utilisation"], "%.1f %%"),
                          cell(t["bytes"] / 1e9, "%.2f"), cell(t.get("flows"), "%d"), cell(t.get("peak_flows"), "%d"),
                          cell(gtext)])

@@ -239,8 +239,8 @@ class Study:
         self.name = str(data.get("study") or os.path.splitext(os.path.basename(self.given_as))[0])
         command = data.get("command")
         if command not in COMMANDS:
-            raise StudyError("key 'command': %s; it is run or compare" % ("missing" if command is None else
-                                                                           "'%s' is not a sweepable subcommand" % command))
+            why = "missing" if command is None else "'%s' is not a sweepable subcommand" % command
+            raise StudyError("key 'command': %s; it is run or compare" % why)
         self.command = command
         known = tool.known(command)
 
@@ -284,15 +284,16 @@ class Study:
         parameters = data.get("parameters")
         if not isinstance(parameters, dict) or not parameters:
             raise StudyError("key 'parameters': %s" % ("missing: a study sweeps at least one parameter"
-                                                        if parameters is None else
-                                                        "a mapping of parameter names to lists of values"))
+                                                       if parameters is None else
+                                                       "a mapping of parameter names to lists of values"))
         self.parameters = {}
         self.linked = {}  # parameter -> the option names its values set
         for name, values in parameters.items():
             key = "parameters.%s" % name
             if not isinstance(values, list) or not values:
-                raise StudyError("key '%s': %s" % (key, "no values: give a non-empty list" if values in (None, [])
-                                                   or isinstance(values, list) else "a list of values, not %r" % values))
+                why = ("no values: give a non-empty list" if values in (None, []) or isinstance(values, list)
+                       else "a list of values, not %r" % values)
+                raise StudyError("key '%s': %s" % (key, why))
             if all(isinstance(v, dict) for v in values):
                 names = set()
                 for v in values:
@@ -328,13 +329,14 @@ class Study:
             expr = _compile(text, key)
             for n in _names_of(expr):
                 if n not in swept and n not in self.options and n not in self.derived:
-                    raise StudyError("key '%s': '%s' names %s, which the study does not set (before it)" % (key, text, n))
+                    raise StudyError(
+                        "key '%s': '%s' names %s, which the study does not set (before it)" % (key, text, n))
             self.derived[name] = (str(text), expr)
 
         seeds = data.get("seeds")
         if not isinstance(seeds, list) or not seeds:
             raise StudyError("key 'seeds': %s" % ("missing: a list of seeds, e.g. [1, 2]" if seeds is None
-                                                   else "a non-empty list of seeds"))
+                                                  else "a non-empty list of seeds"))
         for s in seeds:
             if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2 ** 63:
                 raise StudyError("key 'seeds': %r is not a seed (an integer from 0 to 2^63-1)" % (s,))
@@ -649,12 +651,12 @@ def write_figures(study, table_csv, fig_dir, names):
             lines.setdefault(label, {}).setdefault(x_of(r), []).append(v * scale)
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
         for label, by_x in lines.items():
-            xs = [x for x in x_values if x in by_x] if not study.x in study.linked else list(by_x)
+            xs = [x for x in x_values if x in by_x] if study.x not in study.linked else list(by_x)
             means = [sum(by_x[x]) / len(by_x[x]) for x in xs]
             errs = [(sum((v - m) ** 2 for v in by_x[x]) / (len(by_x[x]) - 1)) ** 0.5 if len(by_x[x]) > 1 else 0.0
                     for x, m in zip(xs, means)]
             pos = [float(x) for x in xs] if numeric else [x_values.index(x) if x in x_values else i
-                                                           for i, x in enumerate(xs)]
+                                                          for i, x in enumerate(xs)]
             ax.errorbar(pos, means, yerr=errs, marker="o", capsize=3, label=label)
         if numeric:
             nums = [float(v) for v in x_values]
@@ -670,8 +672,8 @@ def write_figures(study, table_csv, fig_dir, names):
         ax.set_ylabel(metric + (" (%)" if scale == 100.0 else ""))
         n_seeds = len(study.seeds)
         ax.set_title("%s: %s vs %s\n(mean of %d seed%s%s)" % (study.name, metric, study.x, n_seeds,
-                                                             "s" if n_seeds > 1 else "",
-                                                             ", bars: one standard deviation" if n_seeds > 1 else ""),
+                                                              "s" if n_seeds > 1 else "",
+                                                              ", bars: one standard deviation" if n_seeds > 1 else ""),
                      fontsize=9)
         ax.grid(True, alpha=0.3)
         if lines:

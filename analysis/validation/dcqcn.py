@@ -17,7 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from common import (OUT, SEED, SRC, cmd_block, pmap, read_fcts, save_json, savefig, sgf, show,  # noqa: E402
+from common import (OUT, SEED, cmd_block, pmap, read_fcts, save_json, savefig, sgf, show,  # noqa: E402
                     write_fragment)
 
 C = 100e9 / 8          # B/s
@@ -169,8 +169,10 @@ def plot_and_write(res, cmds):
     fig.tight_layout()
     fig_path = savefig(fig, "dcqcn.png")
     plt.close(fig)
-    t = ["| N | C/N (Gb/s) | p* | q* (KB) | mean queue, 2nd half (KB) | queue / q* | traced flows: mean RC, 2nd half (Gb/s) | "
-         "share of 2nd-half 1 ms windows within 10% of C/N | convergence: last 1 ms window outside 10% (ms after the join) | "
+    t = ["| N | C/N (Gb/s) | p* | q* (KB) | mean queue, 2nd half (KB) | queue / q* | traced flows: mean RC, 2nd half "
+         "(Gb/s) | "
+         "share of 2nd-half 1 ms windows within 10% of C/N | convergence: last 1 ms window outside 10% (ms after the "
+         "join) | "
          "same with 10 ms windows |",
          "|---|---|---|---|---|---|---|---|---|---|"]
     for n in NS:
@@ -183,8 +185,8 @@ def plot_and_write(res, cmds):
             ", ".join("%.0f%%" % (100 * fl[f]["inband_second_half"]) for f in fl),
             ", ".join(("%.0f" % (fl[f]["last_out_of_band_s"] * 1e3)) + ("" if fl[f]["settled"] else " (not settled)")
                       for f in fl),
-            ", ".join(("%.0f" % (fl[f]["last_out_of_band_10ms_s"] * 1e3)) + ("" if fl[f]["settled_10ms"] else " (not settled)")
-                      for f in fl)))
+            ", ".join(("%.0f" % (fl[f]["last_out_of_band_10ms_s"] * 1e3))
+                      + ("" if fl[f]["settled_10ms"] else " (not settled)") for f in fl)))
     frag = ["![DCQCN rate and queue](%s)\n" % fig_path,
             "Commands (seed %d; packet fidelity; `$B` is `BUILD_DIR/sgfabric`):\n" % SEED,
             "<details><summary>%d commands</summary>\n\n%s</details>\n" % (len(cmds), cmd_block(cmds)),
@@ -192,7 +194,8 @@ def plot_and_write(res, cmds):
             "Analysis window: from the join (1 ms) to the first flow completion (%s ms). \"Second half\": the "
             "second half of that window. Convergence as in tests/unit/roce/test_roce_fabric.c: the end of the "
             "last 1 ms window in which the flow's mean RC is more than 10%% from C/N; \"not settled\" when that "
-            "window is within the last 10 ms of the analysis window (with 10 ms windows: the last window). The bottleneck queue series is "
+            "window is within the last 10 ms of the analysis window (with 10 ms windows: the last window). The "
+            "bottleneck queue series is "
             "byte-identical in the runs of one N that trace different flows: %s.\n" % (
                 ", ".join("N=%d: %.0f" % (n, res[n]["t_end"] * 1e3) for n in NS),
                 "yes" if all(res[n]["queue_series_identical"] for n in NS) else "**no**"),

@@ -57,7 +57,7 @@ def main():
                 d = os.path.join(base, "%s-%d-%s-%s" % (s["pattern"], s["n"], fab, fid))
                 args = ["flows", "--platform", os.path.join(os.environ["VAL_SRC"], s["platform"]),
                         "--flows", s["flows"]] + FABRICS[fab] + ["--fidelity", fid, "--seed", str(SEED),
-                                                                  "--out", d]
+                                                                 "--out", d]
                 jobs.append((s, fab, fid, d, args))
     # longest first (1,024 GPUs, packet) so that the two workers stay busy
     order = sorted(range(len(jobs)), key=lambda i: (-jobs[i][0]["n"], jobs[i][2] != "packet"))
@@ -157,7 +157,7 @@ def plot_and_write(data):
             ax.set_xscale("log")
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_title("worst %s: %s\nmean err %+.1f%%, p99 err %+.1f%%" % (r["fabric"], label(r), r["err_mean_pct"],
-                                                                        r["err_p99_pct"]), fontsize=8)
+                                                                          r["err_p99_pct"]), fontsize=8)
         ax.set_xlabel("FCT (us)", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
@@ -179,7 +179,9 @@ def plot_and_write(data):
         if r["pattern"] == "ring":
             m = r["n"] // G
             b = int(2 * (m - 1) / m * b)
-        md.append("| %s | %d | %s | %d | %s | %.1f | %.1f | %+.1f%% | %.1f | %.1f | %+.1f%% | %.1f%% / %.1f%% | %s | %.1f / %.2f |" % (
+        row = ("| %s | %d | %s | %d | %s | %.1f | %.1f | %+.1f%% | %.1f | %.1f | %+.1f%% | %.1f%% / %.1f%% | %s | "
+               "%.1f / %.2f |")
+        md.append(row % (
             r["pattern"] + (" (rail)" if r["gen"] == "a2a-rail" else ""), r["n"], fmt_bytes(b), r["flows"],
             r["fabric"], r["mean_packet_us"], r["mean_flow_us"], r["err_mean_pct"], r["p99_packet_us"],
             r["p99_flow_us"], r["err_p99_pct"], r["perflow_abs_err_p50_pct"], r["perflow_abs_err_p99_pct"],

@@ -11,7 +11,6 @@ the 1,024-GPU permutation of seed 11 (4 MB); the rest is held out. rail-1024 run
 over all 32 paths (--cfg=ib/ar-paths:64). Standard library only; --plot draws the figure of
 docs/ib.md with matplotlib (/usr/bin/python3)."""
 import csv
-import math
 import os
 import random
 import subprocess
@@ -20,6 +19,8 @@ from collections import Counter, defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
+
+
 def option(name, default):
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 

@@ -84,12 +84,13 @@ def main():
                "AR, packet": flows("perm", ft2, rows, "packet"),
                "AR, flow": flows("perm", ft2, rows, "flow")}
     for f in window:
-        print("credit window, %s:" % f, ", ".join("%d KiB %.2f GB/s" % (b, r / 1e9) for b, r in zip(buffers, window[f])))
+        print("credit window, %s:" % f, ", ".join("%d KiB %.2f GB/s" % (b, r / 1e9)
+              for b, r in zip(buffers, window[f])))
     print("buffer/RTT cap:", ", ".join("%.2f GB/s" % (c / 1e9) for c in cap), "; with the path latency %.2f us:" %
           (latency * 1e6), ", ".join("%.2f GB/s" % (e / 1e9) for e in expected))
     for f in incast:
         print("incast, %s: senders at %s of 1/8 line rate" % (f, ", ".join("%.4f" % (r / (LINE / 8)) for _, _, r in
-                                                                         incast[f])))
+                                                                           incast[f])))
     for k, v in routing.items():
         t = sorted(r / LINE for _, _, r in v)
         print("routing, %s: min %.3f, mean %.3f of line rate" % (k, t[0], sum(t) / len(t)))

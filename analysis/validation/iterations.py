@@ -72,8 +72,8 @@ def simulate(sgf, work, case, fabric, fidelity, timeout):
     out = os.path.join(d, f"{fabric}-{fidelity}")
     summary, cpu_file = os.path.join(out, "summary.json"), os.path.join(d, f"{fabric}-{fidelity}.cpu")
     if not os.path.exists(summary):
-        status, cpu = run([sgf, "run", "--ignore-memory", "--platform", platform, "--workload", workload, *FABRICS[fabric],
-                           "--fidelity", fidelity, "--seed", "1", "--force", "-o", out], timeout)
+        status, cpu = run([sgf, "run", "--ignore-memory", "--platform", platform, "--workload", workload,
+                           *FABRICS[fabric], "--fidelity", fidelity, "--seed", "1", "--force", "-o", out], timeout)
         if status != 0:
             print(f"{case} {fabric} {fidelity}: {'timed out' if status is None else 'failed'}", file=sys.stderr)
             return None, None

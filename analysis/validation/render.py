@@ -9,7 +9,9 @@ Placeholders in the template:
                     every number in the prose is the measured one
 usage: render.py TEMPLATE OUTPUT TOTAL_SECONDS
 """
+import ast
 import json
+import operator
 import os
 import re
 import sys
@@ -45,7 +47,8 @@ def fidc(fabric, pattern, n, key, fidelity="packet"):
 
 
 def met(fabric=None, pattern=None):
-    rs = [r for r in FID["rows"] if (fabric is None or r["fabric"] == fabric) and (pattern is None or r["pattern"] == pattern)]
+    rs = [r for r in FID["rows"] if (fabric is None or r["fabric"] == fabric)
+          and (pattern is None or r["pattern"] == pattern)]
     return "%d of %d" % (sum(1 for r in rs if abs(r["err_mean_pct"]) <= FID["goal_pct"]), len(rs))
 
 
@@ -96,7 +99,8 @@ def smfu(group, label, fabric, key="mfu"):
 
 
 def sfl(group, scen, label, fidelity="packet", key="mean_us"):
-    v = [r[key] for r in SEN["flows"] if (r["group"], r["scen"], r["label"], r["fid"]) == (group, scen, label, fidelity)]
+    v = [r[key] for r in SEN["flows"] if (r["group"], r["scen"], r["label"], r["fid"])
+         == (group, scen, label, fidelity)]
     if not v or any(x is None for x in v):
         return float("nan")
     return sum(v) / len(v)
@@ -126,11 +130,12 @@ def summary_block():
                     cells.append("failed")
                 else:
                     cells.append("%s %+.1f%% (p99 %+.1f%%)" % ("met" if abs(e) <= FID["goal_pct"] else "**NOT met**", e,
-                                                             fid(f, p, n, "err_p99_pct")))
+                                                               fid(f, p, n, "err_p99_pct")))
             out.append("| %s | %d | %s |" % (p, n, " | ".join(cells)))
         out.append("")
     if SCA:
-        out.append("**IB vs RoCEv2 MFU** (`sgfabric compare`, flow fidelity, default parameters, seed %d):\n" % SCA["seed"])
+        out.append("**IB vs RoCEv2 MFU** (`sgfabric compare`, flow fidelity, default parameters, seed %d):\n" %
+                   SCA["seed"])
         models = list(dict.fromkeys((r["model"], r["label"]) for r in SCA["rows"]))
         scales = list(dict.fromkeys(r["n"] for r in SCA["rows"]))
         out.append("| GPUs | " + " | ".join("%s: MFU IB / RoCE, ratio" % m[1] for m in models) + " |")
@@ -138,7 +143,8 @@ def summary_block():
         for n in scales:
             cells = []
             for m, _ in models:
-                cells.append("%.1f%% / %.1f%%, **%.3f**" % (sca(m, n, "mfu", "ib"), sca(m, n, "mfu", "roce"), sca(m, n, "ratio")))
+                cells.append("%.1f%% / %.1f%%, **%.3f**" %
+                             (sca(m, n, "mfu", "ib"), sca(m, n, "mfu", "roce"), sca(m, n, "ratio")))
             out.append("| %d | %s |" % (n, " | ".join(cells)))
         for n in (10240,):
             if n in scales:
@@ -163,7 +169,8 @@ def failures_block():
         return "No simulation failed in this run of the driver.\n"
     out = ["%d simulation(s) failed in this run of the driver (their results are left out above):\n" % len(fs)]
     for f in fs:
-        out.append("- `%s` -> %s; stderr: `%s`" % (f["cmd"], f["status"], f["stderr"].strip().replace("\n", " / ")[-300:] or "(empty)"))
+        out.append("- `%s` -> %s; stderr: `%s`" % (f["cmd"], f["status"],
+                   f["stderr"].strip().replace("\n", " / ")[-300:] or "(empty)"))
     return "\n".join(out) + "\n"
 
 
@@ -183,12 +190,124 @@ def build_info():
         return "(unknown build)"
 
 
+# The template's {{py: EXPR}} expressions, evaluated without eval(): a small interpreter of the
+# expression forms the template uses (names from env, literals, arithmetic, comparisons,
+# conditionals, subscripts, calls of env's functions and a few builtins, str methods, generator
+# expressions). Anything else (attribute access beyond str methods, lambdas, walrus, imports...)
+# is refused, so a template can only read the report's data.
+_BUILTINS = {"abs": abs, "all": all, "any": any, "len": len, "list": list, "max": max, "min": min,
+             "round": round, "set": set, "sorted": sorted, "str": str, "sum": sum, "tuple": tuple,
+             "float": float, "int": int, "range": range}
+_STR_METHODS = {"join", "format", "startswith", "endswith", "upper", "lower", "strip"}
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+           ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b,
+           ast.NotIn: lambda a, b: a not in b, ast.Is: operator.is_, ast.IsNot: operator.is_not}
+
+
+def evaluate(text, env):
+    return _eval(ast.parse(text.strip(), mode="eval").body, dict(env))
+
+
+def _bind(target, value, scope):
+    if isinstance(target, ast.Name):
+        scope[target.id] = value
+    elif isinstance(target, ast.Tuple):
+        values = list(value)
+        if len(values) != len(target.elts):
+            raise ValueError("cannot unpack %d values into %d names" % (len(values), len(target.elts)))
+        for t, v in zip(target.elts, values):
+            _bind(t, v, scope)
+    else:
+        raise ValueError("unsupported loop target %s" % type(target).__name__)
+
+
+def _comprehension(node, scope):
+    """Yields the scopes of a generator expression's iterations (nested for/if clauses)."""
+    def walk(k, sc):
+        if k == len(node.generators):
+            yield sc
+            return
+        gen = node.generators[k]
+        for value in _eval(gen.iter, sc):
+            inner = dict(sc)
+            _bind(gen.target, value, inner)
+            if all(_eval(cond, inner) for cond in gen.ifs):
+                yield from walk(k + 1, inner)
+    return walk(0, scope)
+
+
+def _eval(node, scope):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id in scope:
+            return scope[node.id]
+        if node.id in _BUILTINS:
+            return _BUILTINS[node.id]
+        raise NameError("name '%s' is not defined" % node.id)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = [_eval(e, scope) for e in node.elts]
+        return {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)](items)
+    if isinstance(node, ast.Dict):
+        return {_eval(k, scope): _eval(v, scope) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return _BINOPS[type(node.op)](_eval(node.left, scope), _eval(node.right, scope))
+    if isinstance(node, ast.UnaryOp):
+        v = _eval(node.operand, scope)
+        if isinstance(node.op, ast.Not):
+            return not v
+        if isinstance(node.op, ast.USub):
+            return -v
+        if isinstance(node.op, ast.UAdd):
+            return +v
+    if isinstance(node, ast.BoolOp):
+        v = None
+        for e in node.values:
+            v = _eval(e, scope)
+            if isinstance(node.op, ast.And) and not v or isinstance(node.op, ast.Or) and v:
+                return v
+        return v
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, scope)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = _eval(right_node, scope)
+            if not _CMPOPS[type(op)](left, right):
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.IfExp):
+        return _eval(node.body, scope) if _eval(node.test, scope) else _eval(node.orelse, scope)
+    if isinstance(node, ast.Subscript):
+        return _eval(node.value, scope)[_eval(node.slice, scope)]
+    if isinstance(node, ast.Slice):
+        return slice(*(None if e is None else _eval(e, scope) for e in (node.lower, node.upper, node.step)))
+    if isinstance(node, (ast.GeneratorExp, ast.ListComp)):
+        values = (_eval(node.elt, sc) for sc in _comprehension(node, scope))
+        return list(values) if isinstance(node, ast.ListComp) else values
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute):
+            obj = _eval(node.func.value, scope)
+            if not isinstance(obj, str) or node.func.attr not in _STR_METHODS:
+                raise ValueError("only str methods %s may be called" % sorted(_STR_METHODS))
+            fn = getattr(obj, node.func.attr)
+        else:
+            fn = _eval(node.func, scope)
+        args = [_eval(a, scope) for a in node.args]
+        kwargs = {k.arg: _eval(k.value, scope) for k in node.keywords}
+        return fn(*args, **kwargs)
+    raise ValueError("unsupported expression %s" % type(node).__name__)
+
+
 def main():
     tmpl, out, total = sys.argv[1], sys.argv[2], float(sys.argv[3])
     text = open(tmpl).read()
-    blocks = {"SUMMARY": summary_block(), "BUILD_INFO": build_info(), "KNOWN_FAILURES": failures_block(), "TIMINGS": timings_block(total)}
+    blocks = {"SUMMARY": summary_block(), "BUILD_INFO": build_info(
+    ), "KNOWN_FAILURES": failures_block(), "TIMINGS": timings_block(total)}
     # <!-- BLOCK NAME --> ... <!-- END NAME --> sections of the template define @@NAME@@ (prose that
     # the fragments place next to their tables) and are removed from where they stand
+
     def grab(m):
         blocks[m.group(1)] = m.group(2).strip() + "\n"
         return ""
@@ -211,7 +330,7 @@ def main():
 
     def ev(m):
         try:
-            return str(eval(m.group(1), env))
+            return str(evaluate(m.group(1), env))
         except Exception as e:  # noqa: BLE001
             print("render.py: %s: %s" % (m.group(1), e), file=sys.stderr)
             return "[render error: %s: %s]" % (m.group(1), e)

@@ -111,10 +111,13 @@ def plot_and_write(res):
     fig_path = savefig(fig, "scale_mfu.png")
     plt.close(fig)
     t = ["| model | GPUs | tiers | tp/pp/dp | micro-batches | global batch (seq) | MFU IB | MFU RoCE | RoCE/IB | "
-         "iteration IB / RoCE (s) | exposed dp IB / RoCE (s) | exposed tp IB / RoCE (s) | bubble IB / RoCE (s) | stragglers IB / RoCE (s) | wall (s) |",
+         "iteration IB / RoCE (s) | exposed dp IB / RoCE (s) | exposed tp IB / RoCE (s) | bubble IB / RoCE (s) | "
+         "stragglers IB / RoCE (s) | wall (s) |",
          "|" + "---|" * 15]
+    row = ("| %s | %d | %d | %d/%d/%d | %d | %d | %.2f%% | %.2f%% | %.3f | %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | "
+           "%.3f / %.3f | %.3f / %.3f | %.0f |")
     for r in res:
-        t.append("| %s | %d | %d | %d/%d/%d | %d | %d | %.2f%% | %.2f%% | %.3f | %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.0f |" % (
+        t.append(row % (
             r["label"], r["n"], r["tiers"], r["tp"], r["pp"], r["dp"], r["microbatches"], r["global_batch"],
             r["mfu"]["ib"], r["mfu"]["roce"], r["mfu"]["roce"] / r["mfu"]["ib"], r["iter_s"]["ib"], r["iter_s"]["roce"],
             r["dp_s"]["ib"], r["dp_s"]["roce"], r["tp_s"]["ib"], r["tp_s"]["roce"], r["bubble_s"]["ib"],

@@ -33,7 +33,8 @@ def mfu_jobs(base):
     cmds = []
     for o in (1, 2, 4):
         p = os.path.join(base, "plat-256-os%d.xml" % o)
-        a = ["platform", "--gpus", "256", "--radix", "64"] + (["--oversubscription", str(o)] if o > 1 else []) + ["-o", p]
+        a = ["platform", "--gpus", "256", "--radix", "64"] + \
+            (["--oversubscription", str(o)] if o > 1 else []) + ["-o", p]
         sgf(a)
         plats[o] = p
         cmds.append(show(a))
@@ -77,7 +78,8 @@ def flow_jobs(base):
 
     def add(group, label, flows, plat, fab, cfg, seed, scen):
         for fid in ("packet", "flow"):
-            d = os.path.join(base, "fl-%s-%s-%s-s%d-%s" % (group, scen, label.replace(" ", "_").replace("/", "_"), seed, fid))
+            d = os.path.join(base, "fl-%s-%s-%s-s%d-%s" %
+                             (group, scen, label.replace(" ", "_").replace("/", "_"), seed, fid))
             args = ["flows", "--platform", plat, "--flows", flows, "--fabric", fab, "--fidelity", fid,
                     "--seed", str(seed)] + cfg + ["--out", d]
             J.append(dict(group=group, label=label, scen=scen, seed=seed, fid=fid, dir=d, args=args))
@@ -103,7 +105,8 @@ def flow_jobs(base):
         add("loss", r, ring, ft, "roce", ["--cfg=roce/drop-rate:%s" % r], SEED, "ring")
     for o in (1, 2, 4):
         p = os.path.join(base, "plat-128-os%d.xml" % o)
-        a = ["platform", "--gpus", "128", "--radix", "16"] + (["--oversubscription", str(o)] if o > 1 else []) + ["-o", p]
+        a = ["platform", "--gpus", "128", "--radix", "16"] + \
+            (["--oversubscription", str(o)] if o > 1 else []) + ["-o", p]
         sgf(a)
         cmds.append(show(a))
         add("oversub", "IB %d:1" % o, perm, p, "ib", [], SEED, "perm")
@@ -180,7 +183,8 @@ def determinism():
         same = out is not None and all(filecmp.cmp(os.path.join(src, n), os.path.join(base, c, n), shallow=False)
                                        for n in ("flows.csv", "summary.json"))
         lines.append("| `%s` | %s |" % (show(args), "identical" if same else "**differ**"))
-    write_fragment("determinism", "| rerun of a part-1 simulation (seed %d) | flows.csv and summary.json against the first run |\n"
+    write_fragment("determinism", "| rerun of a part-1 simulation (seed %d) | flows.csv and summary.json against the "
+                                  "first run |\n"
                    "|---|---|\n%s\n" % (SEED, "\n".join(lines)))
 
 
@@ -219,10 +223,10 @@ def plot_and_write(mres, fres, mcmds, fcmds):
     # ---- (b) flows
     fig, axes = plt.subplots(1, 4, figsize=(15, 4.3))
     ax = axes[0]
-    labs = [l for l in dict.fromkeys(r["label"] for r in fres if r["group"] == "routing")]
+    labs = [lab for lab in dict.fromkeys(r["label"] for r in fres if r["group"] == "routing")]
     ys = list(range(len(labs)))[::-1]
     for k, fid in enumerate(("packet", "flow")):
-        vals = [fmean(fres, "routing", l, "perm", fid) for l in labs]
+        vals = [fmean(fres, "routing", lab, "perm", fid) for lab in labs]
         ax.barh([y + (0.2 if k == 0 else -0.2) for y in ys], [v if v == v else 0 for v in vals], 0.4, label=fid)
         for y, v in zip(ys, vals):
             if v != v:
@@ -235,10 +239,10 @@ def plot_and_write(mres, fres, mcmds, fcmds):
     ax.set_title("routing / QPs: permutation 128, 8 MB", fontsize=9)
     ax.legend(fontsize=7)
     ax = axes[1]
-    labs = [l for l in dict.fromkeys(r["label"] for r in fres if r["group"] == "dcqcn")]
+    labs = [lab for lab in dict.fromkeys(r["label"] for r in fres if r["group"] == "dcqcn")]
     ys = list(range(len(labs)))[::-1]
     for k, (scen, fid) in enumerate((("incast", "packet"), ("incast", "flow"), ("perm", "packet"), ("perm", "flow"))):
-        ax.barh([y + 0.3 - 0.2 * k for y in ys], [fmean(fres, "dcqcn", l, scen, fid) for l in labs], 0.2,
+        ax.barh([y + 0.3 - 0.2 * k for y in ys], [fmean(fres, "dcqcn", lab, scen, fid) for lab in labs], 0.2,
                 label="%s %s" % (scen, fid))
     ax.set_yticks(ys)
     ax.set_yticklabels(labs, fontsize=7)
@@ -278,11 +282,15 @@ def plot_and_write(mres, fres, mcmds, fcmds):
 
     # ---- tables
     base = {r["fabric"]: r["mfu"] for r in mres if r["group"] == "base"}
-    t1 = ["| study | setting | fabric | MFU | vs default same fabric | iteration (s) | exposed dp (s) |", "|---|---|---|---|---|---|---|"]
+    t1 = [
+        "| study | setting | fabric | MFU | vs default same fabric | iteration (s) | exposed dp (s) |",
+        "|---|---|---|---|---|---|---|"]
     for r in mres:
         t1.append("| %s | %s | %s | %.2f%% | %+.2f%% | %.4f | %.4f |" % (
-            r["group"], r["label"], r["fabric"], r["mfu"], 100 * (r["mfu"] / base[r["fabric"]] - 1), r["iter_s"], r["dp_s"]))
-    t2 = ["| study | scenario | setting | mean FCT packet (us) | mean FCT flow (us) | flow vs packet | packet counters (seed %d) |" % SEED,
+            r["group"], r["label"], r["fabric"], r["mfu"], 100 * (r["mfu"] / base[r["fabric"]] - 1), r["iter_s"],
+            r["dp_s"]))
+    t2 = ["| study | scenario | setting | mean FCT packet (us) | mean FCT flow (us) | flow vs packet | packet "
+          "counters (seed %d) |" % SEED,
           "|---|---|---|---|---|---|---|"]
     seen = []
     for r in fres:
@@ -292,10 +300,12 @@ def plot_and_write(mres, fres, mcmds, fcmds):
         seen.append(k)
         p = fmean(fres, *k[:1], k[2], k[1], "packet")
         f = fmean(fres, *k[:1], k[2], k[1], "flow")
-        pc = [x for x in fres if (x["group"], x["scen"], x["label"]) == k and x["fid"] == "packet" and x["seed"] == SEED]
+        pc = [x for x in fres if (x["group"], x["scen"], x["label"]) ==
+              k and x["fid"] == "packet" and x["seed"] == SEED]
         cs = pc[0]["counters"] if pc else {}
         cstr = ", ".join("%s %s" % (a, ("%.3g" % v) if isinstance(v, float) else v) for a, v in cs.items()
                          if v not in (None, 0, 0.0))
+
         def num(x, f="%.1f"):
             return "**failed** (known issues)" if x != x else f % x
         t2.append("| %s | %s%s | %s | %s | %s | %s | %s |" % (
@@ -306,7 +316,8 @@ def plot_and_write(mres, fres, mcmds, fcmds):
             cmd_block(mcmds + list(dict.fromkeys(r["cmd"] for r in mres))),
             "\n".join(t1) + "\n", "@@SENS_MFU_TEXT@@\n",
             "### (b) Flow files, packet fidelity as reference\n", "![flow-level sensitivity](%s)\n" % fig_fl,
-            "Commands (seeds: %s for the permutations of the routing study, %d elsewhere; `$B` is `BUILD_DIR/sgfabric`):\n"
+            "Commands (seeds: %s for the permutations of the routing study, %d elsewhere; `$B` is "
+            "`BUILD_DIR/sgfabric`):\n"
             % (",".join(map(str, PERM_SEEDS)), SEED),
             "<details><summary>%d commands</summary>\n\n%s</details>\n" % (
                 len(fcmds) + len(fres), cmd_block(fcmds + [r["cmd"] for r in fres])),

@@ -142,7 +142,8 @@ def main():
     ap.add_argument("--reverse", action="store_true",
                     help="write each rank's nodes in reverse order (every node before its dependencies)")
     ap.add_argument("--ag-size", type=int, default=4 << 20, help="bytes of the dp all-gather (n3)")
-    ap.add_argument("--variant", default="basic", choices=["basic", "barrier", "mismatch", "cycle", "host", "baddep", "solo"])
+    ap.add_argument("--variant", default="basic", choices=["basic",
+                    "barrier", "mismatch", "cycle", "host", "baddep", "solo"])
     a = ap.parse_args()
     if a.ranks < 2 or a.ranks % 2:
         sys.exit("--ranks must be even and at least 2")
