@@ -13,6 +13,7 @@
  * few microseconds of now, so most of them go to short lists, pushed and popped in O(1), instead
  * of six levels of a heap of thousands of events. */
 #include "heap.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,10 +53,7 @@ static void far_grow(struct fab_heap *h)
   size_t bytes = (capacity + PAD) * sizeof(struct fab_heap_key);
   struct fab_heap_key *block = aligned_alloc(64, (bytes + 63) / 64 * 64);
   struct fab_heap_val *vals = realloc(h->vals, capacity * sizeof *vals);
-  if (block == NULL || vals == NULL) {
-    fprintf(stderr, "sgfabric: out of memory growing the event heap to %zu events\n", capacity);
-    abort();
-  }
+  SGF_CHECK(block != NULL && vals != NULL, "out of memory growing the event heap to %zu events", capacity);
   struct fab_heap_key *keys = block + PAD;
   if (h->keys) {
     memcpy(keys, h->keys, h->far_size * sizeof *keys);
@@ -144,10 +142,7 @@ static struct fab_cq_node *node_alloc(struct fab_heap *h)
   if (h->free_nodes == NULL) {
     struct fab_cq_node *slab = malloc(SLAB_NODES * sizeof *slab);
     void **slabs = realloc(h->slabs, (h->n_slabs + 1) * sizeof *slabs);
-    if (slab == NULL || slabs == NULL) {
-      fprintf(stderr, "sgfabric: out of memory growing the event calendar\n");
-      abort();
-    }
+    SGF_CHECK(slab != NULL && slabs != NULL, "out of memory growing the event calendar");
     h->slabs = slabs;
     h->slabs[h->n_slabs++] = slab;
     for (int i = SLAB_NODES - 1; i >= 0; i--) {
@@ -224,10 +219,7 @@ static struct fab_cq_node *near_first(struct fab_heap *h)
     while (bits == 0) {
       w = (w + 1) & (words - 1);
       bits = h->occupied[w];
-      if (++steps > words) {
-        fprintf(stderr, "sgfabric: internal error: event calendar lost its events\n");
-        abort();
-      }
+      SGF_CHECK(++steps <= words, "event calendar lost its events");
     }
     size_t found = w * 64 + (size_t)__builtin_ctzll(bits);
     h->cur += (found - slot) & mask;
@@ -275,10 +267,8 @@ void heap_init(struct fab_heap *h)
   h->bucket = calloc(h->nb, sizeof *h->bucket);
   h->tail = calloc(h->nb, sizeof *h->tail);
   h->occupied = calloc(h->nb / 64, sizeof *h->occupied);
-  if (h->bucket == NULL || h->tail == NULL || h->occupied == NULL) {
-    fprintf(stderr, "sgfabric: out of memory creating the event calendar\n");
-    abort();
-  }
+  SGF_CHECK(h->bucket != NULL && h->tail != NULL && h->occupied != NULL,
+            "out of memory creating the event calendar");
   h->width = INITIAL_WIDTH;
   h->inv_width = 1 / INITIAL_WIDTH;
   h->check_time = -1;

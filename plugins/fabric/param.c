@@ -2,6 +2,7 @@
 #include "param.h"
 
 #include "json_out.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,10 +24,7 @@ void param_register(const struct param_def *defs)
   for (int i = 0; i < g_table_count; i++)
     if (g_tables[i] == defs)
       return;
-  if (g_table_count == PARAM_MAX_TABLES) {
-    fprintf(stderr, "sgfabric: too many parameter tables\n");
-    abort();
-  }
+  SGF_CHECK(g_table_count < PARAM_MAX_TABLES, "more than %d parameter tables", PARAM_MAX_TABLES);
   g_tables[g_table_count++] = defs;
 }
 
@@ -178,10 +176,8 @@ struct param_set *param_set_new(void)
     for (const struct param_def *d = g_tables[t]; d->name != NULL; d++, k++) {
       char err[256];
       set->defs[k] = d;
-      if (parse_value(d, d->default_text, &set->values[k], err, sizeof err) != 0) {
-        fprintf(stderr, "sgfabric: bad default in the parameter table: %s\n", err);
-        abort();
-      }
+      SGF_CHECK(parse_value(d, d->default_text, &set->values[k], err, sizeof err) == 0,
+                "bad default in the parameter table: %s", err);
       set->values[k].origin = "default";
     }
   return set;
@@ -236,8 +232,7 @@ static const struct param_value *lookup(const struct param_set *set, const char 
   for (size_t i = 0; i < set->count; i++)
     if (strcmp(set->defs[i]->name, name) == 0)
       return &set->values[i];
-  fprintf(stderr, "sgfabric: internal error: parameter '%s' is not registered\n", name);
-  abort();
+  sgf_fatal(__FILE__, __LINE__, "parameter '%s' is not registered", name);
 }
 
 double param_get(const struct param_set *set, const char *name) { return lookup(set, name)->number; }

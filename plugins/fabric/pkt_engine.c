@@ -12,6 +12,7 @@
  * plus, with store-and-forward, one full packet re-serialised at each further hop (the short last
  * packet follows the full one ahead of it). */
 #include "fabric.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -90,11 +91,9 @@ void pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
 {
   /* Transfers are whole bytes (fabric_post checks it): a fraction of a byte left over would
    * become a packet of 0 bytes that never completes the flow. */
-  if (flow->bytes != floor(flow->bytes) || flow->bytes <= 0 || flow->bytes > FAB_MAX_TRANSFER_BYTES) {
-    fprintf(stderr, "sgfabric: internal error: flow %llu of %.17g bytes is not a whole number of bytes in 1..2^50\n",
-            (unsigned long long)flow->id, flow->bytes);
-    abort();
-  }
+  SGF_CHECK(flow->bytes == floor(flow->bytes) && flow->bytes > 0 && flow->bytes <= FAB_MAX_TRANSFER_BYTES,
+            "flow %llu of %.17g bytes is not a whole number of bytes in 1..2^50", (unsigned long long)flow->id,
+            flow->bytes);
   int port = flow->path[0];
   ring_insert(&fab->ports[port], flow);
   port_try_send(fab, port);
@@ -123,11 +122,8 @@ static struct fab_packet *nic_next_packet(struct fabric *fab, int port)
                                 .node = fab->topo->ports[port].node,
                                 .in_port = -1,
                                 .queue = flow->queue};
-      if (next.bytes == 0) {
-        fprintf(stderr, "sgfabric: internal error: flow %llu would inject a packet of 0 bytes (%.17g of %.17g sent)\n",
+      SGF_CHECK(next.bytes != 0, "flow %llu would inject a packet of 0 bytes (%.17g of %.17g sent)",
                 (unsigned long long)flow->id, flow->injected, flow->bytes);
-        abort();
-      }
       if (fab->model->may_send && !fab->model->may_send(fab, port, next.queue, &next))
         return NULL;
       struct fab_packet *pkt = fabric_packet_alloc(fab);
@@ -325,6 +321,6 @@ void pkt_engine_event(struct fabric *fab, const struct fab_event *ev)
     break;
   }
   default:
-    abort();
+    sgf_fatal(__FILE__, __LINE__, "unknown packet event type %u", (unsigned)ev->type);
   }
 }

@@ -13,6 +13,7 @@
 #include "fattree.h"
 #include "text_input.h"
 #include "units.h"
+#include "check.h"
 
 /* libxml2 reports through a global handler; the first error of a parse is kept here. */
 static char g_xml_error[512];
@@ -33,9 +34,7 @@ static void capture_xml_error(void *ctx, const xmlError *error)
 static char *xstrdup(const char *s)
 {
   size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d == NULL)
-    abort();
+  char *d = sgf_xmalloc(n);
   memcpy(d, s, n);
   return d;
 }

@@ -15,6 +15,7 @@
 #include <xbt/log.h>
 
 #include "platform.h"
+#include "check.h"
 
 XBT_LOG_EXTERNAL_CATEGORY(ker_engine); /* SimGrid's engine: where its deadlock report comes from */
 
@@ -53,9 +54,7 @@ sgf_transfer_t *sgf_isend_at(int src_gpu, int dst_gpu, double bytes, int tag, do
   if (t)
     g_free_transfers = t->free_next;
   else {
-    t = calloc(1, sizeof *t);
-    if (t == NULL)
-      abort();
+    t = sgf_xcalloc(1, sizeof *t);
     t->sem = sg_sem_init(0);
   }
   t->done = 0;

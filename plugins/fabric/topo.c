@@ -1,5 +1,6 @@
 /* Topology graph construction. */
 #include "topo.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +29,7 @@ static struct topo_build *build_of(struct topo *t) { return &((struct topo_with_
 
 static void *xrealloc(void *p, size_t bytes)
 {
-  void *q = realloc(p, bytes ? bytes : 1);
-  if (q == NULL) {
-    fprintf(stderr, "sgfabric: out of memory (%zu bytes)\n", bytes);
-    abort();
-  }
+  void *q = sgf_xrealloc(p, bytes);
   return q;
 }
 
@@ -46,9 +43,7 @@ static uint64_t name_hash(const char *s)
 
 struct topo *topo_new(void)
 {
-  struct topo_with_build *tb = calloc(1, sizeof *tb);
-  if (tb == NULL)
-    abort();
+  struct topo_with_build *tb = sgf_xcalloc(1, sizeof *tb);
   tb->build.name_slots = 1024;
   tb->build.name_index = calloc(tb->build.name_slots, sizeof(int));
   return &tb->topo;
@@ -301,9 +296,6 @@ struct topo *topo_single_switch(int n_gpus, double rate_Bps, double latency_s, d
   t->gpus_per_node = 1;
   t->switch_latency_s = switch_latency_s;
   char err[128];
-  if (topo_finalize(t, err, sizeof err) != 0) {
-    fprintf(stderr, "sgfabric: %s\n", err);
-    abort();
-  }
+  SGF_CHECK(topo_finalize(t, err, sizeof err) == 0, "%s", err);
   return t;
 }

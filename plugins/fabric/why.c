@@ -7,6 +7,7 @@
 
 #include "fabric.h"
 #include "json_out.h"
+#include "check.h"
 
 /* why_flags bits, on the flow that stands for the transfer (the whole of a split one) */
 #define WHY_COUNTED 1u /* counted in edges: a collective transfer that crossed a switch-to-switch link */
@@ -149,10 +150,7 @@ void fab_why_flow_start(struct fabric *fab, struct fab_flow *flow)
         }
       }
     }
-    if (port_add(wp, flow) != 0) {
-      fprintf(stderr, "sgfabric: out of memory for the link accounting\n");
-      abort();
-    }
+    SGF_CHECK(port_add(wp, flow) == 0, "out of memory for the link accounting");
   }
   flow->why_flags |= WHY_ON;
 }

@@ -1,5 +1,6 @@
 /* InfiniBand credit accounting (IBTA Vol. 1, 7.9), with its conservation invariants asserted. */
 #include "ib_credit.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,19 +13,13 @@ void ib_credit_init(struct ib_credit *c, int32_t max_blocks)
 
 void ib_credit_consume(struct ib_credit *c, int32_t blocks)
 {
-  if (blocks > c->free_blocks) {
-    fprintf(stderr, "sgfabric: ib: internal error: %d blocks sent with %d credits\n", blocks, c->free_blocks);
-    abort();
-  }
+  SGF_CHECK(blocks <= c->free_blocks, "ib: %d blocks sent with %d credits", blocks, c->free_blocks);
   c->free_blocks -= blocks;
 }
 
 void ib_credit_return(struct ib_credit *c, int32_t blocks)
 {
   c->free_blocks += blocks;
-  if (c->free_blocks > c->max_blocks) {
-    fprintf(stderr, "sgfabric: ib: internal error: %d credits for a %d-block buffer\n", c->free_blocks,
+  SGF_CHECK(c->free_blocks <= c->max_blocks, "ib: %d credits for a %d-block buffer", c->free_blocks,
             c->max_blocks);
-    abort();
-  }
 }

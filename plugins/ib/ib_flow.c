@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ib_internal.h"
+#include "check.h"
 
 
 double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow)
@@ -176,9 +177,7 @@ static void *scratch_reserve(void *buf, size_t *cap, size_t need, size_t size)
     return buf;
   free(buf);
   *cap = 2 * need;
-  buf = malloc(*cap * size);
-  if (buf == NULL)
-    abort();
+  buf = sgf_xmalloc(*cap * size);
   return buf;
 }
 

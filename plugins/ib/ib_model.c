@@ -19,6 +19,7 @@
 #include "ib.h"
 #include "json_out.h"
 #include "ib_internal.h"
+#include "check.h"
 
 static int ib_init(struct fabric *fab, char *err, size_t errlen)
 {
@@ -123,11 +124,8 @@ static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
 {
   struct ib_state *st = ib__state(fab);
   const struct topo *t = fab->topo;
-  if (fab->stats.drops != 0) {
-    fprintf(stderr, "sgfabric: ib: internal error: %llu packets dropped on a lossless fabric\n",
+  SGF_CHECK(fab->stats.drops == 0, "ib: %llu packets dropped on a lossless fabric",
             (unsigned long long)fab->stats.drops);
-    abort();
-  }
   char name[64];
   double worst = 0;
   int worst_port = -1;

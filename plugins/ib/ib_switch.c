@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include "ib_internal.h"
+#include "check.h"
 
 static inline void *ev_ptr(int kind, int vl, int32_t blocks)
 {
@@ -81,9 +82,7 @@ static void due_push(struct ib_state *st, struct ib_port *ip, double time, uint6
 {
   if (ip->due_count == ip->due_cap) {
     uint32_t cap = ip->due_cap ? 2 * ip->due_cap : 16; /* a power of two: index masks */
-    struct ib_credit_due *d = malloc(cap * sizeof *d);
-    if (d == NULL)
-      abort();
+    struct ib_credit_due *d = sgf_xmalloc(cap * sizeof *d);
     for (uint32_t i = 0; i < ip->due_count; i++)
       d[i] = ip->due[(ip->due_first + i) & (ip->due_cap - 1)];
     free(ip->due);
@@ -143,8 +142,7 @@ void ib__on_idle(struct fabric *fab)
 
 static void waitq_push(struct ib_waitq *q, int32_t in_port)
 {
-  if (q->count == q->cap)
-    abort(); /* at most one head per input of the node */
+  SGF_CHECK(q->count < q->cap, "ib: more waiting heads than inputs of the node");
   q->slot[(q->first + q->count) % q->cap] = in_port;
   q->count++;
 }
@@ -222,10 +220,7 @@ static int route_at_switch(struct fabric *fab, struct ib_state *st, int node, co
   const struct topo *t = fab->topo;
   int cand[ROUTE_MAX_CANDIDATES];
   int n = route_candidates(t, node, pkt->flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
-  if (n <= 0) {
-    fprintf(stderr, "sgfabric: ib: no route at %s toward GPU %d\n", t->nodes[node].name, pkt->flow->dst_gpu);
-    abort();
-  }
+  SGF_CHECK(n > 0, "ib: no route at %s toward GPU %d", t->nodes[node].name, pkt->flow->dst_gpu);
   int table = ib_lft_pick(&st->lft, t, node, pkt->flow->dst_gpu, cand, n);
   if (n == 1 || st->p.routing == IB_ROUTING_DMODK)
     return cand[table];
@@ -271,10 +266,8 @@ int ib__on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     f->head = pkt;
   f->tail = pkt;
   ip->occupancy[vl] += pkt->bytes;
-  if (ip->occupancy[vl] > (double)ip->credit[vl].max_blocks * st->p.block_bytes) {
-    fprintf(stderr, "sgfabric: ib: internal error: input buffer above its size at %s\n", t->nodes[node].name);
-    abort();
-  }
+  SGF_CHECK(!(ip->occupancy[vl] > (double)ip->credit[vl].max_blocks * st->p.block_bytes),
+            "ib: input buffer above its size at %s", t->nodes[node].name);
   if (ip->occupancy[vl] > ip->peak_occupancy)
     ip->peak_occupancy = ip->occupancy[vl];
   if (ip->occupancy[vl] > st->stats.peak_buffer_bytes) {
@@ -370,9 +363,7 @@ void ib__sample(struct fabric *fab)
       continue;
     if (st->n_samples == st->cap_samples) {
       st->cap_samples = st->cap_samples ? 2 * st->cap_samples : 4096;
-      st->samples = realloc(st->samples, st->cap_samples * sizeof *st->samples);
-      if (st->samples == NULL)
-        abort();
+      st->samples = sgf_xrealloc(st->samples, st->cap_samples * sizeof *st->samples);
     }
     struct ib_sample *s = &st->samples[st->n_samples++];
     s->time_s = fab->now;
@@ -417,6 +408,6 @@ void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg)
     ib__sample(fab);
     break;
   default:
-    abort();
+    sgf_fatal(__FILE__, __LINE__, "ib: unknown event kind %d", (int)kind);
   }
 }

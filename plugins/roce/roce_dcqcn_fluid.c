@@ -41,6 +41,7 @@
 
 #include "roce_internal.h"
 #include "roce_rp.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -127,9 +128,7 @@ static void port_enter(struct fabric *fab, int port)
   struct roce_state *rs = roce__state(fab);
   if (rs->fluid.n_ports == rs->fluid.cap_ports) {
     rs->fluid.cap_ports = rs->fluid.cap_ports ? 2 * rs->fluid.cap_ports : 16;
-    rs->fluid.ports = realloc(rs->fluid.ports, rs->fluid.cap_ports * sizeof *rs->fluid.ports);
-    if (rs->fluid.ports == NULL)
-      abort();
+    rs->fluid.ports = sgf_xrealloc(rs->fluid.ports, rs->fluid.cap_ports * sizeof *rs->fluid.ports);
   }
   struct roce_fluid_port *fp = &rs->fluid.ports[rs->fluid.n_ports];
   memset(fp, 0, sizeof *fp);
@@ -271,10 +270,8 @@ void roce_fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n)
       continue;
     if (rs->fluid.n_flows == rs->fluid.cap_flows) {
       rs->fluid.cap_flows = rs->fluid.cap_flows ? 2 * rs->fluid.cap_flows : 64;
-      rs->fluid.flows = realloc(rs->fluid.flows, rs->fluid.cap_flows * sizeof *rs->fluid.flows);
-      rs->fluid.gens = realloc(rs->fluid.gens, rs->fluid.cap_flows * sizeof *rs->fluid.gens);
-      if (rs->fluid.flows == NULL || rs->fluid.gens == NULL)
-        abort();
+      rs->fluid.flows = sgf_xrealloc(rs->fluid.flows, rs->fluid.cap_flows * sizeof *rs->fluid.flows);
+      rs->fluid.gens = sgf_xrealloc(rs->fluid.gens, rs->fluid.cap_flows * sizeof *rs->fluid.gens);
     }
     if (rf->fluid.in != 2)
       flow_enter(fab, rf);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "roce_internal.h"
+#include "check.h"
 
 int roce_fifo_init(struct roce_fifo *s, int n_ports)
 {
@@ -121,9 +122,7 @@ void roce_fifo_update(struct fabric *fab, struct roce_fifo *s, int after_recompu
   }
   if (n_recomputed > s->comp_cap) {
     s->comp_cap = 2 * n_recomputed;
-    s->comp = realloc(s->comp, s->comp_cap * sizeof *s->comp);
-    if (s->comp == NULL)
-      abort();
+    s->comp = sgf_xrealloc(s->comp, s->comp_cap * sizeof *s->comp);
   }
   for (size_t i = 0; i < n_recomputed; i++)
     s->comp[i] = recomputed[i];

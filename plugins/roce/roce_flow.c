@@ -23,6 +23,7 @@
 #include "roce_dcqcn_fluid.h"
 #include "roce_fifo.h"
 #include "roce_spread.h"
+#include "check.h"
 
 double roce__loss_goodput_factor(double p_link, int hops, double window_pkts)
 {
@@ -43,9 +44,7 @@ static void reserve_changed(struct roce_state *rs, size_t n)
   if (n <= rs->fl_changed_cap)
     return;
   rs->fl_changed_cap = 2 * n;
-  rs->fl_changed = realloc(rs->fl_changed, rs->fl_changed_cap * sizeof *rs->fl_changed);
-  if (rs->fl_changed == NULL)
-    abort();
+  rs->fl_changed = sgf_xrealloc(rs->fl_changed, rs->fl_changed_cap * sizeof *rs->fl_changed);
 }
 
 /* The go-back-N goodput cap of a flow (0: none), a property of its path: computed once. */

@@ -19,6 +19,7 @@
 #include "json_out.h"
 #include "roce_internal.h"
 #include "roce_rp.h"
+#include "check.h"
 
 static uint32_t flow_arg(const struct roce_flow *rf, int kind) { return rf->gen << 4 | (uint32_t)kind; }
 
@@ -26,10 +27,8 @@ static struct roce_flow *rflow_alloc(struct roce_state *rs)
 {
   if (rs->free_flows == NULL) {
     enum { BLOCK = 1024 };
-    struct roce_flow *block = calloc(BLOCK, sizeof *block);
-    rs->blocks = realloc(rs->blocks, (rs->n_blocks + 1) * sizeof *rs->blocks);
-    if (block == NULL || rs->blocks == NULL)
-      abort();
+    struct roce_flow *block = sgf_xcalloc(BLOCK, sizeof *block);
+    rs->blocks = sgf_xrealloc(rs->blocks, (rs->n_blocks + 1) * sizeof *rs->blocks);
     rs->blocks[rs->n_blocks++] = block;
     for (int i = BLOCK - 1; i >= 0; i--) {
       block[i].free_next = rs->free_flows;
@@ -54,18 +53,17 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
     return -1;
   }
   int n_ports = fab->topo->n_ports;
-  rs->ports = calloc((size_t)n_ports + 1, sizeof *rs->ports);
-  rs->switches = calloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
-  if (!rs->ports || !rs->switches || roce_fifo_init(&rs->fifo, n_ports) != 0 ||
-      roce_spread_init(&rs->spread, n_ports) != 0 || roce_est_init(&rs->est, n_ports) != 0)
-    abort();
+  rs->ports = sgf_xcalloc((size_t)n_ports + 1, sizeof *rs->ports);
+  rs->switches = sgf_xcalloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
+  SGF_CHECK(roce_fifo_init(&rs->fifo, n_ports) == 0 && roce_spread_init(&rs->spread, n_ports) == 0 &&
+                roce_est_init(&rs->est, n_ports) == 0,
+            "roce: out of memory for the flow-level state of %d ports", n_ports);
   rng_seed(&rs->rng, rng_next(&fab->rng));
   fab->model_state = rs;
   /* RoCEv2 framing on every packet: serialisation at packet fidelity, payload capacity at flow
    * fidelity (the fabric core applies it). */
   fab->frame_overhead_B = rs->cfg.frame_overhead_B;
-  if (roce_fluid_init(fab) != 0)
-    abort();
+  SGF_CHECK(roce_fluid_init(fab) == 0, "roce: out of memory for the fluid DCQCN state");
   roce__switch_init(fab);
   return roce__check_headroom(fab, rs, err, errlen); /* on failure fabric_new frees rs (roce_fini) */
 }
@@ -360,7 +358,7 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
       arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
     break;
   default:
-    abort();
+    sgf_fatal(__FILE__, __LINE__, "roce: unknown event kind %d", (int)kind);
   }
 }
 

@@ -4,6 +4,7 @@
  * per-priority queues; this file only admits packets into them and accounts their bytes to the
  * ingress they came from until they leave (on_tx_done). */
 #include "roce_internal.h"
+#include "check.h"
 
 #include <stdlib.h>
 
@@ -39,9 +40,7 @@ void roce__series_add(struct roce_series *s, double t, double a, double b, doubl
     return;
   if (s->n == s->cap) {
     s->cap = s->cap ? 2 * s->cap : 1024;
-    s->rows = realloc(s->rows, s->cap * sizeof *s->rows);
-    if (s->rows == NULL)
-      abort();
+    s->rows = sgf_xrealloc(s->rows, s->cap * sizeof *s->rows);
   }
   s->rows[s->n++] = (struct roce_trace_row){t, a, b, c};
   s->last_s = t;
@@ -130,7 +129,7 @@ void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int pr
       send_pause(fab, port, prio);
     break;
   default:
-    abort();
+    sgf_fatal(__FILE__, __LINE__, "roce: unknown switch event kind %d", (int)kind);
   }
 }
 
