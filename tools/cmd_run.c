@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "coll_params.h"
+#include "background.h"
 #include "commands.h"
 #include "deployment.h"
 #include "replay.h"
@@ -24,7 +25,8 @@ static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GRO
                                                 WL_GROUP_DP_EP, WL_GROUP_WORLD, WL_GROUP_EMB, WL_GROUP_MP};
 
 enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRESS, RUN_OPT_TIMELINE,
-       RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS, RUN_OPT_IGNORE_MEMORY, RUN_OPT_WHY };
+       RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS, RUN_OPT_IGNORE_MEMORY, RUN_OPT_WHY,
+       RUN_OPT_BACKGROUND };
 
 static const struct cli_option run_options[] = {
     {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC", "trace file, simai:FILE (SimAI/AICB), or chakra:PREFIX (Chakra ET files PREFIX.N.et)"},
@@ -42,6 +44,9 @@ static const struct cli_option run_options[] = {
      "also write DIR/why.json: flows per link, collisions of collectives' transfers, busiest links, heatmap"},
     {"ignore-memory", 0, CLI_FLAG, RUN_OPT_IGNORE_MEMORY, NULL,
      "run a job that does not fit in GPU memory (with a warning) instead of refusing it"},
+    {"background", 0, CLI_VALUE, RUN_OPT_BACKGROUND, "FILE",
+     "background traffic beside the job (storage, checkpoints, another tenant): a flow file as sgfabric flows "
+     "takes (src,dst,bytes,start_us); summary.json gains \"background\""},
     CLI_TABLE_END,
 };
 
@@ -103,7 +108,7 @@ static void write_stragglers(FILE *f, const struct replay_config *cfg, int n_pla
 
 static void write_summary(FILE *f, const struct run_options *o, const struct run_setup *s, const struct wl_trace *t,
                           const struct gpu_type *gpu, const struct replay_results *res, const struct wl_memory *mem,
-                          const struct replay_config *cfg)
+                          const struct replay_config *cfg, const struct background *background)
 {
   double iteration = res->iteration_s;
   int gpus = t->layout.gpus;
@@ -151,6 +156,8 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   write_group_object(f, "exposed_comm_s", res->slowest.exposed_s, "    ");
   fprintf(f, "},\n");
   write_stragglers(f, cfg, s->platform->topo->n_gpus, res, t->layout.gpus);
+  if (background)
+    background_write_json(f, background, iteration);
   fprintf(f, "  \"collectives\": [");
   int first = 1;
   for (int k = 0; k < COLL_KIND_COUNT; k++)
@@ -201,7 +208,8 @@ int cmd_run(int argc, char **argv)
   struct run_options o;
   run_options_init(&o);
   o.fidelity = FAB_FIDELITY_FLOW; /* as compare: packet fidelity is opt-in, it is slow on large jobs */
-  const char *workload = NULL, *deployment = NULL;
+  const char *workload = NULL, *deployment = NULL, *background_path = NULL;
+  struct background *background = NULL;
   int progress = isatty(2);
   int timeline = 0, ignore_memory = 0, why = 0;
   long timeline_max = TIMELINE_DEFAULT_MAX_EVENTS, timeline_links_us = 0;
@@ -242,6 +250,9 @@ int cmd_run(int argc, char **argv)
     case RUN_OPT_IGNORE_MEMORY:
       ignore_memory = 1;
       break;
+    case RUN_OPT_BACKGROUND:
+      background_path = c.value;
+      break;
     case RUN_OPT_PROGRESS:
     case RUN_OPT_NO_PROGRESS:
       progress = id == RUN_OPT_PROGRESS;
@@ -272,11 +283,17 @@ int cmd_run(int argc, char **argv)
     snprintf(chakra_first, sizeof chakra_first, "%s.0.et", workload + 7);
     path = chakra_first;
   }
-  const char *inputs[3] = {o.platform, path, deployment};
+  /* The inputs, in the order the manifest names them: platform, workload, then the optional ones. */
+  const char *inputs[4] = {o.platform, path};
+  int n_inputs = 2;
+  if (deployment)
+    inputs[n_inputs++] = deployment;
+  if (background_path)
+    inputs[n_inputs++] = background_path;
   const char **all_inputs = NULL;
   char **rank_files = NULL;
   results_catch_signals(RESULTS_SIGNALS_EXIT);
-  int rc = results_begin(&r, "sgfabric run", o.out, o.force, inputs, 3, err, sizeof err);
+  int rc = results_begin(&r, "sgfabric run", o.out, o.force, inputs, n_inputs, err, sizeof err);
   if (rc != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     return rc;
@@ -346,6 +363,12 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
 
+  if (background_path &&
+      (background = background_load(background_path, n_gpus, err, sizeof err)) == NULL) {
+    fprintf(stderr, "sgfabric run: --background %s\n", err);
+    goto out;
+  }
+
   if (run_simgrid_start(&s, "sgfabric", err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
@@ -372,6 +395,9 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: out of memory for --why\n");
     goto out;
   }
+  /* Background traffic in its own traffic class, after the group classes. */
+  if (background)
+    background_post(background, s.fab, WL_GROUP_COUNT);
   if (replay_start(&cfg, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
@@ -394,7 +420,7 @@ int cmd_run(int argc, char **argv)
   FILE *f = results_open(&r, "summary.json");
   int failed = f == NULL;
   if (f) {
-    write_summary(f, &o, &s, trace, gpu, &res, mem, &cfg);
+    write_summary(f, &o, &s, trace, gpu, &res, mem, &cfg, background);
     failed |= results_close(f) != 0;
   }
   if (tl && !failed) {
@@ -427,7 +453,7 @@ int cmd_run(int argc, char **argv)
   }
   if (chakra) { /* the manifest names every rank file */
     int n = trace->layout.gpus;
-    all_inputs = calloc((size_t)n + 2, sizeof *all_inputs);
+    all_inputs = calloc((size_t)n + 3, sizeof *all_inputs);
     rank_files = calloc((size_t)n, sizeof *rank_files);
     failed |= all_inputs == NULL || rank_files == NULL;
     for (int i = 0; !failed && i < n; i++) {
@@ -440,12 +466,16 @@ int cmd_run(int argc, char **argv)
       all_inputs[1 + i] = rank_files[i];
     }
     if (!failed) {
+      int k = n + 1;
       all_inputs[0] = o.platform;
-      all_inputs[n + 1] = deployment;
-      failed |= run_write_common_results(&r, &s, argc, argv, all_inputs, deployment ? n + 2 : n + 1, o.seed) != 0;
+      if (deployment)
+        all_inputs[k++] = deployment;
+      if (background_path)
+        all_inputs[k++] = background_path;
+      failed |= run_write_common_results(&r, &s, argc, argv, all_inputs, k, o.seed) != 0;
     }
   } else {
-    failed |= run_write_common_results(&r, &s, argc, argv, inputs, deployment ? 3 : 2, o.seed) != 0;
+    failed |= run_write_common_results(&r, &s, argc, argv, inputs, n_inputs, o.seed) != 0;
   }
   if (failed) {
     fprintf(stderr, "sgfabric run: --out %s: cannot write the results: %s\n", o.out,
@@ -476,6 +506,7 @@ out:
   free(rank_gpu);
   free(slowdown);
   timeline_free(tl);
+  background_free(background);
   run_setup_free(&s);
   wl_trace_free(trace);
   return rc;

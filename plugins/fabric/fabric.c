@@ -186,6 +186,20 @@ void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t ar
   heap_push(&fab->events, time, type, arg, ptr);
 }
 
+/* A flow's hash key (ECMP path choice, adaptive-routing tie-breaks): its id and endpoints mixed. */
+static uint64_t flow_key(uint64_t id, int src_gpu, int dst_gpu)
+{
+  return rng_mix64(id ^ ((uint64_t)(unsigned)src_gpu << 40) ^ ((uint64_t)(unsigned)dst_gpu << 20));
+}
+
+void fabric_flow_renumber(struct fabric *fab, struct fab_flow *flow, uint64_t id)
+{
+  if (flow->id + 1 == fab->next_flow_id)
+    fab->next_flow_id--; /* its number goes back to the sequence */
+  flow->id = id;
+  flow->key = flow_key(id, flow->src_gpu, flow->dst_gpu);
+}
+
 int fabric_bytes_valid(double bytes) { return bytes >= 0 && bytes <= FAB_MAX_TRANSFER_BYTES && bytes == floor(bytes); }
 
 struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
@@ -198,7 +212,7 @@ struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, doubl
   }
   struct fab_flow *flow = flow_alloc(fab);
   flow->id = fab->next_flow_id++;
-  flow->key = rng_mix64(flow->id ^ ((uint64_t)(unsigned)src_gpu << 40) ^ ((uint64_t)(unsigned)dst_gpu << 20));
+  flow->key = flow_key(flow->id, src_gpu, dst_gpu);
   flow->src_gpu = src_gpu;
   flow->dst_gpu = dst_gpu;
   flow->tag = tag >= 0 && tag < FAB_MAX_TAGS ? tag : 0;

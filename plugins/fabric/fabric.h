@@ -298,6 +298,12 @@ int fabric_bytes_valid(double bytes);
 struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
                              fab_done_fn on_done, void *ctx);
 
+/* Gives the flow fabric_post just returned the id (and so the hash key) id instead of the next
+ * number of the sequence, which goes back to it: background traffic posted beside a job must not
+ * shift the ids, and so the ECMP paths and tie-breaks, of the job's flows. id must be unique
+ * and outside the sequence (e.g. above 2^62). */
+void fabric_flow_renumber(struct fabric *fab, struct fab_flow *flow, uint64_t id);
+
 /* A new collective instance id (1, 2, ...): the caller sets it as the call of the instance's flows,
  * so that the "why" accounting (why.h) knows which transfers belong to one collective. */
 static inline uint32_t fabric_new_call(struct fabric *fab) { return ++fab->next_call; }
