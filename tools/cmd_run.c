@@ -3,13 +3,16 @@
 #include <errno.h>
 #include <math.h>
 #include <simgrid/engine.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "coll_params.h"
 #include "background.h"
+#include "placement.h"
 #include "commands.h"
 #include "deployment.h"
 #include "replay.h"
@@ -26,10 +29,17 @@ static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GRO
 
 enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRESS, RUN_OPT_TIMELINE,
        RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS, RUN_OPT_IGNORE_MEMORY, RUN_OPT_WHY,
-       RUN_OPT_BACKGROUND };
+       RUN_OPT_BACKGROUND, RUN_OPT_PLACEMENT, RUN_OPT_NO_ALONE };
 
 static const struct cli_option run_options[] = {
-    {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC", "trace file, simai:FILE (SimAI/AICB), or chakra:PREFIX (Chakra ET files PREFIX.N.et)"},
+    {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC",
+     "trace file, simai:FILE (SimAI/AICB), or chakra:PREFIX (Chakra ET files PREFIX.N.et); given again, "
+     "another job on the same fabric (at most 8; summary.json gains \"jobs\")"},
+    {"placement", 0, CLI_VALUE, RUN_OPT_PLACEMENT, "POLICY",
+     "where the jobs' ranks go: contiguous (default: GPU by GPU), rail-aligned (whole nodes), fragmented "
+     "(whole nodes dealt round-robin), random (seeded)"},
+    {"no-alone", 0, CLI_FLAG, RUN_OPT_NO_ALONE, NULL,
+     "with several jobs, do not also simulate each one alone (no slowdown figures; one simulation instead of 1 + jobs)"},
     {"deployment", 0, CLI_VALUE, RUN_OPT_DEPLOYMENT, "FILE",
      "rank placement (SimGrid deployment XML; default: rank r on gpu r)"},
     {"progress", 0, CLI_FLAG, RUN_OPT_PROGRESS, NULL, "progress on stderr (default: when stderr is a terminal)"},
@@ -66,6 +76,20 @@ static void usage(FILE *out)
   fprintf(out, "  -h, --help                 this help\n");
   run_print_exit_status(out);
 }
+
+/* One job of the run: its workload, its trace and GPU, memory, placement and results. */
+struct run_job {
+  const char *spec;
+  struct wl_trace *trace;
+  const struct gpu_type *gpu;
+  struct wl_memory mem_storage, *mem; /* mem: NULL when the workload has no model dimensions */
+  int *rank_gpu;
+  struct replay_results res;
+  int index; /* replay_start's */
+  pid_t alone_pid;    /* the child simulating the job alone, 0 if none */
+  int alone_fd;       /* where it writes its iteration time */
+  double alone_iteration_s; /* -1 until known */
+};
 
 static void write_group_object(FILE *f, const char *name, const double *per_group, const char *indent)
 {
@@ -106,9 +130,47 @@ static void write_stragglers(FILE *f, const struct replay_config *cfg, int n_pla
           res->compute_s > 0 && ranks > 0 ? JSON_NUMBER(res->slowest_compute.compute_s / res->compute_s) : "null");
 }
 
+/* "jobs": with several jobs on the fabric, each one's placement, iteration, MFU and breakdown, and
+ * its slowdown against running alone (null without the alone runs). The top-level members
+ * describe the first job; the counters, the whole fabric. */
+static void write_jobs(FILE *f, const struct run_job *jobs, int n_jobs, const char *placement)
+{
+  fprintf(f, "  \"placement\": \"%s\",\n  \"jobs\": [", placement);
+  for (int j = 0; j < n_jobs; j++) {
+    const struct run_job *job = &jobs[j];
+    const struct wl_trace *t = job->trace;
+    double it = job->res.iteration_s;
+    int lo = job->rank_gpu[0], hi = job->rank_gpu[0];
+    for (int r = 1; r < t->layout.gpus; r++) {
+      lo = job->rank_gpu[r] < lo ? job->rank_gpu[r] : lo;
+      hi = job->rank_gpu[r] > hi ? job->rank_gpu[r] : hi;
+    }
+    fprintf(f, "%s\n    {\"workload\": ", j ? "," : "");
+    json_string(f, job->spec);
+    fprintf(f, ", \"model\": ");
+    json_string(f, t->model.name);
+    fprintf(f, ", \"gpus\": %d, \"first_gpu\": %d, \"last_gpu\": %d, \"iteration_time_s\": %s, ", t->layout.gpus, lo,
+            hi, JSON_NUMBER(it));
+    if (t->model_flops > 0 && it > 0)
+      fprintf(f, "\"mfu\": %s, ", JSON_NUMBER(t->model_flops / (it * t->layout.gpus * job->gpu->bf16_dense_flops)));
+    else
+      fprintf(f, "\"mfu\": null, ");
+    if (job->alone_iteration_s > 0)
+      fprintf(f, "\"alone_iteration_time_s\": %s, \"slowdown\": %s, ", JSON_NUMBER(job->alone_iteration_s),
+              JSON_NUMBER(it / job->alone_iteration_s));
+    else
+      fprintf(f, "\"alone_iteration_time_s\": null, \"slowdown\": null, ");
+    fprintf(f, "\"compute_s\": %s, ", JSON_NUMBER(job->res.compute_s));
+    write_group_object(f, "exposed_comm_s", job->res.exposed_s, "");
+    fprintf(f, ", \"bubble_s\": %s}", JSON_NUMBER(job->res.bubble_s));
+  }
+  fprintf(f, "\n  ],\n");
+}
+
 static void write_summary(FILE *f, const struct run_options *o, const struct run_setup *s, const struct wl_trace *t,
                           const struct gpu_type *gpu, const struct replay_results *res, const struct wl_memory *mem,
-                          const struct replay_config *cfg, const struct background *background)
+                          const struct replay_config *cfg, const struct background *background,
+                          const struct run_job *jobs, int n_jobs, const char *placement)
 {
   double iteration = res->iteration_s;
   int gpus = t->layout.gpus;
@@ -158,6 +220,8 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   write_stragglers(f, cfg, s->platform->topo->n_gpus, res, t->layout.gpus);
   if (background)
     background_write_json(f, background, iteration);
+  if (n_jobs > 1)
+    write_jobs(f, jobs, n_jobs, placement);
   fprintf(f, "  \"collectives\": [");
   int first = 1;
   for (int k = 0; k < COLL_KIND_COUNT; k++)
@@ -203,12 +267,125 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   fprintf(f, "  }\n}\n");
 }
 
+
+/* The child: the job alone on a fresh copy of the fabric (nothing posted yet), the same GPUs,
+ * seed and parameters; writes its iteration time and exits. */
+static void alone_child(struct run_job *job, struct run_setup *s, const struct replay_config *cfg, int fd)
+{
+  char err[1024];
+  double iteration = -1;
+  struct replay_config c = *cfg;
+  c.trace = job->trace;
+  c.rank_gpu = job->rank_gpu;
+  c.gpu = job->gpu;
+  c.progress = 0;
+  struct replay_results res;
+  int index;
+  if (run_simgrid_start(s, "sgfabric", err, sizeof err) == 0 && (index = replay_start(&c, err, sizeof err)) >= 0) {
+    simgrid_run();
+    if (replay_finish(index, &res, err, sizeof err) == 0 && !fabric_stalled(s->fab))
+      iteration = res.iteration_s;
+    else
+      fprintf(stderr, "sgfabric run: %s alone: %s\n", job->spec, fabric_stalled(s->fab) ? fabric_stall_message(s->fab) : err);
+  } else {
+    fprintf(stderr, "sgfabric run: %s alone: %s\n", job->spec, err);
+  }
+  ssize_t w = write(fd, &iteration, sizeof iteration);
+  _exit(w == (ssize_t)sizeof iteration && iteration >= 0 ? 0 : 1); /* no cleanup: the parent owns the results */
+}
+
+static int alone_start(struct run_job *job, struct run_setup *s, const struct replay_config *cfg)
+{
+  int fds[2];
+  job->alone_iteration_s = -1;
+  if (pipe(fds) != 0)
+    return -1;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    alone_child(job, s, cfg, fds[1]);
+  }
+  close(fds[1]);
+  job->alone_pid = pid;
+  job->alone_fd = fds[0];
+  return 0;
+}
+
+/* Waits for the child; 0 with alone_iteration_s set, or -1. */
+static int alone_finish(struct run_job *job)
+{
+  double iteration = -1;
+  ssize_t got = read(job->alone_fd, &iteration, sizeof iteration);
+  close(job->alone_fd);
+  int status = 0;
+  waitpid(job->alone_pid, &status, 0);
+  job->alone_pid = 0;
+  if (got != (ssize_t)sizeof iteration || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || iteration < 0)
+    return -1;
+  job->alone_iteration_s = iteration;
+  return 0;
+}
+
+/* Reads a job's workload and checks it against the platform: its GPU type and its memory per GPU,
+ * refused (exit 2, as the generator refuses it) unless --ignore-memory. 0, or the exit status
+ * after the message. */
+static int job_load(struct run_job *j, const struct run_setup *s, const struct run_options *o, int ignore_memory)
+{
+  const char *workload = j->spec;
+  char err[1024];
+  /* After the platform: a SimAI file without all_gpus spans the platform's GPUs. */
+  struct wl_trace *trace = j->trace = wl_trace_open_on(workload, s->platform->topo->n_gpus, err, sizeof err);
+  if (trace == NULL) {
+    fprintf(stderr, "sgfabric run: %s\n", err);
+    return 1;
+  }
+  /* Said before the simulation starts. */
+  if (o->fidelity == FAB_FIDELITY_PACKET && trace->layout.gpus > PACKET_FIDELITY_WARN_GPUS)
+    fprintf(stderr, "sgfabric run: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
+                    "and can take hours; --fidelity flow (the default) takes minutes at most\n",
+            trace->layout.gpus);
+  const struct gpu_type *gpu = j->gpu = gpu_type_find(trace->gpu[0] ? trace->gpu : s->platform->gpu_type);
+  if (gpu == NULL) {
+    fprintf(stderr, "sgfabric run: %s: unknown GPU type '%s'\n", workload, trace->gpu);
+    return 1;
+  }
+  /* Per-GPU memory against the GPU the job runs on. */
+  char mem_text[400] = "";
+  if (wl_memory_worst(trace, &j->mem_storage) == 0) {
+    struct wl_memory *mem = j->mem = &j->mem_storage;
+    mem->capacity = gpu->hbm_bytes;
+    wl_memory_describe(mem, gpu->name, mem_text, sizeof mem_text);
+    if (mem->total > mem->capacity && !ignore_memory) {
+      fprintf(stderr, "sgfabric run: %s: the job does not fit in GPU memory: %s; --ignore-memory runs it anyway\n",
+              workload, mem_text);
+      return CLI_USAGE;
+    }
+    if (mem->total > mem->capacity)
+      fprintf(stderr, "sgfabric run: warning: the job does not fit in GPU memory (--ignore-memory): %s\n", mem_text);
+  }
+  if (trace->gpu[0] && s->platform->gpu_type[0] && gpu_type_find(s->platform->gpu_type) != gpu)
+    fprintf(stderr, "sgfabric run: warning: the workload is for %s GPUs, the platform %s has %s GPUs; compute "
+                    "follows the workload's %s\n",
+            gpu->name, o->platform, s->platform->gpu_type, gpu->name);
+  return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
   struct run_options o;
   run_options_init(&o);
   o.fidelity = FAB_FIDELITY_FLOW; /* as compare: packet fidelity is opt-in, it is slow on large jobs */
   const char *workload = NULL, *deployment = NULL, *background_path = NULL;
+  const char *workloads[REPLAY_MAX_JOBS];
+  int n_jobs = 0;
+  enum placement_policy placement = PLACE_CONTIGUOUS;
+  int placement_given = 0, alone = 1;
   struct background *background = NULL;
   int progress = isatty(2);
   int timeline = 0, ignore_memory = 0, why = 0;
@@ -228,7 +405,18 @@ int cmd_run(int argc, char **argv)
     case CLI_POSITIONAL:
       return cli_unexpected(&c);
     case RUN_OPT_WORKLOAD:
-      workload = c.value;
+      if (n_jobs == REPLAY_MAX_JOBS)
+        return cli_usage_error(&c, "--workload: at most %d jobs in one run", REPLAY_MAX_JOBS);
+      workloads[n_jobs++] = c.value;
+      workload = workloads[0];
+      break;
+    case RUN_OPT_NO_ALONE:
+      alone = 0;
+      break;
+    case RUN_OPT_PLACEMENT:
+      if (placement_parse(c.value, &placement, err, sizeof err) != 0)
+        return cli_usage_error(&c, "--placement: %s", err);
+      placement_given = 1;
       break;
     case RUN_OPT_DEPLOYMENT:
       deployment = c.value;
@@ -265,6 +453,17 @@ int cmd_run(int argc, char **argv)
   }
   if (timeline_links_us > 0 && !timeline)
     return cli_usage_error(&c, "--timeline-links needs --timeline");
+  if (n_jobs > 1) {
+    for (int j = 0; j < n_jobs; j++)
+      if (strncmp(workloads[j], "chakra:", 7) == 0)
+        return cli_usage_error(&c, "--workload %s: a Chakra trace runs alone (one job per run)", workloads[j]);
+    if (deployment)
+      return cli_usage_error(&c, "--deployment places one job; several jobs take --placement");
+    if (timeline || why)
+      return cli_usage_error(&c, "--timeline and --why follow a single job");
+  }
+  if (deployment && placement_given)
+    return cli_usage_error(&c, "--deployment and --placement both place the ranks: give one");
   if (o.help_cfg) {
     run_print_params(stdout, NULL, 0);
     return 0;
@@ -283,9 +482,11 @@ int cmd_run(int argc, char **argv)
     snprintf(chakra_first, sizeof chakra_first, "%s.0.et", workload + 7);
     path = chakra_first;
   }
-  /* The inputs, in the order the manifest names them: platform, workload, then the optional ones. */
-  const char *inputs[4] = {o.platform, path};
+  /* The inputs, in the order the manifest names them: platform, workload(s), then the optional ones. */
+  const char *inputs[3 + REPLAY_MAX_JOBS] = {o.platform, path};
   int n_inputs = 2;
+  for (int j = 1; j < n_jobs; j++)
+    inputs[n_inputs++] = strncmp(workloads[j], "simai:", 6) == 0 ? workloads[j] + 6 : workloads[j];
   if (deployment)
     inputs[n_inputs++] = deployment;
   if (background_path)
@@ -301,67 +502,60 @@ int cmd_run(int argc, char **argv)
   rc = 1;
   struct run_setup s;
   memset(&s, 0, sizeof s);
-  int *rank_gpu = NULL;
-  struct wl_trace *trace = NULL;
+  struct run_job jobs[REPLAY_MAX_JOBS];
+  memset(jobs, 0, sizeof jobs);
   struct timeline *tl = NULL;
   double *slowdown = NULL; /* per platform GPU: its compute time multiplier */
   if (run_setup_load(&o, &s, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
   }
-  /* After the platform: a SimAI file without all_gpus spans the platform's GPUs. */
-  trace = wl_trace_open_on(workload, s.platform->topo->n_gpus, err, sizeof err);
-  if (trace == NULL) {
-    fprintf(stderr, "sgfabric run: %s\n", err);
+  for (int j = 0; j < n_jobs; j++) {
+    jobs[j].spec = workloads[j];
+    if ((rc = job_load(&jobs[j], &s, &o, ignore_memory)) != 0)
+      goto out;
+  }
+  rc = 1;
+  struct wl_trace *trace = jobs[0].trace;
+  const struct gpu_type *gpu = jobs[0].gpu;
+  const struct wl_memory *mem = jobs[0].mem;
+  int n_gpus = s.platform->topo->n_gpus, ranks = 0;
+  for (int j = 0; j < n_jobs; j++)
+    ranks += jobs[j].trace->layout.gpus;
+  if (ranks > n_gpus) {
+    if (n_jobs == 1)
+      fprintf(stderr, "sgfabric run: %s: the workload has %d ranks but the platform %s has %d GPUs\n", workload,
+              ranks, o.platform, n_gpus);
+    else
+      fprintf(stderr, "sgfabric run: the %d jobs have %d ranks but the platform %s has %d GPUs\n", n_jobs, ranks,
+              o.platform, n_gpus);
     goto out;
   }
-  /* Said before the simulation starts. */
-  if (o.fidelity == FAB_FIDELITY_PACKET && trace->layout.gpus > PACKET_FIDELITY_WARN_GPUS)
-    fprintf(stderr, "sgfabric run: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
-                    "and can take hours; --fidelity flow (the default) takes minutes at most\n",
-            trace->layout.gpus);
-  const struct gpu_type *gpu = gpu_type_find(trace->gpu[0] ? trace->gpu : s.platform->gpu_type);
-  if (gpu == NULL) {
-    fprintf(stderr, "sgfabric run: %s: unknown GPU type '%s'\n", workload, trace->gpu);
-    goto out;
-  }
-  /* Per-GPU memory against the GPU the job runs on; refused before the simulation unless
-   * --ignore-memory (exit 2, as the generator refuses it). */
-  struct wl_memory mem_storage, *mem = NULL;
-  char mem_text[400] = "";
-  if (wl_memory_worst(trace, &mem_storage) == 0) {
-    mem = &mem_storage;
-    mem->capacity = gpu->hbm_bytes;
-    wl_memory_describe(mem, gpu->name, mem_text, sizeof mem_text);
-    if (mem->total > mem->capacity && !ignore_memory) {
-      fprintf(stderr, "sgfabric run: %s: the job does not fit in GPU memory: %s; --ignore-memory runs it anyway\n",
-              workload, mem_text);
-      rc = CLI_USAGE;
+  if (ranks < n_gpus && n_jobs == 1)
+    fprintf(stderr, "sgfabric run: warning: the workload has %d ranks, the platform %s has %d GPUs: %d stay idle\n",
+            ranks, o.platform, n_gpus, n_gpus - ranks);
+  if (deployment || (n_jobs == 1 && placement == PLACE_CONTIGUOUS)) {
+    /* One job, rank r on GPU r unless a deployment file says otherwise: as before --placement. */
+    jobs[0].rank_gpu = deployment ? deployment_load(deployment, ranks, n_gpus, err, sizeof err) : deployment_linear(ranks);
+    if (jobs[0].rank_gpu == NULL) {
+      fprintf(stderr, "sgfabric run: %s\n", err);
       goto out;
     }
-    if (mem->total > mem->capacity)
-      fprintf(stderr, "sgfabric run: warning: the job does not fit in GPU memory (--ignore-memory): %s\n", mem_text);
+  } else {
+    int sizes[REPLAY_MAX_JOBS], *placed[REPLAY_MAX_JOBS];
+    for (int j = 0; j < n_jobs; j++)
+      sizes[j] = jobs[j].trace->layout.gpus;
+    if (placement_place(placement, sizes, n_jobs, n_gpus, s.platform->topo->gpus_per_node, o.seed, placed, err,
+                        sizeof err) != 0) {
+      for (int j = 0; j < n_jobs; j++)
+        free(placed[j]);
+      fprintf(stderr, "sgfabric run: --placement %s: %s\n", placement_name(placement), err);
+      goto out;
+    }
+    for (int j = 0; j < n_jobs; j++)
+      jobs[j].rank_gpu = placed[j];
   }
-  int n_gpus = s.platform->topo->n_gpus;
-  if (trace->layout.gpus > n_gpus) {
-    fprintf(stderr, "sgfabric run: %s: the workload has %d ranks but the platform %s has %d GPUs\n", workload,
-            trace->layout.gpus, o.platform, n_gpus);
-    goto out;
-  }
-  if (trace->layout.gpus < n_gpus)
-    fprintf(stderr, "sgfabric run: warning: the workload has %d ranks, the platform %s has %d GPUs: %d stay idle\n",
-            trace->layout.gpus, o.platform, n_gpus, n_gpus - trace->layout.gpus);
-  if (trace->gpu[0] && s.platform->gpu_type[0] &&
-      gpu_type_find(s.platform->gpu_type) != gpu)
-    fprintf(stderr, "sgfabric run: warning: the workload is for %s GPUs, the platform %s has %s GPUs; compute "
-                    "follows the workload's %s\n",
-            gpu->name, o.platform, s.platform->gpu_type, gpu->name);
-  rank_gpu = deployment ? deployment_load(deployment, trace->layout.gpus, n_gpus, err, sizeof err)
-                        : deployment_linear(trace->layout.gpus);
-  if (rank_gpu == NULL) {
-    fprintf(stderr, "sgfabric run: %s\n", err);
-    goto out;
-  }
+  int *rank_gpu = jobs[0].rank_gpu;
 
   if (background_path &&
       (background = background_load(background_path, n_gpus, err, sizeof err)) == NULL) {
@@ -369,11 +563,6 @@ int cmd_run(int argc, char **argv)
     goto out;
   }
 
-  if (run_simgrid_start(&s, "sgfabric", err, sizeof err) != 0) {
-    fprintf(stderr, "sgfabric run: %s\n", err);
-    goto out;
-  }
-  results_catch_signals(RESULTS_SIGNALS_EXIT); /* SimGrid installed its own SIGINT handler */
   struct replay_config cfg = {.trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress};
   wl_compute_params_init(&cfg.compute);
   coll_params_from(s.params, &cfg.coll);
@@ -395,22 +584,53 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "sgfabric run: out of memory for --why\n");
     goto out;
   }
-  /* Background traffic in its own traffic class, after the group classes. */
-  if (background)
-    background_post(background, s.fab, WL_GROUP_COUNT);
-  if (replay_start(&cfg, err, sizeof err) != 0) {
+  /* Interference needs each job's iteration alone on the same GPUs: one child process per job
+   * (SimGrid runs one simulation per process), forked before SimGrid starts in this one. */
+  if (n_jobs > 1 && alone)
+    for (int j = 0; j < n_jobs; j++)
+      if (alone_start(&jobs[j], &s, &cfg) != 0) {
+        fprintf(stderr, "sgfabric run: cannot start the run of %s alone: %s\n", jobs[j].spec, strerror(errno));
+        goto out;
+      }
+  if (run_simgrid_start(&s, "sgfabric", err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);
     goto out;
   }
+  results_catch_signals(RESULTS_SIGNALS_EXIT); /* SimGrid installed its own SIGINT handler */
+  /* Background traffic in its own traffic class, after the group classes. */
+  if (background)
+    background_post(background, s.fab, WL_GROUP_COUNT);
+  for (int j = 0; j < n_jobs; j++) {
+    struct replay_config job_cfg = cfg;
+    job_cfg.trace = jobs[j].trace;
+    job_cfg.rank_gpu = jobs[j].rank_gpu;
+    job_cfg.gpu = jobs[j].gpu;
+    job_cfg.progress = j == 0 && progress; /* one progress line: the first job's */
+    if ((jobs[j].index = replay_start(&job_cfg, err, sizeof err)) < 0) {
+      fprintf(stderr, "sgfabric run: %s\n", err);
+      goto out;
+    }
+  }
   simgrid_run();
-  struct replay_results res;
-  int finish_rc = replay_finish(&res, err, sizeof err);
+  int finish_rc = 0;
+  char finish_err[2200] = "";
+  for (int j = 0; j < n_jobs; j++)
+    if (replay_finish(jobs[j].index, &jobs[j].res, err, sizeof err) != 0 && finish_rc == 0) {
+      finish_rc = -1;
+      snprintf(finish_err, sizeof finish_err, "%s: %s", jobs[j].spec, err);
+    }
+  struct replay_results res = jobs[0].res;
+  for (int j = 0; j < n_jobs; j++)
+    if (jobs[j].alone_pid > 0 && alone_finish(&jobs[j]) != 0 && finish_rc == 0) {
+      finish_rc = -1;
+      snprintf(finish_err, sizeof finish_err, "%s: its run alone failed (above)", jobs[j].spec);
+    }
   if (fabric_stalled(s.fab)) { /* the ranks did not finish because the fabric stopped: say why */
     fprintf(stderr, "sgfabric run: %s\n", fabric_stall_message(s.fab));
     goto out;
   }
   if (finish_rc != 0) {
-    fprintf(stderr, "sgfabric run: %s: %s\n", workload, err);
+    fprintf(stderr, "sgfabric run: %s\n", finish_err);
     goto out;
   }
 
@@ -420,7 +640,7 @@ int cmd_run(int argc, char **argv)
   FILE *f = results_open(&r, "summary.json");
   int failed = f == NULL;
   if (f) {
-    write_summary(f, &o, &s, trace, gpu, &res, mem, &cfg, background);
+    write_summary(f, &o, &s, trace, gpu, &res, mem, &cfg, background, jobs, n_jobs, placement_name(placement));
     failed |= results_close(f) != 0;
   }
   if (tl && !failed) {
@@ -489,6 +709,16 @@ int cmd_run(int argc, char **argv)
   char mem_short[96] = "memory n/a";
   if (mem)
     snprintf(mem_short, sizeof mem_short, "memory %.1f of %.0f GB per GPU", mem->total / 1e9, mem->capacity / 1e9);
+  for (int j = 0; j < n_jobs && n_jobs > 1; j++) { /* then the usual line: the first job's */
+    const struct run_job *job = &jobs[j];
+    char mfu_text[32] = "MFU n/a", slow_text[48] = "";
+    if (job->trace->model_flops > 0)
+      snprintf(mfu_text, sizeof mfu_text, "MFU %.2f %%", 100 * job->trace->model_flops /
+               (job->res.iteration_s * job->trace->layout.gpus * job->gpu->bf16_dense_flops));
+    if (job->alone_iteration_s > 0)
+      snprintf(slow_text, sizeof slow_text, ", %.3fx its time alone", job->res.iteration_s / job->alone_iteration_s);
+    printf("job %d (%s): iteration %.4f s, %s%s\n", j, job->spec, job->res.iteration_s, mfu_text, slow_text);
+  }
   if (trace->model_flops > 0)
     printf("%s on %s: iteration %.4f s, MFU %.2f %%, %s; results in %s\n", o.fabric, o.platform, res.iteration_s,
            100 * trace->model_flops / (res.iteration_s * trace->layout.gpus * gpu->bf16_dense_flops), mem_short, o.out);
@@ -503,11 +733,18 @@ out:
       free(rank_files[i]);
   free(rank_files);
   free(all_inputs);
-  free(rank_gpu);
+  for (int j = 0; j < n_jobs; j++) {
+    if (jobs[j].alone_pid > 0) { /* a failure before its result was read */
+      kill(jobs[j].alone_pid, SIGKILL);
+      waitpid(jobs[j].alone_pid, NULL, 0);
+      close(jobs[j].alone_fd);
+    }
+    free(jobs[j].rank_gpu);
+    wl_trace_free(jobs[j].trace);
+  }
   free(slowdown);
   timeline_free(tl);
   background_free(background);
   run_setup_free(&s);
-  wl_trace_free(trace);
   return rc;
 }

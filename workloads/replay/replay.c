@@ -27,6 +27,7 @@ struct stream {
 };
 
 struct rank_state {
+  struct replay_job *job;
   int rank, gpu;
   int micro_started;   /* micro-batches this rank has started (progress report) */
   const struct wl_program *prog;
@@ -48,6 +49,7 @@ struct rank_state {
 
 /* A collective call matched across its members: (group kind, first member, sequence). */
 struct coll_call {
+  struct replay_job *job;
   uint64_t key;
   struct coll_call *next;
   struct coll_instance *instance;
@@ -72,8 +74,10 @@ struct message {
 #define TABLE_BITS 16
 #define TABLE_SIZE (1u << TABLE_BITS)
 
-/* The replay of this process (one simulation per process). */
-static struct {
+/* One job's replay. Several jobs share the fabric in one simulation (replay_start once per job);
+ * the code below reads and writes "the current job", g_replay, which every entry point (a rank
+ * actor resuming, a fabric callback) sets to its own job first. */
+struct replay_job {
   struct replay_config cfg;
   struct rank_state *ranks;
   int n_ranks;
@@ -100,7 +104,12 @@ static struct {
     int bubble, iteration, program, idle;
     int cat_compute, cat_wait, cat_bubble, cat_comm, cat_coll, cat_iteration, cat_idle;
   } id;
-} g_replay;
+};
+
+static struct replay_job *g_jobs[REPLAY_MAX_JOBS];
+static int g_n_jobs;
+static struct replay_job *g_job; /* the current job */
+#define g_replay (*g_job)
 
 /* Timeline tracks: the rank's pid is rank + 1 (pid 0 is special to Perfetto, the Linux idle
  * task); tid 1 the iteration, 2 the rank's main stream (its kernels and its waits), then one per
@@ -198,12 +207,14 @@ static void op_done(struct rank_state *r, int op)
 static void coll_member_done(void *ctx, int member)
 {
   struct coll_call *call = ctx;
+  g_job = call->job;
   op_done(&g_replay.ranks[call->ranks[member]], call->ops[member]);
 }
 
 static void coll_finished(void *ctx, const struct coll_report *report)
 {
   struct coll_call *call = ctx;
+  g_job = call->job;
   struct replay_coll_stats *st = &g_replay.coll[report->kind][call->group];
   double time = report->end_s - report->start_s;
   st->count++;
@@ -241,6 +252,7 @@ static void coll_issue(struct rank_state *r, int op)
     link = &call->next;
   if (call == NULL) {
     call = xmalloc(sizeof *call + 2 * sizeof(int) * (size_t)n);
+    call->job = g_job;
     call->key = key;
     call->group = o->group;
     call->n = n;
@@ -313,6 +325,7 @@ static void message_forget(struct message *m)
 }
 
 struct send_ctx {
+  struct replay_job *job;
   int rank, op;
   struct message *msg;
   struct send_ctx *free_next;
@@ -323,6 +336,7 @@ static void send_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
   (void)fab;
   (void)flow;
   struct send_ctx *sc = ctx;
+  g_job = sc->job;
   struct message *m = sc->msg;
   m->arrived = 1;
   op_done(&g_replay.ranks[sc->rank], sc->op);
@@ -349,7 +363,7 @@ static void send_issue(struct rank_state *r, int op)
     g_replay.free_sends = sc->free_next;
   else
     sc = xmalloc(sizeof *sc);
-  *sc = (struct send_ctx){r->rank, op, m, NULL};
+  *sc = (struct send_ctx){g_job, r->rank, op, m, NULL};
   struct replay_coll_stats *st = &g_replay.p2p[o->group];
   st->count++;
   st->bytes += o->bytes;
@@ -395,6 +409,7 @@ static void wait_for(struct rank_state *r, int op)
   double start = simgrid_get_clock();
   r->waiting_op = op;
   sg_sem_acquire(r->sem);
+  g_job = r->job;
   double end = simgrid_get_clock();
   /* A collective between pipeline stages (embedding, model-parallel groups) first waits for the
    * slowest stage to reach it: the schedule's imbalance, pipeline bubble as a receive waiting for
@@ -429,6 +444,7 @@ static void recv_issue(struct rank_state *r, int op)
   double sent = m->sent ? m->sent_s : -1;
   r->waiting_op = op;
   sg_sem_acquire(r->sem);
+  g_job = r->job;
   double end = simgrid_get_clock();
   if (sent < 0)
     sent = r->msg_sent_s > start ? r->msg_sent_s : start;
@@ -464,6 +480,7 @@ static void progress(void)
 static void rank_actor(int argc, char **argv)
 {
   (void)argc;
+  g_job = g_jobs[atoi(argv[2])];
   struct rank_state *r = &g_replay.ranks[atoi(argv[1])];
   const struct wl_program *p = r->prog;
   int op = 0;
@@ -491,6 +508,7 @@ static void rank_actor(int argc, char **argv)
       g_replay.computing++;
       if (duration > 0)
         sg_actor_sleep_for(duration);
+      g_job = r->job;
       g_replay.computing--;
       g_replay.activity++;
       r->compute_s += duration;
@@ -536,6 +554,7 @@ static void rank_actor(int argc, char **argv)
     double start = simgrid_get_clock();
     r->waiting_op = -2;
     sg_sem_acquire(r->sem);
+    g_job = r->job;
     double end = simgrid_get_clock();
     r->exposed_s[waited_on] += end - start;
     tl_wait(r, waited_on, start, end);
@@ -654,6 +673,7 @@ static void link_sampler(int argc, char **argv)
   (void)argc;
   (void)argv;
   sg_actor_daemonize(sg_actor_self());
+  g_job = g_jobs[0];
   double dt = g_replay.cfg.link_sample_s;
   long seen = -1;
   while (g_replay.finished < g_replay.n_ranks) {
@@ -674,6 +694,7 @@ static void why_sampler(int argc, char **argv)
   (void)argc;
   (void)argv;
   sg_actor_daemonize(sg_actor_self());
+  g_job = g_jobs[0];
   struct fabric *fab = g_replay.cfg.fab;
   long seen = -1;
   double next = 0;
@@ -688,12 +709,23 @@ static void why_sampler(int argc, char **argv)
     /* the next multiple of the (maybe doubled) interval */
     next = (floor(now / bin + 1e-9) + 1) * bin;
     sg_actor_sleep_for(next - now > 0 ? next - now : bin);
+    g_job = g_jobs[0];
   }
 }
 
 int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
 {
-  memset(&g_replay, 0, sizeof g_replay);
+  if (g_n_jobs == REPLAY_MAX_JOBS) {
+    snprintf(err, errlen, "at most %d jobs in one run", REPLAY_MAX_JOBS);
+    return -1;
+  }
+  /* The samplers and the timeline follow one job. */
+  if (g_n_jobs > 0 && (cfg->timeline || cfg->fab->why || g_jobs[0]->tl || g_jobs[0]->cfg.fab->why)) {
+    snprintf(err, errlen, "--timeline and --why follow a single job");
+    return -1;
+  }
+  int job = g_n_jobs;
+  g_job = g_jobs[g_n_jobs++] = xmalloc(sizeof *g_job);
   g_replay.cfg = *cfg;
   const struct wl_trace *t = cfg->trace;
   g_replay.n_ranks = t->layout.gpus;
@@ -702,6 +734,7 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
   g_replay.ranks = xmalloc(sizeof(struct rank_state) * (size_t)g_replay.n_ranks);
   for (int rank = 0; rank < g_replay.n_ranks; rank++) {
     struct rank_state *r = &g_replay.ranks[rank];
+    r->job = g_job;
     r->rank = rank;
     r->gpu = cfg->rank_gpu[rank];
     r->slowdown = cfg->gpu_slowdown ? cfg->gpu_slowdown[r->gpu] : 1;
@@ -719,17 +752,18 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
       r->joined_op[g] = -1;
       r->joined_s[g] = 0;
     }
-    char name[32], index[16], host[32];
-    snprintf(name, sizeof name, "rank%d", rank);
+    char name[32], index[16], job_index[16], host[32];
+    snprintf(name, sizeof name, job ? "job%d-rank%d" : "rank%d", job ? job : rank, rank);
     snprintf(index, sizeof index, "%d", rank);
+    snprintf(job_index, sizeof job_index, "%d", job);
     snprintf(host, sizeof host, "gpu%d", r->gpu);
     sg_host_t h = sg_host_by_name(host);
     if (h == NULL) {
       snprintf(err, errlen, "rank %d is placed on %s, which the platform does not have", rank, host);
       return -1;
     }
-    char *args[] = {name, index, NULL};
-    sg_actor_create(name, h, rank_actor, 2, args);
+    char *args[] = {name, index, job_index, NULL};
+    sg_actor_create(name, h, rank_actor, 3, args);
   }
   if (g_replay.tl && cfg->link_sample_s > 0) {
     char host[32];
@@ -741,7 +775,7 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
     snprintf(host, sizeof host, "gpu%d", g_replay.ranks[0].gpu);
     sg_actor_create("why-sampler", sg_host_by_name(host), why_sampler, 0, NULL);
   }
-  return 0;
+  return job;
 }
 
 struct stage_end {
@@ -784,9 +818,14 @@ static double typical_end_s(const struct wl_trace *t, const struct rank_state *r
   return typical;
 }
 
-int replay_finish(struct replay_results *out, char *err, size_t errlen)
+int replay_finish(int job, struct replay_results *out, char *err, size_t errlen)
 {
   memset(out, 0, sizeof *out);
+  if (job < 0 || job >= g_n_jobs || g_jobs[job] == NULL) {
+    snprintf(err, errlen, "no job %d to finish", job);
+    return -1;
+  }
+  g_job = g_jobs[job];
   int n = g_replay.n_ranks;
   int rc = 0;
   for (int rank = 0; rank < n; rank++) {
@@ -877,5 +916,12 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
   free(g_replay.ranks);
   if (g_replay.cfg.progress)
     fprintf(stderr, "\n");
+  free(g_job);
+  g_jobs[job] = g_job = NULL;
+  int left = 0;
+  for (int j = 0; j < g_n_jobs; j++)
+    left += g_jobs[j] != NULL;
+  if (left == 0)
+    g_n_jobs = 0;
   return rc;
 }

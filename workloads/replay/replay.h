@@ -68,10 +68,15 @@ struct replay_results {
   long ranks_finished;
 };
 
-/* Creates the rank actors (SimGrid must be initialised and the platform loaded). */
+/* Jobs one simulation runs side by side on one fabric (each with its trace and placement). */
+#define REPLAY_MAX_JOBS 8
+
+/* Creates a job's rank actors (SimGrid must be initialised and the platform loaded); call once
+ * per job, all with the same fabric, before simgrid_run(). Returns the job's index (0, 1, ...), or
+ * -1 with the reason in err (too many jobs; a timeline or --why with more than one job). */
 int replay_start(const struct replay_config *cfg, char *err, size_t errlen);
-/* After simgrid_run(): gathers the results and frees the replay's state. Returns 0, or -1 if
- * some rank never finished (a deadlocked trace). */
-int replay_finish(struct replay_results *out, char *err, size_t errlen);
+/* After simgrid_run(): gathers a job's results and frees its state. Returns 0, or -1 if some rank
+ * never finished (a deadlocked trace). */
+int replay_finish(int job, struct replay_results *out, char *err, size_t errlen);
 
 #endif
