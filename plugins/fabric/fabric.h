@@ -88,7 +88,18 @@ struct fab_flow {
   uint8_t spread;          /* a model spread the transfer evenly over its minimal paths (InfiniBand's
                             * adaptive routing at flow fidelity): its parts share links by design,
                             * they are no hashing collision */
+  uint8_t fixed_path;      /* posted with fabric_post_path: its path is the caller's, not routed */
+  double own_cap_Bps;      /* fabric_post_path's cap (0: none): applied on top of the model's
+                            * rate_cap_Bps, which a model rewrites at will */
 };
+
+/* The rate the flow engine holds a flow to (0: none): the lower of the model's cap and the
+ * poster's. */
+static inline double fab_flow_cap(const struct fab_flow *f)
+{
+  double a = f->rate_cap_Bps, b = f->own_cap_Bps;
+  return a > 0 && (b <= 0 || a < b) ? a : b;
+}
 
 /* One packet in flight. */
 struct fab_packet {
@@ -284,6 +295,18 @@ int fabric_bytes_valid(double bytes);
  * one is a bug and aborts with a message. */
 struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
                              fab_done_fn on_done, void *ctx);
+
+/* Posts a transfer along an explicit path of hops (1..ROUTE_MAX_HOPS) egress ports, consecutive
+ * on the topology, that need not end at a GPU: the legs of an in-network reduction (a NIC up to
+ * its leaf, a switch up to its parent in an aggregation tree, an NVSwitch down to a GPU). gpu
+ * names the GPU on whose behalf it moves (src_gpu = dst_gpu = gpu: the model's flow_start sees
+ * a transfer that does not leave the node, so it neither splits it into queue pairs nor paths
+ * nor congestion-controls it). It rides the flow engine at either fidelity, capped at cap_Bps
+ * (0: none), and pays the NIC latency only when its first port leaves a GPU. The fabric's byte
+ * counters (fabric_bytes, nvlink_bytes) count it only when it leaves a GPU: they count what the
+ * GPUs inject. */
+struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports, int hops, double bytes,
+                                  double start_s, int tag, double cap_Bps, fab_done_fn on_done, void *ctx);
 
 /* A new collective instance id (1, 2, ...): the caller sets it as the call of the instance's flows,
  * so that the "why" accounting (why.h) knows which transfers belong to one collective. */
