@@ -21,7 +21,12 @@ struct xfer {
   int succ_count;
 };
 
-struct ring { int first, count, finished; }; /* pipelined rings: consecutive edges */
+/* Pipelined rings, and the legs of an in-network algorithm: consecutive transfers that end
+ * together, tail_s after the last one arrived. */
+struct ring {
+  int first, count, finished;
+  double tail_s;
+};
 struct member_ref { struct coll_instance *c; int member; }; /* timer contexts */
 
 /* The dataflow graph of a collective, as built: a function of the collective's description, not
@@ -276,7 +281,7 @@ static void build_ring(struct coll_shape *c, const int *order, int k, int steps,
       c->cap_rings = c->cap_rings ? 2 * c->cap_rings : 8;
       c->rings = xrealloc(c->rings, (size_t)c->cap_rings * sizeof *c->rings);
     }
-    c->rings[c->n_rings] = (struct ring){c->nx, k, 0};
+    c->rings[c->n_rings] = (struct ring){c->nx, k, 0, 0};
     int *edge = malloc(sizeof(int) * (size_t)k);
     for (int i = 0; i < k; i++) {
       int me = order[i];
@@ -477,48 +482,41 @@ static int build_hierarchical(struct coll_shape *c, double bytes, int channel_co
 enum { TREC_AR, TREC_RS, TREC_AG };
 enum { TREC_SHARP, TREC_NVLS, TREC_RING };
 #define TREC_HEAD 7
-/* A tree is pipelined in steps of coll/chunk / 8 (NCCL's Simple step: NCCL_BUFFSIZE / NCCL_STEPS
- * = 4 MiB / 8), at most this many: the pipeline's fill then costs under 5% of a large message
- * for the 3-4 legs of a two-level tree, and the graph stays small. */
-#define INNET_MAX_CHUNKS 64
+/* The data streams through a tree in steps of 128 KiB (NCCL_NVLS_CHUNKSIZE's default): every
+ * leg runs at once and the legs end together (a pipeline paced by its slowest leg, as the
+ * pipelined ring, struct ring), then the last step crosses the legs after it. */
+#define INNET_STEP_BYTES 131072.0
 
 static int trec_len(const int *r) { return TREC_HEAD + r[5] + (r[2] == TREC_RING ? 0 : 3 * (r[5] + r[6])); }
 
-/* One tree record over `total` bytes (the record's part): per chunk, every member's leg up
- * (after its previous chunk), every switch's leg up once its children's legs of that chunk are
- * done (the switch reduced them: its latency), then down from the root (its latency again) leg
- * by leg. A leg carries the data once whatever the members below it: the reduction (all-reduce,
- * reduce-scatter up) or the multicast (down) happens in the switch. Reduce-scatter brings down
- * only the shares of the members below a leg, all-gather sends up only theirs. */
-static int innet_chunks(const struct coll_shape *c, double total)
+/* A no-op transfer (port -2): complete as soon as its predecessors are (a barrier). */
+static int add_noop(struct coll_shape *c, int member)
 {
-  int chunks = (int)(total / (c->chunk_bytes / 8));
-  return chunks < 1 ? 1 : chunks > INNET_MAX_CHUNKS ? INNET_MAX_CHUNKS : chunks;
+  return add_leg(c, member, member, -2, 0, 0, 0);
 }
 
-/* chunks: the pipeline's steps (innet_chunks). Phase to phase, either the whole phase waits for
- * the previous one (entry, exit: a member's last transfers), or, when both are trees cut in the
- * same chunks, chunk by chunk: a member's leg up of chunk j waits for its leg down of chunk j in
- * the previous phase (entry_chunk, exit_chunk: [j * n + member]), so the phases overlap as
- * NCCL's NVLS-SHARP pipeline does. */
-static void build_tree_record(struct coll_shape *c, const int *r, double total, int chunks,
-                              const struct phase_exit *entry, struct phase_exit *exit, const int *entry_chunk,
-                              int *exit_chunk)
+/* One tree record over `total` bytes (the record's part): a leg up per member (its NIC or NVLink
+ * port) and per switch below the root, a leg down for each. A leg carries the data once whatever
+ * the members below it: the reduction (all-reduce, reduce-scatter going up) or the multicast
+ * (going down) happens in the switch. Reduce-scatter brings down only the shares of the members
+ * below a leg, all-gather sends up only theirs. Every leg waits for `barrier` (every member
+ * joined) and belongs to ring group `group`. Returns the pipeline's fill after the legs drain:
+ * the last step crosses the 2D - 1 legs after the first (D: legs from a member up to the root)
+ * and D reductions (the switches' latency going up, the root's going down). */
+static double build_tree_record(struct coll_shape *c, const int *r, double total, int barrier, int group)
 {
   int mode = r[1], tech = r[2], m = r[5], esw = r[6], E = m + esw;
   const int *mem = r + TREC_HEAD, *edge = r + TREC_HEAD + m;
   double lat = tech == TREC_NVLS ? c->innet[2] : c->innet[0];
   double rate = tech == TREC_NVLS ? c->innet[3] : c->innet[1];
   double *upb = calloc((size_t)E, sizeof(double)), *downb = calloc((size_t)E, sizeof(double));
-  int *rep = malloc(sizeof(int) * (size_t)E), *up = malloc(sizeof(int) * (size_t)E);
-  int *down = malloc(sizeof(int) * (size_t)E), *prev = malloc(sizeof(int) * (size_t)m);
-  if (!upb || !downb || !rep || !up || !down || !prev)
+  int *rep = malloc(sizeof(int) * (size_t)E);
+  if (!upb || !downb || !rep)
     abort();
   for (int e = 0; e < E; e++)
     rep[e] = -1;
   for (int i = 0; i < m; i++) {
     double share = share_of(total, m, i);
-    prev[i] = -1;
     for (int e = i; e >= 0; e = edge[3 * e + 2]) {
       if (mode == TREC_AG)
         upb[e] += share;
@@ -534,123 +532,83 @@ static void build_tree_record(struct coll_shape *c, const int *r, double total, 
     if (mode != TREC_RS)
       downb[e] = total;
   }
-  for (int j = 0; j < chunks; j++) {
+  for (int dir = 0; dir < 2; dir++)
     for (int e = 0; e < E; e++) {
-      int own = e < m ? mem[e] : -1;
-      up[e] = add_leg(c, own, rep[e], edge[3 * e], share_of(upb[e], chunks, j), e < m ? 0 : lat, rate);
-      if (e < m) {
-        add_edge(c, prev[e], up[e]);
-        if (entry_chunk)
-          add_edge(c, entry_chunk[j * c->n + own], up[e]);
-        else if (j == 0 && entry) {
-          add_edge(c, entry->last_send[own], up[e]);
-          add_edge(c, entry->last_recv[own], up[e]);
-        }
-        prev[e] = up[e];
-      }
+      int leg = add_leg(c, e < m ? mem[e] : -1, rep[e], edge[3 * e + dir], dir == 0 ? upb[e] : downb[e], 0, rate);
+      c->x[leg].ring = group;
+      add_edge(c, barrier, leg);
     }
-    for (int e = 0; e < E; e++)
-      if (edge[3 * e + 2] >= 0)
-        add_edge(c, up[e], up[edge[3 * e + 2]]);
-    for (int e = E - 1; e >= 0; e--) { /* parents before children */
-      int parent = edge[3 * e + 2];
-      down[e] = add_leg(c, e < m ? mem[e] : -1, rep[e], edge[3 * e + 1], share_of(downb[e], chunks, j),
-                        parent < 0 ? lat : 0, rate);
-      if (parent >= 0) {
-        add_edge(c, down[parent], down[e]);
-      } else {
-        for (int f = 0; f < E; f++) /* the root has the whole reduction of chunk j */
-          if (edge[3 * f + 2] < 0)
-            add_edge(c, up[f], down[e]);
-      }
-    }
-    if (exit_chunk)
-      for (int i = 0; i < m; i++)
-        exit_chunk[j * c->n + mem[i]] = down[i];
-  }
-  if (exit)
-    for (int i = 0; i < m; i++) {
-      exit->last_send[mem[i]] = up[i];
-      exit->last_recv[mem[i]] = down[i];
-    }
+  int depth = 0;
+  for (int e = 0; e >= 0; e = edge[3 * e + 2])
+    depth++;
+  double step = total < INNET_STEP_BYTES ? total : INNET_STEP_BYTES;
   free(upb);
   free(downb);
   free(rep);
-  free(up);
-  free(down);
-  free(prev);
+  return (2 * depth - 1) * step / rate + depth * lat;
 }
 
-/* An in-network algorithm: its records in order, phase after phase. */
+/* A ring record: the all-reduce of `total` bytes over members mem[0..k) as one pipelined
+ * transfer per ring edge (2(k-1) steps of total/k, the steps after the first paying their
+ * latency: later_steps), in ring group `group`, after `barrier`. */
+static void build_ring_record(struct coll_shape *c, const int *mem, int k, double total, int barrier, int group)
+{
+  if (k < 2)
+    return;
+  int steps = 2 * (k - 1);
+  double sync = 0;
+  for (int i = 0; i < k; i++)
+    sync += shape_hop_sync(c, mem[i], mem[(i + 1) % k]);
+  sync /= k;
+  for (int i = 0; i < k; i++) {
+    double bytes = 0;
+    for (int s = 0; s < steps; s++)
+      bytes += coll_wire_bytes(c->proto, ring_chunk(total, k, i, s));
+    int e = add_xfer(c, mem[i], mem[(i + 1) % k], 0);
+    c->x[e].bytes = bytes;
+    c->x[e].sync_s = sync;
+    c->x[e].later_steps = steps - 1;
+    c->x[e].ring = group;
+    add_edge(c, barrier, e);
+  }
+}
+
+/* An in-network algorithm: every record's transfers start once every member joined (a
+ * barrier: a SHARP switch or the NVSwitch reduces a step only when every member's part of it
+ * is there) and stream at once, phases included (NCCL pipelines the stages of NVLS-tree and
+ * NVLS-SHARP step by step); they end together, when the slowest has drained, plus the fill of
+ * the pipeline: the sum over phases of the slowest record's fill. */
 static void build_innet(struct coll_shape *c)
 {
   int n = c->n;
-  struct phase_exit buf[2];
-  for (int b = 0; b < 2; b++) {
-    buf[b].last_send = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
-    buf[b].last_recv = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
-    for (int i = 0; i < n; i++)
-      buf[b].last_send[i] = buf[b].last_recv[i] = -1;
+  int barrier = add_noop(c, -1);
+  for (int i = 0; i < n; i++) /* member i joined */
+    add_edge(c, add_noop(c, i), barrier);
+  if (c->n_rings == c->cap_rings) {
+    c->cap_rings = c->cap_rings ? 2 * c->cap_rings : 8;
+    c->rings = xrealloc(c->rings, (size_t)c->cap_rings * sizeof *c->rings);
   }
-  /* Every record in the same chunks, the phases overlapping chunk by chunk (NCCL pipelines its
-   * NVLS-tree and NVLS-SHARP stages so): a ring phase is one ring per chunk. A single phase has
-   * nothing to overlap. */
-  int trees_only = c->trees_len > 0 && c->trees_len > trec_len(c->trees);
-  int chunks = innet_chunks(c, c->bytes);
-  struct phase_exit ring_in = {malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), NULL};
-  struct phase_exit ring_out = {malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), malloc(sizeof(int) * (size_t)(n > 0 ? n : 1))};
-  if (!ring_in.last_send || !ring_out.last_send || !ring_out.last_recv)
-    abort();
-  ring_in.last_recv = ring_in.last_send;
-  int *chunk_buf[2] = {NULL, NULL};
-  if (trees_only)
-    for (int b = 0; b < 2; b++) {
-      chunk_buf[b] = malloc(sizeof(int) * (size_t)n * (size_t)chunks);
-      if (chunk_buf[b] == NULL)
-        abort();
-      for (size_t k = 0; k < (size_t)n * (size_t)chunks; k++)
-        chunk_buf[b][k] = -1;
-    }
-  struct phase_exit *entry = NULL, *exit = &buf[0];
-  int *entry_chunk = NULL, *exit_chunk = chunk_buf[0];
+  int group = c->n_rings++;
+  int first = c->nx;
+  double fill = 0, phase_fill = 0;
   int phase = c->trees_len > 0 ? c->trees[0] : 0;
   for (int at = 0; at < c->trees_len; at += trec_len(c->trees + at)) {
     const int *r = c->trees + at;
     if (r[0] != phase) {
-      entry = exit;
-      exit = exit == &buf[0] ? &buf[1] : &buf[0];
-      for (int i = 0; i < n; i++)
-        exit->last_send[i] = exit->last_recv[i] = -1;
-      if (trees_only) {
-        entry_chunk = exit_chunk;
-        exit_chunk = exit_chunk == chunk_buf[0] ? chunk_buf[1] : chunk_buf[0];
-      }
+      fill += phase_fill;
+      phase_fill = 0;
       phase = r[0];
     }
     double total = share_of(c->bytes, r[4], r[3]);
-    if (r[2] == TREC_RING && trees_only) {
-      const int *mem = r + TREC_HEAD;
-      for (int j = 0; j < chunks; j++) {
-        for (int i = 0; i < r[5]; i++)
-          ring_in.last_send[mem[i]] = entry_chunk ? entry_chunk[j * n + mem[i]] : -1;
-        build_ring(c, mem, r[5], 2 * (r[5] - 1), share_of(total, chunks, j), &ring_in, &ring_out);
-        for (int i = 0; i < r[5]; i++)
-          exit_chunk[j * n + mem[i]] = ring_out.last_recv[mem[i]];
-      }
-    } else if (r[2] == TREC_RING)
-      build_ring(c, r + TREC_HEAD, r[5], 2 * (r[5] - 1), total, entry, exit);
-    else
-      build_tree_record(c, r, total, trees_only ? chunks : innet_chunks(c, total), entry, exit, entry_chunk,
-                        exit_chunk);
+    if (r[2] == TREC_RING) {
+      build_ring_record(c, r + TREC_HEAD, r[5], total, barrier, group);
+    } else {
+      double f = build_tree_record(c, r, total, barrier, group);
+      phase_fill = f > phase_fill ? f : phase_fill;
+    }
   }
-  for (int b = 0; b < 2; b++) {
-    free(buf[b].last_send);
-    free(buf[b].last_recv);
-    free(chunk_buf[b]);
-  }
-  free(ring_in.last_send);
-  free(ring_out.last_send);
-  free(ring_out.last_recv);
+  fill += phase_fill;
+  c->rings[group] = (struct ring){first, c->nx - first, 0, fill};
 }
 
 /* Whether every node holds the same number (> 1) of a multi-node group's members; writes the
@@ -1123,9 +1081,10 @@ static void trec_head(struct ibuf *b, int phase, int mode, int tech, int part, i
 }
 
 /* Appends the record of a SHARP aggregation tree over members mem[0..m) (GPUs gpus[mem[i]]):
- * the root is the lowest switch above every member's leaf (the first in node order), each
- * switch's parent its first up-port toward the root, as the SHARP aggregation manager builds a
- * tree per job over the fat-tree (Graham et al. 2016, section 4). Returns 0, or -1 (nothing
+ * the root is a lowest switch above every member's leaf (candidate `part` mod their count in
+ * node order: the rails' trees of NVLS-SHARP spread over the spines, as the aggregation manager
+ * gives each rail its own tree), each switch's parent its first up-port toward the root: a tree
+ * per job over the fat-tree, as SHARP's aggregation manager builds them (Graham et al. 2016). Returns 0, or -1 (nothing
  * appended) when a member has no NIC or no switch is above them all. */
 static int sharp_record(const struct topo *t, const int *gpus, const int *mem, int m, int phase, int mode, int part,
                         int parts, struct ibuf *b)
@@ -1146,16 +1105,23 @@ static int sharp_record(const struct topo *t, const int *gpus, const int *mem, i
     for (int i = 1; i < m; i++)
       if (leaf[i] != root)
         root = -1;
-    for (int level = 2; root < 0 && level <= t->max_level; level++)
-      for (int v = 0; v < t->n_nodes && root < 0; v++) {
-        if (t->nodes[v].kind != TOPO_SWITCH || t->nodes[v].level != level)
-          continue;
-        int all = 1;
-        for (int i = 0; i < m && all; i++)
-          all = t->nodes[leaf[i]].leaf_index >= 0 && topo_downset_has(t, v, t->nodes[leaf[i]].leaf_index);
-        if (all)
-          root = v;
-      }
+    for (int level = 2; root < 0 && level <= t->max_level; level++) {
+      int count = 0;
+      for (int pass = 0; pass < 2 && root < 0; pass++) /* count the candidates, then take one */
+        for (int v = 0, k = 0; v < t->n_nodes && root < 0; v++) {
+          if (t->nodes[v].kind != TOPO_SWITCH || t->nodes[v].level != level)
+            continue;
+          int all = 1;
+          for (int i = 0; i < m && all; i++)
+            all = t->nodes[leaf[i]].leaf_index >= 0 && topo_downset_has(t, v, t->nodes[leaf[i]].leaf_index);
+          if (!all)
+            continue;
+          if (pass == 0)
+            count++;
+          else if (count > 0 && k++ == part % count)
+            root = v;
+        }
+    }
     ok = root >= 0;
   }
   for (int v = 0; v < t->n_nodes; v++)
@@ -1315,16 +1281,15 @@ static int sharp_legs(const struct ibuf *b)
 }
 
 /* NCCL's kind of prediction (alpha-beta, src/graph/tuning.cc) of an in-network algorithm: its
- * switches' latencies, then a pipeline of `stages` legs in coll/chunk/8 steps paced by its
- * slowest stage. */
+ * switches' latencies, then a pipeline of `stages` legs in steps of INNET_STEP_BYTES paced by
+ * its slowest stage. */
 static double predict_innet(const struct fabric *fab, const struct coll_params *p, const struct coll_desc *d,
                             enum coll_algo algo, const struct ibuf *b, int nodes, int per_node)
 {
   const struct topo *t = fab->topo;
   double S = d->bytes;
-  int chunks = (int)(S / (p->chunk_bytes / 8));
-  chunks = chunks < 1 ? 1 : chunks > INNET_MAX_CHUNKS ? INNET_MAX_CHUNKS : chunks;
-  double cs = S / chunks;
+  double cs = S < INNET_STEP_BYTES ? S : INNET_STEP_BYTES; /* a step */
+  double chunks = S / cs;
   int g = d->gpus[0];
   double nvl = p->nvls_rate_Bps, nic = p->sharp_rate_Bps;
   if (t->gpu_nvl_port[g] >= 0 && fabric_port_payload_rate(fab, t->gpu_nvl_port[g]) < nvl)
@@ -1708,6 +1673,18 @@ static int xfer_complete(struct coll_instance *c, struct xfer *x)
   return 0;
 }
 
+/* Every transfer of x's ring group arrived (and its tail passed): they complete together. */
+static void ring_done(struct fabric *fab, void *ctx)
+{
+  (void)fab;
+  struct xfer *x = ctx;
+  struct coll_instance *c = x->owner;
+  struct ring *r = &c->rings[x->ring];
+  for (int i = 0; i < r->count; i++)
+    if (xfer_complete(c, &c->x[r->first + i]))
+      return;
+}
+
 /* A transfer's data arrived (a pipelined edge: and its later steps' latency passed). */
 static void xfer_arrived(struct fabric *fab, void *ctx)
 {
@@ -1721,9 +1698,11 @@ static void xfer_arrived(struct fabric *fab, void *ctx)
   struct ring *r = &c->rings[x->ring];
   if (++r->finished < r->count)
     return;
-  for (int i = 0; i < r->count; i++)
-    if (xfer_complete(c, &c->x[r->first + i]))
-      return;
+  if (r->tail_s > 0) { /* the pipeline's last step still crosses the legs after the first */
+    fabric_call_at(fab, fab->now + r->tail_s, ring_done, x);
+    return;
+  }
+  ring_done(fab, x);
 }
 
 /* What a protocol's step latency adds to a step whose data crossed the fabric with latency
@@ -1761,9 +1740,20 @@ static void xfer_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
   xfer_arrived(fab, x);
 }
 
+static void xfer_noop_done(struct fabric *fab, void *ctx)
+{
+  (void)fab;
+  struct xfer *x = ctx;
+  xfer_complete(x->owner, x);
+}
+
 static void xfer_start(struct coll_instance *c, int t)
 {
   struct xfer *x = &c->x[t];
+  if (x->port == -2) { /* a no-op (a barrier's parts): done now, from the calendar */
+    fabric_call_at(c->fab, c->fab->now, xfer_noop_done, x);
+    return;
+  }
   if (x->port >= 0) { /* a leg of an in-network tree: one port, after the switch's latency */
     fabric_post_path(c->fab, c->gpus[x->rep], &x->port, 1, x->bytes, c->fab->now + x->delay_s, c->tag, x->cap_Bps,
                      xfer_finished, x);
