@@ -99,7 +99,9 @@ struct coll_instance {
   coll_done_fn done;
   coll_finish_fn finish;
   void *ctx;
-  int sharp_held; /* it holds one of the SHARP trees (coll/sharp-max-trees) */
+  int *sharp_switches; /* the switches of its SHARP trees, each holding one of its
+                          coll/sharp-max-trees while it runs (NULL: none) */
+  int n_sharp_switches;
 };
 
 void coll_params_init(struct coll_params *p)
@@ -1007,29 +1009,81 @@ static void ib_push(struct ibuf *b, int x)
   b->v[b->n++] = x;
 }
 
-/* SHARP collectives running now, on the fabric of the last one created: the limit is per job
- * (one fabric per run; tests make one fabric after another). */
+/* SHARP trees running now on each switch, and SHARP collectives, on the fabric of the last one
+ * created (one fabric per run; tests make one fabric after another). Reachable until exit. */
 static struct {
   const struct fabric *fab;
   int active;
+  int *trees; /* [n_nodes] */
 } g_sharp;
 
 int coll_sharp_active(void) { return g_sharp.active; }
 
-static int sharp_slot_free(const struct fabric *fab, const struct coll_params *p)
+static void sharp_for(const struct fabric *fab)
 {
-  if (g_sharp.fab != fab) {
-    g_sharp.fab = fab;
-    g_sharp.active = 0;
+  if (g_sharp.fab == fab)
+    return;
+  free(g_sharp.trees);
+  g_sharp.fab = fab;
+  g_sharp.active = 0;
+  g_sharp.trees = calloc((size_t)fab->topo->n_nodes + 1, sizeof(int));
+  if (g_sharp.trees == NULL)
+    abort();
+}
+
+/* The switches of the SHARP records of b from offset `from` (each once, in node order) into
+ * *list; returns their count. */
+static int sharp_switches(const struct topo *t, const struct ibuf *b, int from, int **list)
+{
+  uint8_t *seen = calloc((size_t)t->n_nodes + 1, 1);
+  if (seen == NULL)
+    abort();
+  for (int at = from; at < b->n; at += trec_len(b->v + at)) {
+    const int *r = b->v + at;
+    if (r[2] != TREC_SHARP)
+      continue;
+    const int *edge = r + TREC_HEAD + r[5];
+    for (int e = 0; e < r[5] + r[6]; e++) {
+      const struct topo_port *up = &t->ports[edge[3 * e]];
+      if (t->nodes[up->node].kind == TOPO_SWITCH)
+        seen[up->node] = 1;
+      if (t->nodes[up->peer_node].kind == TOPO_SWITCH)
+        seen[up->peer_node] = 1;
+    }
   }
-  return g_sharp.active < p->sharp_max_trees;
+  int count = 0;
+  for (int v = 0; v < t->n_nodes; v++)
+    count += seen[v];
+  *list = xmalloc_ints(count);
+  for (int v = 0, k = 0; v < t->n_nodes; v++)
+    if (seen[v])
+      (*list)[k++] = v;
+  free(seen);
+  return count;
+}
+
+/* Whether every switch of the SHARP records of b from `from` has a tree to spare. */
+static int sharp_switches_free(const struct fabric *fab, const struct coll_params *p, const struct ibuf *b, int from)
+{
+  sharp_for(fab);
+  int *list, n = sharp_switches(fab->topo, b, from, &list), ok = 1;
+  for (int k = 0; k < n && ok; k++)
+    ok = g_sharp.trees[list[k]] < p->sharp_max_trees;
+  free(list);
+  return ok;
 }
 
 static void sharp_release(struct coll_instance *c)
 {
-  if (c->sharp_held && g_sharp.fab == c->fab && g_sharp.active > 0)
-    g_sharp.active--;
-  c->sharp_held = 0;
+  if (c->sharp_switches && g_sharp.fab == c->fab) {
+    for (int k = 0; k < c->n_sharp_switches; k++)
+      if (g_sharp.trees[c->sharp_switches[k]] > 0)
+        g_sharp.trees[c->sharp_switches[k]]--;
+    if (g_sharp.active > 0)
+      g_sharp.active--;
+  }
+  free(c->sharp_switches);
+  c->sharp_switches = NULL;
 }
 
 int coll_algo_in_network(enum coll_algo a)
@@ -1375,7 +1429,7 @@ static enum coll_algo innet_resolve(struct fabric *fab, const struct coll_params
   int *all = xmalloc_ints(d->n);
   for (int i = 0; i < d->n; i++)
     all[i] = i;
-  int sharp_ok = coll_fabric_has_sharp(fab) && sharp_slot_free(fab, p);
+  int sharp_ok = coll_fabric_has_sharp(fab);
   enum coll_algo got = COLL_ALGO_AUTO;
   int hier_nodes = 0, hier_per_node = 0;
   /* NVLS first: a group inside one node. */
@@ -1392,17 +1446,27 @@ static enum coll_algo innet_resolve(struct fabric *fab, const struct coll_params
     hier_nodes = nodes;
     hier_per_node = per_node;
     if (nodes > 1) {
-      if (want_sharp && sharp_ok && nvls_hier_records(t, d->gpus, local, nodes, per_node, 1, b) == 0)
+      if (want_sharp && sharp_ok && nvls_hier_records(t, d->gpus, local, nodes, per_node, 1, b) == 0) {
         got = COLL_ALGO_NVLS_SHARP;
-      else if (nvls_hier_records(t, d->gpus, local, nodes, per_node, 0, b) == 0)
+        if (!sharp_switches_free(fab, p, b, 0)) { /* no tree to spare: NVLS-tree */
+          b->n = 0;
+          got = COLL_ALGO_AUTO;
+        }
+      }
+      if (got == COLL_ALGO_AUTO && nvls_hier_records(t, d->gpus, local, nodes, per_node, 0, b) == 0)
         got = COLL_ALGO_NVLS_TREE;
     }
     free(local);
   }
   if (got == COLL_ALGO_AUTO && sharp_ok &&
       (req == COLL_ALGO_SHARP || (req == COLL_ALGO_AUTO && p->sharp && kind == COLL_ALLREDUCE)))
-    if (sharp_record(t, d->gpus, all, d->n, 0, mode, 0, 1, b) == 0)
+    if (sharp_record(t, d->gpus, all, d->n, 0, mode, 0, 1, b) == 0) {
       got = COLL_ALGO_SHARP;
+      if (!sharp_switches_free(fab, p, b, 0)) { /* no tree to spare: the usual algorithm */
+        b->n = 0;
+        got = COLL_ALGO_AUTO;
+      }
+    }
   free(all);
   if (got != COLL_ALGO_AUTO && req == COLL_ALGO_AUTO &&
       predict_innet(fab, p, d, got, b, hier_nodes, hier_per_node) >= predict_usual(fab, p, d)) {
@@ -1556,6 +1620,11 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
   struct coll_instance proto = {.fab = fab, .n = d->n, .gpus = (int *)d->gpus};
   struct ibuf trees = {NULL, 0, 0};
   enum coll_algo innet = innet_resolve(fab, p, d, &trees);
+  int *sharp_list = NULL, n_sharp = 0;
+  if (coll_algo_needs_sharp(innet)) {
+    sharp_for(fab);
+    n_sharp = sharp_switches(fab->topo, &trees, 0, &sharp_list);
+  }
   if (innet != COLL_ALGO_AUTO) {
     /* NCCL runs its NVLS and CollNet (SHARP) algorithms with the Simple protocol only
      * (src/graph/tuning.cc: their LL and LL128 bandwidths are 0). */
@@ -1622,9 +1691,15 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
   c->done = done;
   c->finish = finish;
   c->ctx = ctx;
-  c->sharp_held = coll_algo_needs_sharp(c->algo);
-  if (c->sharp_held)
+  c->sharp_switches = NULL;
+  c->n_sharp_switches = 0;
+  if (sharp_list) { /* it holds a tree on each of its switches while it runs */
+    c->sharp_switches = sharp_list;
+    c->n_sharp_switches = n_sharp;
+    for (int k = 0; k < n_sharp; k++)
+      g_sharp.trees[sharp_list[k]]++;
     g_sharp.active++;
+  }
   return c;
 }
 

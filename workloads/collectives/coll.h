@@ -79,7 +79,7 @@ struct coll_params {
   /* In-network reduction (coll.h's header comment). The switches' latencies are paid by every
    * pipeline step leaving a reducing switch; the rates cap each of the tree's transfers. */
   int sharp;                /* auto may pick IB SHARP (coll/sharp) */
-  int sharp_max_trees;      /* SHARP collectives running at once; later ones use a ring */
+  int sharp_max_trees;      /* SHARP trees a switch takes part in at once; beyond, the usual algorithm */
   double sharp_latency_s;   /* a SHARP switch's reduction latency */
   double sharp_rate_Bps;    /* a SHARP switch's reduction rate per tree edge */
   int nvls;                 /* auto may pick NVLS, NVLS-tree (coll/nvls) */

@@ -15,10 +15,11 @@ const struct param_def coll_param_table[] = {
      "auto may use IB SHARP (in-switch reduction) for all-reduces, on ib fabrics at flow fidelity only",
      "NCCL_COLLNET_ENABLE=1 with the SHARP plugin (nccl-rdma-sharp-plugins); off by default like NCCL"},
     {"coll/sharp-max-trees", PARAM_INT, UNIT_NONE, "2", 1, 1024, NULL,
-     "SHARP collectives running at once (aggregation trees a job holds); a collective finding none free uses a "
-     "ring",
-     "assumed: the SHARP aggregation manager grants a job a few trees and concurrent streaming (SAT) "
-     "operations (NVIDIA SHARP docs, Rev 3.x: dynamic trees allocation mode, per-application tree limits)"},
+     "SHARP trees (streaming aggregations) a switch takes part in at once; a collective whose tree would "
+     "exceed it on one of its switches uses the usual algorithm (nvls_sharp: nvls_tree) instead of waiting",
+     "assumed: streaming aggregation is a per-switch resource the aggregation manager shares out as quotas "
+     "(NVIDIA SHARP docs, Rev 3.x: per-tree quotas, SAT jobs' default quota); NVIDIA advises at least one tree per "
+     "rail per job"},
     {"coll/sharp-switch-latency", PARAM_REAL, UNIT_SECONDS, "1us", 0, 1e-3, NULL,
      "Latency a SHARP switch adds to each pipeline step it reduces (and the root to each it sends down)",
      "assumed, an order of magnitude: Graham et al., SHArP, COM-HPC 2016, report small all-reduces of a few us "

@@ -645,8 +645,8 @@ static void test_coll_sharp_needs_ib(void)
   topo_free(t);
 }
 
-/* coll/sharp-max-trees: with 2 trees, the third of three SHARP collectives running at once uses
- * a ring; the trees are given back when the collectives end. */
+/* coll/sharp-max-trees: on one switch that takes part in at most 2 trees, the third of three
+ * SHARP collectives running at once uses a ring; the trees are given back when they end. */
 static void test_coll_sharp_max_trees(void)
 {
   struct topo *t = topo_single_switch(6, RATE, LINK_LAT, SWITCH_LAT);
