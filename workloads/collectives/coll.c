@@ -131,7 +131,7 @@ void coll_params_init(struct coll_params *p)
   p->sharp_latency_s = 1e-6;
   p->sharp_rate_Bps = 50e9;
   p->nvls = 0;
-  p->nvls_latency_s = 2e-6;
+  p->nvls_latency_s = 9e-6;
   p->nvls_rate_Bps = 275e9;
   p->pxn = 0;
 }

@@ -30,13 +30,14 @@ const struct param_def coll_param_table[] = {
     {"coll/nvls", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
      "auto may use NVLS (NVSwitch reduction) inside a node and NVLS-tree/NVLS-SHARP across nodes",
      "NCCL_NVLS_ENABLE (on by default on H100 with NVSwitch in NCCL; off here so results stay as they were)"},
-    {"coll/nvls-latency", PARAM_REAL, UNIT_SECONDS, "2us", 0, 1e-3, NULL,
-     "Latency the NVSwitch adds to each NVLS pipeline step (reduction going up, multicast going down)",
-     "assumed, an order of magnitude: on 8 H100 NCCL prefers ring/LL up to ~1 MB and NVLS from ~2 MB "
-     "(NVIDIA/nccl-tests#309), so NVLS costs more per call than ring LL"},
+    {"coll/nvls-latency", PARAM_REAL, UNIT_SECONDS, "9us", 0, 1e-3, NULL,
+     "Latency the NVSwitch adds to an NVLS all-reduce (reduction going up, multicast going down)",
+     "derived: puts auto's choice between ring/LL and NVLS between 1 and 2 MiB on 8 H100, where NCCL's tuner "
+     "puts it (NVIDIA/nccl-tests#309: ring LL up to 1 MB, NVLS from 2 MB)"},
     {"coll/nvls-reduction-rate", PARAM_REAL, UNIT_BPS, "275GB/s", 1e6, 1e15, NULL,
      "NVLS data rate per GPU (each GPU sends its buffer up and gets the result down at this rate)",
-     "8x H100 NVLS all-reduce: algbw ~275 GB/s, busbw ~480 GB/s vs 370 ring (GTC S62129; NVIDIA/nccl#1374, #2140)"},
+     "8x H100 NVLS all-reduce: algbw ~275 GB/s, busbw ~480 GB/s vs 370 ring (GTC talk S62129 as quoted in "
+     "NVIDIA/nccl#1374; NVIDIA/nccl#2140)"},
     {"coll/pxn", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
      "All-to-all: a transfer to another node and rail goes over NVLink to the sender node's GPU on the "
      "destination's rail, which sends it on its NIC",
