@@ -2,6 +2,8 @@
 #include "coll.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1031,6 +1033,13 @@ static void sharp_for(const struct fabric *fab)
     abort();
 }
 
+/* The SHARP trees running on each switch of fab's topology. */
+static const int *sharp_busy(const struct fabric *fab)
+{
+  sharp_for(fab);
+  return g_sharp.trees;
+}
+
 /* The switches of the SHARP records of b from offset `from` (each once, in node order) into
  * *list; returns their count. */
 static int sharp_switches(const struct topo *t, const struct ibuf *b, int from, int **list)
@@ -1135,12 +1144,14 @@ static void trec_head(struct ibuf *b, int phase, int mode, int tech, int part, i
 }
 
 /* Appends the record of a SHARP aggregation tree over members mem[0..m) (GPUs gpus[mem[i]]):
- * the root is a lowest switch above every member's leaf (candidate `part` mod their count in
- * node order: the rails' trees of NVLS-SHARP spread over the spines, as the aggregation manager
- * gives each rail its own tree), each switch's parent its first up-port toward the root: a tree
+ * the root is a lowest switch above every member's leaf: among those in the fewest running
+ * trees (busy: per node, or NULL), candidate `part` mod their count in node order (the rails'
+ * trees of NVLS-SHARP spread over the spines, as the aggregation manager gives each rail its
+ * own tree and avoids busy switches), each switch's parent its first up-port toward the root: a tree
  * per job over the fat-tree, as SHARP's aggregation manager builds them (Graham et al. 2016). Returns 0, or -1 (nothing
  * appended) when a member has no NIC or no switch is above them all. */
-static int sharp_record(const struct topo *t, const int *gpus, const int *mem, int m, int phase, int mode, int part,
+static int sharp_record(const struct topo *t, const int *busy, const int *gpus, const int *mem, int m, int phase,
+                        int mode, int part,
                         int parts, struct ibuf *b)
 {
   int *leaf = calloc((size_t)m + 1, sizeof(int));
@@ -1160,21 +1171,26 @@ static int sharp_record(const struct topo *t, const int *gpus, const int *mem, i
       if (leaf[i] != root)
         root = -1;
     for (int level = 2; root < 0 && level <= t->max_level; level++) {
-      int count = 0;
-      for (int pass = 0; pass < 2 && root < 0; pass++) /* count the candidates, then take one */
-        for (int v = 0, k = 0; v < t->n_nodes && root < 0; v++) {
-          if (t->nodes[v].kind != TOPO_SWITCH || t->nodes[v].level != level)
-            continue;
-          int all = 1;
-          for (int i = 0; i < m && all; i++)
-            all = t->nodes[leaf[i]].leaf_index >= 0 && topo_downset_has(t, v, t->nodes[leaf[i]].leaf_index);
-          if (!all)
-            continue;
-          if (pass == 0)
-            count++;
-          else if (count > 0 && k++ == part % count)
-            root = v;
+      /* The candidates at this level; among those in the fewest running trees, number part. */
+      int count = 0, least = INT32_MAX;
+      for (int v = 0; v < t->n_nodes; v++) {
+        if (t->nodes[v].kind != TOPO_SWITCH || t->nodes[v].level != level)
+          continue;
+        int all = 1;
+        for (int i = 0; i < m && all; i++)
+          all = t->nodes[leaf[i]].leaf_index >= 0 && topo_downset_has(t, v, t->nodes[leaf[i]].leaf_index);
+        if (!all)
+          continue;
+        int load = busy ? busy[v] : 0;
+        if (load < least) {
+          least = load;
+          count = 0;
         }
+        if (load == least)
+          order[count++] = v;
+      }
+      if (count > 0)
+        root = order[part % count];
     }
     ok = root >= 0;
   }
@@ -1293,8 +1309,8 @@ static int members_by_node(const int *gpus, int n, int gpn, int **local_out, int
 /* NVLS-tree or NVLS-SHARP over regular nodes: NVLS reduce-scatter in each node (member l keeps
  * share l), the all-reduce of share l across nodes among the nodes' members l (a ring, or a
  * SHARP tree), NVLS all-gather in each node. Returns 0, or -1 (b restored). */
-static int nvls_hier_records(const struct topo *t, const int *gpus, const int *local, int nodes, int per_node,
-                             int use_sharp, struct ibuf *b)
+static int nvls_hier_records(const struct topo *t, const int *busy, const int *gpus, const int *local, int nodes,
+                             int per_node, int use_sharp, struct ibuf *b)
 {
   int mark = b->n, *rail = xmalloc_ints(nodes), ok = 1;
   for (int k = 0; k < nodes && ok; k++)
@@ -1303,7 +1319,7 @@ static int nvls_hier_records(const struct topo *t, const int *gpus, const int *l
     for (int k = 0; k < nodes; k++)
       rail[k] = local[k * per_node + l];
     if (use_sharp) {
-      ok = sharp_record(t, gpus, rail, nodes, 1, TREC_AR, l, per_node, b) == 0;
+      ok = sharp_record(t, busy, gpus, rail, nodes, 1, TREC_AR, l, per_node, b) == 0;
     } else {
       trec_head(b, 1, TREC_AR, TREC_RING, l, per_node, nodes, 0);
       for (int k = 0; k < nodes; k++)
@@ -1446,21 +1462,21 @@ static enum coll_algo innet_resolve(struct fabric *fab, const struct coll_params
     hier_nodes = nodes;
     hier_per_node = per_node;
     if (nodes > 1) {
-      if (want_sharp && sharp_ok && nvls_hier_records(t, d->gpus, local, nodes, per_node, 1, b) == 0) {
+      if (want_sharp && sharp_ok && nvls_hier_records(t, sharp_busy(fab), d->gpus, local, nodes, per_node, 1, b) == 0) {
         got = COLL_ALGO_NVLS_SHARP;
         if (!sharp_switches_free(fab, p, b, 0)) { /* no tree to spare: NVLS-tree */
           b->n = 0;
           got = COLL_ALGO_AUTO;
         }
       }
-      if (got == COLL_ALGO_AUTO && nvls_hier_records(t, d->gpus, local, nodes, per_node, 0, b) == 0)
+      if (got == COLL_ALGO_AUTO && nvls_hier_records(t, NULL, d->gpus, local, nodes, per_node, 0, b) == 0)
         got = COLL_ALGO_NVLS_TREE;
     }
     free(local);
   }
   if (got == COLL_ALGO_AUTO && sharp_ok &&
       (req == COLL_ALGO_SHARP || (req == COLL_ALGO_AUTO && p->sharp && kind == COLL_ALLREDUCE)))
-    if (sharp_record(t, d->gpus, all, d->n, 0, mode, 0, 1, b) == 0) {
+    if (sharp_record(t, sharp_busy(fab), d->gpus, all, d->n, 0, mode, 0, 1, b) == 0) {
       got = COLL_ALGO_SHARP;
       if (!sharp_switches_free(fab, p, b, 0)) { /* no tree to spare: the usual algorithm */
         b->n = 0;
