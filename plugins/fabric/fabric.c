@@ -129,6 +129,7 @@ void fabric_free(struct fabric *fab)
     fab->model->fini(fab);
   flow_engine_free(fab->fe);
   fab_why_free(fab->why);
+  free(fab->innet_trees);
   /* A stopped run (watchdog) leaves events behind: the timers' closures are in the slabs. */
   heap_free(&fab->events);
   for (size_t i = 0; i < fab->slab_count; i++)

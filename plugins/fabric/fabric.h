@@ -249,6 +249,10 @@ struct fabric {
   uint64_t active_flows;
   uint32_t next_call;      /* the last collective instance id given (fabric_new_call) */
   struct fab_why *why;     /* NULL, or the per-link accounting of the "why" reports (why.h) */
+  /* In-network reduction (the collectives' SHARP trees): per node, the trees running through it,
+   * allocated by the collectives on first use, freed with the fabric; and the collectives. */
+  int *innet_trees;
+  int innet_active;
   /* Watchdog (fabric/watchdog-events): a run that processes that many events in a row at one
    * simulated date, or, at packet fidelity, without delivering a byte, is a livelock. The fabric
    * then stops (its calendar reads as empty) and says why in stall_msg. */

@@ -1011,33 +1011,24 @@ static void ib_push(struct ibuf *b, int x)
   b->v[b->n++] = x;
 }
 
-/* SHARP trees running now on each switch, and SHARP collectives, on the fabric of the last one
- * created (one fabric per run; tests make one fabric after another). Reachable until exit. */
-static struct {
-  const struct fabric *fab;
-  int active;
-  int *trees; /* [n_nodes] */
-} g_sharp;
+/* The SHARP trees running on each switch and the SHARP collectives running are the fabric's
+ * (fab->innet_trees, fab->innet_active): the limit is per job, one fabric per run. */
+int coll_sharp_active(const struct fabric *fab) { return fab->innet_active; }
 
-int coll_sharp_active(void) { return g_sharp.active; }
-
-static void sharp_for(const struct fabric *fab)
+static void sharp_for(struct fabric *fab)
 {
-  if (g_sharp.fab == fab)
+  if (fab->innet_trees != NULL)
     return;
-  free(g_sharp.trees);
-  g_sharp.fab = fab;
-  g_sharp.active = 0;
-  g_sharp.trees = calloc((size_t)fab->topo->n_nodes + 1, sizeof(int));
-  if (g_sharp.trees == NULL)
+  fab->innet_trees = calloc((size_t)fab->topo->n_nodes + 1, sizeof(int));
+  if (fab->innet_trees == NULL)
     abort();
 }
 
 /* The SHARP trees running on each switch of fab's topology. */
-static const int *sharp_busy(const struct fabric *fab)
+static const int *sharp_busy(struct fabric *fab)
 {
   sharp_for(fab);
-  return g_sharp.trees;
+  return fab->innet_trees;
 }
 
 /* The switches of the SHARP records of b from offset `from` (each once, in node order) into
@@ -1072,24 +1063,24 @@ static int sharp_switches(const struct topo *t, const struct ibuf *b, int from, 
 }
 
 /* Whether every switch of the SHARP records of b from `from` has a tree to spare. */
-static int sharp_switches_free(const struct fabric *fab, const struct coll_params *p, const struct ibuf *b, int from)
+static int sharp_switches_free(struct fabric *fab, const struct coll_params *p, const struct ibuf *b, int from)
 {
   sharp_for(fab);
   int *list, n = sharp_switches(fab->topo, b, from, &list), ok = 1;
   for (int k = 0; k < n && ok; k++)
-    ok = g_sharp.trees[list[k]] < p->sharp_max_trees;
+    ok = fab->innet_trees[list[k]] < p->sharp_max_trees;
   free(list);
   return ok;
 }
 
 static void sharp_release(struct coll_instance *c)
 {
-  if (c->sharp_switches && g_sharp.fab == c->fab) {
+  if (c->sharp_switches) {
     for (int k = 0; k < c->n_sharp_switches; k++)
-      if (g_sharp.trees[c->sharp_switches[k]] > 0)
-        g_sharp.trees[c->sharp_switches[k]]--;
-    if (g_sharp.active > 0)
-      g_sharp.active--;
+      if (c->fab->innet_trees[c->sharp_switches[k]] > 0)
+        c->fab->innet_trees[c->sharp_switches[k]]--;
+    if (c->fab->innet_active > 0)
+      c->fab->innet_active--;
   }
   free(c->sharp_switches);
   c->sharp_switches = NULL;
@@ -1713,8 +1704,8 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
     c->sharp_switches = sharp_list;
     c->n_sharp_switches = n_sharp;
     for (int k = 0; k < n_sharp; k++)
-      g_sharp.trees[sharp_list[k]]++;
-    g_sharp.active++;
+      fab->innet_trees[sharp_list[k]]++;
+    fab->innet_active++;
   }
   return c;
 }

@@ -145,8 +145,8 @@ int coll_fabric_has_sharp(const struct fabric *fab);
 /* Checks the parameters against the fabric: an explicit SHARP algorithm on a fabric without
  * SHARP is refused. Returns 0, or -1 with a message in err. */
 int coll_params_check(const struct coll_params *p, const struct fabric *fab, char *err, size_t errlen);
-/* SHARP collectives running now (held against sharp_max_trees). */
-int coll_sharp_active(void);
+/* SHARP collectives running now on fab. */
+int coll_sharp_active(const struct fabric *fab);
 
 /* nccl-tests' bus bandwidth factor: busbw = algbw * factor (algbw = bytes / time). */
 double coll_busbw_factor(enum coll_kind kind, int n);

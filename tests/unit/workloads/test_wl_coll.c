@@ -673,14 +673,14 @@ static void test_coll_sharp_max_trees(void)
   CU_ASSERT_EQUAL(o[0].algo, COLL_ALGO_SHARP);
   CU_ASSERT_EQUAL(o[1].algo, COLL_ALGO_SHARP);
   CU_ASSERT_EQUAL(o[2].algo, COLL_ALGO_RING);
-  CU_ASSERT_EQUAL(coll_sharp_active(), 2);
+  CU_ASSERT_EQUAL(coll_sharp_active(fab), 2);
   for (int k = 0; k < 3; k++)
     for (int m = 0; m < 2; m++)
       coll_join(c[k], m);
   fabric_run(fab);
   for (int k = 0; k < 3; k++)
     CU_ASSERT_EQUAL(o[k].finished, 1);
-  CU_ASSERT_EQUAL(coll_sharp_active(), 0);
+  CU_ASSERT_EQUAL(coll_sharp_active(fab), 0);
   /* Given back: a new one gets a tree. */
   struct outcome again;
   memset(&again, 0, sizeof again);
@@ -694,6 +694,53 @@ static void test_coll_sharp_max_trees(void)
   fabric_free(fab);
   param_set_free(params);
   topo_free(t);
+}
+
+/* Two SHARP collectives at once over members on both leaves of a radix-8 fat-tree: the second
+ * takes a root spine the first does not use (the candidate in the fewest running trees). */
+static void test_coll_sharp_roots_spread(void)
+{
+  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "1", "--radix", "8"};
+  struct platform *pl = load_generated(opts, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pl);
+  struct topo *t = pl->topo;
+  struct param_set *params = default_params();
+  char err[256];
+  struct fab_model ib_named = fab_model_ideal;
+  ib_named.name = "ib";
+  struct fabric *fab = fabric_new(t, params, &ib_named, FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct coll_params p;
+  coll_params_init(&p);
+  coll_params_no_protocol_cost(&p);
+  p.algo = COLL_ALGO_SHARP;
+  int a[2] = {0, 4}, b[2] = {1, 5}; /* GPU i is on leaf i/4 */
+  struct outcome o[2];
+  memset(o, 0, sizeof o);
+  struct coll_desc da = {COLL_ALLREDUCE, 8e6, 2, a, 0, TAG, 1}, db = {COLL_ALLREDUCE, 8e6, 2, b, 0, TAG, 1};
+  struct coll_instance *ca = coll_create(fab, &p, &da, on_member_done, on_finish, &o[0]);
+  struct coll_instance *cb = coll_create(fab, &p, &db, on_member_done, on_finish, &o[1]);
+  CU_ASSERT_EQUAL(coll_algorithm(ca), COLL_ALGO_SHARP);
+  CU_ASSERT_EQUAL(coll_algorithm(cb), COLL_ALGO_SHARP);
+  for (int m = 0; m < 2; m++) {
+    coll_join(ca, m);
+    coll_join(cb, m);
+  }
+  fabric_run(fab);
+  CU_ASSERT_EQUAL(o[0].finished + o[1].finished, 2);
+  int spines = 0;
+  for (int v = 0; v < t->n_nodes; v++) {
+    if (t->nodes[v].level != 2)
+      continue;
+    double bytes = 0;
+    for (int q = t->nodes[v].first_port; q < t->nodes[v].first_port + t->nodes[v].port_count; q++)
+      bytes += fab->ports[q].tx_bytes;
+    spines += bytes > 0;
+  }
+  CU_ASSERT_EQUAL(spines, 2);
+  fabric_free(fab);
+  param_set_free(params);
+  platform_free(pl);
 }
 
 /* NVLS on one node of 8 GPUs: every GPU sends S up its NVLink to the NVSwitch and gets S down
@@ -889,6 +936,7 @@ int main(void)
   CU_add_test(s, "coll_sharp_tree_bytes", test_coll_sharp_tree_bytes);
   CU_add_test(s, "coll_sharp_needs_ib", test_coll_sharp_needs_ib);
   CU_add_test(s, "coll_sharp_max_trees", test_coll_sharp_max_trees);
+  CU_add_test(s, "coll_sharp_roots_spread", test_coll_sharp_roots_spread);
   CU_add_test(s, "coll_nvls_bytes", test_coll_nvls_bytes);
   CU_add_test(s, "coll_nvls_hierarchical_bytes", test_coll_nvls_hierarchical_bytes);
   CU_add_test(s, "coll_auto_in_network", test_coll_auto_in_network);
