@@ -535,6 +535,10 @@ static void child_main(const struct coll_options *o, const struct layout *l, str
   g_bench.l = l;
   g_bench.fab = s->fab;
   coll_params_from(s->params, &g_bench.coll);
+  if (coll_params_check(&g_bench.coll, s->fab, err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric coll: %s\n", err);
+    _exit(1);
+  }
   g_bench.sizes = sizes;
   g_bench.n_sizes = n_sizes;
   g_bench.results = calloc((size_t)n_sizes, sizeof *g_bench.results);
@@ -617,7 +621,7 @@ static const char *redop_of(enum coll_kind k)
 static void algo_text(int mask, char *buf, size_t len)
 {
   buf[0] = '\0';
-  for (int a = 0, sep = 0; a <= COLL_ALGO_HIERARCHICAL; a++)
+  for (int a = 0, sep = 0; a < COLL_ALGO_COUNT; a++)
     if (mask & (1 << a))
       snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", sep++ ? "+" : "", coll_algo_name((enum coll_algo)a));
 }

@@ -235,7 +235,7 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
       fprintf(f, "\"algbw_GBps\": %s, \"busbw_GBps\": %s, \"algorithm\": \"",
               JSON_NUMBER(c->time_s > 0 ? c->bytes / c->time_s / 1e9 : 0),
               JSON_NUMBER(c->time_s > 0 ? c->bus_bytes / c->time_s / 1e9 : 0));
-      for (int a = 0, sep = 0; a <= COLL_ALGO_HIERARCHICAL; a++)
+      for (int a = 0, sep = 0; a < COLL_ALGO_COUNT; a++)
         if (c->algo_mask & (1 << a))
           fprintf(f, "%s%s", sep++ ? "+" : "", coll_algo_name((enum coll_algo)a));
       fprintf(f, "\", \"protocol\": \"");
@@ -566,6 +566,10 @@ int cmd_run(int argc, char **argv)
   struct replay_config cfg = {.trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress};
   wl_compute_params_init(&cfg.compute);
   coll_params_from(s.params, &cfg.coll);
+  if (coll_params_check(&cfg.coll, s.fab, err, sizeof err) != 0) {
+    fprintf(stderr, "sgfabric run: %s\n", err);
+    goto out;
+  }
   struct straggler_params sp;
   straggler_params_from(s.params, &sp);
   if ((slowdown = straggler_gpu_factors(&sp, s.platform->topo->n_gpus, o.seed, err, sizeof err)) == NULL) {

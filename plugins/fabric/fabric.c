@@ -150,6 +150,7 @@ void fabric_free(struct fabric *fab)
     fab->model->fini(fab);
   flow_engine_free(fab->fe);
   fab_why_free(fab->why);
+  free(fab->innet_trees);
   /* A stopped run (watchdog) leaves events behind: the timers' closures are in the slabs. */
   heap_free(&fab->events);
   for (size_t i = 0; i < fab->slab_count; i++)
@@ -227,11 +228,70 @@ struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, doubl
   return flow;
 }
 
+struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports, int hops, double bytes,
+                                  double start_s, int tag, double cap_Bps, fab_done_fn on_done, void *ctx)
+{
+  const struct topo *t = fab->topo;
+  if (!fabric_bytes_valid(bytes) || hops < 1 || hops > ROUTE_MAX_HOPS) {
+    fprintf(stderr, "sgfabric: internal error: fixed-path transfer of %.17g bytes over %d hops\n", bytes, hops);
+    abort();
+  }
+  for (int h = 0; h < hops; h++)
+    if (ports[h] < 0 || ports[h] >= t->n_ports || (h > 0 && t->ports[ports[h]].node != t->ports[ports[h - 1]].peer_node)) {
+      fprintf(stderr, "sgfabric: internal error: fixed path hop %d (port %d) does not follow the previous one\n", h,
+              ports[h]);
+      abort();
+    }
+  struct fab_flow *flow = flow_alloc(fab);
+  flow->id = fab->next_flow_id++;
+  flow->key = rng_mix64(flow->id ^ ((uint64_t)(unsigned)gpu << 40) ^ ((uint64_t)(unsigned)ports[0] << 20));
+  flow->src_gpu = flow->dst_gpu = gpu;
+  flow->tag = tag >= 0 && tag < FAB_MAX_TAGS ? tag : 0;
+  flow->bytes = bytes;
+  flow->post_s = start_s > fab->now ? start_s : fab->now;
+  flow->on_done = on_done;
+  flow->ctx = ctx;
+  flow->state = FLOW_PENDING;
+  flow->active_index = -1;
+  flow->fixed_path = 1;
+  flow->hops = (uint8_t)hops;
+  for (int h = 0; h < hops; h++)
+    flow->path[h] = ports[h];
+  flow->own_cap_Bps = cap_Bps > 0 ? cap_Bps : 0;
+  fab->stats.flows_posted++;
+  int from_gpu = t->nodes[t->ports[ports[0]].node].kind == TOPO_GPU;
+  fabric_schedule(fab, flow->post_s + (from_gpu ? fab->nic_latency_s : 0), FAB_EV_FLOW_START, 0, flow);
+  return flow;
+}
+
+/* A fabric_post_path transfer starts: the model sees it (its queue, its per-flow state), its path
+ * and cap stay the caller's, and it rides the flow engine. */
+static void fixed_flow_start(struct fabric *fab, struct fab_flow *flow)
+{
+  const struct topo *t = fab->topo;
+  if (fab->model->flow_start)
+    fab->model->flow_start(fab, flow);
+  const struct topo_port *first = &t->ports[flow->path[0]];
+  if (t->nodes[first->node].kind == TOPO_GPU)
+    (first->is_nvlink ? fab->stats.nvlink_bytes : fab->stats.fabric_bytes)[flow->tag] += flow->bytes;
+  fab->active_flows++;
+  if (flow->bytes <= 0) {
+    flow->delivered = flow->bytes;
+    fabric_flow_finished(fab, flow);
+    return;
+  }
+  flow_engine_start_flow(fab, flow);
+}
+
 static void flow_start(struct fabric *fab, struct fab_flow *flow)
 {
   const struct topo *t = fab->topo;
   flow->start_s = fab->now;
   flow->state = FLOW_ACTIVE;
+  if (flow->fixed_path) {
+    fixed_flow_start(fab, flow);
+    return;
+  }
   if (fab->model->flow_start)
     fab->model->flow_start(fab, flow);
   int hops = 0;

@@ -92,7 +92,18 @@ struct fab_flow {
   uint8_t spread;          /* a model spread the transfer evenly over its minimal paths (InfiniBand's
                             * adaptive routing at flow fidelity): its parts share links by design,
                             * they are no hashing collision */
+  uint8_t fixed_path;      /* posted with fabric_post_path: its path is the caller's, not routed */
+  double own_cap_Bps;      /* fabric_post_path's cap (0: none): applied on top of the model's
+                            * rate_cap_Bps, which a model rewrites at will */
 };
+
+/* The rate the flow engine holds a flow to (0: none): the lower of the model's cap and the
+ * poster's. */
+static inline double fab_flow_cap(const struct fab_flow *f)
+{
+  double a = f->rate_cap_Bps, b = f->own_cap_Bps;
+  return a > 0 && (b <= 0 || a < b) ? a : b;
+}
 
 /* One packet in flight. */
 struct fab_packet {
@@ -242,6 +253,10 @@ struct fabric {
   uint64_t active_flows;
   uint32_t next_call;      /* the last collective instance id given (fabric_new_call) */
   struct fab_why *why;     /* NULL, or the per-link accounting of the "why" reports (why.h) */
+  /* In-network reduction (the collectives' SHARP trees): per node, the trees running through it,
+   * allocated by the collectives on first use, freed with the fabric; and the collectives. */
+  int *innet_trees;
+  int innet_active;
   /* Watchdog (fabric/watchdog-events): a run that processes that many events in a row at one
    * simulated date, or, at packet fidelity, without delivering a byte, is a livelock. The fabric
    * then stops (its calendar reads as empty) and says why in stall_msg. */
@@ -303,6 +318,18 @@ struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, doubl
  * shift the ids, and so the ECMP paths and tie-breaks, of the job's flows. id must be unique
  * and outside the sequence (e.g. above 2^62). */
 void fabric_flow_renumber(struct fabric *fab, struct fab_flow *flow, uint64_t id);
+
+/* Posts a transfer along an explicit path of hops (1..ROUTE_MAX_HOPS) egress ports, consecutive
+ * on the topology, that need not end at a GPU: the legs of an in-network reduction (a NIC up to
+ * its leaf, a switch up to its parent in an aggregation tree, an NVSwitch down to a GPU). gpu
+ * names the GPU on whose behalf it moves (src_gpu = dst_gpu = gpu: the model's flow_start sees
+ * a transfer that does not leave the node, so it neither splits it into queue pairs nor paths
+ * nor congestion-controls it). It rides the flow engine at either fidelity, capped at cap_Bps
+ * (0: none), and pays the NIC latency only when its first port leaves a GPU. The fabric's byte
+ * counters (fabric_bytes, nvlink_bytes) count it only when it leaves a GPU: they count what the
+ * GPUs inject. */
+struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports, int hops, double bytes,
+                                  double start_s, int tag, double cap_Bps, fab_done_fn on_done, void *ctx);
 
 /* A new collective instance id (1, 2, ...): the caller sets it as the call of the instance's flows,
  * so that the "why" accounting (why.h) knows which transfers belong to one collective. */

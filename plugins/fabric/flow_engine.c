@@ -654,8 +654,8 @@ void flow_engine_recompute(struct fabric *fab)
   }
   size_t n_capped = 0, next_capped = 0;
   for (size_t i = n; i-- > 0;) /* decreasing index: increasing id */
-    if (fe->flows[i]->rate_cap_Bps > 0)
-      fe->capped[n_capped++] = (struct fill_entry){fe->flows[i]->rate_cap_Bps, -1 - (int32_t)i};
+    if (fab_flow_cap(fe->flows[i]) > 0)
+      fe->capped[n_capped++] = (struct fill_entry){fab_flow_cap(fe->flows[i]), -1 - (int32_t)i};
   sort_capped(fe->capped, fe->capped_tmp, n_capped);
   size_t left = n;
   while (left > 0 && (fe->n_fill > 0 || next_capped < n_capped)) {

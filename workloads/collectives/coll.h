@@ -14,6 +14,20 @@
  *                 rail of each local rank, all-gather inside the node
  *   pairwise      all-to-all: every member sends S/n to every other, all at once
  *   ring (bcast)  broadcast as a pipelined chain from the root
+ *
+ * In-network reduction (docs/collectives.md, "In-network reduction"): the data is reduced in
+ * switches along an aggregation tree instead of hop by hop between GPUs, so each member sends
+ * and receives the buffer once (a ring: 2(n-1)/n of it each way). Graham et al., "Scalable
+ * Hierarchical Aggregation Protocol (SHArP)", COM-HPC 2016; NCCL's NVLS algorithms (NCCL 2.17+).
+ *   sharp         IB SHARP: every member's NIC sends up an aggregation tree of InfiniBand
+ *                 switches (reduced at each switch), the root sends the result back down
+ *   nvls          NVLink SHARP: the same in the node's NVSwitch (members of one node)
+ *   nvls_tree     NVLS reduce-scatter in each node, an all-reduce of each GPU's share across
+ *                 nodes on its rail (a ring here), NVLS all-gather in each node
+ *   nvls_sharp    the same with the rails' all-reduce done by IB SHARP
+ * PXN (coll/pxn): an all-to-all's transfer to a GPU of another node and another rail goes
+ * first over NVLink to the GPU of the sender's node on the destination's rail, which sends it
+ * on its own NIC (NCCL's PXN, NCCL_PXN_DISABLE=0).
  */
 #ifndef SGFABRIC_COLL_H
 #define SGFABRIC_COLL_H
@@ -21,7 +35,17 @@
 #include "fabric.h"
 
 enum coll_kind { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER, COLL_ALLTOALL, COLL_BROADCAST, COLL_KIND_COUNT };
-enum coll_algo { COLL_ALGO_AUTO, COLL_ALGO_RING, COLL_ALGO_TREE, COLL_ALGO_HIERARCHICAL };
+enum coll_algo {
+  COLL_ALGO_AUTO,
+  COLL_ALGO_RING,
+  COLL_ALGO_TREE,
+  COLL_ALGO_HIERARCHICAL,
+  COLL_ALGO_SHARP,
+  COLL_ALGO_NVLS,
+  COLL_ALGO_NVLS_TREE,
+  COLL_ALGO_NVLS_SHARP,
+  COLL_ALGO_COUNT
+};
 
 /* How a ring moves its data: step by step (2(n-1) transfers per member for an all-reduce, each
  * waiting for the chunk it forwards), or as one pipelined transfer per ring edge carrying every
@@ -52,6 +76,16 @@ struct coll_params {
   double base_latency_s[COLL_PROTO_COUNT];
   double step_latency_nvlink_s[COLL_PROTO_COUNT];
   double step_latency_net_s[COLL_PROTO_COUNT];
+  /* In-network reduction (coll.h's header comment). The switches' latencies are paid by every
+   * pipeline step leaving a reducing switch; the rates cap each of the tree's transfers. */
+  int sharp;                /* auto may pick IB SHARP (coll/sharp) */
+  int sharp_max_trees;      /* SHARP trees a switch takes part in at once; beyond, the usual algorithm */
+  double sharp_latency_s;   /* a SHARP switch's reduction latency */
+  double sharp_rate_Bps;    /* a SHARP switch's reduction rate per tree edge */
+  int nvls;                 /* auto may pick NVLS, NVLS-tree (coll/nvls) */
+  double nvls_latency_s;    /* the NVSwitch's reduction latency */
+  double nvls_rate_Bps;     /* NVLS rate per GPU */
+  int pxn;                  /* all-to-all: relay cross-rail transfers over NVLink (coll/pxn) */
 };
 
 struct coll_instance;
@@ -100,6 +134,19 @@ enum coll_algo coll_algorithm(const struct coll_instance *c);
 enum coll_proto coll_protocol(const struct coll_instance *c);
 /* Bytes a protocol puts on the wire to carry `bytes` of data (its lines' flag bytes included). */
 double coll_wire_bytes(enum coll_proto proto, double bytes);
+
+/* Whether an algorithm reduces in switches (SHARP, NVLS and their hierarchical forms). */
+int coll_algo_in_network(enum coll_algo a);
+/* Whether an algorithm needs IB SHARP (sharp, nvls_sharp). */
+int coll_algo_needs_sharp(enum coll_algo a);
+/* Whether the fabric can run IB SHARP: an InfiniBand model at flow fidelity (the trees' legs are
+ * fluid flows: at packet fidelity they would not contend with the packets). */
+int coll_fabric_has_sharp(const struct fabric *fab);
+/* Checks the parameters against the fabric: an explicit SHARP algorithm on a fabric without
+ * SHARP is refused. Returns 0, or -1 with a message in err. */
+int coll_params_check(const struct coll_params *p, const struct fabric *fab, char *err, size_t errlen);
+/* SHARP collectives running now on fab. */
+int coll_sharp_active(const struct fabric *fab);
 
 /* nccl-tests' bus bandwidth factor: busbw = algbw * factor (algbw = bytes / time). */
 double coll_busbw_factor(enum coll_kind kind, int n);

@@ -100,7 +100,7 @@ struct replay_job {
   struct timeline *tl; /* NULL: no timeline, no cost */
   struct {             /* the timeline's string ids */
     int compute[WL_PHASE_COUNT], wait[WL_GROUP_COUNT], comm[COLL_KIND_COUNT][WL_GROUP_COUNT], send[WL_GROUP_COUNT];
-    int algo[COLL_ALGO_HIERARCHICAL + 1];
+    int algo[COLL_ALGO_COUNT];
     int bubble, iteration, program, idle;
     int cat_compute, cat_wait, cat_bubble, cat_comm, cat_coll, cat_iteration, cat_idle;
   } id;
@@ -230,6 +230,8 @@ static void coll_finished(void *ctx, const struct coll_report *report)
     span.bytes = report->bytes;
     span.busbw_GBps = time > 0 ? report->bytes * coll_busbw_factor(report->kind, report->n) / time / 1e9 : 0;
     span.members = report->n;
+    if (g_replay.id.algo[report->algo] < 0)
+      g_replay.id.algo[report->algo] = timeline_intern(g_replay.tl, coll_algo_name(report->algo));
     span.algo = g_replay.id.algo[report->algo];
     timeline_add(g_replay.tl, &span);
   }
@@ -586,6 +588,10 @@ static int timeline_setup(char *err, size_t errlen)
     if (g != WL_GROUP_NONE)
       bad |= timeline_name_thread(tl, TL_TID_STREAM0 + g, group) != 0 || timeline_name_thread(tl, TL_TID_COLL0 + g, group) != 0;
   }
+  /* The in-network algorithms' names are interned when first used: a timeline without them
+   * stays as it was. */
+  for (int a = 0; a < COLL_ALGO_COUNT; a++)
+    g_replay.id.algo[a] = -1;
   for (int a = 0; a <= COLL_ALGO_HIERARCHICAL; a++)
     bad |= (g_replay.id.algo[a] = timeline_intern(tl, coll_algo_name((enum coll_algo)a))) < 0;
   bad |= (g_replay.id.bubble = timeline_intern(tl, "bubble")) < 0;

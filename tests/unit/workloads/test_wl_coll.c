@@ -8,7 +8,12 @@
  *  - hierarchical all-reduce on L nodes x g GPUs: the intra-node phases ride NVLink, the fabric
  *    carries only the inter-node ring of S/g per rail: 2(L-1)*S bytes; NVLink 2L(g-1)*S;
  *  - all-to-all moves S/N between every ordered pair;
- *  - broadcast delivers S to every member but the root.
+ *  - broadcast delivers S to every member but the root;
+ *  - in-network reduction: SHARP sends S up every member's NIC and S down (a ring: 2(N-1)/N S),
+ *    one reduced S per tree link between switches; NVLS the same over NVLink to the NVSwitch
+ *    (reduce-scatter: S/N down, all-gather: S/N up); NVLS-SHARP S/g on each NIC; a SHARP request
+ *    beyond coll/sharp-max-trees, or off InfiniBand, uses a ring; PXN keeps an all-to-all's
+ *    inter-node transfers on their rail.
  *
  * Per-flow accounting comes from a recording copy of the ideal model (its flow_done hook). */
 #include <CUnit/Basic.h>
@@ -71,6 +76,10 @@ static void on_finish(void *ctx, const struct coll_report *r)
  * which the analytic tests below hold against their formulas. */
 static const struct coll_params *g_params;
 static enum coll_proto g_chosen; /* coll_protocol of the last run */
+/* When set: the recording model's name ("ib": the collectives allow IB SHARP on it,
+ * coll_fabric_has_sharp), and where run_coll copies every port's transmitted bytes. */
+static const char *g_model_name;
+static double *g_port_tx;
 
 /* Runs one collective on gpus[0..n) of topo, every member joining at time 0. */
 static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo, enum coll_kind kind, double bytes,
@@ -80,6 +89,8 @@ static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo,
   char err[256];
   struct fab_model recorder = fab_model_ideal;
   recorder.flow_done = rec_flow_done;
+  if (g_model_name)
+    recorder.name = g_model_name;
   memset(&g_rec, 0, sizeof g_rec);
   memset(o, 0, sizeof *o);
   struct fabric *fab = fabric_new(topo, params, &recorder, fidelity, 1, err, sizeof err);
@@ -91,12 +102,9 @@ static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo,
     p = *g_params;
   else
     coll_params_no_protocol_cost(&p);
-  if (algo && !strcmp(algo, "ring"))
-    p.algo = COLL_ALGO_RING;
-  else if (algo && !strcmp(algo, "tree"))
-    p.algo = COLL_ALGO_TREE;
-  else if (algo && !strcmp(algo, "hierarchical"))
-    p.algo = COLL_ALGO_HIERARCHICAL;
+  for (int a = COLL_ALGO_RING; algo && a < COLL_ALGO_COUNT; a++)
+    if (!strcmp(algo, coll_algo_name((enum coll_algo)a)))
+      p.algo = (enum coll_algo)a;
   struct coll_desc d = {kind, bytes, n, gpus, root, TAG, gpus_per_node};
   struct coll_instance *c = coll_create(fab, &p, &d, on_member_done, on_finish, o);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -116,6 +124,9 @@ static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo,
   CU_ASSERT_EQUAL(fab->stats.flows_done, fab->stats.flows_posted);
   CU_ASSERT_EQUAL(fab->stats.drops, 0);
   CU_ASSERT_EQUAL(o->other_tag_bytes, 0);
+  if (g_port_tx)
+    for (int q = 0; q < topo->n_ports; q++)
+      g_port_tx[q] = fab->ports[q].tx_bytes;
   fabric_free(fab);
   param_set_free(params);
 }
@@ -529,6 +540,384 @@ static void test_coll_protocol_auto(void)
   topo_free(t);
 }
 
+/* ---- In-network reduction ---- */
+
+/* Sum of the bytes transmitted on the ports from nodes of kind `from` (level from_level, -1: any)
+ * to nodes of level to_level. */
+static double tx_between(const struct topo *t, const double *tx, int from_level, int to_level)
+{
+  double sum = 0;
+  for (int q = 0; q < t->n_ports; q++)
+    if (t->nodes[t->ports[q].node].level == from_level && t->nodes[t->ports[q].peer_node].level == to_level &&
+        t->nodes[t->ports[q].node].kind == TOPO_SWITCH)
+      sum += tx[q];
+  return sum;
+}
+
+/* SHARP all-reduce, 8 GPUs (one per node) on a radix-8 fat-tree (GPU i on leaf i/4, two leaves):
+ * the aggregation tree is the 8 NICs, the two leaves and one spine (the root). Every NIC sends S
+ * up and receives S down (a ring: 2(N-1)/N S each way); each leaf sends one reduced S up to the
+ * root and receives one S back; one spine only is used. */
+static void test_coll_sharp_tree_bytes(void)
+{
+  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "1", "--radix", "8"};
+  struct platform *p = load_generated(opts, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  const struct topo *t = p->topo;
+  const int N = 8;
+  const double S = 16e6;
+  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  double *tx = calloc((size_t)t->n_ports, sizeof(double));
+  g_model_name = "ib";
+  g_port_tx = tx;
+  struct outcome sh, ring;
+  run_coll(p->topo, FAB_FIDELITY_FLOW, "sharp", COLL_ALLREDUCE, S, gpus, N, 0, 1, &sh);
+  CU_ASSERT_EQUAL(sh.algo, COLL_ALGO_SHARP);
+  CU_ASSERT_EQUAL(sh.report.algo, COLL_ALGO_SHARP);
+  CU_ASSERT_EQUAL(sh.report.proto, COLL_PROTO_SIMPLE);
+  for (int i = 0; i < N; i++) {
+    int nic = t->gpu_nic_port[i];
+    CU_ASSERT(within(tx[nic], S, 1e-12));                     /* up, once */
+    CU_ASSERT(within(tx[t->ports[nic].peer_port], S, 1e-12)); /* down, once */
+  }
+  CU_ASSERT(within(sh.fabric_bytes, N * S, 1e-12));
+  /* Two leaves, each one reduced S up to the root spine and one S down. */
+  CU_ASSERT(within(tx_between(t, tx, 1, 2), 2 * S, 1e-12));
+  CU_ASSERT(within(tx_between(t, tx, 2, 1), 2 * S, 1e-12));
+  int spines_used = 0;
+  for (int v = 0; v < t->n_nodes; v++) {
+    if (t->nodes[v].level != 2)
+      continue;
+    double b = 0;
+    for (int q = t->nodes[v].first_port; q < t->nodes[v].first_port + t->nodes[v].port_count; q++)
+      b += tx[q];
+    spines_used += b > 0;
+  }
+  CU_ASSERT_EQUAL(spines_used, 1);
+  /* The graph: 10 legs up (8 NICs, 2 leaves) and 10 down, streaming at once after a barrier
+   * (a no-op per member's join and one they all lead to). */
+  CU_ASSERT_EQUAL(sh.transfers, 2 * (N + 2) + N + 1);
+  g_port_tx = NULL;
+  run_coll(p->topo, FAB_FIDELITY_FLOW, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &ring);
+  CU_ASSERT(within(ring.fabric_bytes, 2.0 * (N - 1) * S, 1e-12));
+  double t_sharp = sh.report.end_s - sh.report.start_s, t_ring = ring.report.end_s - ring.report.start_s;
+  fprintf(stderr, "\n    sharp all-reduce %.0f MB, %d GPUs: %.3f us, fabric %.0f B; ring %.3f us, fabric %.0f B", S / 1e6,
+          N, t_sharp * 1e6, sh.fabric_bytes, t_ring * 1e6, ring.fabric_bytes);
+  /* S on each NIC, pipelined: about S/B, where the ring needs 2(N-1)/N S/B. */
+  CU_ASSERT(t_sharp >= S / RATE);
+  CU_ASSERT(t_sharp < 1.15 * S / RATE);
+  CU_ASSERT(t_sharp < 0.6 * t_ring);
+  g_model_name = NULL;
+  free(tx);
+  platform_free(p);
+}
+
+/* SHARP needs InfiniBand: coll_params_check refuses an explicit sharp elsewhere, and a
+ * collective created anyway falls back to a ring; on InfiniBand at packet fidelity too. */
+static void test_coll_sharp_needs_ib(void)
+{
+  struct topo *t = topo_single_switch(4, RATE, LINK_LAT, SWITCH_LAT);
+  struct param_set *params = default_params();
+  char err[512];
+  struct fabric *fab = fabric_new(t, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct coll_params p;
+  coll_params_init(&p);
+  p.algo = COLL_ALGO_SHARP;
+  CU_ASSERT_EQUAL(coll_params_check(&p, fab, err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "InfiniBand"));
+  CU_ASSERT_FALSE(coll_fabric_has_sharp(fab));
+  p.algo = COLL_ALGO_AUTO;
+  p.sharp = 1; /* auto with SHARP allowed: no error, SHARP just is not there */
+  CU_ASSERT_EQUAL(coll_params_check(&p, fab, err, sizeof err), 0);
+  fabric_free(fab);
+  param_set_free(params);
+  int gpus[4] = {0, 1, 2, 3};
+  struct outcome o;
+  run_coll(t, FAB_FIDELITY_FLOW, "sharp", COLL_ALLREDUCE, 4e6, gpus, 4, 0, 1, &o);
+  CU_ASSERT_EQUAL(o.algo, COLL_ALGO_RING);
+  g_model_name = "ib";
+  run_coll(t, FAB_FIDELITY_PACKET, "sharp", COLL_ALLREDUCE, 4e6, gpus, 4, 0, 1, &o);
+  CU_ASSERT_EQUAL(o.algo, COLL_ALGO_RING);
+  run_coll(t, FAB_FIDELITY_FLOW, "sharp", COLL_ALLREDUCE, 4e6, gpus, 4, 0, 1, &o);
+  CU_ASSERT_EQUAL(o.algo, COLL_ALGO_SHARP);
+  g_model_name = NULL;
+  topo_free(t);
+}
+
+/* coll/sharp-max-trees: on one switch that takes part in at most 2 trees, the third of three
+ * SHARP collectives running at once uses a ring; the trees are given back when they end. */
+static void test_coll_sharp_max_trees(void)
+{
+  struct topo *t = topo_single_switch(6, RATE, LINK_LAT, SWITCH_LAT);
+  struct param_set *params = default_params();
+  char err[256];
+  struct fab_model ib_named = fab_model_ideal;
+  ib_named.name = "ib";
+  struct fabric *fab = fabric_new(t, params, &ib_named, FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct coll_params p;
+  coll_params_init(&p);
+  coll_params_no_protocol_cost(&p);
+  p.algo = COLL_ALGO_SHARP;
+  CU_ASSERT_EQUAL(p.sharp_max_trees, 2);
+  int pairs[3][2] = {{0, 1}, {2, 3}, {4, 5}};
+  struct outcome o[3];
+  struct coll_instance *c[3];
+  memset(o, 0, sizeof o);
+  for (int k = 0; k < 3; k++) {
+    struct coll_desc d = {COLL_ALLREDUCE, 8e6, 2, pairs[k], 0, TAG, 1};
+    c[k] = coll_create(fab, &p, &d, on_member_done, on_finish, &o[k]);
+    o[k].algo = coll_algorithm(c[k]);
+  }
+  CU_ASSERT_EQUAL(o[0].algo, COLL_ALGO_SHARP);
+  CU_ASSERT_EQUAL(o[1].algo, COLL_ALGO_SHARP);
+  CU_ASSERT_EQUAL(o[2].algo, COLL_ALGO_RING);
+  CU_ASSERT_EQUAL(coll_sharp_active(fab), 2);
+  for (int k = 0; k < 3; k++)
+    for (int m = 0; m < 2; m++)
+      coll_join(c[k], m);
+  fabric_run(fab);
+  for (int k = 0; k < 3; k++)
+    CU_ASSERT_EQUAL(o[k].finished, 1);
+  CU_ASSERT_EQUAL(coll_sharp_active(fab), 0);
+  /* Given back: a new one gets a tree. */
+  struct outcome again;
+  memset(&again, 0, sizeof again);
+  struct coll_desc d = {COLL_ALLREDUCE, 8e6, 2, pairs[2], 0, TAG, 1};
+  struct coll_instance *x = coll_create(fab, &p, &d, on_member_done, on_finish, &again);
+  CU_ASSERT_EQUAL(coll_algorithm(x), COLL_ALGO_SHARP);
+  coll_join(x, 0);
+  coll_join(x, 1);
+  fabric_run(fab);
+  CU_ASSERT_EQUAL(again.finished, 1);
+  fabric_free(fab);
+  param_set_free(params);
+  topo_free(t);
+}
+
+/* Two SHARP collectives at once over members on both leaves of a radix-8 fat-tree: the second
+ * takes a root spine the first does not use (the candidate in the fewest running trees). */
+static void test_coll_sharp_roots_spread(void)
+{
+  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "1", "--radix", "8"};
+  struct platform *pl = load_generated(opts, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pl);
+  struct topo *t = pl->topo;
+  struct param_set *params = default_params();
+  char err[256];
+  struct fab_model ib_named = fab_model_ideal;
+  ib_named.name = "ib";
+  struct fabric *fab = fabric_new(t, params, &ib_named, FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct coll_params p;
+  coll_params_init(&p);
+  coll_params_no_protocol_cost(&p);
+  p.algo = COLL_ALGO_SHARP;
+  int a[2] = {0, 4}, b[2] = {1, 5}; /* GPU i is on leaf i/4 */
+  struct outcome o[2];
+  memset(o, 0, sizeof o);
+  struct coll_desc da = {COLL_ALLREDUCE, 8e6, 2, a, 0, TAG, 1}, db = {COLL_ALLREDUCE, 8e6, 2, b, 0, TAG, 1};
+  struct coll_instance *ca = coll_create(fab, &p, &da, on_member_done, on_finish, &o[0]);
+  struct coll_instance *cb = coll_create(fab, &p, &db, on_member_done, on_finish, &o[1]);
+  CU_ASSERT_EQUAL(coll_algorithm(ca), COLL_ALGO_SHARP);
+  CU_ASSERT_EQUAL(coll_algorithm(cb), COLL_ALGO_SHARP);
+  for (int m = 0; m < 2; m++) {
+    coll_join(ca, m);
+    coll_join(cb, m);
+  }
+  fabric_run(fab);
+  CU_ASSERT_EQUAL(o[0].finished + o[1].finished, 2);
+  int spines = 0;
+  for (int v = 0; v < t->n_nodes; v++) {
+    if (t->nodes[v].level != 2)
+      continue;
+    double bytes = 0;
+    for (int q = t->nodes[v].first_port; q < t->nodes[v].first_port + t->nodes[v].port_count; q++)
+      bytes += fab->ports[q].tx_bytes;
+    spines += bytes > 0;
+  }
+  CU_ASSERT_EQUAL(spines, 2);
+  fabric_free(fab);
+  param_set_free(params);
+  platform_free(pl);
+}
+
+/* NVLS on one node of 8 GPUs: every GPU sends S up its NVLink to the NVSwitch and gets S down
+ * (all-reduce); reduce-scatter brings down S/N, all-gather sends up S/N. At the NVLS rate. */
+static void test_coll_nvls_bytes(void)
+{
+  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "8"};
+  struct platform *p = load_generated(opts, 4);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  const struct topo *t = p->topo;
+  const int N = 8;
+  const double S = 64e6;
+  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  double *tx = calloc((size_t)t->n_ports, sizeof(double));
+  g_port_tx = tx;
+  const enum coll_kind kinds[3] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
+  const double up[3] = {S, S, S / N}, down[3] = {S, S / N, S};
+  struct coll_params defaults;
+  coll_params_init(&defaults);
+  for (int k = 0; k < 3; k++) {
+    struct outcome o;
+    run_coll(p->topo, FAB_FIDELITY_FLOW, "nvls", kinds[k], S, gpus, N, 0, 8, &o);
+    CU_ASSERT_EQUAL(o.algo, COLL_ALGO_NVLS);
+    for (int i = 0; i < N; i++) {
+      int nvl = t->gpu_nvl_port[i];
+      CU_ASSERT(within(tx[nvl], up[k], 1e-12));
+      CU_ASSERT(within(tx[t->ports[nvl].peer_port], down[k], 1e-12));
+    }
+    CU_ASSERT(within(o.nvlink_bytes, N * up[k], 1e-12));
+    CU_ASSERT_EQUAL(o.fabric_bytes, 0);
+    double time = o.report.end_s - o.report.start_s;
+    fprintf(stderr, "\n    nvls %s %.0f MB, %d GPUs: %.3f us (S / nvls rate %.3f us)", coll_kind_name(kinds[k]),
+            S / 1e6, N, time * 1e6, S / defaults.nvls_rate_Bps * 1e6);
+    if (kinds[k] == COLL_ALLREDUCE) { /* paced by the NVSwitch's rate, pipelined */
+      CU_ASSERT(time >= S / defaults.nvls_rate_Bps);
+      CU_ASSERT(time < 1.1 * S / defaults.nvls_rate_Bps);
+    }
+  }
+  /* The ring moves 2(N-1) S over NVLink. */
+  g_port_tx = NULL;
+  struct outcome ring;
+  run_coll(p->topo, FAB_FIDELITY_FLOW, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 8, &ring);
+  CU_ASSERT(within(ring.nvlink_bytes, 2.0 * (N - 1) * S, 1e-12));
+  /* NVLS across nodes is not to be had: a ring. */
+  struct outcome multi;
+  const char *opts2[] = {"--gpus", "8", "--gpus-per-node", "4", "--radix", "8"};
+  struct platform *p2 = load_generated(opts2, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p2);
+  run_coll(p2->topo, FAB_FIDELITY_FLOW, "nvls", COLL_ALLREDUCE, S, gpus, N, 0, 4, &multi);
+  CU_ASSERT_EQUAL(multi.algo, COLL_ALGO_RING);
+  platform_free(p2);
+  free(tx);
+  platform_free(p);
+}
+
+/* NVLS-SHARP and NVLS-tree on 2 nodes x 4 GPUs: NVLS reduce-scatter and all-gather inside each
+ * node (NVLink up: S, then S/g), the rails' all-reduce of S/g across nodes: SHARP puts S/g up and
+ * down each NIC, the ring 2(L-1)/L S/g. */
+static void test_coll_nvls_hierarchical_bytes(void)
+{
+  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "4", "--radix", "8"};
+  struct platform *p = load_generated(opts, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  const struct topo *t = p->topo;
+  const int N = 8, g = 4, L = 2;
+  const double S = 16e6;
+  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  double *tx = calloc((size_t)t->n_ports, sizeof(double));
+  g_port_tx = tx;
+  g_model_name = "ib";
+  struct outcome ns, nt;
+  run_coll(p->topo, FAB_FIDELITY_FLOW, "nvls_sharp", COLL_ALLREDUCE, S, gpus, N, 0, g, &ns);
+  CU_ASSERT_EQUAL(ns.algo, COLL_ALGO_NVLS_SHARP);
+  for (int i = 0; i < N; i++) {
+    int nic = t->gpu_nic_port[i];
+    CU_ASSERT(within(tx[nic], S / g, 1e-12));
+    CU_ASSERT(within(tx[t->ports[nic].peer_port], S / g, 1e-12));
+    CU_ASSERT(within(tx[t->gpu_nvl_port[i]], S + S / g, 1e-12));
+  }
+  CU_ASSERT(within(ns.fabric_bytes, N * S / g, 1e-12));
+  CU_ASSERT(within(ns.nvlink_bytes, N * (S + S / g), 1e-12));
+  /* Each rail's tree has a root spine of its own (4 rails, 4 spines): S/g on each leaf-spine link
+   * used, up and down. */
+  int roots = 0;
+  for (int q = 0; q < t->n_ports; q++)
+    if (t->nodes[t->ports[q].node].level == 1 && t->nodes[t->ports[q].peer_node].level == 2 && tx[q] > 0) {
+      CU_ASSERT(within(tx[q], S / g, 1e-12));
+      roots++;
+    }
+  CU_ASSERT_EQUAL(roots, L * g); /* each of the 2 leaves up to each of the 4 roots */
+  run_coll(p->topo, FAB_FIDELITY_FLOW, "nvls_tree", COLL_ALLREDUCE, S, gpus, N, 0, g, &nt);
+  CU_ASSERT_EQUAL(nt.algo, COLL_ALGO_NVLS_TREE);
+  CU_ASSERT(within(nt.fabric_bytes, N * 2.0 * (L - 1) / L * S / g, 1e-12));
+  /* Inter-node traffic of the ring only between GPUs of one local index (the rail). */
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      if (i / g != j / g && i % g != j % g)
+        CU_ASSERT_EQUAL(g_rec.pair_bytes[i][j], 0);
+  fprintf(stderr, "\n    nvls_sharp %.0f MB, %dx%d: %.3f us; nvls_tree %.3f us", S / 1e6, L, g,
+          (ns.report.end_s - ns.report.start_s) * 1e6, (nt.report.end_s - nt.report.start_s) * 1e6);
+  /* Without InfiniBand, nvls_sharp is nvls_tree. */
+  g_model_name = NULL;
+  struct outcome fb;
+  run_coll(p->topo, FAB_FIDELITY_FLOW, "nvls_sharp", COLL_ALLREDUCE, S, gpus, N, 0, g, &fb);
+  CU_ASSERT_EQUAL(fb.algo, COLL_ALGO_NVLS_TREE);
+  g_port_tx = NULL;
+  free(tx);
+  platform_free(p);
+}
+
+/* Auto with coll/nvls and coll/sharp: the in-network algorithm for a large all-reduce, the usual
+ * one (LL ring) for a small one, as NCCL's tuner picks by predicted time; off: unchanged. */
+static void test_coll_auto_in_network(void)
+{
+  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "8"};
+  struct platform *p = load_generated(opts, 4);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  struct coll_params q;
+  coll_params_init(&q);
+  g_params = &q;
+  struct outcome o;
+  run_coll(p->topo, FAB_FIDELITY_FLOW, NULL, COLL_ALLREDUCE, 256e6, gpus, 8, 0, 8, &o);
+  CU_ASSERT_EQUAL(o.algo, COLL_ALGO_RING); /* off by default */
+  q.nvls = 1;
+  run_coll(p->topo, FAB_FIDELITY_FLOW, NULL, COLL_ALLREDUCE, 256e6, gpus, 8, 0, 8, &o);
+  CU_ASSERT_EQUAL(o.algo, COLL_ALGO_NVLS);
+  run_coll(p->topo, FAB_FIDELITY_FLOW, NULL, COLL_ALLREDUCE, 4096, gpus, 8, 0, 8, &o);
+  CU_ASSERT_EQUAL(o.algo, COLL_ALGO_RING);
+  g_params = NULL;
+  platform_free(p);
+}
+
+/* PXN: all-to-all on 2 nodes x 4 GPUs of a rail-optimized fat-tree. Without PXN, GPU i sends to
+ * every GPU of the other node; with it, only to its own rail there (the rest goes over NVLink
+ * to the rail's GPU of its node first): same fabric bytes, no leaf-to-spine bytes, more NVLink. */
+static void test_coll_pxn_alltoall(void)
+{
+  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "4", "--rail-optimized"};
+  struct platform *p = load_generated(opts, 5);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  const struct topo *t = p->topo;
+  const int N = 8, g = 4;
+  const double S = 8e6;
+  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  double *tx = calloc((size_t)t->n_ports, sizeof(double));
+  struct coll_params q;
+  coll_params_init(&q);
+  coll_params_no_protocol_cost(&q);
+  g_params = &q;
+  g_port_tx = tx;
+  struct outcome off, on;
+  run_coll(p->topo, FAB_FIDELITY_FLOW, NULL, COLL_ALLTOALL, S, gpus, N, 0, g, &off);
+  double spine_off = tx_between(t, tx, 1, 2);
+  CU_ASSERT(within(spine_off, N * (g - 1) * S / N, 1e-12)); /* cross-rail inter-node pairs */
+  q.pxn = 1;
+  run_coll(p->topo, FAB_FIDELITY_FLOW, NULL, COLL_ALLTOALL, S, gpus, N, 0, g, &on);
+  double spine_on = tx_between(t, tx, 1, 2);
+  CU_ASSERT_EQUAL(spine_on, 0);
+  CU_ASSERT(within(on.fabric_bytes, off.fabric_bytes, 1e-12));
+  CU_ASSERT(on.nvlink_bytes > off.nvlink_bytes);
+  /* NVLink carries the node's own pairs plus one relay per cross-rail inter-node pair. */
+  CU_ASSERT(within(on.nvlink_bytes, off.nvlink_bytes + N * (g - 1) * S / N, 1e-12));
+  CU_ASSERT_EQUAL(on.transfers, N * (N - 1) + N * (g - 1));
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      if (i / g != j / g && i % g != j % g)
+        CU_ASSERT_EQUAL(g_rec.pair_bytes[i][j], 0);
+  fprintf(stderr, "\n    all-to-all %.0f MB, 2x4 rail-optimized: spine bytes %.0f without PXN, %.0f with; %.3f us, %.3f us",
+          S / 1e6, spine_off, spine_on, (off.report.end_s - off.report.start_s) * 1e6,
+          (on.report.end_s - on.report.start_s) * 1e6);
+  g_params = NULL;
+  g_port_tx = NULL;
+  free(tx);
+  platform_free(p);
+}
+
 int main(void)
 {
   CU_initialize_registry();
@@ -544,6 +933,14 @@ int main(void)
   CU_add_test(s, "coll_protocol_costs_ring", test_coll_protocol_costs_ring);
   CU_add_test(s, "coll_protocol_nvlink_steps", test_coll_protocol_nvlink_steps);
   CU_add_test(s, "coll_protocol_auto", test_coll_protocol_auto);
+  CU_add_test(s, "coll_sharp_tree_bytes", test_coll_sharp_tree_bytes);
+  CU_add_test(s, "coll_sharp_needs_ib", test_coll_sharp_needs_ib);
+  CU_add_test(s, "coll_sharp_max_trees", test_coll_sharp_max_trees);
+  CU_add_test(s, "coll_sharp_roots_spread", test_coll_sharp_roots_spread);
+  CU_add_test(s, "coll_nvls_bytes", test_coll_nvls_bytes);
+  CU_add_test(s, "coll_nvls_hierarchical_bytes", test_coll_nvls_hierarchical_bytes);
+  CU_add_test(s, "coll_auto_in_network", test_coll_auto_in_network);
+  CU_add_test(s, "coll_pxn_alltoall", test_coll_pxn_alltoall);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   int failures = (int)CU_get_number_of_failures();
