@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json_out.h"
+#include "check.h"
 
 const struct param_def fabric_params[] = {
     {"fabric/mtu", PARAM_INT, UNIT_BYTES, "4096", 256, 65536, NULL,
@@ -40,13 +41,13 @@ static int g_plugin_platform_loaded;
 
 void fabric_plugin_select(const struct fab_model *model, const char *caller)
 {
-  if (g_plugin_platform_loaded) {
-    fprintf(stderr, "%s: called after the platform was loaded; call it before sgf_load_platform()\n", caller);
-    abort();
-  }
-  if (g_plugin_model != NULL && g_plugin_model != model) {
-    fprintf(stderr, "%s: the %s fabric plugin was initialised already; a simulation has one fabric model\n",
-            caller, g_plugin_model->name);
+  /* A usage error of the calling program, not an internal one: its own message, then stop. */
+  if (g_plugin_platform_loaded || (g_plugin_model != NULL && g_plugin_model != model)) {
+    if (g_plugin_platform_loaded)
+      fprintf(stderr, "%s: called after the platform was loaded; call it before sgf_load_platform()\n", caller);
+    else
+      fprintf(stderr, "%s: the %s fabric plugin was initialised already; a simulation has one fabric model\n",
+              caller, g_plugin_model->name);
     abort();
   }
   g_plugin_model = model;
@@ -61,15 +62,9 @@ static void *slab_alloc(struct fabric *fab, size_t item_size)
 {
   if (fab->slab_count == fab->slab_capacity) {
     fab->slab_capacity = fab->slab_capacity ? 2 * fab->slab_capacity : 16;
-    fab->slabs = realloc(fab->slabs, fab->slab_capacity * sizeof *fab->slabs);
-    if (fab->slabs == NULL)
-      abort();
+    fab->slabs = sgf_xrealloc(fab->slabs, fab->slab_capacity * sizeof *fab->slabs);
   }
-  void *slab = calloc(SLAB_ITEMS, item_size);
-  if (slab == NULL) {
-    fprintf(stderr, "sgfabric: out of memory\n");
-    abort();
-  }
+  void *slab = sgf_xcalloc(SLAB_ITEMS, item_size);
   fab->slabs[fab->slab_count++] = slab;
   return slab;
 }
@@ -206,11 +201,8 @@ int fabric_bytes_valid(double bytes) { return bytes >= 0 && bytes <= FAB_MAX_TRA
 struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
                              fab_done_fn on_done, void *ctx)
 {
-  if (!fabric_bytes_valid(bytes)) {
-    fprintf(stderr, "sgfabric: internal error: transfer of %.17g bytes from GPU %d to GPU %d is not a whole number "
-            "of bytes in 0..2^50\n", bytes, src_gpu, dst_gpu);
-    abort();
-  }
+  SGF_CHECK(fabric_bytes_valid(bytes), "transfer of %.17g bytes from GPU %d to GPU %d is not a whole number of bytes "
+            "in 0..2^50", bytes, src_gpu, dst_gpu);
   struct fab_flow *flow = flow_alloc(fab);
   flow->id = fab->next_flow_id++;
   flow->key = flow_key(flow->id, src_gpu, dst_gpu);
@@ -232,16 +224,12 @@ struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports,
                                   double start_s, int tag, double cap_Bps, fab_done_fn on_done, void *ctx)
 {
   const struct topo *t = fab->topo;
-  if (!fabric_bytes_valid(bytes) || hops < 1 || hops > ROUTE_MAX_HOPS) {
-    fprintf(stderr, "sgfabric: internal error: fixed-path transfer of %.17g bytes over %d hops\n", bytes, hops);
-    abort();
-  }
+  SGF_CHECK(fabric_bytes_valid(bytes) && hops >= 1 && hops <= ROUTE_MAX_HOPS,
+            "fixed-path transfer of %.17g bytes over %d hops", bytes, hops);
   for (int h = 0; h < hops; h++)
-    if (ports[h] < 0 || ports[h] >= t->n_ports || (h > 0 && t->ports[ports[h]].node != t->ports[ports[h - 1]].peer_node)) {
-      fprintf(stderr, "sgfabric: internal error: fixed path hop %d (port %d) does not follow the previous one\n", h,
-              ports[h]);
-      abort();
-    }
+    SGF_CHECK(ports[h] >= 0 && ports[h] < t->n_ports &&
+                  (h == 0 || t->ports[ports[h]].node == t->ports[ports[h - 1]].peer_node),
+              "fixed path hop %d (port %d) does not follow the previous one", h, ports[h]);
   struct fab_flow *flow = flow_alloc(fab);
   flow->id = fab->next_flow_id++;
   flow->key = rng_mix64(flow->id ^ ((uint64_t)(unsigned)gpu << 40) ^ ((uint64_t)(unsigned)ports[0] << 20));
@@ -299,10 +287,7 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
     hops = fab->model->flow_path ? fab->model->flow_path(fab, flow)
                                  : route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path,
                                                      ROUTE_MAX_HOPS);
-  if (hops < 0) {
-    fprintf(stderr, "sgfabric: no route from GPU %d to GPU %d\n", flow->src_gpu, flow->dst_gpu);
-    abort();
-  }
+  SGF_CHECK(hops >= 0, "no route from GPU %d to GPU %d", flow->src_gpu, flow->dst_gpu);
   flow->hops = (uint8_t)hops;
   if (fab->why && hops > 0 && flow->bytes > 0)
     fab_why_flow_start(fab, flow);
@@ -436,8 +421,7 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
       fab->model->on_event(fab, ev->ptr, ev->arg);
     break;
   default:
-    fprintf(stderr, "sgfabric: internal error: unknown event type %u\n", ev->type);
-    abort();
+    sgf_fatal(__FILE__, __LINE__, "unknown event type %u", ev->type);
   }
 }
 

@@ -12,6 +12,7 @@
  * flow completes after its path's tail latency, the same latency the packet engine gives an
  * uncongested transfer. */
 #include "fabric.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -374,14 +375,11 @@ static void collect_component(struct fabric *fab)
       f->fill_index = (int32_t)fe->n_flows;
       if (fe->n_flows == fe->cap_flows) {
         fe->cap_flows = fe->cap_flows ? 2 * fe->cap_flows : 1024;
-        fe->flows = realloc(fe->flows, fe->cap_flows * sizeof *fe->flows);
-        fe->new_rate = realloc(fe->new_rate, fe->cap_flows * sizeof *fe->new_rate);
-        fe->frozen = realloc(fe->frozen, fe->cap_flows);
-        fe->capped = realloc(fe->capped, fe->cap_flows * sizeof *fe->capped);
-        fe->capped_tmp = realloc(fe->capped_tmp, fe->cap_flows * sizeof *fe->capped_tmp);
-        if (fe->flows == NULL || fe->new_rate == NULL || fe->frozen == NULL || fe->capped == NULL ||
-            fe->capped_tmp == NULL)
-          abort();
+        fe->flows = sgf_xrealloc(fe->flows, fe->cap_flows * sizeof *fe->flows);
+        fe->new_rate = sgf_xrealloc(fe->new_rate, fe->cap_flows * sizeof *fe->new_rate);
+        fe->frozen = sgf_xrealloc(fe->frozen, fe->cap_flows);
+        fe->capped = sgf_xrealloc(fe->capped, fe->cap_flows * sizeof *fe->capped);
+        fe->capped_tmp = sgf_xrealloc(fe->capped_tmp, fe->cap_flows * sizeof *fe->capped_tmp);
       }
       fe->flows[fe->n_flows++] = f;
       for (int h = 0; h < f->hops; h++) {
@@ -580,9 +578,7 @@ static void due_set(struct flow_engine *fe, struct fab_flow *f, double date)
   if (f->due_index < 0) {
     if (fe->n_due == fe->cap_due) {
       fe->cap_due = fe->cap_due ? 2 * fe->cap_due : 1024;
-      fe->due = realloc(fe->due, fe->cap_due * sizeof *fe->due);
-      if (fe->due == NULL)
-        abort();
+      fe->due = sgf_xrealloc(fe->due, fe->cap_due * sizeof *fe->due);
     }
     due_place(fe, f, fe->n_due++);
     due_sift_up(fe, (size_t)f->due_index);
@@ -686,8 +682,7 @@ void flow_engine_recompute(struct fabric *fab)
       }
     }
   }
-  if (left > 0)
-    abort(); /* cannot happen: every flow crosses a port of the component */
+  SGF_CHECK(left == 0, "%zu flows of the component cross none of its ports", left);
   /* New drain dates for flows whose rate changed. */
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = fe->flows[i];
@@ -743,6 +738,6 @@ void flow_engine_event(struct fabric *fab, const struct fab_event *ev)
     break;
   }
   default:
-    abort();
+    sgf_fatal(__FILE__, __LINE__, "unknown flow event type %u", ev->type);
   }
 }

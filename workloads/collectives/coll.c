@@ -1,5 +1,6 @@
 /* Collectives as dataflow graphs of transfers (see coll.h). */
 #include "coll.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -200,9 +201,7 @@ static double share_of(double total, int parts, int index)
 
 static void *xrealloc(void *p, size_t bytes)
 {
-  void *q = realloc(p, bytes ? bytes : 1);
-  if (q == NULL)
-    abort();
+  void *q = sgf_xrealloc(p, bytes ? bytes : 1);
   return q;
 }
 
@@ -513,10 +512,8 @@ static double build_tree_record(struct coll_shape *c, const int *r, double total
   const int *mem = r + TREC_HEAD, *edge = r + TREC_HEAD + m;
   double lat = tech == TREC_NVLS ? c->innet[2] : c->innet[0];
   double rate = tech == TREC_NVLS ? c->innet[3] : c->innet[1];
-  double *upb = calloc((size_t)E, sizeof(double)), *downb = calloc((size_t)E, sizeof(double));
-  int *rep = malloc(sizeof(int) * (size_t)E);
-  if (!upb || !downb || !rep)
-    abort();
+  double *upb = sgf_xcalloc((size_t)E, sizeof(double)), *downb = sgf_xcalloc((size_t)E, sizeof(double));
+  int *rep = sgf_xmalloc(sizeof(int) * (size_t)E);
   for (int e = 0; e < E; e++)
     rep[e] = -1;
   for (int i = 0; i < m; i++) {
@@ -758,9 +755,7 @@ static void build_alltoall_pxn(struct coll_shape *c)
   for (int i = 0; i < n; i++)
     if (c->pxn[2 * i] + 1 > nodes)
       nodes = c->pxn[2 * i] + 1;
-  int *relay = malloc(sizeof(int) * (size_t)nodes * (size_t)gpn); /* (node, local rank) -> member */
-  if (relay == NULL)
-    abort();
+  int *relay = sgf_xmalloc(sizeof(int) * (size_t)nodes * (size_t)gpn); /* (node, local rank) -> member */
   for (int k = 0; k < nodes * gpn; k++)
     relay[k] = -1;
   for (int i = 0; i < n; i++)
@@ -989,9 +984,7 @@ static void number_nodes(const int *gpus, int n, int per_node, int *out, int *sc
 
 static int *xmalloc_ints(int n)
 {
-  int *p = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
-  if (p == NULL)
-    abort();
+  int *p = sgf_xmalloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
   return p;
 }
 
@@ -1019,9 +1012,7 @@ static void sharp_for(struct fabric *fab)
 {
   if (fab->innet_trees != NULL)
     return;
-  fab->innet_trees = calloc((size_t)fab->topo->n_nodes + 1, sizeof(int));
-  if (fab->innet_trees == NULL)
-    abort();
+  fab->innet_trees = sgf_xcalloc((size_t)fab->topo->n_nodes + 1, sizeof(int));
 }
 
 /* The SHARP trees running on each switch of fab's topology. */
@@ -1035,9 +1026,7 @@ static const int *sharp_busy(struct fabric *fab)
  * *list; returns their count. */
 static int sharp_switches(const struct topo *t, const struct ibuf *b, int from, int **list)
 {
-  uint8_t *seen = calloc((size_t)t->n_nodes + 1, 1);
-  if (seen == NULL)
-    abort();
+  uint8_t *seen = sgf_xcalloc((size_t)t->n_nodes + 1, 1);
   for (int at = from; at < b->n; at += trec_len(b->v + at)) {
     const int *r = b->v + at;
     if (r[2] != TREC_SHARP)
@@ -1145,11 +1134,9 @@ static int sharp_record(const struct topo *t, const int *busy, const int *gpus, 
                         int mode, int part,
                         int parts, struct ibuf *b)
 {
-  int *leaf = calloc((size_t)m + 1, sizeof(int));
-  int *sw = malloc(sizeof(int) * (size_t)t->n_nodes); /* node -> its edge, -1 */
-  int *edge = malloc(sizeof(int) * 3 * (size_t)(m + t->n_nodes)), *order = malloc(sizeof(int) * (size_t)t->n_nodes);
-  if (!leaf || !sw || !edge || !order)
-    abort();
+  int *leaf = sgf_xcalloc((size_t)m + 1, sizeof(int));
+  int *sw = sgf_xmalloc(sizeof(int) * (size_t)t->n_nodes); /* node -> its edge, -1 */
+  int *edge = sgf_xmalloc(sizeof(int) * 3 * (size_t)(m + t->n_nodes)), *order = sgf_xmalloc(sizeof(int) * (size_t)t->n_nodes);
   int root = -1, ok = 1, esw = 0;
   for (int i = 0; i < m && ok; i++) {
     int port = t->gpu_nic_port[gpus[mem[i]]];
@@ -1596,9 +1583,7 @@ static struct coll_shape *shape_get(struct coll_shape *key, int *cached)
       *cached = 1;
       return c;
     }
-  struct coll_shape *c = malloc(sizeof *c);
-  if (c == NULL)
-    abort();
+  struct coll_shape *c = sgf_xmalloc(sizeof *c);
   *c = *key;
   if (c->n > 1 && c->bytes > 0)
     build(c);
@@ -1655,9 +1640,7 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
   size_t n = d->n > 0 ? (size_t)d->n : 0, nx = (size_t)shape->nx, nr = (size_t)shape->n_rings;
   size_t size = sizeof(struct coll_instance) + sizeof(struct xfer) * nx + sizeof(struct member_ref) * n +
                 sizeof(struct ring) * nr + sizeof(int) * 2 * n + n;
-  struct coll_instance *c = malloc(size);
-  if (c == NULL)
-    abort();
+  struct coll_instance *c = sgf_xmalloc(size);
   *c = proto;
   char *next = (char *)(c + 1);
   c->x = (struct xfer *)next;
