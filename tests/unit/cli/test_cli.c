@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include "cunit_main.h"
 
 enum { OPT_OUT, OPT_SEED, OPT_ZERO1, OPT_TP, OPT_RECOMPUTE };
 
@@ -147,20 +148,14 @@ static void test_cli_suggestions(void)
   CU_ASSERT_STRING_EQUAL(m, "x (did you mean --fabric roce?)");
 }
 
-int main(void)
-{
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return CU_get_error();
-  CU_pSuite suite = CU_add_suite("cli", NULL, NULL);
-  CU_ADD_TEST(suite, test_cli_value_forms_are_equal);
-  CU_ADD_TEST(suite, test_cli_optional_value);
-  CU_ADD_TEST(suite, test_cli_refusals);
-  CU_ADD_TEST(suite, test_cli_integers_are_strict);
-  CU_ADD_TEST(suite, test_cli_edit_distance);
-  CU_ADD_TEST(suite, test_cli_suggestions);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failures = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures == 0 ? 0 : 1;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "cli";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"test_cli_value_forms_are_equal", test_cli_value_forms_are_equal},
+    {"test_cli_optional_value", test_cli_optional_value},
+    {"test_cli_refusals", test_cli_refusals},
+    {"test_cli_integers_are_strict", test_cli_integers_are_strict},
+    {"test_cli_edit_distance", test_cli_edit_distance},
+    {"test_cli_suggestions", test_cli_suggestions},
+    {NULL, NULL},
+};

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cunit_main.h"
 
 /* Runs fn in a child; returns its terminating signal (0 if it exited) and its stderr in out. */
 static int run_child(void (*fn)(void), char *out, size_t outlen)
@@ -79,15 +80,10 @@ static void test_exhausted_allocation_names_size(void)
   CU_ASSERT_PTR_NOT_NULL(strstr(err, size));
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("check", NULL, NULL);
-  CU_add_test(s, "failed_check_names_file_line_and_reason", test_check_in_child);
-  CU_add_test(s, "exhausted_allocation_names_size", test_exhausted_allocation_names_size);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "check";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"failed_check_names_file_line_and_reason", test_check_in_child},
+    {"exhausted_allocation_names_size", test_exhausted_allocation_names_size},
+    {NULL, NULL},
+};

@@ -6,6 +6,7 @@
 
 #include "rng.h"
 #include "test_support.h"
+#include "cunit_main.h"
 
 #define RATE 50e9 /* 400Gbps */
 #define LINK_LAT 100e-9
@@ -185,19 +186,14 @@ static void test_engine_same_seed_same_result(void)
   platform_free(p);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("engine", NULL, NULL);
-  CU_add_test(s, "engine_single_flow_analytic", test_engine_single_flow_analytic);
-  CU_add_test(s, "engine_two_flows_share_receiver", test_engine_two_flows_share_receiver);
-  CU_add_test(s, "engine_flow_matches_packet_on_incast", test_engine_flow_matches_packet_on_incast);
-  CU_add_test(s, "engine_flow_matches_packet_on_permutation", test_engine_flow_matches_packet_on_permutation);
-  CU_add_test(s, "engine_max_min_rates", test_engine_max_min_rates);
-  CU_add_test(s, "engine_same_seed_same_result", test_engine_same_seed_same_result);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "engine";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"engine_single_flow_analytic", test_engine_single_flow_analytic},
+    {"engine_two_flows_share_receiver", test_engine_two_flows_share_receiver},
+    {"engine_flow_matches_packet_on_incast", test_engine_flow_matches_packet_on_incast},
+    {"engine_flow_matches_packet_on_permutation", test_engine_flow_matches_packet_on_permutation},
+    {"engine_max_min_rates", test_engine_max_min_rates},
+    {"engine_same_seed_same_result", test_engine_same_seed_same_result},
+    {NULL, NULL},
+};

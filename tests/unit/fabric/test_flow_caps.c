@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "test_support.h"
+#include "cunit_main.h"
 
 #define N_FLOWS 8
 
@@ -137,15 +138,9 @@ static void test_caps_changed_for_matches_full_recompute(void)
   platform_free(p);
 }
 
-int main(void)
-{
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("flow_caps", NULL, NULL);
-  CU_add_test(s, "caps_changed_for_matches_full_recompute", test_caps_changed_for_matches_full_recompute);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "flow_caps";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"caps_changed_for_matches_full_recompute", test_caps_changed_for_matches_full_recompute},
+    {NULL, NULL},
+};

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "test_support.h"
+#include "cunit_main.h"
 
 #define BYTES 50e6
 
@@ -106,15 +107,9 @@ static void test_stale_completion_on_recycled_slot(void)
   platform_free(p);
 }
 
-int main(void)
-{
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("flow_recycle", NULL, NULL);
-  CU_add_test(s, "stale_completion_on_recycled_slot", test_stale_completion_on_recycled_slot);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "flow_recycle";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"stale_completion_on_recycled_slot", test_stale_completion_on_recycled_slot},
+    {NULL, NULL},
+};

@@ -4,6 +4,7 @@
 
 #include "heap.h"
 #include "rng.h"
+#include "cunit_main.h"
 
 static void test_heap_orders_by_time(void)
 {
@@ -202,19 +203,14 @@ static void test_rng_same_seed_same_draws(void)
     CU_ASSERT(rng_below(&a, 5) < 5);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("heap", NULL, NULL);
-  CU_add_test(s, "heap_orders_by_time", test_heap_orders_by_time);
-  CU_add_test(s, "heap_breaks_ties_by_insertion", test_heap_breaks_ties_by_insertion);
-  CU_add_test(s, "heap_order_under_changing_density", test_heap_order_under_changing_density);
-  CU_add_test(s, "heap_matches_sorted_reference", test_heap_matches_sorted_reference);
-  CU_add_test(s, "heap_crowded_bucket_uses_far_part", test_heap_crowded_bucket_uses_far_part);
-  CU_add_test(s, "rng_same_seed_same_draws", test_rng_same_seed_same_draws);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "heap";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"heap_orders_by_time", test_heap_orders_by_time},
+    {"heap_breaks_ties_by_insertion", test_heap_breaks_ties_by_insertion},
+    {"heap_order_under_changing_density", test_heap_order_under_changing_density},
+    {"heap_matches_sorted_reference", test_heap_matches_sorted_reference},
+    {"heap_crowded_bucket_uses_far_part", test_heap_crowded_bucket_uses_far_part},
+    {"rng_same_seed_same_draws", test_rng_same_seed_same_draws},
+    {NULL, NULL},
+};

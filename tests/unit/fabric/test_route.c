@@ -4,6 +4,7 @@
 
 #include "route.h"
 #include "test_support.h"
+#include "cunit_main.h"
 
 /* Lowest level whose switches reach both leaves going down: the turning point of a minimal
  * up-down path. */
@@ -141,17 +142,12 @@ static void test_route_hash_spreads_flows(void)
   platform_free(p);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("route", NULL, NULL);
-  CU_add_test(s, "route_two_tier_minimal_up_down", test_route_two_tier_minimal_up_down);
-  CU_add_test(s, "route_three_tier_minimal_up_down", test_route_three_tier_minimal_up_down);
-  CU_add_test(s, "route_intra_node_uses_nvlink", test_route_intra_node_uses_nvlink);
-  CU_add_test(s, "route_hash_spreads_flows", test_route_hash_spreads_flows);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "route";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"route_two_tier_minimal_up_down", test_route_two_tier_minimal_up_down},
+    {"route_three_tier_minimal_up_down", test_route_three_tier_minimal_up_down},
+    {"route_intra_node_uses_nvlink", test_route_intra_node_uses_nvlink},
+    {"route_hash_spreads_flows", test_route_hash_spreads_flows},
+    {NULL, NULL},
+};

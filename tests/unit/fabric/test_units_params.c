@@ -10,6 +10,7 @@
 #include "param.h"
 #include "text_input.h"
 #include "units.h"
+#include "cunit_main.h"
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b); }
 
@@ -215,22 +216,17 @@ static void test_text_parse_index(void)
   CU_ASSERT_EQUAL(text_parse_index(NULL, 15, &v), -1);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("units_params", NULL, NULL);
-  CU_add_test(s, "units_parse_rates_times_sizes", test_units_parse_rates_times_sizes);
-  CU_add_test(s, "units_refuse_bad_text", test_units_refuse_bad_text);
-  CU_add_test(s, "param_defaults_and_overrides", test_param_defaults_and_overrides);
-  CU_add_test(s, "param_errors_name_the_parameter", test_param_errors_name_the_parameter);
-  CU_add_test(s, "units_refuse_overflow_after_scaling", test_units_refuse_overflow_after_scaling);
-  CU_add_test(s, "json_strings_and_numbers", test_json_strings_and_numbers);
-  CU_add_test(s, "param_text_values_are_range_checked", test_param_text_values_are_range_checked);
-  CU_add_test(s, "text_input_lines", test_text_input_lines);
-  CU_add_test(s, "text_parse_index", test_text_parse_index);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "units_params";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"units_parse_rates_times_sizes", test_units_parse_rates_times_sizes},
+    {"units_refuse_bad_text", test_units_refuse_bad_text},
+    {"param_defaults_and_overrides", test_param_defaults_and_overrides},
+    {"param_errors_name_the_parameter", test_param_errors_name_the_parameter},
+    {"units_refuse_overflow_after_scaling", test_units_refuse_overflow_after_scaling},
+    {"json_strings_and_numbers", test_json_strings_and_numbers},
+    {"param_text_values_are_range_checked", test_param_text_values_are_range_checked},
+    {"text_input_lines", test_text_input_lines},
+    {"text_parse_index", test_text_parse_index},
+    {NULL, NULL},
+};

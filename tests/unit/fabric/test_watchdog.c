@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "test_support.h"
+#include "cunit_main.h"
 
 static long g_retries, g_retry_limit;
 static double g_retry_delay;
@@ -112,17 +113,12 @@ static void test_watchdog_off(void)
   topo_free(t);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("watchdog", NULL, NULL);
-  CU_add_test(s, "watchdog_same_date", test_watchdog_same_date);
-  CU_add_test(s, "watchdog_no_delivery", test_watchdog_no_delivery);
-  CU_add_test(s, "watchdog_silent_on_progress", test_watchdog_silent_on_progress);
-  CU_add_test(s, "watchdog_off", test_watchdog_off);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "watchdog";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"watchdog_same_date", test_watchdog_same_date},
+    {"watchdog_no_delivery", test_watchdog_no_delivery},
+    {"watchdog_silent_on_progress", test_watchdog_silent_on_progress},
+    {"watchdog_off", test_watchdog_off},
+    {NULL, NULL},
+};

@@ -6,6 +6,7 @@
 
 #include "test_support.h"
 #include "why.h"
+#include "cunit_main.h"
 
 /* Eight concurrent transfers from leaf0's GPUs to leaf2's, distinct pairs; call(i) is the
  * collective instance of transfer i. Returns why.json's text (to free). */
@@ -76,14 +77,9 @@ static void test_why_collisions(void)
   free(text);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("why", NULL, NULL);
-  CU_add_test(s, "why_collisions", test_why_collisions);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "why";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"why_collisions", test_why_collisions},
+    {NULL, NULL},
+};

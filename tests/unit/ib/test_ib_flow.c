@@ -1,6 +1,7 @@
 /* InfiniBand at flow fidelity against packet fidelity: congestion trees, and mean completion
  * times on the scenarios of test_ib_packet.c and a 128-GPU random permutation. */
 #include "test_ib_support.h"
+#include "cunit_main.h"
 
 /* GPU 1 sends to A = GPU 0 (with GPUs 2..8: an incast) and an innocent flow to the idle GPU
  * B = GPU 9. Both of GPU 1's flows share its switch input buffer: the head-of-line packet for
@@ -190,17 +191,12 @@ static void test_ib_ar_imbalance_derates_busy_diverse_leaf(void)
   platform_free(p);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("ib_flow", NULL, NULL);
-  CU_add_test(s, "congestion tree slows an innocent flow", test_ib_congestion_tree_slows_innocent_flow);
-  CU_add_test(s, "congestion tree spares a flow with its own input", test_ib_congestion_tree_spares_flow_with_own_input);
-  CU_add_test(s, "AR imbalance derates a busy leaf sending to loaded leaves", test_ib_ar_imbalance_derates_busy_diverse_leaf);
-  CU_add_test(s, "flow fidelity matches packet fidelity", test_ib_flow_matches_packet);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failures = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures ? 1 : 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "ib_flow";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"congestion tree slows an innocent flow", test_ib_congestion_tree_slows_innocent_flow},
+    {"congestion tree spares a flow with its own input", test_ib_congestion_tree_spares_flow_with_own_input},
+    {"AR imbalance derates a busy leaf sending to loaded leaves", test_ib_ar_imbalance_derates_busy_diverse_leaf},
+    {"flow fidelity matches packet fidelity", test_ib_flow_matches_packet},
+    {NULL, NULL},
+};

@@ -1,6 +1,7 @@
 /* InfiniBand at packet fidelity: lossless incast, credit window, routing, VL arbitration and
  * parameter checks. Each test prints its measured figures to stderr. */
 #include "test_ib_support.h"
+#include "cunit_main.h"
 
 /* 8 senders to 1 receiver through one switch with small buffers (8 packets per VL). */
 static void test_ib_incast_is_lossless_and_fair(void)
@@ -295,19 +296,14 @@ static void test_ib_framing_goodput(void)
   CU_ASSERT(fabs(packet_bare - RATE) <= 1e-3 * RATE);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("ib_packet", NULL, NULL);
-  CU_add_test(s, "incast is lossless and fair", test_ib_incast_is_lossless_and_fair);
-  CU_add_test(s, "credit window limits long links", test_ib_credit_window_limits_long_links);
-  CU_add_test(s, "D-mod-K shift, AR permutation", test_ib_routing_dmodk_shift_and_ar_permutation);
-  CU_add_test(s, "VL arbitration shares 1:3", test_ib_vl_arbitration_shares_one_to_three);
-  CU_add_test(s, "bad parameters are refused", test_ib_bad_parameters_are_refused);
-  CU_add_test(s, "framing goodput", test_ib_framing_goodput);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failures = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures ? 1 : 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "ib_packet";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"incast is lossless and fair", test_ib_incast_is_lossless_and_fair},
+    {"credit window limits long links", test_ib_credit_window_limits_long_links},
+    {"D-mod-K shift, AR permutation", test_ib_routing_dmodk_shift_and_ar_permutation},
+    {"VL arbitration shares 1:3", test_ib_vl_arbitration_shares_one_to_three},
+    {"bad parameters are refused", test_ib_bad_parameters_are_refused},
+    {"framing goodput", test_ib_framing_goodput},
+    {NULL, NULL},
+};

@@ -8,6 +8,7 @@
 #include "ib_vlarb.h"
 #include "route.h"
 #include "test_support.h"
+#include "cunit_main.h"
 
 static void test_ib_credit_blocks_round_up(void)
 {
@@ -129,19 +130,14 @@ static void test_ib_lft_shift_is_collision_free(void)
   platform_free(p);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("ib_units", NULL, NULL);
-  CU_add_test(s, "credit blocks round up", test_ib_credit_blocks_round_up);
-  CU_add_test(s, "credit stall when zero", test_ib_credit_stall_when_zero);
-  CU_add_test(s, "VL arbitration weights 1:3", test_ib_vlarb_weights_one_to_three);
-  CU_add_test(s, "VL arbitration high-priority limit", test_ib_vlarb_high_priority_limit);
-  CU_add_test(s, "tables naming a missing VL refused", test_ib_vlarb_parse_refuses_missing_vl);
-  CU_add_test(s, "D-mod-K shift permutations collision-free", test_ib_lft_shift_is_collision_free);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failures = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures ? 1 : 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "ib_units";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"credit blocks round up", test_ib_credit_blocks_round_up},
+    {"credit stall when zero", test_ib_credit_stall_when_zero},
+    {"VL arbitration weights 1:3", test_ib_vlarb_weights_one_to_three},
+    {"VL arbitration high-priority limit", test_ib_vlarb_high_priority_limit},
+    {"tables naming a missing VL refused", test_ib_vlarb_parse_refuses_missing_vl},
+    {"D-mod-K shift permutations collision-free", test_ib_lft_shift_is_collision_free},
+    {NULL, NULL},
+};

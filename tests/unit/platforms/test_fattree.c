@@ -6,6 +6,7 @@
 #include <CUnit/Basic.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cunit_main.h"
 
 static struct fattree_spec spec_of(int gpus, int per_node, int tiers, int radix, int rail)
 {
@@ -466,29 +467,23 @@ static void test_fattree_formats_units(void)
   CU_ASSERT_STRING_EQUAL(buf, "0s");
 }
 
-int main(void)
-{
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return CU_get_error();
-  CU_pSuite suite = CU_add_suite("fattree", NULL, NULL);
-  CU_ADD_TEST(suite, test_fattree_kary_three_tier_counts_match_formulas);
-  CU_ADD_TEST(suite, test_fattree_two_tier_full_counts);
-  CU_ADD_TEST(suite, test_fattree_partial_last_leaf);
-  CU_ADD_TEST(suite, test_fattree_oversubscription_splits_ports);
-  CU_ADD_TEST(suite, test_fattree_rail_leaf_holds_one_rail);
-  CU_ADD_TEST(suite, test_fattree_rail_mapping_formula);
-  CU_ADD_TEST(suite, test_fattree_three_tier_pods);
-  CU_ADD_TEST(suite, test_fattree_shipped_sizes);
-  CU_ADD_TEST(suite, test_fattree_pgft_string);
-  CU_ADD_TEST(suite, test_fattree_refuses_impossible_specs);
-  CU_ADD_TEST(suite, test_fattree_setter_refuses_bad_values);
-  CU_ADD_TEST(suite, test_fattree_setter_reads_units);
-  CU_ADD_TEST(suite, test_fattree_default_nvlink_follows_gpu);
-  CU_ADD_TEST(suite, test_fattree_props_read_back);
-  CU_ADD_TEST(suite, test_fattree_formats_units);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failures = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures == 0 ? 0 : 1;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "fattree";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"test_fattree_kary_three_tier_counts_match_formulas", test_fattree_kary_three_tier_counts_match_formulas},
+    {"test_fattree_two_tier_full_counts", test_fattree_two_tier_full_counts},
+    {"test_fattree_partial_last_leaf", test_fattree_partial_last_leaf},
+    {"test_fattree_oversubscription_splits_ports", test_fattree_oversubscription_splits_ports},
+    {"test_fattree_rail_leaf_holds_one_rail", test_fattree_rail_leaf_holds_one_rail},
+    {"test_fattree_rail_mapping_formula", test_fattree_rail_mapping_formula},
+    {"test_fattree_three_tier_pods", test_fattree_three_tier_pods},
+    {"test_fattree_shipped_sizes", test_fattree_shipped_sizes},
+    {"test_fattree_pgft_string", test_fattree_pgft_string},
+    {"test_fattree_refuses_impossible_specs", test_fattree_refuses_impossible_specs},
+    {"test_fattree_setter_refuses_bad_values", test_fattree_setter_refuses_bad_values},
+    {"test_fattree_setter_reads_units", test_fattree_setter_reads_units},
+    {"test_fattree_default_nvlink_follows_gpu", test_fattree_default_nvlink_follows_gpu},
+    {"test_fattree_props_read_back", test_fattree_props_read_back},
+    {"test_fattree_formats_units", test_fattree_formats_units},
+    {NULL, NULL},
+};

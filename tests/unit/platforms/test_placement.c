@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "cunit_main.h"
 
 #define GPUS 64
 #define PER_NODE 8
@@ -107,18 +108,13 @@ static void test_refusals(void)
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "fragmented"));
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("placement", NULL, NULL);
-  CU_add_test(s, "contiguous_packs_gpu_by_gpu", test_contiguous_packs_gpu_by_gpu);
-  CU_add_test(s, "rail_aligned_gives_whole_nodes", test_rail_aligned_gives_whole_nodes);
-  CU_add_test(s, "fragmented_deals_nodes_round_robin", test_fragmented_deals_nodes_round_robin);
-  CU_add_test(s, "random_is_seeded", test_random_is_seeded);
-  CU_add_test(s, "refusals", test_refusals);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "placement";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"contiguous_packs_gpu_by_gpu", test_contiguous_packs_gpu_by_gpu},
+    {"rail_aligned_gives_whole_nodes", test_rail_aligned_gives_whole_nodes},
+    {"fragmented_deals_nodes_round_robin", test_fragmented_deals_nodes_round_robin},
+    {"random_is_seeded", test_random_is_seeded},
+    {"refusals", test_refusals},
+    {NULL, NULL},
+};

@@ -2,6 +2,7 @@
  * congestion spreading, ECMP collisions, go-back-N under loss, flow vs packet agreement. Each
  * prints its measured figures to stderr (docs/roce.md quotes them). */
 #include "test_roce_support.h"
+#include "cunit_main.h"
 
 #define G100 12.5e9
 #define G400 50e9
@@ -583,26 +584,21 @@ static void test_nic_incast_recovers(void)
   topo_free(t);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("roce_fabric", NULL, NULL);
-  CU_add_test(s, "dcqcn_two_flows_converge", test_dcqcn_two_flows_converge);
-  CU_add_test(s, "pfc_incast_lossless", test_pfc_incast_lossless);
-  CU_add_test(s, "pfc_hpcc_headroom_lossless", test_pfc_hpcc_headroom_lossless);
-  CU_add_test(s, "lossy_dynamic_threshold", test_lossy_dynamic_threshold);
-  CU_add_test(s, "pfc_congestion_spreading", test_pfc_congestion_spreading);
-  CU_add_test(s, "dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading);
-  CU_add_test(s, "flow_estimates_track_packet", test_flow_estimates_track_packet);
-  CU_add_test(s, "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins);
-  CU_add_test(s, "gbn_goodput_under_loss", test_gbn_goodput_under_loss);
-  CU_add_test(s, "rto_from_last_progress", test_rto_from_last_progress);
-  CU_add_test(s, "framing_goodput", test_framing_goodput);
-  CU_add_test(s, "flow_matches_packet", test_flow_matches_packet);
-  CU_add_test(s, "nic_incast_recovers", test_nic_incast_recovers);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "roce_fabric";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"dcqcn_two_flows_converge", test_dcqcn_two_flows_converge},
+    {"pfc_incast_lossless", test_pfc_incast_lossless},
+    {"pfc_hpcc_headroom_lossless", test_pfc_hpcc_headroom_lossless},
+    {"lossy_dynamic_threshold", test_lossy_dynamic_threshold},
+    {"pfc_congestion_spreading", test_pfc_congestion_spreading},
+    {"dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading},
+    {"flow_estimates_track_packet", test_flow_estimates_track_packet},
+    {"ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins},
+    {"gbn_goodput_under_loss", test_gbn_goodput_under_loss},
+    {"rto_from_last_progress", test_rto_from_last_progress},
+    {"framing_goodput", test_framing_goodput},
+    {"flow_matches_packet", test_flow_matches_packet},
+    {"nic_incast_recovers", test_nic_incast_recovers},
+    {NULL, NULL},
+};

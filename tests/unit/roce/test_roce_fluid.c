@@ -3,6 +3,7 @@
  * measured figures to stderr (docs/roce.md, "Flow fidelity: fluid DCQCN", quotes them). */
 #include "roce_internal.h"
 #include "test_roce_support.h"
+#include "cunit_main.h"
 
 #define G100 12.5e9
 
@@ -270,19 +271,14 @@ static void test_fluid_auto_follows_preset(void)
   topo_free(t);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("roce_fluid", NULL, NULL);
-  CU_add_test(s, "fluid_two_flows_fixed_point", test_fluid_two_flows_fixed_point);
-  CU_add_test(s, "fluid_flow_matches_packet", test_fluid_flow_matches_packet);
-  CU_add_test(s, "fluid_incasts", test_fluid_incasts);
-  CU_add_test(s, "fluid_dcqcn_off_unchanged", test_fluid_dcqcn_off_unchanged);
-  CU_add_test(s, "fluid_vs_packet_incasts", test_fluid_vs_packet_incasts);
-  CU_add_test(s, "fluid_auto_follows_preset", test_fluid_auto_follows_preset);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "roce_fluid";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"fluid_two_flows_fixed_point", test_fluid_two_flows_fixed_point},
+    {"fluid_flow_matches_packet", test_fluid_flow_matches_packet},
+    {"fluid_incasts", test_fluid_incasts},
+    {"fluid_dcqcn_off_unchanged", test_fluid_dcqcn_off_unchanged},
+    {"fluid_vs_packet_incasts", test_fluid_vs_packet_incasts},
+    {"fluid_auto_follows_preset", test_fluid_auto_follows_preset},
+    {NULL, NULL},
+};

@@ -11,6 +11,7 @@
 #include "roce.h"
 #include "roce_internal.h"
 #include "test_support.h"
+#include "cunit_main.h"
 
 static const struct dcqcn_params g_paper = {1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0};
 
@@ -320,24 +321,19 @@ static void test_dcqcn_floor_rate(void)
   CU_ASSERT(a == floor && b == floor && cache.n == 1);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("roce_units", NULL, NULL);
-  CU_add_test(s, "dcqcn_cut_and_recovery", test_dcqcn_cut_and_recovery);
-  CU_add_test(s, "dcqcn_firmware_clamp", test_dcqcn_firmware_clamp);
-  CU_add_test(s, "ecn_red_profile", test_ecn_red_profile);
-  CU_add_test(s, "pfc_pause_and_resume", test_pfc_pause_and_resume);
-  CU_add_test(s, "pfc_resume_escape", test_pfc_resume_escape);
-  CU_add_test(s, "pfc_headroom_inflight", test_pfc_headroom_inflight);
-  CU_add_test(s, "gbn_nack_once_and_go_back", test_gbn_nack_once_and_go_back);
-  CU_add_test(s, "roce_bad_parameters_refused", test_roce_bad_parameters_refused);
-  CU_add_test(s, "dcqcn_nic_alpha_firmware", test_dcqcn_nic_alpha_firmware);
-  CU_add_test(s, "dcqcn_paper_scaled", test_dcqcn_paper_scaled);
-  CU_add_test(s, "dcqcn_floor_rate", test_dcqcn_floor_rate);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "roce_units";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"dcqcn_cut_and_recovery", test_dcqcn_cut_and_recovery},
+    {"dcqcn_firmware_clamp", test_dcqcn_firmware_clamp},
+    {"ecn_red_profile", test_ecn_red_profile},
+    {"pfc_pause_and_resume", test_pfc_pause_and_resume},
+    {"pfc_resume_escape", test_pfc_resume_escape},
+    {"pfc_headroom_inflight", test_pfc_headroom_inflight},
+    {"gbn_nack_once_and_go_back", test_gbn_nack_once_and_go_back},
+    {"roce_bad_parameters_refused", test_roce_bad_parameters_refused},
+    {"dcqcn_nic_alpha_firmware", test_dcqcn_nic_alpha_firmware},
+    {"dcqcn_paper_scaled", test_dcqcn_paper_scaled},
+    {"dcqcn_floor_rate", test_dcqcn_floor_rate},
+    {NULL, NULL},
+};

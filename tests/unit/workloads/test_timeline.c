@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "timeline.h"
+#include "cunit_main.h"
 
 /* The file timeline_write makes, as a string (caller frees). */
 static char *written(struct timeline *tl)
@@ -118,18 +119,12 @@ static void test_escaping_and_counters(void)
   timeline_free(tl);
 }
 
-int main(void)
-{
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("timeline", NULL, NULL);
-  CU_add_test(s, "timeline_lanes", test_lanes);
-  CU_add_test(s, "timeline_order_and_determinism", test_order_and_determinism);
-  CU_add_test(s, "timeline_limit", test_limit);
-  CU_add_test(s, "timeline_escaping_and_counters", test_escaping_and_counters);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "timeline";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"timeline_lanes", test_lanes},
+    {"timeline_order_and_determinism", test_order_and_determinism},
+    {"timeline_limit", test_limit},
+    {"timeline_escaping_and_counters", test_escaping_and_counters},
+    {NULL, NULL},
+};

@@ -22,6 +22,7 @@
 
 #include "coll.h"
 #include "../fabric/test_support.h"
+#include "cunit_main.h"
 
 #define RATE 50e9 /* 400 Gbps */
 #define LINK_LAT 100e-9
@@ -918,32 +919,27 @@ static void test_coll_pxn_alltoall(void)
   platform_free(p);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("collectives", NULL, NULL);
-  CU_add_test(s, "coll_ring_allreduce_analytic_single_switch", test_coll_ring_allreduce_analytic_single_switch);
-  CU_add_test(s, "coll_ring_allreduce_analytic_fat_tree", test_coll_ring_allreduce_analytic_fat_tree);
-  CU_add_test(s, "coll_tree_allreduce_bytes", test_coll_tree_allreduce_bytes);
-  CU_add_test(s, "coll_hierarchical_2x4", test_coll_hierarchical_2x4);
-  CU_add_test(s, "coll_hierarchical_4x2", test_coll_hierarchical_4x2);
-  CU_add_test(s, "coll_alltoall_pairs", test_coll_alltoall_pairs);
-  CU_add_test(s, "coll_broadcast_delivers", test_coll_broadcast_delivers);
-  CU_add_test(s, "coll_uneven_sizes_whole_bytes", test_coll_uneven_sizes_whole_bytes);
-  CU_add_test(s, "coll_protocol_costs_ring", test_coll_protocol_costs_ring);
-  CU_add_test(s, "coll_protocol_nvlink_steps", test_coll_protocol_nvlink_steps);
-  CU_add_test(s, "coll_protocol_auto", test_coll_protocol_auto);
-  CU_add_test(s, "coll_sharp_tree_bytes", test_coll_sharp_tree_bytes);
-  CU_add_test(s, "coll_sharp_needs_ib", test_coll_sharp_needs_ib);
-  CU_add_test(s, "coll_sharp_max_trees", test_coll_sharp_max_trees);
-  CU_add_test(s, "coll_sharp_roots_spread", test_coll_sharp_roots_spread);
-  CU_add_test(s, "coll_nvls_bytes", test_coll_nvls_bytes);
-  CU_add_test(s, "coll_nvls_hierarchical_bytes", test_coll_nvls_hierarchical_bytes);
-  CU_add_test(s, "coll_auto_in_network", test_coll_auto_in_network);
-  CU_add_test(s, "coll_pxn_alltoall", test_coll_pxn_alltoall);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failures = (int)CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failures != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "collectives";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"coll_ring_allreduce_analytic_single_switch", test_coll_ring_allreduce_analytic_single_switch},
+    {"coll_ring_allreduce_analytic_fat_tree", test_coll_ring_allreduce_analytic_fat_tree},
+    {"coll_tree_allreduce_bytes", test_coll_tree_allreduce_bytes},
+    {"coll_hierarchical_2x4", test_coll_hierarchical_2x4},
+    {"coll_hierarchical_4x2", test_coll_hierarchical_4x2},
+    {"coll_alltoall_pairs", test_coll_alltoall_pairs},
+    {"coll_broadcast_delivers", test_coll_broadcast_delivers},
+    {"coll_uneven_sizes_whole_bytes", test_coll_uneven_sizes_whole_bytes},
+    {"coll_protocol_costs_ring", test_coll_protocol_costs_ring},
+    {"coll_protocol_nvlink_steps", test_coll_protocol_nvlink_steps},
+    {"coll_protocol_auto", test_coll_protocol_auto},
+    {"coll_sharp_tree_bytes", test_coll_sharp_tree_bytes},
+    {"coll_sharp_needs_ib", test_coll_sharp_needs_ib},
+    {"coll_sharp_max_trees", test_coll_sharp_max_trees},
+    {"coll_sharp_roots_spread", test_coll_sharp_roots_spread},
+    {"coll_nvls_bytes", test_coll_nvls_bytes},
+    {"coll_nvls_hierarchical_bytes", test_coll_nvls_hierarchical_bytes},
+    {"coll_auto_in_network", test_coll_auto_in_network},
+    {"coll_pxn_alltoall", test_coll_pxn_alltoall},
+    {NULL, NULL},
+};

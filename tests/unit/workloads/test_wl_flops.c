@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "wl_model.h"
+#include "cunit_main.h"
 
 static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
 
@@ -56,18 +57,12 @@ static void test_wl_flops_llama3_8b_param_count(void)
   CU_ASSERT_DOUBLE_EQUAL(wl_model_params_total(&m), 8030261248.0, 0.5);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("wl_flops", NULL, NULL);
-  CU_add_test(s, "gpt3_matches_megatron_formula", test_wl_flops_gpt3_matches_megatron_formula);
-  CU_add_test(s, "mfu_and_hfu_differ_by_recompute_term",
-              test_wl_flops_mfu_and_hfu_differ_by_recompute_term);
-  CU_add_test(s, "moe_counts_topk_experts_only", test_wl_flops_moe_counts_topk_experts_only);
-  CU_add_test(s, "llama3_8b_param_count", test_wl_flops_llama3_8b_param_count);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failed != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "wl_flops";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"gpt3_matches_megatron_formula", test_wl_flops_gpt3_matches_megatron_formula},
+    {"mfu_and_hfu_differ_by_recompute_term", test_wl_flops_mfu_and_hfu_differ_by_recompute_term},
+    {"moe_counts_topk_experts_only", test_wl_flops_moe_counts_topk_experts_only},
+    {"llama3_8b_param_count", test_wl_flops_llama3_8b_param_count},
+    {NULL, NULL},
+};

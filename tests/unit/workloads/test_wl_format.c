@@ -7,6 +7,7 @@
 #include "wl_model.h"
 #include "wl_simai.h"
 #include "wl_trace.h"
+#include "cunit_main.h"
 
 #define BOGUS(f) WL_TEST_SRC_DIR "/bogus/" f
 
@@ -292,20 +293,15 @@ static void test_wl_format_tied_and_selective(void)
   wl_trace_free(t);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("wl_format", NULL, NULL);
-  CU_add_test(s, "round_trip", test_wl_format_round_trip);
-  CU_add_test(s, "rank_order_and_groups", test_wl_format_rank_order_and_groups);
-  CU_add_test(s, "bogus_native_refused", test_wl_format_bogus_native_refused);
-  CU_add_test(s, "simai_comm_types", test_wl_format_simai_comm_types);
-  CU_add_test(s, "bogus_simai_refused", test_wl_format_bogus_simai_refused);
-  CU_add_test(s, "model_file_syntax", test_wl_format_model_file_syntax);
-  CU_add_test(s, "tied_and_selective", test_wl_format_tied_and_selective);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failed != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "wl_format";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"round_trip", test_wl_format_round_trip},
+    {"rank_order_and_groups", test_wl_format_rank_order_and_groups},
+    {"bogus_native_refused", test_wl_format_bogus_native_refused},
+    {"simai_comm_types", test_wl_format_simai_comm_types},
+    {"bogus_simai_refused", test_wl_format_bogus_simai_refused},
+    {"model_file_syntax", test_wl_format_model_file_syntax},
+    {"tied_and_selective", test_wl_format_tied_and_selective},
+    {NULL, NULL},
+};

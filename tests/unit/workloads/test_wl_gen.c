@@ -6,6 +6,7 @@
 
 #include "wl_gen.h"
 #include "wl_model.h"
+#include "cunit_main.h"
 
 static struct wl_gen_params params(const char *model, int gpus, int tp, int pp)
 {
@@ -516,30 +517,23 @@ static void test_wl_gen_grad_norm_and_optimizer_step(void)
   wl_trace_free(t);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("wl_gen", NULL, NULL);
-  CU_add_test(s, "refuses_impossible_layouts", test_wl_gen_refuses_impossible_layouts);
-  CU_add_test(s, "405b_on_16_stages_is_balanced", test_wl_gen_405b_on_16_stages_is_balanced);
-  CU_add_test(s, "cli_records_405b_balance", test_wl_gen_cli_records_405b_balance);
-  CU_add_test(s, "1f1b_warmup_steady_cooldown", test_wl_gen_1f1b_warmup_steady_cooldown);
-  CU_add_test(s, "program_follows_1f1b", test_wl_gen_program_follows_1f1b);
-  CU_add_test(s, "interleaved_has_v_chunks", test_wl_gen_interleaved_has_v_chunks);
-  CU_add_test(s, "tp_allreduce_bytes_per_layer", test_wl_gen_tp_allreduce_bytes_per_layer);
-  CU_add_test(s, "dp_gradient_bytes_equal_stage_params",
-              test_wl_gen_dp_gradient_bytes_equal_stage_params);
-  CU_add_test(s, "program_flops_sum_to_hardware_flops",
-              test_wl_gen_program_flops_sum_to_hardware_flops);
-  CU_add_test(s, "moe_and_cp_collectives", test_wl_gen_moe_and_cp_collectives);
-  CU_add_test(s, "selective_recompute_reruns_attention_core", test_wl_gen_selective_recompute_reruns_attention_core);
-  CU_add_test(s, "grad_reduce_overlap_switch", test_wl_gen_grad_reduce_overlap_switch);
-  CU_add_test(s, "param_gather_overlap_switch", test_wl_gen_param_gather_overlap_switch);
-  CU_add_test(s, "tied_embedding_allreduce", test_wl_gen_tied_embedding_allreduce);
-  CU_add_test(s, "grad_norm_and_optimizer_step", test_wl_gen_grad_norm_and_optimizer_step);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failed != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "wl_gen";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"refuses_impossible_layouts", test_wl_gen_refuses_impossible_layouts},
+    {"405b_on_16_stages_is_balanced", test_wl_gen_405b_on_16_stages_is_balanced},
+    {"cli_records_405b_balance", test_wl_gen_cli_records_405b_balance},
+    {"1f1b_warmup_steady_cooldown", test_wl_gen_1f1b_warmup_steady_cooldown},
+    {"program_follows_1f1b", test_wl_gen_program_follows_1f1b},
+    {"interleaved_has_v_chunks", test_wl_gen_interleaved_has_v_chunks},
+    {"tp_allreduce_bytes_per_layer", test_wl_gen_tp_allreduce_bytes_per_layer},
+    {"dp_gradient_bytes_equal_stage_params", test_wl_gen_dp_gradient_bytes_equal_stage_params},
+    {"program_flops_sum_to_hardware_flops", test_wl_gen_program_flops_sum_to_hardware_flops},
+    {"moe_and_cp_collectives", test_wl_gen_moe_and_cp_collectives},
+    {"selective_recompute_reruns_attention_core", test_wl_gen_selective_recompute_reruns_attention_core},
+    {"grad_reduce_overlap_switch", test_wl_gen_grad_reduce_overlap_switch},
+    {"param_gather_overlap_switch", test_wl_gen_param_gather_overlap_switch},
+    {"tied_embedding_allreduce", test_wl_gen_tied_embedding_allreduce},
+    {"grad_norm_and_optimizer_step", test_wl_gen_grad_norm_and_optimizer_step},
+    {NULL, NULL},
+};

@@ -7,6 +7,7 @@
 #include "wl_gen.h"
 #include "wl_memory.h"
 #include "wl_model.h"
+#include "cunit_main.h"
 
 static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
 
@@ -197,21 +198,15 @@ static void test_wl_memory_recompute_names_and_flops(void)
   CU_ASSERT(sel < wl_hardware_flops_per_iteration(&m, 1536, 2048, WL_RECOMPUTE_FULL));
 }
 
-int main(void)
-{
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("wl_memory", NULL, NULL);
-  CU_add_test(s, "table2_formulas", test_wl_memory_table2_formulas);
-  CU_add_test(s, "generalised_layers", test_wl_memory_generalised_layers);
-  CU_add_test(s, "pipeline_inflight", test_wl_memory_pipeline_inflight);
-  CU_add_test(s, "model_states", test_wl_memory_model_states);
-  CU_add_test(s, "llama70b_feasibility", test_wl_memory_llama70b_feasibility);
-  CU_add_test(s, "unknown_without_dimensions", test_wl_memory_unknown_without_dimensions);
-  CU_add_test(s, "recompute_names_and_flops", test_wl_memory_recompute_names_and_flops);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "wl_memory";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"table2_formulas", test_wl_memory_table2_formulas},
+    {"generalised_layers", test_wl_memory_generalised_layers},
+    {"pipeline_inflight", test_wl_memory_pipeline_inflight},
+    {"model_states", test_wl_memory_model_states},
+    {"llama70b_feasibility", test_wl_memory_llama70b_feasibility},
+    {"unknown_without_dimensions", test_wl_memory_unknown_without_dimensions},
+    {"recompute_names_and_flops", test_wl_memory_recompute_names_and_flops},
+    {NULL, NULL},
+};

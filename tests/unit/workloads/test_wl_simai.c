@@ -10,6 +10,7 @@
 
 #include "wl_simai.h"
 #include "wl_trace.h"
+#include "cunit_main.h"
 
 #define CORPUS(f) WL_SIMAI_CORPUS_DIR "/" f
 #define EXAMPLE WL_EXAMPLES_DIR "/simai-every-type.txt"
@@ -285,19 +286,14 @@ static void test_wl_simai_example_mapping(void)
   wl_trace_free(t);
 }
 
-int main(void)
-{
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("wl_simai", NULL, NULL);
-  CU_add_test(s, "compute_is_one_pass", test_wl_simai_compute_is_one_pass);
-  CU_add_test(s, "header_variants", test_wl_simai_header_variants);
-  CU_add_test(s, "pipeline_messages", test_wl_simai_pipeline_messages);
-  CU_add_test(s, "blocks_1f1b", test_wl_simai_blocks_1f1b);
-  CU_add_test(s, "find_blocks", test_wl_simai_find_blocks);
-  CU_add_test(s, "example_mapping", test_wl_simai_example_mapping);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures();
-  CU_cleanup_registry();
-  return failed != 0;
-}
+/* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
+const char sgf_unit_suite[] = "wl_simai";
+const struct sgf_unit_test sgf_unit_tests[] = {
+    {"compute_is_one_pass", test_wl_simai_compute_is_one_pass},
+    {"header_variants", test_wl_simai_header_variants},
+    {"pipeline_messages", test_wl_simai_pipeline_messages},
+    {"blocks_1f1b", test_wl_simai_blocks_1f1b},
+    {"find_blocks", test_wl_simai_find_blocks},
+    {"example_mapping", test_wl_simai_example_mapping},
+    {NULL, NULL},
+};
