@@ -326,8 +326,18 @@ int run_simgrid_start(const struct run_setup *s, const char *program, char *err,
 {
   /* SimGrid gets only its own options: ours were consumed. Times are exact to 1e-13 s, so
    * that actors' sleeps land on the dates the fabric computes. */
-  char *argv[] = {(char *)program, "--log=root.thres:warning", "--cfg=surf/precision:1e-13", NULL};
+  char *argv[] = {(char *)program, "--log=root.thres:warning", "--cfg=surf/precision:1e-13", NULL, NULL, NULL};
   int argc = 3;
+  /* One actor per GPU. SimGrid maps each actor's stack (8 MiB) with a guard page: two memory
+   * mappings per actor, and Linux allows 65,530 per process (vm.max_map_count), so about 32,000
+   * actors is the limit: a 65,536-GPU run stopped with "Failed to protect stack". Above
+   * RUN_SMALL_STACKS_GPUS the stacks are 64 KiB without guard pages, taken from the heap (below
+   * malloc's mmap threshold, so no mapping each). The rank actors' calls are shallow; results do
+   * not depend on where stacks live. */
+  if (s->platform && s->platform->topo->n_gpus > RUN_SMALL_STACKS_GPUS) {
+    argv[argc++] = "--cfg=contexts/guard-size:0";
+    argv[argc++] = "--cfg=contexts/stack-size:64";
+  }
   simgrid_init(&argc, argv);
   if (sgf_glue_load_platform(s->platform->path, err, errlen) != 0)
     return -1;

@@ -79,6 +79,9 @@ void run_setup_free(struct run_setup *s);
 /* Starts SimGrid on the platform with the fabric model installed. */
 /* Starts SimGrid on the platform and installs the fabric; 0, or -1 with a message in err when
  * SimGrid cannot read the platform. */
+/* Above this many GPUs (one actor each), SimGrid's actor stacks are small and unguarded
+ * (run_simgrid_start): the guarded default needs two memory mappings per actor. */
+#define RUN_SMALL_STACKS_GPUS 20000
 int run_simgrid_start(const struct run_setup *s, const char *program, char *err, size_t errlen);
 /* Writes the first keys of summary.json (fabric, fidelity, seed, sim_time_s) and "parameters". */
 void run_write_summary_head(FILE *f, const struct run_options *o, const struct run_setup *s, double sim_time_s);
