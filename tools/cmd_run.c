@@ -13,6 +13,7 @@
 #include "deployment.h"
 #include "replay.h"
 #include "straggler.h"
+#include "compute_params.h"
 #include "results.h"
 #include "why.h"
 #include "run_common.h"
@@ -352,7 +353,7 @@ int cmd_run(int argc, char **argv)
   }
   results_catch_signals(RESULTS_SIGNALS_EXIT); /* SimGrid installed its own SIGINT handler */
   struct replay_config cfg = {.trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress};
-  wl_compute_params_init(&cfg.compute);
+  compute_params_from(s.params, &cfg.compute);
   coll_params_from(s.params, &cfg.coll);
   struct straggler_params sp;
   straggler_params_from(s.params, &sp);

@@ -482,7 +482,7 @@ static void rank_actor(int argc, char **argv)
       double duration = 0;
       int last = op;
       while (last < p->nops && p->ops[last].kind == WL_OP_COMPUTE && (last == op || p->ops[last].ndeps == 0)) {
-        duration += wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, &p->ops[last]);
+        duration += wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, p, &p->ops[last]);
         last++;
       }
       /* A straggler: its GPU's slowdown, and the noise of this run of kernels. */

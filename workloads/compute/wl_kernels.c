@@ -1,0 +1,214 @@
+/* Kernel-level compute model (wl_kernels.h); sources of every constant in docs/compute-model.md. */
+#include "wl_kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Attention rows: {non-causal, causal} x head dim {64, 128, 256}.
+ *
+ * H100: least-squares fits (largest relative error per curve) of E * s / (s + s0) to the
+ * FlashAttention-3 BF16/FP16 throughput of Shah et al. 2024 (arXiv:2407.08608), figure 5 (forward,
+ * non-causal and causal, head dims 64/128/256, seq 512-16k) and figure 6 (backward, non-causal,
+ * head dims 64/128). Backward causal and backward head dim 256 have no published curve: they
+ * carry the forward's causal/non-causal ratios of E and s0 and its d256/d128 ratio of E
+ * (assumption).
+ *
+ * A100: no per-sequence FlashAttention-2 figure on A100 was at hand: the FlashAttention-2
+ * curves measured on H100 (same figures of Shah et al.: the shape of the ramp with s) scaled so
+ * that the non-causal head-dim-128 forward reaches 73 % of the A100 peak, the maximum Dao 2023
+ * (arXiv:2307.08691) reports on A100 (assumption for everything but that maximum). */
+static const struct wl_kernel_gpu kernel_gpus[] = {
+    {"A100", 108, 0.85, 128, 0.90,
+     {{0.638, 0.730, 0.640}, {0.597, 0.678, 0.594}}, {{84, 98, 86}, {358, 396, 232}},
+     {{0.574, 0.640, 0.561}, {0.537, 0.594, 0.521}}, {{252, 274, 274}, {1074, 1107, 739}}, 0},
+    {"H100", 132, 0.75, 128, 0.90,
+     {{0.520, 0.683, 0.791}, {0.516, 0.663, 0.700}}, {{298, 228, 286}, {870, 608, 686}},
+     {{0.501, 0.595, 0.689}, {0.497, 0.578, 0.610}}, {{402, 420, 420}, {1174, 1120, 1007}}, 0},
+    /* H200: the H100's compute die (same SMs and clocks, NVIDIA H200 data sheet), faster HBM:
+     * the H100's efficiencies, extrapolated. */
+    {"H200", 132, 0.75, 128, 0.90,
+     {{0.520, 0.683, 0.791}, {0.516, 0.663, 0.700}}, {{298, 228, 286}, {870, 608, 686}},
+     {{0.501, 0.595, 0.689}, {0.497, 0.578, 0.610}}, {{402, 420, 420}, {1174, 1120, 1007}}, 1},
+    /* B200: 148 SMs (NVIDIA Blackwell architecture technical brief); efficiencies of the H100,
+     * extrapolated: no kernel-level data. */
+    {"B200", 148, 0.75, 128, 0.90,
+     {{0.520, 0.683, 0.791}, {0.516, 0.663, 0.700}}, {{298, 228, 286}, {870, 608, 686}},
+     {{0.501, 0.595, 0.689}, {0.497, 0.578, 0.610}}, {{402, 420, 420}, {1174, 1120, 1007}}, 1},
+};
+
+const struct wl_kernel_gpu *wl_kernel_gpu_find(const char *name)
+{
+  size_t n = sizeof kernel_gpus / sizeof kernel_gpus[0];
+  for (size_t i = 0; name != NULL && i < n; i++)
+    if (strcmp(kernel_gpus[i].name, name) == 0)
+      return &kernel_gpus[i];
+  return &kernel_gpus[1];
+}
+
+/* cuBLAS-like tile configurations (NVIDIA, "Matrix Multiplication Background User's Guide",
+ * section 2.3: the library picks among tile sizes; smaller tiles reuse less data per load and run
+ * below the large tiles' throughput): tile M x N and its relative efficiency (assumption). */
+static const struct {
+  double tm, tn, rel;
+} tiles[] = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.92}, {128, 64, 0.80}, {64, 64, 0.60}};
+
+double wl_gemm_efficiency(const struct gpu_type *gpu, double m, double n, double k)
+{
+  const struct wl_kernel_gpu *kg = wl_kernel_gpu_find(gpu->name);
+  double best = 0;
+  for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+    /* Tile quantization: partial tiles cost whole tiles; wave quantization: the tiles run in
+     * waves of one tile per SM, and a partial last wave costs a whole one (same guide, ch. 3). */
+    double ntiles = ceil(m / tiles[i].tm) * ceil(n / tiles[i].tn);
+    double waves = ceil(ntiles / kg->sms);
+    double useful = (m * n) / (waves * kg->sms * tiles[i].tm * tiles[i].tn);
+    double e = useful * tiles[i].rel;
+    if (e > best)
+      best = e;
+  }
+  return kg->gemm_eff * best * k / (k + kg->gemm_k0);
+}
+
+double wl_attn_flops(double bh, double sq, double skv, double d, int causal, int backward)
+{
+  double f = 4 * bh * sq * skv * d * (causal ? 0.5 : 1.0);
+  return backward ? 2.5 * f : f;
+}
+
+/* Log-linear interpolation of v[3] at head dims 64, 128, 256, clamped outside. */
+static double interp_d(const double v[3], double d)
+{
+  double x = log2(d) - 6; /* 0 at 64, 1 at 128, 2 at 256 */
+  if (x <= 0)
+    return v[0];
+  if (x >= 2)
+    return v[2];
+  int i = x < 1 ? 0 : 1;
+  double f = x - i;
+  return v[i] * (1 - f) + v[i + 1] * f;
+}
+
+double wl_attn_efficiency(const struct gpu_type *gpu, double s, double d, int causal, int backward)
+{
+  const struct wl_kernel_gpu *kg = wl_kernel_gpu_find(gpu->name);
+  int c = causal ? 1 : 0;
+  double e = interp_d(backward ? kg->attn_bwd_e[c] : kg->attn_fwd_e[c], d);
+  double s0 = interp_d(backward ? kg->attn_bwd_s0[c] : kg->attn_fwd_s0[c], d);
+  return e * s / (s + s0);
+}
+
+double wl_kernel_time(const struct gpu_type *gpu, const struct wl_kernel *k, int backward)
+{
+  const struct wl_kernel_gpu *kg = wl_kernel_gpu_find(gpu->name);
+  double hbm = gpu->hbm_Bps * kg->hbm_eff, t = 0;
+  switch (k->type) {
+  case WL_K_GEMM: {
+    double t_math = 2 * k->a * k->b * k->c / (gpu->bf16_dense_flops * wl_gemm_efficiency(gpu, k->a, k->b, k->c));
+    /* A skinny GEMM is bound by its BF16 operands and result over HBM. */
+    double t_mem = 2 * (k->a * k->c + k->c * k->b + k->a * k->b) / hbm;
+    t = t_math > t_mem ? t_math : t_mem;
+    break;
+  }
+  case WL_K_ATTN:
+    t = wl_attn_flops(k->a, k->b, k->c, k->d, k->sub, backward) /
+        (gpu->bf16_dense_flops * wl_attn_efficiency(gpu, k->b, k->d, k->sub, backward));
+    break;
+  case WL_K_MEM:
+    t = k->a / hbm;
+    break;
+  default:
+    break;
+  }
+  return t * (k->count > 1 ? k->count : 1);
+}
+
+/* FlashAttention-3 paper setup: batch x sequence = 16k tokens, heads x head dim = 2048. */
+#define FA(gpu, what, s, d, causal, bwd, tflops, src)                                                          \
+  {gpu, what, {WL_K_ATTN, causal, 1, (16384.0 / (s)) * (2048.0 / (d)), s, s, d}, bwd, tflops, src}
+#define FA3F "Shah et al. 2024 (FlashAttention-3), fig. 5"
+#define FA3B "Shah et al. 2024 (FlashAttention-3), fig. 6"
+
+static const struct wl_kernel_point points[] = {
+    FA("H100", "attn fwd d64 full", 512, 64, 0, 0, 333, FA3F),
+    FA("H100", "attn fwd d64 full", 1024, 64, 0, 0, 392, FA3F),
+    FA("H100", "attn fwd d64 full", 2048, 64, 0, 0, 460, FA3F),
+    FA("H100", "attn fwd d64 full", 4096, 64, 0, 0, 476, FA3F),
+    FA("H100", "attn fwd d64 full", 8192, 64, 0, 0, 496, FA3F),
+    FA("H100", "attn fwd d64 full", 16384, 64, 0, 0, 497, FA3F),
+    FA("H100", "attn fwd d128 full", 512, 128, 0, 0, 467, FA3F),
+    FA("H100", "attn fwd d128 full", 1024, 128, 0, 0, 565, FA3F),
+    FA("H100", "attn fwd d128 full", 2048, 128, 0, 0, 625, FA3F),
+    FA("H100", "attn fwd d128 full", 4096, 128, 0, 0, 638, FA3F),
+    FA("H100", "attn fwd d128 full", 8192, 128, 0, 0, 646, FA3F),
+    FA("H100", "attn fwd d128 full", 16384, 128, 0, 0, 648, FA3F),
+    FA("H100", "attn fwd d256 full", 512, 256, 0, 0, 482, FA3F),
+    FA("H100", "attn fwd d256 full", 1024, 256, 0, 0, 639, FA3F),
+    FA("H100", "attn fwd d256 full", 2048, 256, 0, 0, 707, FA3F),
+    FA("H100", "attn fwd d256 full", 4096, 256, 0, 0, 736, FA3F),
+    FA("H100", "attn fwd d256 full", 8192, 256, 0, 0, 746, FA3F),
+    FA("H100", "attn fwd d256 full", 16384, 256, 0, 0, 756, FA3F),
+    FA("H100", "attn fwd d64 causal", 512, 64, 1, 0, 197, FA3F),
+    FA("H100", "attn fwd d64 causal", 1024, 64, 1, 0, 265, FA3F),
+    FA("H100", "attn fwd d64 causal", 2048, 64, 1, 0, 371, FA3F),
+    FA("H100", "attn fwd d64 causal", 4096, 64, 1, 0, 420, FA3F),
+    FA("H100", "attn fwd d64 causal", 8192, 64, 1, 0, 460, FA3F),
+    FA("H100", "attn fwd d64 causal", 16384, 64, 1, 0, 473, FA3F),
+    FA("H100", "attn fwd d128 causal", 512, 128, 1, 0, 292, FA3F),
+    FA("H100", "attn fwd d128 causal", 1024, 128, 1, 0, 423, FA3F),
+    FA("H100", "attn fwd d128 causal", 2048, 128, 1, 0, 521, FA3F),
+    FA("H100", "attn fwd d128 causal", 4096, 128, 1, 0, 579, FA3F),
+    FA("H100", "attn fwd d128 causal", 8192, 128, 1, 0, 602, FA3F),
+    FA("H100", "attn fwd d128 causal", 16384, 128, 1, 0, 616, FA3F),
+    FA("H100", "attn fwd d256 causal", 512, 256, 1, 0, 286, FA3F),
+    FA("H100", "attn fwd d256 causal", 1024, 256, 1, 0, 427, FA3F),
+    FA("H100", "attn fwd d256 causal", 2048, 256, 1, 0, 537, FA3F),
+    FA("H100", "attn fwd d256 causal", 4096, 256, 1, 0, 612, FA3F),
+    FA("H100", "attn fwd d256 causal", 8192, 256, 1, 0, 628, FA3F),
+    FA("H100", "attn fwd d256 causal", 16384, 256, 1, 0, 642, FA3F),
+    FA("H100", "attn bwd d64 full", 512, 64, 0, 1, 272, FA3B),
+    FA("H100", "attn bwd d64 full", 1024, 64, 0, 1, 363, FA3B),
+    FA("H100", "attn bwd d64 full", 2048, 64, 0, 1, 422, FA3B),
+    FA("H100", "attn bwd d64 full", 4096, 64, 0, 1, 453, FA3B),
+    FA("H100", "attn bwd d64 full", 8192, 64, 0, 1, 472, FA3B),
+    FA("H100", "attn bwd d64 full", 16384, 64, 0, 1, 474, FA3B),
+    FA("H100", "attn bwd d128 full", 512, 128, 0, 1, 316, FA3B),
+    FA("H100", "attn bwd d128 full", 1024, 128, 0, 1, 424, FA3B),
+    FA("H100", "attn bwd d128 full", 2048, 128, 0, 1, 501, FA3B),
+    FA("H100", "attn bwd d128 full", 4096, 128, 0, 1, 542, FA3B),
+    FA("H100", "attn bwd d128 full", 8192, 128, 0, 1, 559, FA3B),
+    FA("H100", "attn bwd d128 full", 16384, 128, 0, 1, 561, FA3B),
+    FA("A100", "attn fwd d128 full (maximum)", 16384, 128, 0, 0, 230,
+       "Dao 2023 (FlashAttention-2): up to 230 TFLOP/s, 73 % of the A100 peak"),
+    {NULL, NULL, {0, 0, 0, 0, 0, 0, 0}, 0, 0, NULL},
+};
+
+const struct wl_kernel_point *wl_kernels_published(void) { return points; }
+
+double wl_kernel_point_predicted(const struct wl_kernel_point *p)
+{
+  const struct gpu_type *gpu = gpu_type_find(p->gpu);
+  double t = wl_kernel_time(gpu, &p->k, p->backward);
+  switch (p->k.type) {
+  case WL_K_GEMM:
+    return 2 * p->k.a * p->k.b * p->k.c / t / 1e12;
+  case WL_K_ATTN:
+    return wl_attn_flops(p->k.a, p->k.b, p->k.c, p->k.d, p->k.sub, p->backward) / t / 1e12;
+  default:
+    return p->k.a / t / 1e9;
+  }
+}
+
+double wl_kernels_print_table(FILE *out)
+{
+  double worst = 0;
+  fprintf(out, "| GPU | kernel | seq | published | predicted | error | source |\n");
+  fprintf(out, "| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
+  for (const struct wl_kernel_point *p = points; p->gpu != NULL; p++) {
+    double pred = wl_kernel_point_predicted(p), err = pred / p->published - 1;
+    if (fabs(err) > worst)
+      worst = fabs(err);
+    fprintf(out, "| %s | %s | %.0f | %.0f | %.0f | %+.1f %% | %s |\n", p->gpu, p->what, p->k.b, p->published, pred,
+            100 * err, p->source);
+  }
+  return worst;
+}
