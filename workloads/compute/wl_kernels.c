@@ -18,20 +18,20 @@
  * that the non-causal head-dim-128 forward reaches 73 % of the A100 peak, the maximum Dao 2023
  * (arXiv:2307.08691) reports on A100 (assumption for everything but that maximum). */
 static const struct wl_kernel_gpu kernel_gpus[] = {
-    {"A100", 108, 0.85, 128, 0.90,
+    {"A100", 108, 0.87, 22.5e-6, 0.92,
      {{0.638, 0.730, 0.640}, {0.597, 0.678, 0.594}}, {{84, 98, 86}, {358, 396, 232}},
      {{0.574, 0.640, 0.561}, {0.537, 0.594, 0.521}}, {{252, 274, 274}, {1074, 1107, 739}}, 0},
-    {"H100", 132, 0.75, 128, 0.90,
+    {"H100", 132, 0.845, 22.5e-6, 0.92,
      {{0.520, 0.683, 0.791}, {0.516, 0.663, 0.700}}, {{298, 228, 286}, {870, 608, 686}},
      {{0.501, 0.595, 0.689}, {0.497, 0.578, 0.610}}, {{402, 420, 420}, {1174, 1120, 1007}}, 0},
     /* H200: the H100's compute die (same SMs and clocks, NVIDIA H200 data sheet), faster HBM:
      * the H100's efficiencies, extrapolated. */
-    {"H200", 132, 0.75, 128, 0.90,
+    {"H200", 132, 0.845, 22.5e-6, 0.92,
      {{0.520, 0.683, 0.791}, {0.516, 0.663, 0.700}}, {{298, 228, 286}, {870, 608, 686}},
      {{0.501, 0.595, 0.689}, {0.497, 0.578, 0.610}}, {{402, 420, 420}, {1174, 1120, 1007}}, 1},
     /* B200: 148 SMs (NVIDIA Blackwell architecture technical brief); efficiencies of the H100,
      * extrapolated: no kernel-level data. */
-    {"B200", 148, 0.75, 128, 0.90,
+    {"B200", 148, 0.845, 22.5e-6, 0.92,
      {{0.520, 0.683, 0.791}, {0.516, 0.663, 0.700}}, {{298, 228, 286}, {870, 608, 686}},
      {{0.501, 0.595, 0.689}, {0.497, 0.578, 0.610}}, {{402, 420, 420}, {1174, 1120, 1007}}, 1},
 };
@@ -52,7 +52,7 @@ static const struct {
   double tm, tn, rel;
 } tiles[] = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.92}, {128, 64, 0.80}, {64, 64, 0.60}};
 
-double wl_gemm_efficiency(const struct gpu_type *gpu, double m, double n, double k)
+double wl_gemm_quantization(const struct gpu_type *gpu, double m, double n)
 {
   const struct wl_kernel_gpu *kg = wl_kernel_gpu_find(gpu->name);
   double best = 0;
@@ -61,12 +61,25 @@ double wl_gemm_efficiency(const struct gpu_type *gpu, double m, double n, double
      * waves of one tile per SM, and a partial last wave costs a whole one (same guide, ch. 3). */
     double ntiles = ceil(m / tiles[i].tm) * ceil(n / tiles[i].tn);
     double waves = ceil(ntiles / kg->sms);
-    double useful = (m * n) / (waves * kg->sms * tiles[i].tm * tiles[i].tn);
-    double e = useful * tiles[i].rel;
+    double e = (m * n) / (waves * kg->sms * tiles[i].tm * tiles[i].tn) * tiles[i].rel;
     if (e > best)
       best = e;
   }
-  return kg->gemm_eff * best * k / (k + kg->gemm_k0);
+  return best;
+}
+
+double wl_gemm_time(const struct gpu_type *gpu, double m, double n, double k)
+{
+  const struct wl_kernel_gpu *kg = wl_kernel_gpu_find(gpu->name);
+  double t_math = 2 * m * n * k / (gpu->bf16_dense_flops * kg->gemm_eff * wl_gemm_quantization(gpu, m, n)) + kg->gemm_t0;
+  /* A skinny GEMM is bound by its BF16 operands and result over HBM. */
+  double t_mem = 2 * (m * k + k * n + m * n) / (gpu->hbm_Bps * kg->hbm_eff);
+  return t_math > t_mem ? t_math : t_mem;
+}
+
+double wl_gemm_efficiency(const struct gpu_type *gpu, double m, double n, double k)
+{
+  return 2 * m * n * k / (gpu->bf16_dense_flops * wl_gemm_time(gpu, m, n, k));
 }
 
 double wl_attn_flops(double bh, double sq, double skv, double d, int causal, int backward)
@@ -100,21 +113,17 @@ double wl_attn_efficiency(const struct gpu_type *gpu, double s, double d, int ca
 double wl_kernel_time(const struct gpu_type *gpu, const struct wl_kernel *k, int backward)
 {
   const struct wl_kernel_gpu *kg = wl_kernel_gpu_find(gpu->name);
-  double hbm = gpu->hbm_Bps * kg->hbm_eff, t = 0;
+  double t = 0;
   switch (k->type) {
-  case WL_K_GEMM: {
-    double t_math = 2 * k->a * k->b * k->c / (gpu->bf16_dense_flops * wl_gemm_efficiency(gpu, k->a, k->b, k->c));
-    /* A skinny GEMM is bound by its BF16 operands and result over HBM. */
-    double t_mem = 2 * (k->a * k->c + k->c * k->b + k->a * k->b) / hbm;
-    t = t_math > t_mem ? t_math : t_mem;
+  case WL_K_GEMM:
+    t = wl_gemm_time(gpu, k->a, k->b, k->c);
     break;
-  }
   case WL_K_ATTN:
     t = wl_attn_flops(k->a, k->b, k->c, k->d, k->sub, backward) /
         (gpu->bf16_dense_flops * wl_attn_efficiency(gpu, k->b, k->d, k->sub, backward));
     break;
   case WL_K_MEM:
-    t = k->a / hbm;
+    t = k->a / (gpu->hbm_Bps * kg->hbm_eff);
     break;
   default:
     break;
@@ -128,7 +137,15 @@ double wl_kernel_time(const struct gpu_type *gpu, const struct wl_kernel *k, int
 #define FA3F "Shah et al. 2024 (FlashAttention-3), fig. 5"
 #define FA3B "Shah et al. 2024 (FlashAttention-3), fig. 6"
 
+#define GEMM(gpu, n, tflops, src) {gpu, "gemm " #n "^3 bf16", {WL_K_GEMM, 0, 1, n, n, n, 0}, 0, tflops, src}
+#define FASTCU "pranjalssh/fast.cu README, H100 SXM, cuBLAS baseline"
+
 static const struct wl_kernel_point points[] = {
+    GEMM("H100", 4096, 716, FASTCU),
+    GEMM("H100", 6144, 741.1, FASTCU),
+    GEMM("H100", 8192, 797.8, FASTCU),
+    {"H100", "memory: device sum of 2^30 floats (CUB)", {WL_K_MEM, WL_EW_OTHER, 1, 4294967296.0, 0, 0, 0}, 0, 3193,
+     "pranjalssh/fast.cu README, H100 sum reduction, cub library"},
     FA("H100", "attn fwd d64 full", 512, 64, 0, 0, 333, FA3F),
     FA("H100", "attn fwd d64 full", 1024, 64, 0, 0, 392, FA3F),
     FA("H100", "attn fwd d64 full", 2048, 64, 0, 0, 460, FA3F),
@@ -201,14 +218,21 @@ double wl_kernel_point_predicted(const struct wl_kernel_point *p)
 double wl_kernels_print_table(FILE *out)
 {
   double worst = 0;
-  fprintf(out, "| GPU | kernel | seq | published | predicted | error | source |\n");
-  fprintf(out, "| --- | --- | ---: | ---: | ---: | ---: | --- |\n");
+  fprintf(out, "| GPU | kernel | shape | published | predicted | error | source |\n");
+  fprintf(out, "| --- | --- | --- | ---: | ---: | ---: | --- |\n");
   for (const struct wl_kernel_point *p = points; p->gpu != NULL; p++) {
     double pred = wl_kernel_point_predicted(p), err = pred / p->published - 1;
     if (fabs(err) > worst)
       worst = fabs(err);
-    fprintf(out, "| %s | %s | %.0f | %.0f | %.0f | %+.1f %% | %s |\n", p->gpu, p->what, p->k.b, p->published, pred,
-            100 * err, p->source);
+    char shape[64];
+    if (p->k.type == WL_K_ATTN)
+      snprintf(shape, sizeof shape, "s=%.0f", p->k.b);
+    else if (p->k.type == WL_K_GEMM)
+      snprintf(shape, sizeof shape, "M=N=K=%.0f", p->k.a);
+    else
+      snprintf(shape, sizeof shape, "%.0f MiB", p->k.a / 1048576);
+    fprintf(out, "| %s | %s | %s | %.0f %s | %.0f | %+.1f %% | %s |\n", p->gpu, p->what, shape, p->published,
+            p->k.type == WL_K_MEM ? "GB/s" : "TFLOP/s", pred, 100 * err, p->source);
   }
   return worst;
 }

@@ -1,9 +1,9 @@
 /* Kernel-level compute model (compute/model:kernel): the time of each kernel a compute op lists
  * (trace fields gemm=, attn=, ew=; docs/workload-format.md) from its shape, per GPU type.
  *
- *   GEMM   t = 2MNK / (peak * eff_gemm(M, N, K)), at least its operands over HBM
- *          eff_gemm = E_gemm * tile-and-wave quantization (the cuBLAS tile that finishes first)
- *                     * K / (K + k0)
+ *   GEMM   t = 2MNK / (peak * E_gemm * q(M, N)) + t0, at least its operands over HBM;
+ *          q = tile-and-wave quantization (the cuBLAS-like tile that finishes first), t0 a fixed
+ *          time per GEMM (prologue, epilogue, tail), E_gemm and t0 fitted to cuBLAS on H100
  *   attn   t = flops / (peak * eff_attn(s, d, causal, direction)), flops as the FlashAttention
  *          papers count them (forward 4*BH*SQ*SKV*D, halved when causal; backward 2.5x forward)
  *          eff_attn = E(d, causal, dir) * s / (s + s0(d, causal, dir)), fitted per GPU to the
@@ -26,8 +26,8 @@
 struct wl_kernel_gpu {
   const char *name;     /* as in platforms/gpu_types.c */
   int sms;              /* streaming multiprocessors: the wave size */
-  double gemm_eff;      /* E_gemm: large BF16 GEMM, fraction of the dense peak */
-  double gemm_k0;       /* K of half the efficiency (per-tile prologue and epilogue) */
+  double gemm_eff;      /* E_gemm: BF16 GEMM without quantization losses, fraction of the dense peak */
+  double gemm_t0;       /* fixed seconds per GEMM */
   double hbm_eff;       /* fraction of HBM bandwidth streaming kernels reach */
   /* Attention, forward: E and s0 at head dims 64, 128, 256, non-causal [0] and causal [1]. */
   double attn_fwd_e[2][3], attn_fwd_s0[2][3];
@@ -38,7 +38,12 @@ struct wl_kernel_gpu {
 /* The row of gpu (by name), or the H100's when the type has none. */
 const struct wl_kernel_gpu *wl_kernel_gpu_find(const char *name);
 
-/* Efficiency (fraction of gpu's dense BF16 peak) of one M x N x K GEMM. */
+/* Tile-and-wave quantization of an M x N output: the fraction of the tiles' work that is
+ * useful, times the chosen tile's relative efficiency, for the best tile (in (0, 1]). */
+double wl_gemm_quantization(const struct gpu_type *gpu, double m, double n);
+/* Seconds of one M x N x K BF16 GEMM. */
+double wl_gemm_time(const struct gpu_type *gpu, double m, double n, double k);
+/* Its efficiency: 2MNK / (peak * time). */
 double wl_gemm_efficiency(const struct gpu_type *gpu, double m, double n, double k);
 /* FLOPs one attention kernel executes as the FlashAttention papers count them (causal: half;
  * backward: 2.5 x forward). */

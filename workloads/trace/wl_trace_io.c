@@ -484,7 +484,7 @@ static int parse_op(struct reader *r, struct wl_program *p, int *deps_buf, int m
   if (p->nops >= WL_MAX_OPS)
     return fail(r, "more than the limit of %d ops in one program", WL_MAX_OPS);
   if (nk > 0 && o.duration_s > 0)
-    return fail(r, "a compute op with time= takes that time: it lists no kernel shapes");
+    return fail(r, "a compute op with time= takes that time and no kernel shapes");
   int added = wl_program_add(p, &o, deps_buf, ndeps);
   if (added < 0 || wl_program_set_kernels(p, added, kbuf, nk) != 0)
     return fail(r, "out of memory");
