@@ -37,6 +37,7 @@ struct rank_state {
   int coll_seq[WL_GROUP_COUNT];
   int outstanding;     /* communication ops issued and not done */
   double compute_s, exposed_s[WL_GROUP_COUNT], bubble_s, end_s;
+  double compute_class_s[WL_CC_COUNT]; /* compute_s per kernel class */
   int finished;
   double msg_sent_s;   /* when the message the actor last waited for was sent */
   /* Per group: the last collective whose members had all joined, and when they had. */
@@ -479,14 +480,19 @@ static void rank_actor(int argc, char **argv)
     switch (o->kind) {
     case WL_OP_COMPUTE: {
       /* A run of compute ops without dependencies is one kernel sequence: one sleep. */
-      double duration = 0;
+      double duration = 0, by_class[WL_CC_COUNT] = {0};
       int last = op;
       while (last < p->nops && p->ops[last].kind == WL_OP_COMPUTE && (last == op || p->ops[last].ndeps == 0)) {
-        duration += wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, p, &p->ops[last]);
+        double t = wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, p, &p->ops[last]);
+        duration += t;
+        by_class[p->ops[last].cclass < WL_CC_COUNT ? p->ops[last].cclass : WL_CC_GEMM] += t;
         last++;
       }
       /* A straggler: its GPU's slowdown, and the noise of this run of kernels. */
-      duration *= r->slowdown * straggler_jitter(&r->rng, g_replay.cfg.jitter_sigma);
+      double factor = r->slowdown * straggler_jitter(&r->rng, g_replay.cfg.jitter_sigma);
+      duration *= factor;
+      for (int c = 0; c < WL_CC_COUNT; c++)
+        r->compute_class_s[c] += by_class[c] * factor;
       double start = simgrid_get_clock();
       g_replay.computing++;
       if (duration > 0)
@@ -826,6 +832,8 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
     double bubble = r->bubble_s + cool_down;
     double accounted = r->compute_s + bubble + straggler;
     out->compute_s += r->compute_s / n;
+    for (int c = 0; c < WL_CC_COUNT; c++)
+      out->compute_class_s[c] += r->compute_class_s[c] / n;
     out->bubble_s += bubble / n;
     out->straggler_s += straggler / n;
     for (int g = 0; g < WL_GROUP_COUNT; g++) {
