@@ -292,6 +292,8 @@ static int parse_dim(struct reader *r, const char *key, const char *entry, const
   double x = strtod(s, &end);
   if (end == s || *end != '\0' || errno != 0 || !isfinite(x) || x <= 0 || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
     return fail(r, "field '%s': '%s' in '%s' is not a positive number", key, s, entry);
+  if (x > WL_MAX_BYTES)
+    return fail(r, "field '%s': '%s' in '%s' is more than 2^50", key, s, entry);
   *v = x;
   return 0;
 }
