@@ -30,6 +30,8 @@ struct rank_state {
   int rank, gpu;
   int micro_started;   /* micro-batches this rank has started (progress report) */
   const struct wl_program *prog;
+  const double *op_time; /* per op of prog: its compute time (0 for other ops), shared by the ranks
+                          * that run the same program */
   uint8_t *done;       /* per op */
   sg_sem_t sem;
   int waiting_op;      /* op the actor is blocked on, -1 when running */
@@ -78,6 +80,8 @@ static struct {
   struct replay_config cfg;
   struct rank_state *ranks;
   int n_ranks;
+  double **op_time;                /* per program of the trace: its ops' compute times */
+  int n_op_time;
   struct coll_call *calls[TABLE_SIZE];
   struct message *messages[TABLE_SIZE];
   struct message *free_messages;   /* recycled messages */
@@ -483,7 +487,7 @@ static void rank_actor(int argc, char **argv)
       double duration = 0, by_class[WL_CC_COUNT] = {0};
       int last = op;
       while (last < p->nops && p->ops[last].kind == WL_OP_COMPUTE && (last == op || p->ops[last].ndeps == 0)) {
-        double t = wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, p, &p->ops[last]);
+        double t = r->op_time[last];
         duration += t;
         by_class[p->ops[last].cclass < WL_CC_COUNT ? p->ops[last].cclass : WL_CC_GEMM] += t;
         last++;
@@ -697,6 +701,25 @@ static void why_sampler(int argc, char **argv)
   }
 }
 
+/* The compute time of each op of prog, computed once per program (the ranks of a pipeline stage
+ * share one; the kernel model is not free at 10,000 ranks). */
+static const double *program_op_times(const struct wl_trace *t, const struct wl_program *prog)
+{
+  int n = t->rank_programs ? t->layout.gpus : t->layout.pp;
+  long idx = t->rank_programs ? prog - t->rank_programs : prog - t->programs;
+  if (g_replay.op_time == NULL) {
+    g_replay.op_time = xmalloc(sizeof(double *) * (size_t)n);
+    g_replay.n_op_time = n;
+  }
+  if (g_replay.op_time[idx] == NULL) {
+    double *times = xmalloc(sizeof(double) * (size_t)(prog->nops > 0 ? prog->nops : 1));
+    for (int i = 0; i < prog->nops; i++)
+      times[i] = wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, prog, &prog->ops[i]);
+    g_replay.op_time[idx] = times;
+  }
+  return g_replay.op_time[idx];
+}
+
 int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
 {
   memset(&g_replay, 0, sizeof g_replay);
@@ -717,6 +740,7 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
       snprintf(err, errlen, "rank %d has no program", rank);
       return -1;
     }
+    r->op_time = program_op_times(t, r->prog);
     r->done = xmalloc((size_t)r->prog->nops);
     r->sem = sg_sem_init(0);
     r->waiting_op = -1;
@@ -883,6 +907,11 @@ int replay_finish(struct replay_results *out, char *err, size_t errlen)
   g_replay.gpus_scratch = NULL;
   g_replay.gpus_scratch_n = 0;
   free(g_replay.ranks);
+  for (int i = 0; i < g_replay.n_op_time; i++)
+    free(g_replay.op_time[i]);
+  free(g_replay.op_time);
+  g_replay.op_time = NULL;
+  g_replay.n_op_time = 0;
   if (g_replay.cfg.progress)
     fprintf(stderr, "\n");
   return rc;
