@@ -14,25 +14,41 @@
 #include "wl_kernels.h"
 #include "wl_model.h"
 
-/* Every published point within this relative error (docs/compute-model.md states it). */
-#define TOLERANCE 0.08
-
 static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
 
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Every published point within its tolerance (8 % for attention and memory, 16 % for the cuBLAS
+ * square GEMMs, 25 % for XLA's GEMMs of M*N*K >= 2^30, 55 % below); over XLA's 122 GEMMs the
+ * median error is at most 5 % and nine in ten are within 10 %. */
 static void test_published_points_within_tolerance(void)
 {
-  int n = 0;
+  int n = 0, nx = 0;
+  double xla[200];
   for (const struct wl_kernel_point *p = wl_kernels_published(); p->gpu != NULL; p++, n++) {
     double pred = wl_kernel_point_predicted(p);
-    if (!close_rel(pred, p->published, TOLERANCE))
-      fprintf(stderr, "\n%s %s s=%g: predicted %.1f, published %.1f\n", p->gpu, p->what, p->k.b, pred, p->published);
-    CU_ASSERT(close_rel(pred, p->published, TOLERANCE));
+    if (!close_rel(pred, p->published, p->tol))
+      fprintf(stderr, "\n%s %s %gx%gx%g: predicted %.1f, published %.1f\n", p->gpu, p->what, p->k.a, p->k.b,
+              p->k.c, pred, p->published);
+    CU_ASSERT(close_rel(pred, p->published, p->tol));
+    if (strncmp(p->source, "XLA", 3) == 0 && nx < 200)
+      xla[nx++] = fabs(pred / p->published - 1);
   }
-  CU_ASSERT(n >= 50);
-  /* The table's worst error is what the test bounds. */
+  CU_ASSERT(n >= 170);
+  CU_ASSERT_EQUAL(nx, 122);
+  qsort(xla, (size_t)nx, sizeof xla[0], cmp_double);
+  fprintf(stderr, "\nXLA H100 GEMMs: median error %.1f %%, 90th percentile %.1f %%, largest %.1f %%\n",
+          100 * xla[nx / 2], 100 * xla[nx * 9 / 10], 100 * xla[nx - 1]);
+  CU_ASSERT(xla[nx / 2] <= 0.05);
+  CU_ASSERT(xla[nx * 9 / 10] <= 0.10);
+  /* The table's worst error relative to its tolerance is what the test bounds. */
   FILE *devnull = fopen("/dev/null", "w");
   CU_ASSERT_PTR_NOT_NULL_FATAL(devnull);
-  CU_ASSERT(wl_kernels_print_table(devnull) <= TOLERANCE);
+  CU_ASSERT(wl_kernels_print_table(devnull) <= 1.0);
   fclose(devnull);
 }
 
@@ -315,7 +331,7 @@ int main(int argc, char **argv)
 {
   if (argc > 1 && strcmp(argv[1], "--table") == 0) {
     double worst = wl_kernels_print_table(stdout);
-    printf("\nLargest error: %.1f %% (test tolerance %.0f %%)\n", 100 * worst, 100 * TOLERANCE);
+    printf("\nLargest error relative to its tolerance: %.2f\n", worst);
     return 0;
   }
   CU_initialize_registry();
