@@ -29,9 +29,10 @@ static const struct wl_kernel_gpu kernel_gpus[] = {
     {"H200", 132, 0.93, 256, 5e-6, 0.2, 0.92,
      {{0.520, 0.683, 0.791}, {0.516, 0.663, 0.700}}, {{298, 228, 286}, {870, 608, 686}},
      {{0.501, 0.595, 0.689}, {0.497, 0.578, 0.610}}, {{402, 420, 420}, {1174, 1120, 1007}}, 1},
-    /* B200: 148 SMs (NVIDIA Blackwell architecture technical brief); efficiencies of the H100,
-     * extrapolated: no kernel-level data. */
-    {"B200", 148, 0.93, 256, 5e-6, 0.2, 0.92,
+    /* B200: 148 SMs (NVIDIA Blackwell architecture technical brief). GEMM: E_gemm and t0 fitted
+     * to XLA's sm_100 table (29 batch-1 shapes), k0 and the tile penalty the H100's; attention and
+     * memory-bound kernels: the H100's efficiencies, extrapolated (no kernel-level data). */
+    {"B200", 148, 0.82, 256, 6e-6, 0.2, 0.92,
      {{0.520, 0.683, 0.791}, {0.516, 0.663, 0.700}}, {{298, 228, 286}, {870, 608, 686}},
      {{0.501, 0.595, 0.689}, {0.497, 0.578, 0.610}}, {{402, 420, 420}, {1174, 1120, 1007}}, 1},
 };
@@ -145,6 +146,9 @@ double wl_kernel_time(const struct gpu_type *gpu, const struct wl_kernel *k, int
  * third_party/xla/xla/service/gpu/model/matmul_interpolator_data.h (kDefaultMatmulPTable). */
 #define XLA(m, n, k, tflops, tol)                                                                               \
   {"H100", "gemm bf16", {WL_K_GEMM, 0, 1, m, n, k, 0}, 0, tflops, tol, "XLA matmul_interpolator_data.h, sm_90"}
+
+#define XLAB(m, n, k, tflops)                                                                                   \
+  {"B200", "gemm bf16", {WL_K_GEMM, 0, 1, m, n, k, 0}, 0, tflops, 0.15, "XLA matmul_interpolator_data.h, sm_100"}
 
 static const struct wl_kernel_point points[] = {
     XLA(256, 256, 256, 6.45, 0.55),
@@ -269,6 +273,35 @@ static const struct wl_kernel_point points[] = {
     XLA(4096, 2048, 4096, 758.4, 0.25),
     XLA(4096, 4096, 2048, 738.7, 0.25),
     XLA(4096, 4096, 4096, 783.3, 0.25),
+    XLAB(256, 512, 256, 9.2),
+    XLAB(256, 512, 512, 20.8),
+    XLAB(256, 1024, 256, 23.2),
+    XLAB(1024, 256, 256, 22.5),
+    XLAB(256, 2048, 256, 43.2),
+    XLAB(512, 256, 1024, 40.4),
+    XLAB(256, 512, 4096, 103.4),
+    XLAB(512, 512, 2048, 133.2),
+    XLAB(4096, 512, 256, 126.4),
+    XLAB(256, 1024, 4096, 196.2),
+    XLAB(256, 2048, 2048, 239.2),
+    XLAB(512, 1024, 2048, 258.5),
+    XLAB(1024, 256, 4096, 195.6),
+    XLAB(2048, 256, 2048, 239.2),
+    XLAB(2048, 1024, 512, 271.7),
+    XLAB(4096, 1024, 256, 241.3),
+    XLAB(512, 2048, 2048, 454.9),
+    XLAB(1024, 2048, 1024, 465.9),
+    XLAB(1024, 4096, 512, 437.8),
+    XLAB(2048, 256, 4096, 369.7),
+    XLAB(2048, 1024, 1024, 466.7),
+    XLAB(2048, 2048, 512, 434.2),
+    XLAB(2048, 4096, 256, 368.2),
+    XLAB(4096, 2048, 256, 371.8),
+    XLAB(2048, 4096, 512, 620.5),
+    XLAB(4096, 512, 4096, 941.7),
+    XLAB(2048, 2048, 4096, 1185.8),
+    XLAB(4096, 2048, 2048, 1141.6),
+    XLAB(4096, 4096, 2048, 1270.1),
     GEMM("H100", 4096, 716, 0.16, FASTCU),
     GEMM("H100", 6144, 741.1, 0.16, FASTCU),
     GEMM("H100", 8192, 797.8, 0.16, FASTCU),
