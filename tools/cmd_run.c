@@ -17,6 +17,7 @@
 #include "deployment.h"
 #include "replay.h"
 #include "straggler.h"
+#include "compute_params.h"
 #include "results.h"
 #include "why.h"
 #include "run_common.h"
@@ -212,6 +213,10 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   write_group_object(f, "exposed_comm_s", res->exposed_s, "    ");
   fprintf(f, ",\n    \"bubble_s\": %s,\n    \"straggler_s\": %s,\n    \"other_s\": %s\n  },\n",
           JSON_NUMBER(res->bubble_s), JSON_NUMBER(res->straggler_s), JSON_NUMBER(res->other_s));
+  fprintf(f, "  \"compute_by_class_s\": {");
+  for (int c = 0; c < WL_CC_COUNT; c++)
+    fprintf(f, "%s\"%s\": %s", c ? ", " : "", wl_cclass_name(c), JSON_NUMBER(res->compute_class_s[c]));
+  fprintf(f, "},\n");
   fprintf(f, "  \"slowest_rank\": {\"rank\": %d, \"gpu\": %d, \"stage\": %d, \"end_s\": %s, "
              "\"typical_end_s\": %s,\n", res->slowest.rank, res->slowest.gpu, res->slowest.stage, JSON_NUMBER(iteration),
           JSON_NUMBER(res->typical_end_s));
@@ -564,7 +569,7 @@ int cmd_run(int argc, char **argv)
   }
 
   struct replay_config cfg = {.trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress};
-  wl_compute_params_init(&cfg.compute);
+  compute_params_from(s.params, &cfg.compute);
   coll_params_from(s.params, &cfg.coll);
   if (coll_params_check(&cfg.coll, s.fab, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);

@@ -10,6 +10,7 @@
 
 #include "coll_params.h"
 #include "straggler.h"
+#include "compute_params.h"
 #include "results.h"
 #include "sg_fabric.h"
 #ifdef SGF_HAVE_IB
@@ -244,6 +245,7 @@ void run_register_params(void)
   fabric_register_params();
   coll_register_params();
   straggler_register_params();
+  compute_register_params();
   for (const struct model_entry *m = g_models; m->name; m++)
     if (m->register_params)
       m->register_params();

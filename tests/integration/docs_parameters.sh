@@ -14,7 +14,7 @@ expected=$WORK/parameters.md
 Every parameter of the fabric models and the collectives, as `sgfabric params --markdown` prints
 it (this file is generated from the parameter tables in `plugins/*/..._params.c`,
 `plugins/fabric/fabric.c`, `workloads/collectives/coll_params.c` and
-`workloads/replay/straggler.c`; a test checks that it is up to date). Set one with `--cfg=area/name:value` on the command line, or with a
+`workloads/replay/straggler.c`, `workloads/replay/compute_params.c`; a test checks that it is up to date). Set one with `--cfg=area/name:value` on the command line, or with a
 `<prop id="area/name" value="..."/>` in the platform file's zone; the command line wins. Values
 take SI units and suffixes (`4KB`, `400Gbps`, `10us`). The source column names where each default
 comes from: a paper, specification, vendor document or simulator by title, or "derived" with the

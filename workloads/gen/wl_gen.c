@@ -157,15 +157,43 @@ static int add(struct gen *g, const struct wl_op *o, const int *deps, int ndeps)
   return id;
 }
 
-static void compute(struct gen *g, const struct wl_op *ctx, enum wl_cclass c, double flops,
-                    double mem)
+/* A compute op with the shapes of its kernels (nk = 0: none). The roofline times it from flops and
+ * mem; the kernel model (compute/model:kernel) from the shapes. */
+static void compute_k(struct gen *g, const struct wl_op *ctx, enum wl_cclass c, double flops, double mem,
+                      const struct wl_kernel *k, int nk)
 {
   struct wl_op o = *ctx;
   o.kind = WL_OP_COMPUTE;
   o.cclass = c;
   o.flops = flops;
   o.mem_bytes = mem;
-  add(g, &o, NULL, 0);
+  int id = add(g, &o, NULL, 0);
+  if (id >= 0 && nk > 0 && wl_program_set_kernels(g->prog, id, k, nk) != 0)
+    g->failed = 1;
+}
+
+/* Kernel lists under construction. */
+struct klist {
+  struct wl_kernel k[16];
+  int n;
+};
+
+/* The GEMM C[MxN] = A[MxK] B[KxN] of a forward (x = 1), or its two backward GEMMs (x = 2): the
+ * input gradient dA = dC B^T (M x K, inner N) and the weight gradient dB = A^T dC (K x N, inner M). */
+static void kl_gemm(struct klist *l, double x, double m, double n, double k, int count)
+{
+  if (x < 1.5) {
+    l->k[l->n++] = (struct wl_kernel){.type = WL_K_GEMM, .count = count, .a = m, .b = n, .c = k};
+  } else {
+    l->k[l->n++] = (struct wl_kernel){.type = WL_K_GEMM, .count = count, .a = m, .b = k, .c = n};
+    l->k[l->n++] = (struct wl_kernel){.type = WL_K_GEMM, .count = count, .a = k, .b = n, .c = m};
+  }
+}
+
+static void kl_mem(struct klist *l, enum wl_ew_kind kind, double bytes)
+{
+  if (bytes > 0)
+    l->k[l->n++] = (struct wl_kernel){.type = WL_K_MEM, .sub = kind, .count = 1, .a = bytes};
 }
 
 static int coll(struct gen *g, const struct wl_op *ctx, enum wl_coll c, enum wl_group grp,
@@ -221,16 +249,24 @@ static void attention_core(struct gen *g, const struct wl_op *ctx, double x)
 {
   const struct wl_model *m = &g->p->model;
   double T = g->tokens, tp = g->p->layout.tp, h = m->hidden, cp = g->p->layout.cp;
-  compute(g, ctx, WL_CC_ATTN, x * 4 * T * g->p->seq * h / tp,
-          x * BF16 * (2 * T * h + 2 * cp * T * g->kvd) / tp);
+  /* FlashAttention over this rank's heads/tp: s/cp queries against the s keys (causal, as GPT and
+   * Llama are); its backward (x = 2) is one kernel too. */
+  struct wl_kernel k = {.type = WL_K_ATTN, .sub = 1, .count = 1, .a = g->p->micro_batch * (double)m->heads / tp,
+                        .b = T / g->p->micro_batch, .c = (double)g->p->seq, .d = h / m->heads};
+  compute_k(g, ctx, WL_CC_ATTN, x * 4 * T * g->p->seq * h / tp,
+            x * BF16 * (2 * T * h + 2 * cp * T * g->kvd) / tp, &k, 1);
 }
 
 static void layer_attention(struct gen *g, const struct wl_op *ctx, double x)
 {
   const struct wl_model *m = &g->p->model;
   double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
-  compute(g, ctx, WL_CC_GEMM, x * 2 * T * g->lp.attn / tp,
-          x * BF16 * (g->lp.attn / tp + T * (2 * h + (2 * h + 2 * g->kvd) / tp)));
+  /* Column-parallel QKV projection, row-parallel output projection. */
+  struct klist l = {.n = 0};
+  kl_gemm(&l, x, T, (h + 2 * g->kvd) / tp, h, 1);
+  kl_gemm(&l, x, T, h, h / tp, 1);
+  compute_k(g, ctx, WL_CC_GEMM, x * 2 * T * g->lp.attn / tp,
+            x * BF16 * (g->lp.attn / tp + T * (2 * h + (2 * h + 2 * g->kvd) / tp)), l.k, l.n);
   attention_core(g, ctx, x);
 }
 
@@ -240,8 +276,23 @@ static void layer_mlp(struct gen *g, const struct wl_op *ctx, double x)
   double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
   double active = g->lp.mlp + m->topk * g->lp.expert + g->lp.router;
   double weights = g->lp.mlp / tp + g->lp.router + g->expert_per_layer_local;
-  compute(g, ctx, WL_CC_GEMM, x * 2 * T * active / tp,
-          x * BF16 * (weights + T * (2 * h + 3.0 * m->ffn * (m->topk ? m->topk : 1) / tp)));
+  /* fc1 (column-parallel; gate and up together for a gated MLP), fc2 (row-parallel). MoE: the
+   * router, then each local expert's fc1 and fc2 on its share of the routed tokens (T * topk spread
+   * evenly over the experts, ep of which run on this rank's group). */
+  struct klist l = {.n = 0};
+  double up = m->gated_mlp ? 2.0 : 1.0;
+  if (g->moe) {
+    int local = m->experts / g->p->layout.ep > 0 ? m->experts / g->p->layout.ep : 1;
+    double rows = T * m->topk * g->p->layout.ep / m->experts;
+    kl_gemm(&l, x, T, m->experts, h, 1);
+    kl_gemm(&l, x, rows, up * m->ffn / tp, h, local);
+    kl_gemm(&l, x, rows, h, m->ffn / tp, local);
+  } else {
+    kl_gemm(&l, x, T, up * m->ffn / tp, h, 1);
+    kl_gemm(&l, x, T, h, m->ffn / tp, 1);
+  }
+  compute_k(g, ctx, WL_CC_GEMM, x * 2 * T * active / tp,
+            x * BF16 * (weights + T * (2 * h + 3.0 * m->ffn * (m->topk ? m->topk : 1) / tp)), l.k, l.n);
 }
 
 static void layer_elemwise(struct gen *g, const struct wl_op *ctx, double x)
@@ -252,7 +303,17 @@ static void layer_elemwise(struct gen *g, const struct wl_op *ctx, double x)
    * (gated: read 2, write 1 ffn-wide), rotary on q and k. Counting assumption. */
   double elems = 4 * h + 6 * h + 3.0 * m->ffn * (m->topk ? m->topk : 1) / tp +
                  2 * (h + g->kvd) / tp;
-  compute(g, ctx, WL_CC_ELEMWISE, 0, x * BF16 * T * elems);
+  /* The same bytes as kernels: two norms, two residual adds, the activation, rotary; softmax and
+   * dropout of attention are inside FlashAttention, the bias-dropout-add is the residual kernel. */
+  struct klist l = {.n = 0};
+  double b = x * BF16 * T;
+  kl_mem(&l, WL_EW_NORM, b * 2 * h);
+  kl_mem(&l, WL_EW_NORM, b * 2 * h);
+  kl_mem(&l, WL_EW_RESIDUAL, b * 3 * h);
+  kl_mem(&l, WL_EW_RESIDUAL, b * 3 * h);
+  kl_mem(&l, WL_EW_ACT, b * 3.0 * m->ffn * (m->topk ? m->topk : 1) / tp);
+  kl_mem(&l, WL_EW_ROTARY, b * 2 * (h + g->kvd) / tp);
+  compute_k(g, ctx, WL_CC_ELEMWISE, 0, x * BF16 * T * elems, l.k, l.n);
 }
 
 static void a2a(struct gen *g, const struct wl_op *ctx)
@@ -399,7 +460,8 @@ static void step_forward(struct gen *g, int micro, int chunk)
     p2p(g, &ctx, WL_OP_RECV, -1, p2p_tag(g, micro, vs - 1, 0), act_bytes(g, 1));
   } else {
     gather_wait(g, &ctx, L);
-    compute(g, &ctx, WL_CC_ELEMWISE, 0, 2 * BF16 * T * h);
+    struct wl_kernel emb = {.type = WL_K_MEM, .sub = WL_EW_EMBED, .count = 1, .a = 2 * BF16 * T * h};
+    compute_k(g, &ctx, WL_CC_ELEMWISE, 0, 2 * BF16 * T * h, &emb, 1);
     tp_reduce(g, &ctx);
   }
   for (int j = 0; j < g->t->vstage_layers[vs]; j++) {
@@ -411,8 +473,14 @@ static void step_forward(struct gen *g, int micro, int chunk)
   if (vs == g->nv - 1) {
     gather_wait(g, &ctx, L + 1);
     tp_gather(g, &ctx);
-    compute(g, &ctx, WL_CC_GEMM, 2 * T * h * m->vocab / tp,
-            BF16 * (h * (double)m->vocab / tp + T * (h + (double)m->vocab / tp)));
+    /* The output layer and the vocab-parallel cross-entropy over its FP32 logits (read the
+     * logits, write the softmax kept for the backward: 8 bytes a logit). The roofline counts the
+     * GEMM alone (mem= as before); the kernel model adds the cross-entropy kernel. */
+    struct klist l = {.n = 0};
+    kl_gemm(&l, 1, T, m->vocab / tp, h, 1);
+    kl_mem(&l, WL_EW_XENT, 8 * T * (double)m->vocab / tp);
+    compute_k(g, &ctx, WL_CC_GEMM, 2 * T * h * m->vocab / tp,
+              BF16 * (h * (double)m->vocab / tp + T * (h + (double)m->vocab / tp)), l.k, l.n);
   } else {
     p2p(g, &ctx, WL_OP_SEND, +1, p2p_tag(g, micro, vs, 0), act_bytes(g, 1));
   }
@@ -428,8 +496,13 @@ static void step_backward(struct gen *g, int micro, int chunk)
   if (vs < g->nv - 1) {
     p2p(g, &ctx, WL_OP_RECV, +1, p2p_tag(g, micro, vs, 1), act_bytes(g, 1));
   } else {
-    compute(g, &ctx, WL_CC_GEMM, 2 * 2 * T * h * m->vocab / tp,
-            2 * BF16 * (h * (double)m->vocab / tp + T * (h + (double)m->vocab / tp)));
+    /* Cross-entropy's backward (read the kept softmax, write the logits' gradient in BF16), then
+     * the output layer's two GEMMs. */
+    struct klist l = {.n = 0};
+    kl_mem(&l, WL_EW_XENT, 6 * T * (double)m->vocab / tp);
+    kl_gemm(&l, 2, T, m->vocab / tp, h, 1);
+    compute_k(g, &ctx, WL_CC_GEMM, 2 * 2 * T * h * m->vocab / tp,
+              2 * BF16 * (h * (double)m->vocab / tp + T * (h + (double)m->vocab / tp)), l.k, l.n);
     tp_reduce(g, &ctx);
     if (last)
       bucket_add(g, &ctx, output_params(g), 0);
@@ -452,7 +525,8 @@ static void step_backward(struct gen *g, int micro, int chunk)
   }
   ctx.layer = -1;
   if (vs == 0) {
-    compute(g, &ctx, WL_CC_ELEMWISE, 0, 2 * BF16 * T * h);
+    struct wl_kernel emb = {.type = WL_K_MEM, .sub = WL_EW_EMBED, .count = 1, .a = 2 * BF16 * T * h};
+    compute_k(g, &ctx, WL_CC_ELEMWISE, 0, 2 * BF16 * T * h, &emb, 1);
     if (last)
       bucket_add(g, &ctx, h * (double)m->vocab / tp, 0);
   } else {
@@ -511,12 +585,14 @@ static void stage_tail(struct gen *g)
    * distributed optimizer whose shards split the data-parallel group too (get_grad_norm_fp32 on
    * the optimizer's grad-stats group). Latency-bound: a few microseconds per hop. */
   if (p->grad_norm) {
-    compute(g, &ctx, WL_CC_ELEMWISE, 0, p->grad_bytes * (dense + expert));
+    struct wl_kernel gn = {.type = WL_K_MEM, .sub = WL_EW_GRADNORM, .count = 1, .a = p->grad_bytes * (dense + expert)};
+    compute_k(g, &ctx, WL_CC_ELEMWISE, 0, p->grad_bytes * (dense + expert), &gn, gn.a > 0);
     coll(g, &ctx, WL_COLL_ALLREDUCE, p->zero1 ? WL_GROUP_WORLD : WL_GROUP_MP, 4, 0);
   }
   /* The Adam step is memory-bound: ADAM_BYTES_PER_PARAM of optimizer state and gradients read
    * and written per local parameter, at the HBM bandwidth the compute model gives. */
-  compute(g, &ctx, WL_CC_OPTIMIZER, 0, ADAM_BYTES_PER_PARAM * (dense + expert));
+  struct wl_kernel adam = {.type = WL_K_MEM, .sub = WL_EW_ADAM, .count = 1, .a = ADAM_BYTES_PER_PARAM * (dense + expert)};
+  compute_k(g, &ctx, WL_CC_OPTIMIZER, 0, adam.a, &adam, adam.a > 0);
   if (p->zero1 && !p->overlap_param_gather) {
     coll(g, &ctx, WL_COLL_ALLGATHER, WL_GROUP_DP, BF16 * g->dense_params, 0);
     coll(g, &ctx, WL_COLL_ALLGATHER, WL_GROUP_DP_EP, BF16 * g->expert_params, 0);

@@ -17,6 +17,7 @@
 
 #include "straggler.h"
 #include "timeline.h"
+#include "check.h"
 
 /* A communication stream of one rank: ops of one group kind, started in issue order. */
 struct stream {
@@ -31,6 +32,8 @@ struct rank_state {
   int rank, gpu;
   int micro_started;   /* micro-batches this rank has started (progress report) */
   const struct wl_program *prog;
+  const double *op_time; /* per op of prog: its compute time (0 for other ops), shared by the ranks
+                          * that run the same program */
   uint8_t *done;       /* per op */
   sg_sem_t sem;
   int waiting_op;      /* op the actor is blocked on, -1 when running */
@@ -38,6 +41,7 @@ struct rank_state {
   int coll_seq[WL_GROUP_COUNT];
   int outstanding;     /* communication ops issued and not done */
   double compute_s, exposed_s[WL_GROUP_COUNT], bubble_s, end_s;
+  double compute_class_s[WL_CC_COUNT]; /* compute_s per kernel class */
   int finished;
   double msg_sent_s;   /* when the message the actor last waited for was sent */
   /* Per group: the last collective whose members had all joined, and when they had. */
@@ -81,6 +85,8 @@ struct replay_job {
   struct replay_config cfg;
   struct rank_state *ranks;
   int n_ranks;
+  double **op_time;                /* per program of the trace: its ops' compute times */
+  int n_op_time;
   struct coll_call *calls[TABLE_SIZE];
   struct message *messages[TABLE_SIZE];
   struct message *free_messages;   /* recycled messages */
@@ -133,13 +139,8 @@ static void tl_wait(const struct rank_state *r, enum wl_group g, double start, d
     tl_span(TL_RANK_PID(r->rank), TL_TID_MAIN, g_replay.id.wait[g], g_replay.id.cat_wait, start, end);
 }
 
-static void *xmalloc(size_t bytes)
-{
-  void *p = calloc(1, bytes ? bytes : 1);
-  if (p == NULL)
-    abort();
-  return p;
-}
+/* Zeroed memory that is never NULL (check.h stops with the size and the caller's line). */
+#define xmalloc(bytes) sgf_xcalloc(1, (bytes))
 
 static uint32_t hash64(uint64_t x)
 {
@@ -498,14 +499,19 @@ static void rank_actor(int argc, char **argv)
     switch (o->kind) {
     case WL_OP_COMPUTE: {
       /* A run of compute ops without dependencies is one kernel sequence: one sleep. */
-      double duration = 0;
+      double duration = 0, by_class[WL_CC_COUNT] = {0};
       int last = op;
       while (last < p->nops && p->ops[last].kind == WL_OP_COMPUTE && (last == op || p->ops[last].ndeps == 0)) {
-        duration += wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, &p->ops[last]);
+        double t = r->op_time[last];
+        duration += t;
+        by_class[p->ops[last].cclass < WL_CC_COUNT ? p->ops[last].cclass : WL_CC_GEMM] += t;
         last++;
       }
       /* A straggler: its GPU's slowdown, and the noise of this run of kernels. */
-      duration *= r->slowdown * straggler_jitter(&r->rng, g_replay.cfg.jitter_sigma);
+      double factor = r->slowdown * straggler_jitter(&r->rng, g_replay.cfg.jitter_sigma);
+      duration *= factor;
+      for (int c = 0; c < WL_CC_COUNT; c++)
+        r->compute_class_s[c] += by_class[c] * factor;
       double start = simgrid_get_clock();
       g_replay.computing++;
       if (duration > 0)
@@ -719,6 +725,25 @@ static void why_sampler(int argc, char **argv)
   }
 }
 
+/* The compute time of each op of prog, computed once per program (the ranks of a pipeline stage
+ * share one; the kernel model is not free at 10,000 ranks). */
+static const double *program_op_times(const struct wl_trace *t, const struct wl_program *prog)
+{
+  int n = t->rank_programs ? t->layout.gpus : t->layout.pp;
+  long idx = t->rank_programs ? prog - t->rank_programs : prog - t->programs;
+  if (g_replay.op_time == NULL) {
+    g_replay.op_time = xmalloc(sizeof(double *) * (size_t)n);
+    g_replay.n_op_time = n;
+  }
+  if (g_replay.op_time[idx] == NULL) {
+    double *times = xmalloc(sizeof(double) * (size_t)(prog->nops > 0 ? prog->nops : 1));
+    for (int i = 0; i < prog->nops; i++)
+      times[i] = wl_compute_time(&g_replay.cfg.compute, g_replay.cfg.gpu, prog, &prog->ops[i]);
+    g_replay.op_time[idx] = times;
+  }
+  return g_replay.op_time[idx];
+}
+
 int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
 {
   if (g_n_jobs == REPLAY_MAX_JOBS) {
@@ -750,6 +775,7 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
       snprintf(err, errlen, "rank %d has no program", rank);
       return -1;
     }
+    r->op_time = program_op_times(t, r->prog);
     r->done = xmalloc((size_t)r->prog->nops);
     r->sem = sg_sem_init(0);
     r->waiting_op = -1;
@@ -871,6 +897,8 @@ int replay_finish(int job, struct replay_results *out, char *err, size_t errlen)
     double bubble = r->bubble_s + cool_down;
     double accounted = r->compute_s + bubble + straggler;
     out->compute_s += r->compute_s / n;
+    for (int c = 0; c < WL_CC_COUNT; c++)
+      out->compute_class_s[c] += r->compute_class_s[c] / n;
     out->bubble_s += bubble / n;
     out->straggler_s += straggler / n;
     for (int g = 0; g < WL_GROUP_COUNT; g++) {
@@ -920,6 +948,11 @@ int replay_finish(int job, struct replay_results *out, char *err, size_t errlen)
   g_replay.gpus_scratch = NULL;
   g_replay.gpus_scratch_n = 0;
   free(g_replay.ranks);
+  for (int i = 0; i < g_replay.n_op_time; i++)
+    free(g_replay.op_time[i]);
+  free(g_replay.op_time);
+  g_replay.op_time = NULL;
+  g_replay.n_op_time = 0;
   if (g_replay.cfg.progress)
     fprintf(stderr, "\n");
   free(g_job);

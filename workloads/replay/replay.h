@@ -50,6 +50,7 @@ struct replay_coll_stats {
 struct replay_results {
   double iteration_s;                       /* last rank's end */
   double compute_s;                         /* mean over ranks */
+  double compute_class_s[WL_CC_COUNT];      /* compute_s per kernel class, mean over ranks */
   double exposed_s[WL_GROUP_COUNT];         /* mean over ranks, per group */
   double bubble_s;                          /* mean over ranks */
   double straggler_s;                       /* mean over ranks: waiting past the typical end */

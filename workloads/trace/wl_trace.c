@@ -14,6 +14,9 @@ static const char *const coll_names[WL_COLL_COUNT] = {"none", "allreduce", "redu
                                                       "allgather", "alltoall", "broadcast"};
 static const char *const cclass_names[WL_CC_COUNT] = {"gemm", "attn", "elemwise", "optimizer"};
 static const char *const phase_names[WL_PHASE_COUNT] = {"fwd", "bwd", "recompute", "opt"};
+static const char *const ew_names[WL_EW_COUNT] = {"norm",    "act",  "residual", "rotary",
+                                                  "dropout", "softmax", "xent", "embed",
+                                                  "gradnorm", "adam", "other"};
 
 static int name_parse(const char *const *names, int n, const char *s)
 {
@@ -33,6 +36,8 @@ int wl_op_kind_parse(const char *s) { return name_parse(kind_names, WL_OP_KIND_C
 int wl_coll_parse(const char *s) { return name_parse(coll_names, WL_COLL_COUNT, s); }
 int wl_cclass_parse(const char *s) { return name_parse(cclass_names, WL_CC_COUNT, s); }
 int wl_phase_parse(const char *s) { return name_parse(phase_names, WL_PHASE_COUNT, s); }
+const char *wl_ew_kind_name(enum wl_ew_kind k) { return k < WL_EW_COUNT ? ew_names[k] : "?"; }
+int wl_ew_kind_parse(const char *s) { return name_parse(ew_names, WL_EW_COUNT, s); }
 
 int wl_layout_check(const struct wl_layout *l, char *err, size_t errlen)
 {
@@ -236,12 +241,43 @@ int wl_program_add(struct wl_program *p, const struct wl_op *op, const int *deps
   }
   struct wl_op *o = &p->ops[p->nops];
   *o = *op;
+  o->nkern = 0;
+  o->kern_first = 0;
   o->ndeps = ndeps;
   o->dep_first = p->ndeps;
   if (ndeps > 0)
     memcpy(p->deps + p->ndeps, deps, (size_t)ndeps * sizeof *deps);
   p->ndeps += ndeps;
   return p->nops++;
+}
+
+int wl_program_set_kernels(struct wl_program *p, int id, const struct wl_kernel *k, int n)
+{
+  if (id < 0 || id >= p->nops || n < 0 || p->ops[id].nkern != 0)
+    return -1;
+  if (n == 0)
+    return 0;
+  if (p->nkern + n > p->cap_kern) {
+    int cap = p->cap_kern ? 2 * p->cap_kern : 256;
+    while (cap < p->nkern + n)
+      cap *= 2;
+    struct wl_kernel *kk = realloc(p->kern, (size_t)cap * sizeof *kk);
+    if (kk == NULL)
+      return -1;
+    p->kern = kk;
+    p->cap_kern = cap;
+  }
+  memcpy(p->kern + p->nkern, k, (size_t)n * sizeof *k);
+  p->ops[id].kern_first = p->nkern;
+  p->ops[id].nkern = n;
+  p->nkern += n;
+  return 0;
+}
+
+const struct wl_kernel *wl_op_kernels(const struct wl_program *p, const struct wl_op *op, int *n)
+{
+  *n = op->nkern;
+  return op->nkern > 0 ? p->kern + op->kern_first : NULL;
 }
 
 void wl_trace_free(struct wl_trace *t)
@@ -252,12 +288,14 @@ void wl_trace_free(struct wl_trace *t)
     for (int s = 0; s < t->layout.pp; s++) {
       free(t->programs[s].ops);
       free(t->programs[s].deps);
+      free(t->programs[s].kern);
     }
   free(t->programs);
   if (t->rank_programs != NULL)
     for (int r = 0; r < t->layout.gpus; r++) {
       free(t->rank_programs[r].ops);
       free(t->rank_programs[r].deps);
+      free(t->rank_programs[r].kern);
     }
   free(t->rank_programs);
   free(t->stage_layers);

@@ -99,6 +99,40 @@ enum wl_phase {
   WL_PHASE_COUNT
 };
 
+/* The kernels a compute op launches, when the trace gives their shapes (optional; an op without
+ * them is timed by the roofline from flops= and mem=). docs/workload-format.md, fields gemm=,
+ * attn= and ew=; the kernel model in workloads/compute/wl_kernels.h times them. */
+enum wl_ktype {
+  WL_K_GEMM, /* a = M, b = N, c = K: C[MxN] = A[MxK] B[KxN], 2MNK FLOPs */
+  WL_K_ATTN, /* a = batch x heads, b = query length, c = key length, d = head dim; sub = causal */
+  WL_K_MEM,  /* a = HBM bytes read plus written; sub = enum wl_ew_kind */
+  WL_K_COUNT
+};
+
+/* What a memory-bound kernel does (the name in the trace; the model times them alike). */
+enum wl_ew_kind {
+  WL_EW_NORM,     /* layer norm / RMSNorm */
+  WL_EW_ACT,      /* activation (GeLU, SwiGLU) */
+  WL_EW_RESIDUAL, /* residual add (fused bias-dropout-add in Megatron-LM) */
+  WL_EW_ROTARY,   /* rotary position embedding on q and k */
+  WL_EW_DROPOUT,  /* a separate dropout */
+  WL_EW_SOFTMAX,  /* a separate softmax (not FlashAttention's, which is fused) */
+  WL_EW_XENT,     /* (vocab-parallel) cross-entropy over the logits */
+  WL_EW_EMBED,    /* embedding lookup */
+  WL_EW_GRADNORM, /* gradient norm: sum of squares over the gradients */
+  WL_EW_ADAM,     /* the Adam optimizer step */
+  WL_EW_OTHER,
+  WL_EW_COUNT
+};
+
+struct wl_kernel {
+  enum wl_ktype type;
+  int sub;      /* ATTN: 1 causal, 0 not; MEM: enum wl_ew_kind */
+  int count;    /* identical kernels launched (>= 1): "M:N:Kx8" for 8 experts' GEMMs */
+  double a, b, c, d;
+};
+#define WL_MAX_OP_KERNELS 64 /* kernels one op may list */
+
 struct wl_op {
   enum wl_op_kind kind;
   enum wl_phase phase;
@@ -117,6 +151,8 @@ struct wl_op {
   double duration_s;    /* COMPUTE: > 0 means a fixed duration that replaces the roofline */
   int ndeps;            /* number of dependencies */
   int dep_first;        /* index of the first one in wl_program.deps */
+  int nkern;            /* COMPUTE: kernels listed (0: none, roofline) */
+  int kern_first;       /* index of the first one in wl_program.kern */
 };
 
 struct wl_program {
@@ -124,6 +160,8 @@ struct wl_program {
   struct wl_op *ops;    /* op id = index in this array */
   int ndeps, cap_deps;
   int *deps;            /* pool of op ids; an op's deps are deps[dep_first .. +ndeps) */
+  int nkern, cap_kern;
+  struct wl_kernel *kern; /* pool of kernel shapes; an op's are kern[kern_first .. +nkern) */
 };
 
 struct wl_model {
@@ -192,6 +230,11 @@ struct wl_trace *wl_trace_new(void);
 int wl_trace_alloc_stages(struct wl_trace *t);
 /* Appends op with the given dependencies; returns its id or -1 when out of memory. */
 int wl_program_add(struct wl_program *p, const struct wl_op *op, const int *deps, int ndeps);
+/* Attaches n kernel shapes to op id (replacing none: the op must have none yet). 0 or -1 when
+ * out of memory. */
+int wl_program_set_kernels(struct wl_program *p, int id, const struct wl_kernel *k, int n);
+/* The kernels of op; *n receives their count (0 when the op lists none). */
+const struct wl_kernel *wl_op_kernels(const struct wl_program *p, const struct wl_op *op, int *n);
 void wl_trace_free(struct wl_trace *t);
 
 /* Checks the layout: every size >= 1, tp*cp*dp*pp == gpus, ep divides dp. Returns 0 or -1
@@ -217,6 +260,8 @@ const char *wl_op_kind_name(enum wl_op_kind k);
 const char *wl_coll_name(enum wl_coll c);
 const char *wl_cclass_name(enum wl_cclass c);
 const char *wl_phase_name(enum wl_phase p);
+const char *wl_ew_kind_name(enum wl_ew_kind k);
+int wl_ew_kind_parse(const char *s);
 int wl_group_parse(const char *s);
 int wl_op_kind_parse(const char *s);
 int wl_coll_parse(const char *s);

@@ -22,6 +22,30 @@ static void write_int_list(FILE *out, const char *key, const int *v, int n)
     fprintf(out, "%s%d", i ? "," : "", v[i]);
 }
 
+/* The op's kernel shapes: gemm=M:N:K[xC],... attn=BH:SQ:SKV:D:causal|full,... ew=KIND:BYTES[xC],... */
+static void write_kernels(FILE *out, const struct wl_program *p, const struct wl_op *o)
+{
+  int n;
+  const struct wl_kernel *k = wl_op_kernels(p, o, &n);
+  for (int type = 0; type < WL_K_COUNT; type++) {
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+      if ((int)k[i].type != type)
+        continue;
+      fputs(first ? (type == WL_K_GEMM ? " gemm=" : type == WL_K_ATTN ? " attn=" : " ew=") : ",", out);
+      first = 0;
+      if (type == WL_K_GEMM)
+        fprintf(out, "%.17g:%.17g:%.17g", k[i].a, k[i].b, k[i].c);
+      else if (type == WL_K_ATTN)
+        fprintf(out, "%.17g:%.17g:%.17g:%.17g:%s", k[i].a, k[i].b, k[i].c, k[i].d, k[i].sub ? "causal" : "full");
+      else
+        fprintf(out, "%s:%.17g", wl_ew_kind_name(k[i].sub), k[i].a);
+      if (k[i].count > 1)
+        fprintf(out, "x%d", k[i].count);
+    }
+  }
+}
+
 static void write_op(FILE *out, const struct wl_program *p, int id)
 {
   const struct wl_op *o = &p->ops[id];
@@ -39,6 +63,7 @@ static void write_op(FILE *out, const struct wl_program *p, int id)
       fprintf(out, " time=%.17g", o->duration_s);
     else
       fprintf(out, " flops=%.17g mem=%.17g", o->flops, o->mem_bytes);
+    write_kernels(out, p, o);
     break;
   case WL_OP_COLL:
     fprintf(out, " coll=%s group=%s bytes=%.17g", wl_coll_name(o->coll), wl_group_name(o->group),
@@ -259,9 +284,97 @@ static int parse_fields(struct reader *r, int first, const struct field *fields,
   return 0;
 }
 
+/* One shape number: finite and > 0 (a count suffix "xC" is split off before). */
+static int parse_dim(struct reader *r, const char *key, const char *entry, const char *s, double *v)
+{
+  char *end;
+  errno = 0;
+  double x = strtod(s, &end);
+  if (end == s || *end != '\0' || errno != 0 || !isfinite(x) || x <= 0 || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
+    return fail(r, "field '%s': '%s' in '%s' is not a positive number", key, s, entry);
+  if (x > WL_MAX_BYTES)
+    return fail(r, "field '%s': '%s' in '%s' is more than 2^50", key, s, entry);
+  *v = x;
+  return 0;
+}
+
+/* Parses one list field (gemm=, attn= or ew=) into k[*n ..]; 0 or -1 with a message. */
+static int parse_kernels(struct reader *r, const char *key, char *val, enum wl_ktype type, struct wl_kernel *k,
+                         int *n)
+{
+  static const char *const forms[WL_K_COUNT] = {"M:N:K[xCOUNT]", "BH:SQ:SKV:D:causal|full",
+                                                "KIND:BYTES[xCOUNT]"};
+  if (*val == '\0')
+    return fail(r, "field '%s' is empty (expected a comma list of %s)", key, forms[type]);
+  for (char *e = val, *next; e != NULL; e = next) {
+    next = strchr(e, ',');
+    if (next != NULL)
+      *next++ = '\0';
+    if (*e == '\0')
+      return fail(r, "field '%s': an empty entry in the list", key);
+    if (*n == WL_MAX_OP_KERNELS)
+      return fail(r, "field '%s': more than %d kernels in one op", key, WL_MAX_OP_KERNELS);
+    char entry[128];
+    snprintf(entry, sizeof entry, "%s", e);
+    struct wl_kernel kk = {.type = type, .count = 1};
+    char *part[6];
+    int np = 0;
+    for (char *q = e;; q++) {
+      if (np == 6)
+        return fail(r, "field '%s': '%s' is not %s", key, entry, forms[type]);
+      part[np++] = q;
+      q = strchr(q, ':');
+      if (q == NULL)
+        break;
+      *q = '\0';
+    }
+    int want = type == WL_K_GEMM ? 3 : type == WL_K_ATTN ? 5 : 2;
+    if (np != want)
+      return fail(r, "field '%s': '%s' is not %s", key, entry, forms[type]);
+    if (type != WL_K_ATTN) {
+      char *x = strchr(part[np - 1], 'x');
+      if (x != NULL && x != part[np - 1] && !(x == part[np - 1] + 1 && part[np - 1][0] == '0')) {
+        *x = '\0';
+        long c = 0;
+        char *end;
+        errno = 0;
+        c = strtol(x + 1, &end, 10);
+        if (end == x + 1 || *end != '\0' || errno != 0 || c < 1 || c > 1000000)
+          return fail(r, "field '%s': count '%s' in '%s' is not an integer in 1..1000000", key, x + 1, entry);
+        kk.count = (int)c;
+      }
+    }
+    double *dims[4] = {&kk.a, &kk.b, &kk.c, &kk.d};
+    if (type == WL_K_MEM) {
+      int kind = wl_ew_kind_parse(part[0]);
+      if (kind < 0)
+        return fail(r, "field '%s': unknown kernel kind '%s' in '%s' (norm, act, residual, rotary, dropout, "
+                    "softmax, xent, embed, gradnorm, adam, other)", key, part[0], entry);
+      kk.sub = kind;
+      if (parse_dim(r, key, entry, part[1], &kk.a) != 0)
+        return -1;
+    } else {
+      int ndims = type == WL_K_GEMM ? 3 : 4;
+      for (int i = 0; i < ndims; i++)
+        if (parse_dim(r, key, entry, part[i], dims[i]) != 0)
+          return -1;
+      if (type == WL_K_ATTN) {
+        if (strcmp(part[4], "causal") == 0)
+          kk.sub = 1;
+        else if (strcmp(part[4], "full") != 0)
+          return fail(r, "field '%s': '%s' in '%s' is neither 'causal' nor 'full'", key, part[4], entry);
+      }
+    }
+    k[(*n)++] = kk;
+  }
+  return 0;
+}
+
 static int parse_op(struct reader *r, struct wl_program *p, int *deps_buf, int max_deps)
 {
   struct wl_op o = {.micro = -1, .layer = -1};
+  struct wl_kernel kbuf[WL_MAX_OP_KERNELS];
+  int nk = 0, seen_k[WL_K_COUNT] = {0};
   int id = 0, ndeps = 0, has_bytes = 0, has_group = 0, has_coll = 0, has_peer = 0, has_work = 0;
   if (r->ntok < 2)
     return fail(r, "truncated op line");
@@ -306,6 +419,13 @@ static int parse_op(struct reader *r, struct wl_program *p, int *deps_buf, int m
     } else if (strcmp(key, "time") == 0) {
       rc = parse_double(r, key, val, &o.duration_s);
       has_work = 1;
+    } else if (strcmp(key, "gemm") == 0 || strcmp(key, "attn") == 0 || strcmp(key, "ew") == 0) {
+      enum wl_ktype type = key[0] == 'g' ? WL_K_GEMM : key[0] == 'a' ? WL_K_ATTN : WL_K_MEM;
+      if (o.kind != WL_OP_COMPUTE)
+        return fail(r, "field '%s' is only for compute ops", key);
+      if (seen_k[type]++)
+        return fail(r, "field '%s' given twice", key);
+      rc = parse_kernels(r, key, val, type, kbuf, &nk);
     } else if (strcmp(key, "coll") == 0) {
       if ((v = wl_coll_parse(val)) <= 0)
         return fail(r, "unknown collective '%s'", val);
@@ -365,7 +485,10 @@ static int parse_op(struct reader *r, struct wl_program *p, int *deps_buf, int m
   }
   if (p->nops >= WL_MAX_OPS)
     return fail(r, "more than the limit of %d ops in one program", WL_MAX_OPS);
-  if (wl_program_add(p, &o, deps_buf, ndeps) < 0)
+  if (nk > 0 && o.duration_s > 0)
+    return fail(r, "a compute op with time= takes that time and no kernel shapes");
+  int added = wl_program_add(p, &o, deps_buf, ndeps);
+  if (added < 0 || wl_program_set_kernels(p, added, kbuf, nk) != 0)
     return fail(r, "out of memory");
   return 0;
 }
