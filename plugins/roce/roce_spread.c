@@ -153,7 +153,7 @@ void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_f
     for (int h = 0; h < flows[i]->hops; h++) {
       int u = flows[i]->path[h], e = s->spread_e[u];
       if (e >= 0 && s->spread_on[u] > 0 && s->victim_cap[u] == 0)
-        s->victim_cap[u] = t->ports[e].rate_Bps / s->spread_in[e] / s->spread_on[u];
+        s->victim_cap[u] = fabric_port_payload_rate(fab, e) / s->spread_in[e] / s->spread_on[u]; /* payload, as caps are */
     }
   spread_onsets(fab, s, flows, n);
 }
