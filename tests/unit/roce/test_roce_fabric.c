@@ -267,6 +267,30 @@ static void test_dcqcn_on_fifo_and_spreading(void)
   CU_ASSERT(fabs(flow400 - pkt400) < 0.25 * pkt400);
 }
 
+/* 3b'. FIFO shares are of line rates and are applied as payload rates (times MTU / (MTU +
+ * framing)), as the flow engine's capacities are. GPU 0 sends a long flow to GPU 4, whose NIC
+ * link GPU 6 also feeds at line rate, and a 16 MB flow to GPU 5, uncongested: GPU 0's NIC serves
+ * its two queue pairs round robin, so the second flow's FIFO share is half of GPU 0's line,
+ * that is half of its payload rate P (RoCEv2 framing: 82 B per 4096 B payload): alone it takes
+ * latency + S/P, beside the congested flow latency + 2S/P. Applied as a line rate, the cap let it
+ * run 2 % faster than its share (12.8 us early on 659 us). */
+static void test_fifo_shares_as_payload(void)
+{
+  const char *cfg[] = {"roce/dcqcn:off", "roce/pfc:on", NULL};
+  struct topo *t = leaf_spine(2, 4, 2, G400, 1e-6);
+  struct flow_def alone[] = {{0, 5, 16e6, 0}};
+  struct flow_def shared[] = {{0, 5, 16e6, 0}, {0, 4, 256e6, 0}, {6, 4, 256e6, 0}};
+  struct run_result a, b;
+  roce_run(t, FAB_FIDELITY_FLOW, 1, cfg, alone, 1, &a);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, cfg, shared, 3, &b);
+  double payload_Bps = G400 * 4096 / (4096 + 82);
+  double expected = a.fct[0] + 16e6 / payload_Bps; /* latency + 2S/P */
+  fprintf(stderr, "\n  [FIFO shares as payload] FCT alone %.3f us, beside a congested flow %.3f us, expected "
+          "%.3f us\n", 1e6 * a.fct[0], 1e6 * b.fct[0], 1e6 * expected);
+  CU_ASSERT(fabs(b.fct[0] - expected) < 1e-3 * expected);
+  topo_free(t);
+}
+
 /* 3c. Flow fidelity estimates what it does not count: an 8-to-1 incast of 4 MB flows at 400 Gb/s
  * (nic preset, where DCQCN cannot hold the port): every packet through the congested egress
  * marked, a CNP per flow per CNP interval, a cut per CNP, the links feeding the egress paused
@@ -593,6 +617,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
     {"lossy_dynamic_threshold", test_lossy_dynamic_threshold},
     {"pfc_congestion_spreading", test_pfc_congestion_spreading},
     {"dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading},
+    {"fifo_shares_as_payload", test_fifo_shares_as_payload},
     {"flow_estimates_track_packet", test_flow_estimates_track_packet},
     {"ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins},
     {"gbn_goodput_under_loss", test_gbn_goodput_under_loss},
