@@ -44,6 +44,10 @@ install(TARGETS sgfabric_shared sgfabric_static EXPORT sgfabricTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${SGF_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sgfabric)
 install(TARGETS sgfabric RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The scripts compare and sweep run (charts, report.html, the Snakemake workflow), found by the
+# installed sgfabric next to itself (tools/run_common.c, run_analysis_dir).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/analysis/ DESTINATION ${CMAKE_INSTALL_DATADIR}/sgfabric/analysis
+  USE_SOURCE_PERMISSIONS PATTERN "__pycache__" EXCLUDE)
 
 # CMake package: find_package(sgfabric) gives sgfabric::shared and sgfabric::static.
 install(EXPORT sgfabricTargets NAMESPACE sgfabric:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sgfabric)

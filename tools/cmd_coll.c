@@ -739,7 +739,7 @@ static void write_json(FILE *f, const struct coll_options *o, const struct layou
   char algo[64];
   algo_text(algo_mask, algo, sizeof algo);
   fprintf(f, "{\n  \"op\": \"%s\",\n  \"fabric\": ", coll_kind_name(o->kind));
-  json_string(f, fabric);
+  json_write_string(f, fabric);
   fprintf(f, ",\n  \"fidelity\": \"%s\",\n  \"seed\": %llu,\n", o->run.fidelity == FAB_FIDELITY_PACKET ? "packet" : "flow",
           (unsigned long long)o->run.seed);
   fprintf(f, "  \"group\": \"%s\",\n  \"gpus\": %d,\n  \"tp\": %d,\n  \"groups\": %d,\n  \"ranks_per_group\": %d,\n",

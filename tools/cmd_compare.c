@@ -6,6 +6,7 @@
  * GPT-3 175B, TP 8, PP 8, on the 1,024-GPU rail-optimized platform, flow fidelity. */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -202,72 +203,67 @@ static int wait_child(pid_t pid)
   }
 }
 
-/* The value of the member at a dotted path ("breakdown.exposed_comm_s.tp") in a summary.json
- * text: each component is searched after the previous one (summary.json names each object's
- * members once, and an object's members follow its key). NULL if absent. */
-static const char *json_find(const char *text, const char *path)
+/* The runs' summary.json and why.json are read with jansson. */
+
+/* The member at a dotted path ("breakdown.exposed_comm_s.tp"), or NULL. */
+static const json_t *json_at(const json_t *root, const char *path)
 {
-  if (text == NULL)
-    return NULL;
-  const char *p = text;
-  char component[128], pattern[140];
-  while (*path) {
+  const json_t *v = root;
+  char component[128];
+  while (v != NULL && *path) {
     size_t len = strcspn(path, ".");
-    if (len >= sizeof component)
+    if (len >= sizeof component || !json_is_object(v))
       return NULL;
     memcpy(component, path, len);
     component[len] = '\0';
-    snprintf(pattern, sizeof pattern, "\"%s\":", component);
-    p = strstr(p, pattern);
-    if (p == NULL)
-      return NULL;
-    p += strlen(pattern);
+    v = json_object_get(v, component);
     path += len;
     if (*path == '.')
       path++;
   }
-  while (*p == ' ')
-    p++;
-  return p;
+  return v;
 }
 
-enum json_found { JSON_ABSENT = -1, JSON_NUMBER = 0, JSON_NULL = 1 };
+enum json_found { FOUND_ABSENT = -1, FOUND_NUMBER = 0, FOUND_NULL = 1 };
 
-/* A number (true/false as 1/0) at path: JSON_NUMBER, JSON_NULL (the run does not model it), or
- * JSON_ABSENT (the fabric has no such thing). */
-static enum json_found json_value(const char *text, const char *path, double *v)
+/* A number (true/false as 1/0) at path: FOUND_NUMBER, FOUND_NULL (the run does not model it), or
+ * FOUND_ABSENT (the fabric has no such thing). */
+static enum json_found json_value(const json_t *root, const char *path, double *v)
 {
-  const char *p = json_find(text, path);
+  const json_t *p = json_at(root, path);
   *v = NAN;
   if (p == NULL)
-    return JSON_ABSENT;
-  if (!strncmp(p, "null", 4))
-    return JSON_NULL;
-  if (!strncmp(p, "true", 4) || !strncmp(p, "false", 5)) {
-    *v = *p == 't';
-    return JSON_NUMBER;
+    return FOUND_ABSENT;
+  if (json_is_null(p))
+    return FOUND_NULL;
+  if (json_is_boolean(p)) {
+    *v = json_is_true(p);
+    return FOUND_NUMBER;
   }
-  char *end;
-  *v = strtod(p, &end);
-  return end == p ? JSON_ABSENT : JSON_NUMBER;
+  if (!json_is_number(p))
+    return FOUND_ABSENT;
+  *v = json_number_value(p);
+  return FOUND_NUMBER;
 }
 
-/* A string at path (no escapes in the values read here), or "?" */
-static void json_text(const char *text, const char *path, char *buf, size_t len)
+/* A string at path, or "?" */
+static void json_text(const json_t *root, const char *path, char *buf, size_t len)
 {
-  const char *p = json_find(text, path);
-  snprintf(buf, len, "?");
-  if (p == NULL || *p != '"')
-    return;
-  size_t n = strcspn(p + 1, "\"");
-  snprintf(buf, len, "%.*s", (int)n, p + 1);
+  const json_t *p = json_at(root, path);
+  snprintf(buf, len, "%s", json_is_string(p) ? json_string_value(p) : "?");
 }
 
-static double json_number(const char *text, const char *path)
+static double json_number(const json_t *root, const char *path)
 {
   double v;
-  json_value(text, path, &v);
+  json_value(root, path, &v);
   return v;
+}
+
+/* A run's JSON output, or NULL when it is missing or not JSON (the table then says n/a). */
+static json_t *load_json(const char *path)
+{
+  return json_load_file(path, 0, NULL);
 }
 
 static char *read_file(const char *path)
@@ -342,8 +338,8 @@ static const struct row table_rows[] = {
 /* n/a: the run does not model it at its fidelity (null); -: the fabric has no such mechanism. */
 static void print_value(FILE *out, enum json_found found, double v, const struct row *r)
 {
-  if (found != JSON_NUMBER) {
-    fprintf(out, " %16s", found == JSON_NULL ? "n/a" : "-");
+  if (found != FOUND_NUMBER) {
+    fprintf(out, " %16s", found == FOUND_NULL ? "n/a" : "-");
     return;
   }
   char text[48];
@@ -371,7 +367,7 @@ static void print_value(FILE *out, enum json_found found, double v, const struct
 
 /* The one-line description of what was simulated, from a run's summary.json: the table's and the
  * chart's title, comparison.json's scenario.title. */
-static void scenario_title(const char *summary, char *buf, size_t len)
+static void scenario_title(const json_t *summary, char *buf, size_t len)
 {
   char model[64], gpu[32], over[32], rate[32];
   json_text(summary, "workload.model", model, sizeof model);
@@ -401,13 +397,13 @@ static const char *const memory_keys[] = {"weights_bytes", "gradients_bytes", "o
 
 /* The per-GPU memory of the worst stage (summary.json's "memory"; every run has the same), or n/a
  * for a workload without the model's dimensions. */
-static void print_memory(FILE *out, const char *summary)
+static void print_memory(FILE *out, const json_t *summary)
 {
   double v[7];
   for (int i = 0; i < 7; i++) {
     char path[64];
     snprintf(path, sizeof path, "memory.%s", memory_keys[i]);
-    if (json_value(summary, path, &v[i]) != JSON_NUMBER) {
+    if (json_value(summary, path, &v[i]) != FOUND_NUMBER) {
       fprintf(out, "memory per GPU: n/a (the workload does not give the model's dimensions)\n");
       return;
     }
@@ -422,42 +418,42 @@ static void print_memory(FILE *out, const char *summary)
 }
 
 /* comparison.json's "scenario": the same facts as members. */
-static void write_scenario(FILE *f, const char *summary, const char *title)
+static void write_scenario(FILE *f, const json_t *summary, const char *title)
 {
   static const char *const ints[] = {"workload.gpus", "workload.tp", "workload.pp", "workload.vpp",
                                      "workload.dp", "workload.ep", "workload.cp", "workload.micro_batch",
                                      "workload.global_batch", "workload.seq", "workload.microbatches"};
   char text[64];
   fprintf(f, "  \"scenario\": {\n    \"title\": ");
-  json_string(f, title);
+  json_write_string(f, title);
   json_text(summary, "workload.model", text, sizeof text);
   fprintf(f, ",\n    \"model\": ");
-  json_string(f, text);
+  json_write_string(f, text);
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
     fprintf(f, ", \"%s\": %.0f", ints[i] + 9, json_number(summary, ints[i]));
   json_text(summary, "workload.gpu", text, sizeof text);
   fprintf(f, ", \"gpu\": ");
-  json_string(f, text);
+  json_write_string(f, text);
   fprintf(f, ",\n    \"platform\": {\"gpus\": %.0f, \"gpus_per_node\": %.0f, \"tiers\": %.0f, \"radix\": %.0f, "
              "\"rail_optimized\": %s, \"oversubscription\": ",
           json_number(summary, "platform.gpus"), json_number(summary, "platform.gpus_per_node"),
           json_number(summary, "platform.tiers"), json_number(summary, "platform.radix"),
           json_number(summary, "platform.rail_optimized") == 1 ? "true" : "false");
   json_text(summary, "platform.oversubscription", text, sizeof text);
-  json_string(f, text);
+  json_write_string(f, text);
   fprintf(f, ", \"link_rate\": ");
   json_text(summary, "platform.link_rate", text, sizeof text);
-  json_string(f, text);
+  json_write_string(f, text);
   fprintf(f, ", \"nvlink_rate\": ");
   json_text(summary, "platform.nvlink_rate", text, sizeof text);
-  json_string(f, text);
+  json_write_string(f, text);
   fprintf(f, "},\n    \"recompute\": ");
   json_text(summary, "workload.recompute_granularity", text, sizeof text);
-  json_string(f, text);
+  json_write_string(f, text);
   /* The runs' "memory", or null (a workload without the model's dimensions). */
   fprintf(f, ",\n    \"memory\": ");
   double v;
-  if (json_value(summary, "memory.total_bytes", &v) != JSON_NUMBER) {
+  if (json_value(summary, "memory.total_bytes", &v) != FOUND_NUMBER) {
     fprintf(f, "null");
   } else {
     fprintf(f, "{\"stage\": %.0f", json_number(summary, "memory.stage"));
@@ -471,7 +467,7 @@ static void write_scenario(FILE *f, const char *summary, const char *title)
   }
   json_text(summary, "fidelity", text, sizeof text);
   fprintf(f, ",\n    \"fidelity\": ");
-  json_string(f, text);
+  json_write_string(f, text);
   fprintf(f, ", \"seed\": %.0f\n  },\n", json_number(summary, "seed"));
 }
 
@@ -618,26 +614,18 @@ struct coll_row {
   double time_s[MAX_FABRICS], busbw[MAX_FABRICS];
 };
 
-/* Fills rows from each summary's "collectives" array (one object per line, as run writes it). */
-static int collect_coll_rows(char *const *summary, int n_fabrics, struct coll_row *rows)
+/* Fills rows from each summary's "collectives" array. */
+static int collect_coll_rows(json_t *const *summary, int n_fabrics, struct coll_row *rows)
 {
   int n = 0;
   for (int f = 0; f < n_fabrics; f++) {
-    const char *p = summary[f] ? strstr(summary[f], "\"collectives\": [") : NULL;
-    if (p == NULL)
-      continue;
-    p = strchr(p, '[') + 1;
-    for (;;) {
-      p += strspn(p, " \n");
-      if (*p != '{')
-        break;
-      size_t len = strcspn(p, "\n");
-      char line[1024];
-      snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
-      p += len;
+    const json_t *list = json_at(summary[f], "collectives");
+    size_t i;
+    const json_t *entry;
+    json_array_foreach(list, i, entry) {
       char op[32], group[32];
-      json_text(line, "op", op, sizeof op);
-      json_text(line, "group", group, sizeof group);
+      json_text(entry, "op", op, sizeof op);
+      json_text(entry, "group", group, sizeof group);
       if (!strcmp(op, "sendrecv"))
         continue; /* point-to-point: no bus bandwidth */
       int k = 0;
@@ -655,11 +643,9 @@ static int collect_coll_rows(char *const *summary, int n_fabrics, struct coll_ro
         }
         n++;
       }
-      rows[k].count[f] = (long)json_number(line, "count");
-      rows[k].time_s[f] = json_number(line, "time_s");
-      rows[k].busbw[f] = json_number(line, "busbw_GBps");
-      if (*p == '\n')
-        p++;
+      rows[k].count[f] = (long)json_number(entry, "count");
+      rows[k].time_s[f] = json_number(entry, "time_s");
+      rows[k].busbw[f] = json_number(entry, "busbw_GBps");
     }
   }
   return n;
@@ -747,17 +733,17 @@ static int write_why(FILE *cj, char *const *why, const char *const *fabrics, int
   return 0;
 }
 
-static void print_why_number(FILE *out, const char *text, const char *key, const char *fmt)
+static void print_why_number(FILE *out, const json_t *why, const char *key, const char *fmt)
 {
   double v;
-  enum json_found found = json_value(text, key, &v);
-  if (found == JSON_NUMBER)
+  enum json_found found = json_value(why, key, &v);
+  if (found == FOUND_NUMBER)
     fprintf(out, fmt, v);
   else
     fprintf(out, " %16s", "n/a");
 }
 
-static void print_why(FILE *out, char *const *why, const char *const *fabrics, int n_fabrics)
+static void print_why(FILE *out, json_t *const *why, const char *const *fabrics, int n_fabrics)
 {
   printf("\nwhy%*s", LABEL_WIDTH - 3, "");
   for (int f = 0; f < n_fabrics; f++)
@@ -780,17 +766,14 @@ static void print_why(FILE *out, char *const *why, const char *const *fabrics, i
     fprintf(out, "\n");
   }
   for (int f = 0; f < n_fabrics; f++) {
-    const char *p = why[f] ? strstr(why[f], "\"top_links\": [") : NULL;
-    p = p ? strstr(p, "{\"link\"") : NULL;
-    if (p == NULL)
+    const json_t *top = json_array_get(json_at(why[f], "top_links"), 0);
+    if (top == NULL)
       continue;
-    size_t len = strcspn(p, "\n");
-    char line[2048], from[64], to[64];
-    snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
-    json_text(line, "from", from, sizeof from);
-    json_text(line, "to", to, sizeof to);
+    char from[64], to[64];
+    json_text(top, "from", from, sizeof from);
+    json_text(top, "to", to, sizeof to);
     fprintf(out, "busiest link, %s: %s>%s, %.1f %% utilised\n", fabrics[f], from, to,
-            100 * json_number(line, "utilisation"));
+            100 * json_number(top, "utilisation"));
   }
 }
 
@@ -1049,13 +1032,15 @@ int cmd_compare(int argc, char **argv)
     goto fail; /* the other runs are stopped there */
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 
-  char *summary[4] = {NULL}, *why[4] = {NULL};
+  json_t *summary[4] = {NULL}, *why[4] = {NULL};
+  char *why_text[4] = {NULL}; /* copied into comparison.json as it is */
   char path[4500];
   for (int f = 0; f < o.n_fabrics; f++) {
     snprintf(path, sizeof path, "%s/summary.json", outs[f]);
-    summary[f] = read_file(path);
+    summary[f] = load_json(path);
     snprintf(path, sizeof path, "%s/why.json", outs[f]);
-    why[f] = read_file(path);
+    why[f] = load_json(path);
+    why_text[f] = why[f] ? read_file(path) : NULL;
     unlink(logs[f]);
   }
   static struct coll_row coll_rows[MAX_COLL_ROWS];
@@ -1076,15 +1061,15 @@ int cmd_compare(int argc, char **argv)
     int any = 0;
     for (int f = 0; f < o.n_fabrics; f++) {
       found[f] = json_value(summary[f], table_rows[k].key, &v[f]);
-      any |= found[f] != JSON_ABSENT;
+      any |= found[f] != FOUND_ABSENT;
     }
     if (!any) /* none of these fabrics has it */
       continue;
     printf("%-*s", LABEL_WIDTH, table_rows[k].label);
     for (int f = 0; f < o.n_fabrics; f++) {
       print_value(stdout, found[f], v[f], &table_rows[k]);
-      shown_na |= found[f] == JSON_NULL;
-      shown_absent |= found[f] == JSON_ABSENT;
+      shown_na |= found[f] == FOUND_NULL;
+      shown_absent |= found[f] == FOUND_ABSENT;
     }
     printf("\n");
   }
@@ -1117,7 +1102,7 @@ int cmd_compare(int argc, char **argv)
     int any = 0; /* only keys that resolve in some run's summary.json */
     for (int f = 0; f < o.n_fabrics; f++) {
       double v;
-      any |= json_value(summary[f], table_rows[k].key, &v) != JSON_ABSENT;
+      any |= json_value(summary[f], table_rows[k].key, &v) != FOUND_ABSENT;
     }
     if (!any)
       continue;
@@ -1127,7 +1112,7 @@ int cmd_compare(int argc, char **argv)
       double v;
       enum json_found found = json_value(summary[f], table_rows[k].key, &v);
       double x = v * table_rows[k].scale;
-      if (found != JSON_NUMBER)
+      if (found != FOUND_NUMBER)
         fprintf(cj, "%snull", f ? ", " : "");
       else if (table_rows[k].unit == ROW_COUNT && x == floor(x) && fabs(x) < 9007199254740992.0)
         fprintf(cj, "%s%.0f", f ? ", " : "", x);
@@ -1139,7 +1124,7 @@ int cmd_compare(int argc, char **argv)
   }
   fprintf(cj, "\n  ],\n");
   write_coll_rows(cj, coll_rows, n_coll_rows, o.n_fabrics);
-  write_why(cj, why, o.fabrics, o.n_fabrics);
+  write_why(cj, why_text, o.fabrics, o.n_fabrics);
   fprintf(cj, "  \"timeline\": [");
   for (int f = 0; f < o.n_fabrics; f++) {
     snprintf(path, sizeof path, "%.4400s/timeline.json", outs[f]);
@@ -1154,15 +1139,17 @@ int cmd_compare(int argc, char **argv)
   fprintf(cj, "]\n}\n");
   double seed = json_number(summary[0], "seed");
   for (int f = 0; f < o.n_fabrics; f++) {
-    free(summary[f]);
-    free(why[f]);
+    json_decref(summary[f]);
+    json_decref(why[f]);
+    free(why_text[f]);
   }
   if (results_close(cj) != 0)
     goto fail;
   /* The chart: analysis/plot_compare.py, next to the executable's source tree or installed.
    * Run with an argv, never through a shell: DIR may hold any character. */
-  char script[4400], png[4400], json[4400];
-  snprintf(script, sizeof script, "%s/analysis/plot_compare.py", SGF_SOURCE_DIR);
+  char script[4400], png[4400], json[4400], analysis[4200];
+  run_analysis_dir(analysis, sizeof analysis);
+  snprintf(script, sizeof script, "%s/plot_compare.py", analysis);
   snprintf(png, sizeof png, "%s/compare.png", r.tmp);
   snprintf(json, sizeof json, "%s/comparison.json", r.tmp);
   /* Debian's interpreter first: python3-matplotlib installs there, whatever else is on PATH. */
@@ -1194,7 +1181,7 @@ int cmd_compare(int argc, char **argv)
    * analysis/report_html.py); the report reads DIR's files, the manifest written below excepted:
    * it is given the command line and versions instead (report_html.py's --manifest-* options). */
   char why_script[4400], why_png[4400], report_script[4400], report[4400];
-  snprintf(why_script, sizeof why_script, "%s/analysis/plot_why.py", SGF_SOURCE_DIR);
+  snprintf(why_script, sizeof why_script, "%s/plot_why.py", analysis);
   snprintf(why_png, sizeof why_png, "%s/why.png", r.tmp);
   char *why_argv[] = {why_script, json, why_png, NULL};
   int why_rc = run_script(why_argv);
@@ -1222,7 +1209,7 @@ int cmd_compare(int argc, char **argv)
   }
   /* The HTML report reads every file of DIR, the manifest included; once it is written the
    * manifest is written again to list it. */
-  snprintf(report_script, sizeof report_script, "%s/analysis/report_html.py", SGF_SOURCE_DIR);
+  snprintf(report_script, sizeof report_script, "%s/report_html.py", analysis);
   snprintf(report, sizeof report, "%s/report.html", r.tmp);
   char *report_argv[] = {report_script, "compare", r.tmp, report, NULL};
   int report_rc = run_script(report_argv);

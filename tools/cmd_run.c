@@ -147,9 +147,9 @@ static void write_jobs(FILE *f, const struct run_job *jobs, int n_jobs, const ch
       hi = job->rank_gpu[r] > hi ? job->rank_gpu[r] : hi;
     }
     fprintf(f, "%s\n    {\"workload\": ", j ? "," : "");
-    json_string(f, job->spec);
+    json_write_string(f, job->spec);
     fprintf(f, ", \"model\": ");
-    json_string(f, t->model.name);
+    json_write_string(f, t->model.name);
     fprintf(f, ", \"gpus\": %d, \"first_gpu\": %d, \"last_gpu\": %d, \"iteration_time_s\": %s, ", t->layout.gpus, lo,
             hi, JSON_NUMBER(it));
     if (t->model_flops > 0 && it > 0)
@@ -181,10 +181,10 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   fprintf(f, "{\n");
   run_write_summary_head(f, o, s, iteration);
   fprintf(f, "  \"workload\": {\"model\": ");
-  json_string(f, t->model.name);
+  json_write_string(f, t->model.name);
   fprintf(f, ", \"gpus\": %d, \"tp\": %d, \"pp\": %d, \"vpp\": %d, \"dp\": %d, \"ep\": %d, \"cp\": %d, \"gpu\": ", gpus,
           t->layout.tp, t->layout.pp, t->layout.vpp, t->layout.dp, t->layout.ep, t->layout.cp);
-  json_string(f, gpu->name);
+  json_write_string(f, gpu->name);
   /* recompute: true when activations are recomputed at all (it was full or nothing before
    * selective recomputation existed); recompute_granularity says which. */
   const char *granularity = wl_recompute_name(t->recompute);

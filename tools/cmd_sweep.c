@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "run_common.h"
 #include "sgf_version.h"
 
 /* The value of sweep.json's "format": what makes a directory a sweep of sgfabric, resumable. */
@@ -374,12 +375,13 @@ int cmd_sweep(int argc, char **argv)
     return CLI_FAILURE;
   }
   self[self_len] = '\0';
-  char script[PATH_MAX], snakefile[PATH_MAX];
-  snprintf(script, sizeof script, "%s/analysis/sweep/sweeplib.py", SGF_SOURCE_DIR);
-  snprintf(snakefile, sizeof snakefile, "%s/analysis/sweep/Snakefile", SGF_SOURCE_DIR);
+  char script[PATH_MAX], snakefile[PATH_MAX], analysis[PATH_MAX - 64];
+  run_analysis_dir(analysis, sizeof analysis);
+  snprintf(script, sizeof script, "%s/sweep/sweeplib.py", analysis);
+  snprintf(snakefile, sizeof snakefile, "%s/sweep/Snakefile", analysis);
   if (access(script, R_OK) != 0 || access(snakefile, R_OK) != 0) {
-    fprintf(stderr, "sgfabric sweep: the workflow %s is missing (this sgfabric was built from %s)\n", snakefile,
-            SGF_SOURCE_DIR);
+    fprintf(stderr, "sgfabric sweep: the workflow %s is missing (neither installed next to sgfabric nor in the "
+                    "source tree %s)\n", snakefile, SGF_SOURCE_DIR);
     return CLI_FAILURE;
   }
   int rc = check_study(python, script, study, self); /* named as given, in its messages */

@@ -467,7 +467,6 @@ void results_abort(struct results *r)
   r->tmp[0] = '\0';
 }
 
-void json_string(FILE *out, const char *s) { json_write_string(out, s); }
 
 int results_write_manifest(struct results *r, int argc, char **argv, const char *const *inputs, int n_inputs,
                            uint64_t seed)
@@ -483,12 +482,12 @@ int results_write_manifest_desc(struct results *r, const struct manifest_desc *d
     return -1;
   fprintf(f, "{\n  \"format\": \"%s\",\n  \"command\": [", RESULTS_FORMAT);
   for (int i = 0; i < d->argc; i++) {
-    json_string(f, d->argv[i]);
+    json_write_string(f, d->argv[i]);
     fprintf(f, "%s", i + 1 < d->argc ? ", " : "");
   }
   char cwd[4096];
   fprintf(f, "],\n  \"cwd\": ");
-  json_string(f, getcwd(cwd, sizeof cwd) ? cwd : "");
+  json_write_string(f, getcwd(cwd, sizeof cwd) ? cwd : "");
   fprintf(f, ",\n  \"inputs\": {");
   int rc = 0, first = 1;
   for (int i = 0; i < d->n_inputs; i++) {
@@ -505,11 +504,11 @@ int results_write_manifest_desc(struct results *r, const struct manifest_desc *d
     }
     fprintf(f, "%s\n    ", first ? "" : ",");
     first = 0;
-    json_string(f, d->inputs[i]);
+    json_write_string(f, d->inputs[i]);
     fprintf(f, ": {\"sha256\": \"%s\"", hex);
     if (d->given_as && d->given_as[i]) {
       fprintf(f, ", \"given_as\": ");
-      json_string(f, d->given_as[i]);
+      json_write_string(f, d->given_as[i]);
     }
     fprintf(f, "}");
   }
@@ -520,7 +519,7 @@ int results_write_manifest_desc(struct results *r, const struct manifest_desc *d
   fprintf(f, "  \"files\": [");
   for (int i = 0; i < r->n_entries; i++) {
     fprintf(f, "%s", i ? ", " : "");
-    json_string(f, r->entries[i]);
+    json_write_string(f, r->entries[i]);
   }
   fprintf(f, "],\n");
   fprintf(f, "  \"sgfabric_version\": \"%s\",\n  \"simgrid_version\": \"%s\"\n}\n", SGF_VERSION, SGF_SIMGRID_VERSION);

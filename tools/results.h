@@ -110,7 +110,5 @@ int results_write_manifest_desc(struct results *r, const struct manifest_desc *d
 /* Copies the file src to dst (an input copied into a results directory); 0 or -1 with errno. */
 int results_copy_file(const char *src, const char *dst);
 
-/* Writes s as a JSON string literal (json_write_string of plugins/fabric/json_out.h). */
-void json_string(FILE *out, const char *s);
 
 #endif

@@ -350,13 +350,13 @@ int run_simgrid_start(const struct run_setup *s, const char *program, char *err,
 void run_write_summary_head(FILE *f, const struct run_options *o, const struct run_setup *s, double sim_time_s)
 {
   fprintf(f, "  \"fabric\": ");
-  json_string(f, o->fabric);
+  json_write_string(f, o->fabric);
   fprintf(f, ",\n  \"fidelity\": \"%s\",\n", o->fidelity == FAB_FIDELITY_PACKET ? "packet" : "flow");
   fprintf(f, "  \"seed\": %llu,\n", (unsigned long long)o->seed);
   fprintf(f, "  \"sim_time_s\": %s,\n", JSON_NUMBER(sim_time_s));
   fprintf(f, "  \"platform\": {\"gpus\": %d, \"gpus_per_node\": %d, \"gpu\": ", s->platform->topo->n_gpus,
           s->platform->gpus_per_node);
-  json_string(f, s->platform->gpu_type);
+  json_write_string(f, s->platform->gpu_type);
   fprintf(f, ", \"switches\": %d, \"links\": %d", s->platform->topo->n_nodes - s->platform->topo->n_gpus,
           s->platform->topo->n_links);
   /* The fat-tree as its file declares it (docs/platforms.md), null where it does not say. */
@@ -378,7 +378,7 @@ void run_write_summary_head(FILE *f, const struct run_options *o, const struct r
     else if (declared[i].kind == 1)
       fprintf(f, "%s", n ? "true" : "false");
     else
-      json_string(f, v);
+      json_write_string(f, v);
   }
   fprintf(f, "},\n");
   fprintf(f, "  \"parameters\": {\n");
@@ -428,4 +428,22 @@ void run_print_exit_status(FILE *out)
 {
   fprintf(out, "\nExit status: 0 done, 1 error (nothing written), 2 usage error or refused --out,\n"
                "130/143 interrupted by SIGINT/SIGTERM (nothing written, the previous result kept).\n");
+}
+
+int run_analysis_dir(char *buf, size_t len)
+{
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash) {
+      *slash = '\0'; /* PREFIX/bin */
+      snprintf(buf, len, "%s/../share/sgfabric/analysis", self);
+      if (access(buf, R_OK) == 0)
+        return 0;
+    }
+  }
+  snprintf(buf, len, "%s/analysis", SGF_SOURCE_DIR);
+  return access(buf, R_OK) == 0 ? 0 : -1;
 }

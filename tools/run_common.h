@@ -82,6 +82,11 @@ void run_setup_free(struct run_setup *s);
 /* Above this many GPUs (one actor each), SimGrid's actor stacks are small and unguarded
  * (run_simgrid_start): the guarded default needs two memory mappings per actor. */
 #define RUN_SMALL_STACKS_GPUS 20000
+/* Where the analysis scripts are (plot_compare.py, report_html.py, sweep/): PREFIX/share/sgfabric/
+ * analysis next to an installed executable (PREFIX/bin/sgfabric), else the source tree this one
+ * was built from. Writes the directory into buf; 0, or -1 when neither exists. */
+int run_analysis_dir(char *buf, size_t len);
+
 int run_simgrid_start(const struct run_setup *s, const char *program, char *err, size_t errlen);
 /* Writes the first keys of summary.json (fabric, fidelity, seed, sim_time_s) and "parameters". */
 void run_write_summary_head(FILE *f, const struct run_options *o, const struct run_setup *s, double sim_time_s);

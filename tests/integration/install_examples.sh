@@ -8,7 +8,8 @@
 #    than ib, and roce counts PFC pause frames at packet fidelity;
 #  - the static build gives the same output as the shared one; the C++ program the same as C;
 #  - a program that initialises a plugin after loading the platform is stopped with a message
-#    naming the call (SimGrid's plugin convention), and a bad platform is an error, not a crash.
+#    naming the call (SimGrid's plugin convention), and a bad platform is an error, not a crash;
+#  - the installed sgfabric runs compare with the analysis scripts installed beside it.
 # Called as: install_examples.sh SGFABRIC_BINARY SOURCE_DIR BUILD_DIR
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -86,4 +87,13 @@ status=0
 "$WORK/late" "$WORK/bad.xml" >"$WORK/bad.out" 2>"$WORK/bad.err" || status=$?
 [ "$status" -eq 1 ] || die "a malformed platform: exit $status, expected 1"
 grep -q "bad.xml" "$WORK/bad.err" || { cat "$WORK/bad.err" >&2; die "the loader's error does not name the file"; }
+# The installed sgfabric finds its analysis scripts next to itself (PREFIX/share/sgfabric/analysis).
+[ -f "$PREFIX/share/sgfabric/analysis/plot_compare.py" ] || die "the analysis scripts are not installed"
+[ -f "$PREFIX/share/sgfabric/analysis/sweep/Snakefile" ] || die "the sweep workflow is not installed"
+(cd "$WORK" && "$PREFIX/bin/sgfabric" compare --gpus 16 --model llama3-8b --tp 8 --pp 2 --global-batch 4 \
+  --fabrics ib --out installed-compare >/dev/null 2>"$WORK/installed.err") ||
+  { cat "$WORK/installed.err" >&2; die "the installed sgfabric compare failed"; }
+if python3 -c 'import matplotlib' 2>/dev/null; then
+  [ -s "$WORK/installed-compare/compare.png" ] || die "the installed compare drew no chart"
+fi
 echo "install and examples: ok"
