@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "text_input.h"
+#include "platform.h"
 
 int *deployment_linear(int n)
 {
@@ -36,17 +37,6 @@ int deployment_write(const char *path, const int *rank_gpu, int n, const char *c
     fprintf(f, "  <actor host=\"gpu%d\" function=\"rank\"><argument value=\"%d\"/></actor>\n", rank_gpu[r], r);
   fprintf(f, "</platform>\n");
   return atomic_file_commit(&af, err, errlen);
-}
-
-static char g_error[300];
-static void capture(void *ctx, const xmlError *e)
-{
-  (void)ctx;
-  if (g_error[0] == '\0' && e)
-    snprintf(g_error, sizeof g_error, "%d: malformed XML: %s", e->line, e->message ? e->message : "");
-  size_t len = strlen(g_error);
-  while (len > 0 && (g_error[len - 1] == '\n' || g_error[len - 1] == ' '))
-    g_error[--len] = '\0';
 }
 
 /* Host names are the platform's "gpuN": N in decimal, no sign, no leading zero, nothing after. */
@@ -145,14 +135,9 @@ int *deployment_parse(const char *text, size_t len, const char *path, int n_rank
     snprintf(err, errlen, "%s: empty file (expected a deployment XML file)", path);
     return NULL;
   }
-  g_error[0] = '\0';
-  xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)capture);
-  xmlDoc *doc = xmlReadMemory(text, (int)len, path, NULL, DEPLOYMENT_XML_OPTIONS);
-  xmlSetStructuredErrorFunc(NULL, NULL);
-  if (doc == NULL) {
-    snprintf(err, errlen, "%s:%s", path, g_error[0] ? g_error : " malformed XML");
+  xmlDoc *doc = platform_xml_read(text, len, path, DEPLOYMENT_XML_OPTIONS, err, errlen);
+  if (doc == NULL)
     return NULL;
-  }
   int *map = read_placement(doc, path, n_ranks, n_gpus, err, errlen);
   xmlFreeDoc(doc);
   return map;

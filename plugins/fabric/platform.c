@@ -16,19 +16,39 @@
 #include "check.h"
 
 /* libxml2 reports through a global handler; the first error of a parse is kept here. */
-static char g_xml_error[512];
+/* libxml2's first error of one parse, kept through the parser context (not a global handler). */
+struct xml_first_error {
+  char text[512];
+};
 
-static void capture_xml_error(void *ctx, const xmlError *error)
+static void capture_xml_error(void *ctx, xmlErrorPtr error)
 {
-  (void)ctx;
-  if (g_xml_error[0] != '\0' || error == NULL)
+  struct xml_first_error *first = ((xmlParserCtxtPtr)ctx)->_private;
+  if (first->text[0] != '\0' || error == NULL)
     return;
   char message[400];
   snprintf(message, sizeof message, "%s", error->message ? error->message : "malformed XML");
   size_t len = strlen(message);
   while (len > 0 && (message[len - 1] == '\n' || message[len - 1] == ' '))
     message[--len] = '\0';
-  snprintf(g_xml_error, sizeof g_xml_error, "%d: malformed XML: %s", error->line, message);
+  snprintf(first->text, sizeof first->text, "%d: malformed XML: %s", error->line, message);
+}
+
+xmlDoc *platform_xml_read(const char *text, size_t len, const char *path, int options, char *err, size_t errlen)
+{
+  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+  if (ctxt == NULL) {
+    snprintf(err, errlen, "%s: out of memory for the XML parser", path);
+    return NULL;
+  }
+  struct xml_first_error first = {""};
+  ctxt->_private = &first;
+  ctxt->sax->serror = capture_xml_error; /* called with ctxt->userData, the context itself */
+  xmlDoc *doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL, options);
+  xmlFreeParserCtxt(ctxt);
+  if (doc == NULL)
+    snprintf(err, errlen, "%s:%s", path, first.text[0] ? first.text : " malformed XML");
+  return doc;
 }
 
 static char *xstrdup(const char *s)
@@ -457,12 +477,8 @@ struct platform *platform_parse(const char *text, size_t len, const char *path, 
     platform_free(p);
     return NULL;
   }
-  g_xml_error[0] = '\0';
-  xmlSetStructuredErrorFunc(NULL, (xmlStructuredErrorFunc)capture_xml_error);
-  xmlDoc *doc = xmlReadMemory(text, (int)len, path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING);
-  xmlSetStructuredErrorFunc(NULL, NULL);
+  xmlDoc *doc = platform_xml_read(text, len, path, XML_PARSE_NONET | XML_PARSE_NOWARNING, err, errlen);
   if (doc == NULL) {
-    snprintf(err, errlen, "%s:%s", path, g_xml_error[0] ? g_xml_error : " malformed XML");
     platform_free(p);
     return NULL;
   }

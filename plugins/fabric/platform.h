@@ -31,6 +31,12 @@ struct platform {
 
 /* Reads and checks path. Returns NULL with "FILE:LINE: message" in err. */
 struct platform *platform_load(const char *path, char *err, size_t errlen);
+/* Parses len bytes of XML (named path in messages) with libxml2's options; on failure NULL with
+ * "PATH:LINE: malformed XML: <libxml2's first error>" in err. The error goes through the parse's
+ * own context, not a process-wide handler (the deployment reader shares it). */
+struct _xmlDoc;
+struct _xmlDoc *platform_xml_read(const char *text, size_t len, const char *path, int options, char *err,
+                                  size_t errlen);
 /* The same from len bytes of XML (named path in messages). */
 struct platform *platform_parse(const char *text, size_t len, const char *path, char *err, size_t errlen);
 void platform_free(struct platform *p);
