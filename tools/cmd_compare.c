@@ -810,6 +810,208 @@ static int run_script(char **argv_rest)
   return status == 0 ? 0 : -1;
 }
 
+/* Writes the runs' inputs into the results directory: the workload trace the generator makes
+ * from compare's workload options, the platform (a copy of --platform, or generated), and a copy
+ * of --model-file. The runs read them there (they run in DIR, so that their manifests name the
+ * inputs by paths relative to DIR, which exist after the rename). 0; after saying what failed,
+ * compare's exit status (2: the generators refused an option, 1: the rest); -1 when compare was
+ * interrupted. */
+static int write_inputs(const struct compare_options *o, struct results *r, const char *model_file)
+{
+  char platform[4300], workload[4300];
+  snprintf(workload, sizeof workload, "%s/workload.txt", r->tmp);
+  snprintf(platform, sizeof platform, "%s/platform.xml", r->tmp);
+  const char *wargv[MAX_ARGS + 4];
+  int wargc = 0;
+  wargv[wargc++] = "workload";
+  for (int i = 0; i < o->n_workload; i++)
+    wargv[wargc++] = o->workload_args[i];
+  wargv[wargc++] = "-o";
+  wargv[wargc++] = workload;
+  wargv[wargc] = NULL;
+  /* The generators' one-line reports name the temporary directory: not for compare's output
+   * (their errors, on stderr, still show). */
+  int rc = run_quiet_main(workload_cli_main, wargc, (char **)wargv);
+  if (results_interrupted())
+    return -1;
+  if (rc != 0) {
+    /* 2: an option is refused; 1: the model file, the layout or writing the trace failed. */
+    fprintf(stderr, "sgfabric compare: %s (the reason is above)\n",
+            rc == 2 ? "the workload options are refused" : "cannot generate the workload");
+    return rc;
+  }
+  results_register(r, "workload.txt");
+  if (o->platform) {
+    results_register(r, "platform.xml");
+    if (results_copy_file(o->platform, platform) != 0) {
+      fprintf(stderr, "sgfabric compare: --platform %s: cannot copy it into %s: %s\n", o->platform, o->out,
+              strerror(errno));
+      return 1;
+    }
+  } else {
+    rc = run_generate_platform(o->gpus, o->gpu, o->platform_args, o->n_platform, platform);
+    if (results_interrupted())
+      return -1;
+    if (rc != 0) {
+      fprintf(stderr, "sgfabric compare: cannot build a platform for %d GPUs (above)\n", o->gpus);
+      return rc;
+    }
+    results_register(r, "platform.xml");
+  }
+  char model_copy[4400];
+  snprintf(model_copy, sizeof model_copy, "%s/model.txt", r->tmp);
+  if (model_file) {
+    results_register(r, "model.txt");
+    if (results_copy_file(model_file, model_copy) != 0) {
+      fprintf(stderr, "sgfabric compare: --model-file %s: cannot copy it into %s: %s\n", model_file, o->out,
+              strerror(errno));
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* What the runs wrote, read back for the table and comparison.json. */
+struct compare_runs {
+  const char *const *fabrics;
+  int n;
+  json_t *summary[MAX_FABRICS], *why[MAX_FABRICS]; /* NULL where a run wrote none */
+  char *why_text[MAX_FABRICS];                      /* copied into comparison.json as it is */
+  struct coll_row coll[MAX_COLL_ROWS];
+  int n_coll;
+  char title[1024];
+};
+
+static void runs_load(struct compare_runs *runs, const char *const *fabrics, int n, char outs[][4400],
+                      char logs[][4400])
+{
+  memset(runs, 0, sizeof *runs);
+  runs->fabrics = fabrics;
+  runs->n = n;
+  char path[4500];
+  for (int f = 0; f < n; f++) {
+    snprintf(path, sizeof path, "%.4400s/summary.json", outs[f]);
+    runs->summary[f] = load_json(path);
+    snprintf(path, sizeof path, "%.4400s/why.json", outs[f]);
+    runs->why[f] = load_json(path);
+    runs->why_text[f] = runs->why[f] ? read_file(path) : NULL;
+    unlink(logs[f]);
+  }
+  runs->n_coll = collect_coll_rows(runs->summary, n, runs->coll);
+  scenario_title(runs->summary[0], runs->title, sizeof runs->title);
+}
+
+static void runs_free(struct compare_runs *runs)
+{
+  for (int f = 0; f < runs->n; f++) {
+    json_decref(runs->summary[f]);
+    json_decref(runs->why[f]);
+    free(runs->why_text[f]);
+  }
+}
+
+/* The table on stdout: scenario, memory, the rows each run has, collectives, why, the MFU ratio. */
+static void print_comparison(FILE *out, const struct compare_runs *runs)
+{
+  json_t *const *summary = runs->summary;
+  int n = runs->n;
+  fprintf(out, "%s\n", runs->title);
+  print_memory(out, summary[0]);
+  fprintf(out, "\n");
+  fprintf(out, "%-*s", LABEL_WIDTH, "");
+  for (int f = 0; f < n; f++)
+    fprintf(out, " %16s", runs->fabrics[f]);
+  fprintf(out, "\n");
+  int shown_na = 0, shown_absent = 0;
+  for (size_t k = 0; k < N_ROWS; k++) {
+    enum json_found found[MAX_FABRICS];
+    double v[MAX_FABRICS];
+    int any = 0;
+    for (int f = 0; f < n; f++) {
+      found[f] = json_value(summary[f], table_rows[k].key, &v[f]);
+      any |= found[f] != FOUND_ABSENT;
+    }
+    if (!any) /* none of these fabrics has it */
+      continue;
+    fprintf(out, "%-*s", LABEL_WIDTH, table_rows[k].label);
+    for (int f = 0; f < n; f++) {
+      print_value(out, found[f], v[f], &table_rows[k]);
+      shown_na |= found[f] == FOUND_NULL;
+      shown_absent |= found[f] == FOUND_ABSENT;
+    }
+    fprintf(out, "\n");
+  }
+  if (shown_na || shown_absent)
+    fprintf(out, "%s%s%s\n", shown_na ? "(n/a: not modelled at this fidelity" : "(",
+            shown_na && shown_absent ? "; " : "", shown_absent ? "-: not a mechanism of this fabric)" : ")");
+  print_coll_rows(out, runs->coll, runs->n_coll, runs->fabrics, n);
+  print_why(out, runs->why, runs->fabrics, n);
+  if (n == 2) {
+    double a = json_number(summary[0], "mfu"), b = json_number(summary[1], "mfu");
+    if (a > 0 && !isnan(b))
+      fprintf(out, "\n%s reaches %.1f %% of %s's MFU.\n", runs->fabrics[1], 100 * b / a, runs->fabrics[0]);
+    else
+      fprintf(out, "\nno MFU to compare (the workload has no FLOPs); compare the iteration times.\n");
+  }
+}
+
+/* comparison.json: the fabrics, the scenario, every row some run has (null where a run does not
+ * model it), the collectives, each run's why and its timeline. */
+static void write_comparison_json(FILE *cj, const struct compare_runs *runs, char outs[][4400])
+{
+  json_t *const *summary = runs->summary;
+  int n = runs->n;
+  fprintf(cj, "{\n  \"fabrics\": [");
+  for (int f = 0; f < n; f++) {
+    fprintf(cj, "%s", f ? ", " : "");
+    json_write_string(cj, runs->fabrics[f]);
+  }
+  fprintf(cj, "],\n");
+  write_scenario(cj, summary[0], runs->title);
+  fprintf(cj, "  \"rows\": [");
+  int first = 1;
+  for (size_t k = 0; k < N_ROWS; k++) {
+    int any = 0; /* only keys that resolve in some run's summary.json */
+    for (int f = 0; f < n; f++) {
+      double v;
+      any |= json_value(summary[f], table_rows[k].key, &v) != FOUND_ABSENT;
+    }
+    if (!any)
+      continue;
+    fprintf(cj, "%s\n    {\"label\": \"%s\", \"key\": \"%s\", \"unit\": \"%s\", \"scale\": %g, \"values\": [",
+            first ? "" : ",", table_rows[k].label, table_rows[k].key, unit_names[table_rows[k].unit], table_rows[k].scale);
+    for (int f = 0; f < n; f++) {
+      double v;
+      enum json_found found = json_value(summary[f], table_rows[k].key, &v);
+      double x = v * table_rows[k].scale;
+      if (found != FOUND_NUMBER)
+        fprintf(cj, "%snull", f ? ", " : "");
+      else if (table_rows[k].unit == ROW_COUNT && x == floor(x) && fabs(x) < 9007199254740992.0)
+        fprintf(cj, "%s%.0f", f ? ", " : "", x);
+      else
+        fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(x));
+    }
+    fprintf(cj, "]}");
+    first = 0;
+  }
+  fprintf(cj, "\n  ],\n");
+  write_coll_rows(cj, runs->coll, runs->n_coll, n);
+  write_why(cj, runs->why_text, runs->fabrics, n);
+  fprintf(cj, "  \"timeline\": [");
+  char path[4500];
+  for (int f = 0; f < n; f++) {
+    snprintf(path, sizeof path, "%.4400s/timeline.json", outs[f]);
+    fprintf(cj, "%s", f ? ", " : "");
+    if (access(path, F_OK) == 0) {
+      char rel[300];
+      snprintf(rel, sizeof rel, "%s/timeline.json", runs->fabrics[f]);
+      json_write_string(cj, rel);
+    } else
+      fprintf(cj, "null");
+  }
+  fprintf(cj, "]\n}\n");
+}
+
 int cmd_compare(int argc, char **argv)
 {
   static struct compare_options o;
@@ -899,60 +1101,12 @@ int cmd_compare(int argc, char **argv)
   }
   rc = 1;
   pid_t pids[MAX_FABRICS] = {0};
-  /* Every input goes into DIR: the runs read them there (they run in DIR, so that their
-   * manifests name the inputs by paths relative to DIR, which exist after the rename). */
-  char platform[4300], workload[4300];
-  snprintf(workload, sizeof workload, "%s/workload.txt", r.tmp);
-  snprintf(platform, sizeof platform, "%s/platform.xml", r.tmp);
-  const char *wargv[MAX_ARGS + 4];
-  int wargc = 0;
-  wargv[wargc++] = "workload";
-  for (int i = 0; i < o.n_workload; i++)
-    wargv[wargc++] = o.workload_args[i];
-  wargv[wargc++] = "-o";
-  wargv[wargc++] = workload;
-  wargv[wargc] = NULL;
-  /* The generators' one-line reports name the temporary directory: not for compare's output
-   * (their errors, on stderr, still show). */
-  rc = run_quiet_main(workload_cli_main, wargc, (char **)wargv);
-  if (results_interrupted())
+  rc = write_inputs(&o, &r, model_file);
+  if (rc < 0)
     goto interrupted;
-  if (rc != 0) {
-    /* 2: an option is refused; 1: the model file, the layout or writing the trace failed. */
-    fprintf(stderr, "sgfabric compare: %s (the reason is above)\n",
-            rc == 2 ? "the workload options are refused" : "cannot generate the workload");
+  if (rc != 0)
     goto fail;
-  }
   rc = 1; /* the exit status of any later failure */
-  results_register(&r, "workload.txt");
-  if (o.platform) {
-    results_register(&r, "platform.xml");
-    if (results_copy_file(o.platform, platform) != 0) {
-      fprintf(stderr, "sgfabric compare: --platform %s: cannot copy it into %s: %s\n", o.platform, o.out,
-              strerror(errno));
-      goto fail;
-    }
-  } else {
-    rc = run_generate_platform(o.gpus, o.gpu, o.platform_args, o.n_platform, platform);
-    if (results_interrupted())
-      goto interrupted;
-    if (rc != 0) {
-      fprintf(stderr, "sgfabric compare: cannot build a platform for %d GPUs (above)\n", o.gpus);
-      goto fail;
-    }
-    rc = 1;
-    results_register(&r, "platform.xml");
-  }
-  char model_copy[4400];
-  snprintf(model_copy, sizeof model_copy, "%s/model.txt", r.tmp);
-  if (model_file) {
-    results_register(&r, "model.txt");
-    if (results_copy_file(model_file, model_copy) != 0) {
-      fprintf(stderr, "sgfabric compare: --model-file %s: cannot copy it into %s: %s\n", model_file, o.out,
-              strerror(errno));
-      goto fail;
-    }
-  }
 
   char self[4096];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -1032,117 +1186,16 @@ int cmd_compare(int argc, char **argv)
     goto fail; /* the other runs are stopped there */
   double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 
-  json_t *summary[4] = {NULL}, *why[4] = {NULL};
-  char *why_text[4] = {NULL}; /* copied into comparison.json as it is */
-  char path[4500];
-  for (int f = 0; f < o.n_fabrics; f++) {
-    snprintf(path, sizeof path, "%s/summary.json", outs[f]);
-    summary[f] = load_json(path);
-    snprintf(path, sizeof path, "%s/why.json", outs[f]);
-    why[f] = load_json(path);
-    why_text[f] = why[f] ? read_file(path) : NULL;
-    unlink(logs[f]);
-  }
-  static struct coll_row coll_rows[MAX_COLL_ROWS];
-  int n_coll_rows = collect_coll_rows(summary, o.n_fabrics, coll_rows);
-  char title[1024];
-  scenario_title(summary[0], title, sizeof title);
-  printf("%s\n", title);
-  print_memory(stdout, summary[0]);
-  printf("\n");
-  printf("%-*s", LABEL_WIDTH, "");
-  for (int f = 0; f < o.n_fabrics; f++)
-    printf(" %16s", o.fabrics[f]);
-  printf("\n");
-  int shown_na = 0, shown_absent = 0;
-  for (size_t k = 0; k < N_ROWS; k++) {
-    enum json_found found[4];
-    double v[4];
-    int any = 0;
-    for (int f = 0; f < o.n_fabrics; f++) {
-      found[f] = json_value(summary[f], table_rows[k].key, &v[f]);
-      any |= found[f] != FOUND_ABSENT;
-    }
-    if (!any) /* none of these fabrics has it */
-      continue;
-    printf("%-*s", LABEL_WIDTH, table_rows[k].label);
-    for (int f = 0; f < o.n_fabrics; f++) {
-      print_value(stdout, found[f], v[f], &table_rows[k]);
-      shown_na |= found[f] == FOUND_NULL;
-      shown_absent |= found[f] == FOUND_ABSENT;
-    }
-    printf("\n");
-  }
-  if (shown_na || shown_absent)
-    printf("%s%s%s\n", shown_na ? "(n/a: not modelled at this fidelity" : "(",
-           shown_na && shown_absent ? "; " : "", shown_absent ? "-: not a mechanism of this fabric)" : ")");
-  print_coll_rows(stdout, coll_rows, n_coll_rows, o.fabrics, o.n_fabrics);
-  print_why(stdout, why, o.fabrics, o.n_fabrics);
-  if (o.n_fabrics == 2) {
-    double a = json_number(summary[0], "mfu"), b = json_number(summary[1], "mfu");
-    if (a > 0 && !isnan(b))
-      printf("\n%s reaches %.1f %% of %s's MFU.\n", o.fabrics[1], 100 * b / a, o.fabrics[0]);
-    else
-      printf("\nno MFU to compare (the workload has no FLOPs); compare the iteration times.\n");
-  }
-
+  struct compare_runs runs;
+  runs_load(&runs, o.fabrics, o.n_fabrics, outs, logs);
+  print_comparison(stdout, &runs);
   FILE *cj = results_open(&r, "comparison.json");
+  if (cj != NULL)
+    write_comparison_json(cj, &runs, outs);
+  double seed = json_number(runs.summary[0], "seed");
+  runs_free(&runs);
   if (cj == NULL)
     goto fail;
-  fprintf(cj, "{\n  \"fabrics\": [");
-  for (int f = 0; f < o.n_fabrics; f++) {
-    fprintf(cj, "%s", f ? ", " : "");
-    json_write_string(cj, o.fabrics[f]);
-  }
-  fprintf(cj, "],\n");
-  write_scenario(cj, summary[0], title);
-  fprintf(cj, "  \"rows\": [");
-  int first = 1;
-  for (size_t k = 0; k < N_ROWS; k++) {
-    int any = 0; /* only keys that resolve in some run's summary.json */
-    for (int f = 0; f < o.n_fabrics; f++) {
-      double v;
-      any |= json_value(summary[f], table_rows[k].key, &v) != FOUND_ABSENT;
-    }
-    if (!any)
-      continue;
-    fprintf(cj, "%s\n    {\"label\": \"%s\", \"key\": \"%s\", \"unit\": \"%s\", \"scale\": %g, \"values\": [",
-            first ? "" : ",", table_rows[k].label, table_rows[k].key, unit_names[table_rows[k].unit], table_rows[k].scale);
-    for (int f = 0; f < o.n_fabrics; f++) {
-      double v;
-      enum json_found found = json_value(summary[f], table_rows[k].key, &v);
-      double x = v * table_rows[k].scale;
-      if (found != FOUND_NUMBER)
-        fprintf(cj, "%snull", f ? ", " : "");
-      else if (table_rows[k].unit == ROW_COUNT && x == floor(x) && fabs(x) < 9007199254740992.0)
-        fprintf(cj, "%s%.0f", f ? ", " : "", x);
-      else
-        fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(x));
-    }
-    fprintf(cj, "]}");
-    first = 0;
-  }
-  fprintf(cj, "\n  ],\n");
-  write_coll_rows(cj, coll_rows, n_coll_rows, o.n_fabrics);
-  write_why(cj, why_text, o.fabrics, o.n_fabrics);
-  fprintf(cj, "  \"timeline\": [");
-  for (int f = 0; f < o.n_fabrics; f++) {
-    snprintf(path, sizeof path, "%.4400s/timeline.json", outs[f]);
-    fprintf(cj, "%s", f ? ", " : "");
-    if (access(path, F_OK) == 0) {
-      char rel[300];
-      snprintf(rel, sizeof rel, "%s/timeline.json", o.fabrics[f]);
-      json_write_string(cj, rel);
-    } else
-      fprintf(cj, "null");
-  }
-  fprintf(cj, "]\n}\n");
-  double seed = json_number(summary[0], "seed");
-  for (int f = 0; f < o.n_fabrics; f++) {
-    json_decref(summary[f]);
-    json_decref(why[f]);
-    free(why_text[f]);
-  }
   if (results_close(cj) != 0)
     goto fail;
   /* The chart: analysis/plot_compare.py, next to the executable's source tree or installed.
