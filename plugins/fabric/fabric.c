@@ -198,14 +198,12 @@ void fabric_flow_renumber(struct fabric *fab, struct fab_flow *flow, uint64_t id
 
 int fabric_bytes_valid(double bytes) { return bytes >= 0 && bytes <= FAB_MAX_TRANSFER_BYTES && bytes == floor(bytes); }
 
-struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
-                             fab_done_fn on_done, void *ctx)
+/* A new flow, pending from start_s (or now), with the next id of the sequence. */
+static struct fab_flow *flow_posted(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s,
+                                    int tag, fab_done_fn on_done, void *ctx)
 {
-  SGF_CHECK(fabric_bytes_valid(bytes), "transfer of %.17g bytes from GPU %d to GPU %d is not a whole number of bytes "
-            "in 0..2^50", bytes, src_gpu, dst_gpu);
   struct fab_flow *flow = flow_alloc(fab);
   flow->id = fab->next_flow_id++;
-  flow->key = flow_key(flow->id, src_gpu, dst_gpu);
   flow->src_gpu = src_gpu;
   flow->dst_gpu = dst_gpu;
   flow->tag = tag >= 0 && tag < FAB_MAX_TAGS ? tag : 0;
@@ -215,6 +213,16 @@ struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, doubl
   flow->ctx = ctx;
   flow->state = FLOW_PENDING;
   flow->active_index = -1;
+  return flow;
+}
+
+struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
+                             fab_done_fn on_done, void *ctx)
+{
+  SGF_CHECK(fabric_bytes_valid(bytes), "transfer of %.17g bytes from GPU %d to GPU %d is not a whole number of bytes "
+            "in 0..2^50", bytes, src_gpu, dst_gpu);
+  struct fab_flow *flow = flow_posted(fab, src_gpu, dst_gpu, bytes, start_s, tag, on_done, ctx);
+  flow->key = flow_key(flow->id, src_gpu, dst_gpu);
   fab->stats.flows_posted++;
   fabric_schedule(fab, flow->post_s + fab->nic_latency_s, FAB_EV_FLOW_START, 0, flow);
   return flow;
@@ -230,17 +238,8 @@ struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports,
     SGF_CHECK(ports[h] >= 0 && ports[h] < t->n_ports &&
                   (h == 0 || t->ports[ports[h]].node == t->ports[ports[h - 1]].peer_node),
               "fixed path hop %d (port %d) does not follow the previous one", h, ports[h]);
-  struct fab_flow *flow = flow_alloc(fab);
-  flow->id = fab->next_flow_id++;
+  struct fab_flow *flow = flow_posted(fab, gpu, gpu, bytes, start_s, tag, on_done, ctx);
   flow->key = rng_mix64(flow->id ^ ((uint64_t)(unsigned)gpu << 40) ^ ((uint64_t)(unsigned)ports[0] << 20));
-  flow->src_gpu = flow->dst_gpu = gpu;
-  flow->tag = tag >= 0 && tag < FAB_MAX_TAGS ? tag : 0;
-  flow->bytes = bytes;
-  flow->post_s = start_s > fab->now ? start_s : fab->now;
-  flow->on_done = on_done;
-  flow->ctx = ctx;
-  flow->state = FLOW_PENDING;
-  flow->active_index = -1;
   flow->fixed_path = 1;
   flow->hops = (uint8_t)hops;
   for (int h = 0; h < hops; h++)
