@@ -15,6 +15,61 @@
 #define MAX_TOKENS 48
 #define LINE_MAX_CHARS 65536
 
+/* The header lines' fields ("model name=... layers=...", "layout ...", "batch ...", "generator
+ * ...", "flops ..."): one table, which the writer prints from and the reader parses into, so
+ * that the two cannot disagree on a name, an order or a type. */
+enum field_type { F_INT, F_LONG, F_DOUBLE, F_STR };
+struct field {
+  const char *key;
+  enum field_type type;
+  void *ptr;
+  size_t size; /* F_STR: buffer size */
+};
+enum { H_MODEL = 12, H_LAYOUT = 7, H_BATCH = 7, H_GENERATOR = 2, H_FLOPS = 2 };
+struct header_fields {
+  struct field model[H_MODEL], layout[H_LAYOUT], batch[H_BATCH], generator[H_GENERATOR], flops[H_FLOPS];
+};
+
+static void header_fields_init(struct header_fields *h, struct wl_trace *t)
+{
+  struct wl_model *m = &t->model;
+  struct wl_layout *l = &t->layout;
+  const struct header_fields fields = {
+      .model = {{"name", F_STR, m->name, sizeof m->name}, {"layers", F_INT, &m->layers, 0},
+                {"hidden", F_INT, &m->hidden, 0}, {"heads", F_INT, &m->heads, 0},
+                {"kv_heads", F_INT, &m->kv_heads, 0}, {"ffn", F_INT, &m->ffn, 0},
+                {"vocab", F_INT, &m->vocab, 0}, {"seq", F_INT, &m->seq, 0},
+                {"experts", F_INT, &m->experts, 0}, {"topk", F_INT, &m->topk, 0},
+                {"gated", F_INT, &m->gated_mlp, 0}, {"tied", F_INT, &m->tied_embeddings, 0}},
+      .layout = {{"gpus", F_INT, &l->gpus, 0}, {"tp", F_INT, &l->tp, 0}, {"pp", F_INT, &l->pp, 0},
+                 {"vpp", F_INT, &l->vpp, 0}, {"dp", F_INT, &l->dp, 0}, {"ep", F_INT, &l->ep, 0},
+                 {"cp", F_INT, &l->cp, 0}},
+      .batch = {{"micro", F_INT, &t->micro_batch, 0}, {"global", F_LONG, &t->global_batch, 0},
+                {"microbatches", F_INT, &t->microbatches, 0}, {"recompute", F_INT, &t->recompute, 0},
+                {"zero1", F_INT, &t->zero1, 0}, {"seq_parallel", F_INT, &t->seq_parallel, 0},
+                {"grad_bytes", F_INT, &t->grad_bytes, 0}},
+      .generator = {{"seed", F_LONG, &t->seed, 0}, {"by", F_STR, t->generator, sizeof t->generator}},
+      .flops = {{"model", F_DOUBLE, &t->model_flops, 0}, {"hardware", F_DOUBLE, &t->hardware_flops, 0}},
+  };
+  *h = fields;
+}
+
+/* "NAME key=value key=value ...\n" from a header table. */
+static void write_fields(FILE *out, const char *name, const struct field *fields, int n)
+{
+  fputs(name, out);
+  for (int i = 0; i < n; i++) {
+    const struct field *f = &fields[i];
+    switch (f->type) {
+    case F_INT: fprintf(out, " %s=%d", f->key, *(const int *)f->ptr); break;
+    case F_LONG: fprintf(out, " %s=%ld", f->key, *(const long *)f->ptr); break;
+    case F_DOUBLE: fprintf(out, " %s=%.17g", f->key, *(const double *)f->ptr); break;
+    case F_STR: fprintf(out, " %s=%s", f->key, (const char *)f->ptr); break;
+    }
+  }
+  fputc('\n', out);
+}
+
 static void write_int_list(FILE *out, const char *key, const int *v, int n)
 {
   fprintf(out, " %s=", key);
@@ -86,27 +141,24 @@ static void write_op(FILE *out, const struct wl_program *p, int id)
 
 int wl_trace_write(const struct wl_trace *t, FILE *out)
 {
-  const struct wl_model *m = &t->model;
   const struct wl_layout *l = &t->layout;
   int nv = l->pp * l->vpp;
   fprintf(out, "sgf-workload %d\n", WL_FORMAT_VERSION);
   fprintf(out, "# SPMD trace: every rank runs the program of its pipeline stage; "
                "see docs/workload-format.md\n");
-  fprintf(out,
-          "model name=%s layers=%d hidden=%d heads=%d kv_heads=%d ffn=%d vocab=%d seq=%d "
-          "experts=%d topk=%d gated=%d tied=%d\n",
-          m->name, m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->seq,
-          m->experts, m->topk, m->gated_mlp, m->tied_embeddings);
-  fprintf(out, "layout gpus=%d tp=%d pp=%d vpp=%d dp=%d ep=%d cp=%d\n", l->gpus, l->tp, l->pp,
-          l->vpp, l->dp, l->ep, l->cp);
+  /* The header tables point into a copy: the writer reads through them, and an unnamed generator
+   * is written as "unknown". */
+  struct wl_trace header = *t;
+  if (header.generator[0] == '\0')
+    snprintf(header.generator, sizeof header.generator, "unknown");
+  struct header_fields h;
+  header_fields_init(&h, &header);
+  write_fields(out, "model", h.model, H_MODEL);
+  write_fields(out, "layout", h.layout, H_LAYOUT);
   fprintf(out, "gpu %s\n", t->gpu[0] ? t->gpu : "H100");
-  fprintf(out,
-          "batch micro=%d global=%ld microbatches=%d recompute=%d zero1=%d seq_parallel=%d "
-          "grad_bytes=%d\n",
-          t->micro_batch, t->global_batch, t->microbatches, t->recompute, t->zero1,
-          t->seq_parallel, t->grad_bytes);
-  fprintf(out, "generator seed=%ld by=%s\n", t->seed, t->generator[0] ? t->generator : "unknown");
-  fprintf(out, "flops model=%.17g hardware=%.17g\n", t->model_flops, t->hardware_flops);
+  write_fields(out, "batch", h.batch, H_BATCH);
+  write_fields(out, "generator", h.generator, H_GENERATOR);
+  write_fields(out, "flops", h.flops, H_FLOPS);
   fprintf(out, "stages");
   write_int_list(out, "layers", t->stage_layers, l->pp);
   write_int_list(out, "vfirst", t->stage_first_layer, nv);
@@ -244,13 +296,6 @@ static int parse_int_list(struct reader *r, const char *key, char *s, int *out, 
   return 0;
 }
 
-enum field_type { F_INT, F_LONG, F_DOUBLE, F_STR };
-struct field {
-  const char *key;
-  enum field_type type;
-  void *ptr;
-  size_t size; /* F_STR: buffer size */
-};
 
 /* Parses "key=value" tokens tok[first..] into the table; unknown keys are errors. */
 static int parse_fields(struct reader *r, int first, const struct field *fields, int nfields)
@@ -521,38 +566,19 @@ static int load_body(struct reader *r, struct wl_trace *t)
   if (t->version != WL_FORMAT_VERSION)
     return fail(r, "unsupported format version %d (this build reads %d)", t->version,
                 WL_FORMAT_VERSION);
-  struct wl_model *m = &t->model;
   struct wl_layout *l = &t->layout;
-  const struct field model_fields[] = {
-      {"name", F_STR, m->name, sizeof m->name}, {"layers", F_INT, &m->layers, 0},
-      {"hidden", F_INT, &m->hidden, 0},         {"heads", F_INT, &m->heads, 0},
-      {"kv_heads", F_INT, &m->kv_heads, 0},     {"ffn", F_INT, &m->ffn, 0},
-      {"vocab", F_INT, &m->vocab, 0},           {"seq", F_INT, &m->seq, 0},
-      {"experts", F_INT, &m->experts, 0},       {"topk", F_INT, &m->topk, 0},
-      {"gated", F_INT, &m->gated_mlp, 0},       {"tied", F_INT, &m->tied_embeddings, 0}};
-  const struct field layout_fields[] = {
-      {"gpus", F_INT, &l->gpus, 0}, {"tp", F_INT, &l->tp, 0}, {"pp", F_INT, &l->pp, 0},
-      {"vpp", F_INT, &l->vpp, 0},   {"dp", F_INT, &l->dp, 0}, {"ep", F_INT, &l->ep, 0},
-      {"cp", F_INT, &l->cp, 0}};
-  const struct field batch_fields[] = {
-      {"micro", F_INT, &t->micro_batch, 0},        {"global", F_LONG, &t->global_batch, 0},
-      {"microbatches", F_INT, &t->microbatches, 0}, {"recompute", F_INT, &t->recompute, 0},
-      {"zero1", F_INT, &t->zero1, 0},              {"seq_parallel", F_INT, &t->seq_parallel, 0},
-      {"grad_bytes", F_INT, &t->grad_bytes, 0}};
-  const struct field gen_fields[] = {{"seed", F_LONG, &t->seed, 0},
-                                     {"by", F_STR, t->generator, sizeof t->generator}};
-  const struct field flops_fields[] = {{"model", F_DOUBLE, &t->model_flops, 0},
-                                       {"hardware", F_DOUBLE, &t->hardware_flops, 0}};
+  struct header_fields h;
+  header_fields_init(&h, t);
   int have_layout = 0, nprog = 0, deps_buf[4096];
   while ((rc = next_line(r)) == 0) {
     const char *k = r->tok[0];
     if (strcmp(k, "model") == 0) {
-      rc = parse_fields(r, 1, model_fields, sizeof model_fields / sizeof model_fields[0]);
+      rc = parse_fields(r, 1, h.model, H_MODEL);
     } else if (strcmp(k, "layout") == 0) {
       /* One layout per file: the stages' tables and programs are sized from it. */
       if (have_layout)
         return fail(r, "second 'layout' line (the layout is given once, at line %d)", have_layout);
-      rc = parse_fields(r, 1, layout_fields, sizeof layout_fields / sizeof layout_fields[0]);
+      rc = parse_fields(r, 1, h.layout, H_LAYOUT);
       char msg[200];
       if (rc == 0 && wl_layout_check(l, msg, sizeof msg) != 0)
         return fail(r, "%s", msg);
@@ -564,14 +590,14 @@ static int load_body(struct reader *r, struct wl_trace *t)
         return fail(r, "expected 'gpu NAME'");
       strcpy(t->gpu, r->tok[1]);
     } else if (strcmp(k, "batch") == 0) {
-      rc = parse_fields(r, 1, batch_fields, sizeof batch_fields / sizeof batch_fields[0]);
+      rc = parse_fields(r, 1, h.batch, H_BATCH);
       /* 0 none, 1 full, 2 selective (recomputation of the attention core only). */
       if (rc == 0 && t->recompute > 2)
         return fail(r, "field 'recompute': %d is not 0 (none), 1 (full) or 2 (selective)", t->recompute);
     } else if (strcmp(k, "generator") == 0) {
-      rc = parse_fields(r, 1, gen_fields, 2);
+      rc = parse_fields(r, 1, h.generator, H_GENERATOR);
     } else if (strcmp(k, "flops") == 0) {
-      rc = parse_fields(r, 1, flops_fields, 2);
+      rc = parse_fields(r, 1, h.flops, H_FLOPS);
     } else if (strcmp(k, "stages") == 0 || strcmp(k, "program") == 0) {
       if (!have_layout)
         return fail(r, "'%s' before the 'layout' line", k);
