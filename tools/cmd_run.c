@@ -20,6 +20,7 @@
 #include "compute_params.h"
 #include "results.h"
 #include "why.h"
+#include "failure.h"
 #include "run_common.h"
 #include "wl_memory.h"
 #include "wl_model.h"
@@ -636,6 +637,30 @@ int cmd_run(int argc, char **argv)
     }
   if (fabric_stalled(s.fab)) { /* the ranks did not finish because the fabric stopped: say why */
     fprintf(stderr, "sgfabric run: %s\n", fabric_stall_message(s.fab));
+    if (fabric_failures_job_failed(s.fab->failures) >= 0) { /* a simulated outcome: results, exit 3 */
+      errno = 0;
+      FILE *f = results_open(&r, "summary.json");
+      int failed = f == NULL;
+      if (f) {
+        fprintf(f, "{\n");
+        run_write_summary_head(f, &o, &s, s.fab->now);
+        fprintf(f, "  \"workload\": {\"model\": ");
+        json_string(f, trace->model.name);
+        fprintf(f, ", \"gpus\": %d},\n  \"iteration_time_s\": null,\n  \"mfu\": null,\n  \"counters\": {\n",
+                trace->layout.gpus);
+        fabric_write_counters(s.fab, f, "    ");
+        fprintf(f, "  }\n}\n");
+        failed |= results_close(f) != 0;
+      }
+      failed |= run_write_common_results(&r, &s, argc, argv, inputs, n_inputs, o.seed) != 0;
+      if (failed)
+        fprintf(stderr, "sgfabric run: --out %s: cannot write the results: %s\n", o.out,
+                errno ? strerror(errno) : "write error");
+      else if ((rc = results_commit(&r, err, sizeof err)) != 0)
+        fprintf(stderr, "sgfabric run: %s\n", err);
+      else
+        rc = 3;
+    }
     goto out;
   }
   if (finish_rc != 0) {
