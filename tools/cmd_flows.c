@@ -127,9 +127,10 @@ int cmd_flows(int argc, char **argv)
   }
   /* --out first: a refused or unwritable directory is reported before anything is loaded. */
   static struct results r;
-  const char *inputs[] = {o.platform, flows_path};
+  const char *inputs[] = {o.platform, flows_path, o.failures};
+  int n_inputs = o.failures ? 3 : 2;
   results_catch_signals(RESULTS_SIGNALS_EXIT);
-  int rc = results_begin(&r, "sgfabric flows", o.out, o.force, inputs, 2, err, sizeof err);
+  int rc = results_begin(&r, "sgfabric flows", o.out, o.force, inputs, n_inputs, err, sizeof err);
   if (rc != 0) {
     fprintf(stderr, "sgfabric flows: %s\n", err);
     return rc;
@@ -209,7 +210,7 @@ int cmd_flows(int argc, char **argv)
     fprintf(f, "  }\n}\n");
     failed |= results_close(f) != 0;
   }
-  failed |= run_write_common_results(&r, &s, argc, argv, inputs, 2, o.seed) != 0;
+  failed |= run_write_common_results(&r, &s, argc, argv, inputs, n_inputs, o.seed) != 0;
   if (failed || (!job_failed && s.fab->stats.flows_done != (uint64_t)g_flows.n)) {
     if (failed)
       fprintf(stderr, "sgfabric flows: --out %s: cannot write the results: %s\n", o.out,

@@ -489,7 +489,7 @@ int cmd_run(int argc, char **argv)
     path = chakra_first;
   }
   /* The inputs, in the order the manifest names them: platform, workload(s), then the optional ones. */
-  const char *inputs[3 + REPLAY_MAX_JOBS] = {o.platform, path};
+  const char *inputs[4 + REPLAY_MAX_JOBS] = {o.platform, path};
   int n_inputs = 2;
   for (int j = 1; j < n_jobs; j++)
     inputs[n_inputs++] = strncmp(workloads[j], "simai:", 6) == 0 ? workloads[j] + 6 : workloads[j];
@@ -497,6 +497,8 @@ int cmd_run(int argc, char **argv)
     inputs[n_inputs++] = deployment;
   if (background_path)
     inputs[n_inputs++] = background_path;
+  if (o.failures)
+    inputs[n_inputs++] = o.failures;
   const char **all_inputs = NULL;
   char **rank_files = NULL;
   results_catch_signals(RESULTS_SIGNALS_EXIT);
@@ -707,7 +709,7 @@ int cmd_run(int argc, char **argv)
   }
   if (chakra) { /* the manifest names every rank file */
     int n = trace->layout.gpus;
-    all_inputs = calloc((size_t)n + 3, sizeof *all_inputs);
+    all_inputs = calloc((size_t)n + 4, sizeof *all_inputs);
     rank_files = calloc((size_t)n, sizeof *rank_files);
     failed |= all_inputs == NULL || rank_files == NULL;
     for (int i = 0; !failed && i < n; i++) {
@@ -726,6 +728,8 @@ int cmd_run(int argc, char **argv)
         all_inputs[k++] = deployment;
       if (background_path)
         all_inputs[k++] = background_path;
+      if (o.failures)
+        all_inputs[k++] = o.failures;
       failed |= run_write_common_results(&r, &s, argc, argv, all_inputs, k, o.seed) != 0;
     }
   } else {

@@ -402,7 +402,8 @@ void fabric_failures_write_json(const struct fabric *fab, FILE *out, const char 
   double total_retx = 0;
   unsigned long long affected = 0, rerouted = 0;
   fprintf(out, "%s\"failures\": {\n%s  \"schedule\": ", indent, indent);
-  json_write_string(out, f->path);
+  const char *base = strrchr(f->path, '/'); /* its name: the manifest has the file and its hash */
+  json_write_string(out, base ? base + 1 : f->path);
   fprintf(out, ",\n%s  \"communicator_timeout_s\": %s,\n%s  \"events\": [\n", indent,
           f->timeout_s > 0 ? JSON_NUMBER(f->timeout_s) : "null", indent);
   for (int i = 0; i < f->n_events; i++) {
