@@ -3,6 +3,7 @@
 #include "failure.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,7 +191,7 @@ static void arm_check(struct fabric *fab, double date)
   if (f->timeout_s <= 0 || (f->check_s >= 0 && f->check_s <= date))
     return;
   f->check_s = date;
-  fabric_call_at(fab, date, timeout_check, NULL);
+  fabric_call_at(fab, date, timeout_check, (void *)(uintptr_t)++f->check_gen);
 }
 
 static void stall(struct fabric *fab, struct fab_flow *flow, int port)
@@ -208,9 +209,8 @@ static void stall(struct fabric *fab, struct fab_flow *flow, int port)
 
 static void timeout_check(struct fabric *fab, void *ctx)
 {
-  (void)ctx;
   struct fab_failures *f = fab->failures;
-  if (f->check_s != fab->now)
+  if ((uintptr_t)ctx != f->check_gen)
     return; /* superseded by an earlier check */
   f->check_s = -1;
   size_t n;

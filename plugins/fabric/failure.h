@@ -18,6 +18,7 @@
 #define SGFABRIC_FAILURE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "topo.h"
@@ -59,6 +60,7 @@ struct fab_failures {
   double job_failed_s;        /* -1: the job did not fail */
   char job_failed_msg[512];
   double check_s;             /* the timeout check armed last (-1: none) */
+  uintptr_t check_gen;        /* its number: an older check finds another and does nothing */
 };
 
 /* Reads a schedule: CSV with header time_us,action,target, one event per line, action down|up,
