@@ -35,6 +35,7 @@
 #include "platform_cli.h"
 #include "results.h"
 #include "run_common.h"
+#include "failure.h"
 #include "sg_fabric.h"
 
 #define COLL_MAX_SIZES 128
@@ -122,6 +123,9 @@ static const struct cli_option coll_common_table[] = {
     {"cfg", 0, CLI_VALUE, RUN_OPT_CFG, "area/name:value", "set a model parameter (repeatable)"},
     {"help-cfg", 0, CLI_FLAG, RUN_OPT_HELP_CFG, NULL, "list the model parameters and exit"},
     {"force", 0, CLI_FLAG, RUN_OPT_FORCE, NULL, "replace DIR even if it is not a previous result"},
+    {"failures", 0, CLI_VALUE, RUN_OPT_FAILURES, "FILE",
+     "failure schedule (CSV time_us,action,target; flow fidelity; docs/failures.md), applied in each fabric's run; "
+     "what happened is printed on stderr"},
     {"out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR", "also write DIR/FABRIC.csv, .json and .txt (written atomically)"},
     CLI_TABLE_END,
 };
@@ -553,9 +557,12 @@ static void child_main(const struct coll_options *o, const struct layout *l, str
   char *args[] = {"coll", NULL};
   sg_actor_create("coll", h, bench_actor, 1, args);
   simgrid_run();
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "sgfabric coll: %s: failure: ", s->model->name);
+  fabric_failures_print(s->fab, stderr, prefix);
   if (fabric_stalled(s->fab)) {
     fprintf(stderr, "sgfabric coll: %s\n", fabric_stall_message(s->fab));
-    _exit(1);
+    _exit(fabric_failures_job_failed(s->fab->failures) >= 0 ? 3 : 1);
   }
   if (write_all(fd, g_bench.results, sizeof *g_bench.results * (size_t)n_sizes) != 0)
     _exit(1);

@@ -17,6 +17,7 @@
 #include "results.h"
 #include "run_common.h"
 #include "sg_fabric.h"
+#include "failure.h"
 
 static struct flow_table g_flows; /* read by the actors */
 
@@ -126,9 +127,10 @@ int cmd_flows(int argc, char **argv)
   }
   /* --out first: a refused or unwritable directory is reported before anything is loaded. */
   static struct results r;
-  const char *inputs[] = {o.platform, flows_path};
+  const char *inputs[] = {o.platform, flows_path, o.failures};
+  int n_inputs = o.failures ? 3 : 2;
   results_catch_signals(RESULTS_SIGNALS_EXIT);
-  int rc = results_begin(&r, "sgfabric flows", o.out, o.force, inputs, 2, err, sizeof err);
+  int rc = results_begin(&r, "sgfabric flows", o.out, o.force, inputs, n_inputs, err, sizeof err);
   if (rc != 0) {
     fprintf(stderr, "sgfabric flows: %s\n", err);
     return rc;
@@ -145,6 +147,8 @@ int cmd_flows(int argc, char **argv)
     goto done;
   }
   group_by_source(&g_flows, n_gpus);
+  for (int i = 0; i < g_flows.n; i++)
+    g_flows.rows[i].fct_us = -1; /* not finished (yet) */
 
   if (run_simgrid_start(&s, "sgfabric", err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric flows: %s\n", err);
@@ -163,9 +167,12 @@ int cmd_flows(int argc, char **argv)
   simgrid_run();
   double sim_time = fabric_active_time(s.fab); /* not a timer still pending after the last delivery */
 
+  int job_failed = fabric_failures_job_failed(s.fab->failures) >= 0;
   if (fabric_stalled(s.fab)) {
     fprintf(stderr, "sgfabric flows: %s\n", fabric_stall_message(s.fab));
-    goto done;
+    if (!job_failed)
+      goto done;
+    sim_time = s.fab->now; /* the job failed then: its results are written (exit 3) */
   }
   errno = 0; /* a write error below says why (ENOSPC, EROFS...) */
   FILE *f = results_open(&r, "flows.csv");
@@ -174,7 +181,10 @@ int cmd_flows(int argc, char **argv)
     fprintf(f, "src,dst,bytes,start_us,fct_us\n");
     for (int i = 0; i < g_flows.n; i++) {
       const struct flow_row *row = &g_flows.rows[i];
-      fprintf(f, "%d,%d,%.17g,%.17g,%.17g\n", row->src, row->dst, row->bytes, row->start_us, row->fct_us);
+      if (row->fct_us < 0) /* the job failed before it finished */
+        fprintf(f, "%d,%d,%.17g,%.17g,\n", row->src, row->dst, row->bytes, row->start_us);
+      else
+        fprintf(f, "%d,%d,%.17g,%.17g,%.17g\n", row->src, row->dst, row->bytes, row->start_us, row->fct_us);
     }
     failed |= results_close(f) != 0;
   }
@@ -182,7 +192,11 @@ int cmd_flows(int argc, char **argv)
   failed |= f == NULL;
   if (f) {
     double fct_sum = 0, fct_max = 0;
+    int finished = 0;
     for (int i = 0; i < g_flows.n; i++) {
+      if (g_flows.rows[i].fct_us < 0)
+        continue;
+      finished++;
       fct_sum += g_flows.rows[i].fct_us;
       if (g_flows.rows[i].fct_us > fct_max)
         fct_max = g_flows.rows[i].fct_us;
@@ -190,14 +204,14 @@ int cmd_flows(int argc, char **argv)
     fprintf(f, "{\n");
     run_write_summary_head(f, &o, &s, sim_time);
     fprintf(f, "  \"flows\": %d,\n  \"bytes_delivered\": %s,\n", g_flows.n, JSON_NUMBER(s.fab->stats.bytes_delivered));
-    fprintf(f, "  \"mean_fct_us\": %s,\n  \"max_fct_us\": %s,\n", JSON_NUMBER(fct_sum / g_flows.n), JSON_NUMBER(fct_max));
+    fprintf(f, "  \"mean_fct_us\": %s,\n  \"max_fct_us\": %s,\n", JSON_NUMBER(finished ? fct_sum / finished : 0), JSON_NUMBER(fct_max));
     fprintf(f, "  \"counters\": {\n");
     fabric_write_counters(s.fab, f, "    ");
     fprintf(f, "  }\n}\n");
     failed |= results_close(f) != 0;
   }
-  failed |= run_write_common_results(&r, &s, argc, argv, inputs, 2, o.seed) != 0;
-  if (failed || s.fab->stats.flows_done != (uint64_t)g_flows.n) {
+  failed |= run_write_common_results(&r, &s, argc, argv, inputs, n_inputs, o.seed) != 0;
+  if (failed || (!job_failed && s.fab->stats.flows_done != (uint64_t)g_flows.n)) {
     if (failed)
       fprintf(stderr, "sgfabric flows: --out %s: cannot write the results: %s\n", o.out,
               errno ? strerror(errno) : "write error");
@@ -209,7 +223,7 @@ int cmd_flows(int argc, char **argv)
     fprintf(stderr, "sgfabric flows: %s\n", err);
     goto done;
   }
-  rc = 0;
+  rc = job_failed ? 3 : 0;
 done:
   results_abort(&r); /* nothing once committed */
   flows_csv_free(&g_flows);

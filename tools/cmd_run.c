@@ -20,6 +20,7 @@
 #include "compute_params.h"
 #include "results.h"
 #include "why.h"
+#include "failure.h"
 #include "run_common.h"
 #include "wl_memory.h"
 #include "wl_model.h"
@@ -488,7 +489,7 @@ int cmd_run(int argc, char **argv)
     path = chakra_first;
   }
   /* The inputs, in the order the manifest names them: platform, workload(s), then the optional ones. */
-  const char *inputs[3 + REPLAY_MAX_JOBS] = {o.platform, path};
+  const char *inputs[4 + REPLAY_MAX_JOBS] = {o.platform, path};
   int n_inputs = 2;
   for (int j = 1; j < n_jobs; j++)
     inputs[n_inputs++] = strncmp(workloads[j], "simai:", 6) == 0 ? workloads[j] + 6 : workloads[j];
@@ -496,6 +497,8 @@ int cmd_run(int argc, char **argv)
     inputs[n_inputs++] = deployment;
   if (background_path)
     inputs[n_inputs++] = background_path;
+  if (o.failures)
+    inputs[n_inputs++] = o.failures;
   const char **all_inputs = NULL;
   char **rank_files = NULL;
   results_catch_signals(RESULTS_SIGNALS_EXIT);
@@ -636,6 +639,30 @@ int cmd_run(int argc, char **argv)
     }
   if (fabric_stalled(s.fab)) { /* the ranks did not finish because the fabric stopped: say why */
     fprintf(stderr, "sgfabric run: %s\n", fabric_stall_message(s.fab));
+    if (fabric_failures_job_failed(s.fab->failures) >= 0) { /* a simulated outcome: results, exit 3 */
+      errno = 0;
+      FILE *f = results_open(&r, "summary.json");
+      int failed = f == NULL;
+      if (f) {
+        fprintf(f, "{\n");
+        run_write_summary_head(f, &o, &s, s.fab->now);
+        fprintf(f, "  \"workload\": {\"model\": ");
+        json_string(f, trace->model.name);
+        fprintf(f, ", \"gpus\": %d},\n  \"iteration_time_s\": null,\n  \"mfu\": null,\n  \"counters\": {\n",
+                trace->layout.gpus);
+        fabric_write_counters(s.fab, f, "    ");
+        fprintf(f, "  }\n}\n");
+        failed |= results_close(f) != 0;
+      }
+      failed |= run_write_common_results(&r, &s, argc, argv, inputs, n_inputs, o.seed) != 0;
+      if (failed)
+        fprintf(stderr, "sgfabric run: --out %s: cannot write the results: %s\n", o.out,
+                errno ? strerror(errno) : "write error");
+      else if ((rc = results_commit(&r, err, sizeof err)) != 0)
+        fprintf(stderr, "sgfabric run: %s\n", err);
+      else
+        rc = 3;
+    }
     goto out;
   }
   if (finish_rc != 0) {
@@ -682,7 +709,7 @@ int cmd_run(int argc, char **argv)
   }
   if (chakra) { /* the manifest names every rank file */
     int n = trace->layout.gpus;
-    all_inputs = calloc((size_t)n + 3, sizeof *all_inputs);
+    all_inputs = calloc((size_t)n + 4, sizeof *all_inputs);
     rank_files = calloc((size_t)n, sizeof *rank_files);
     failed |= all_inputs == NULL || rank_files == NULL;
     for (int i = 0; !failed && i < n; i++) {
@@ -701,6 +728,8 @@ int cmd_run(int argc, char **argv)
         all_inputs[k++] = deployment;
       if (background_path)
         all_inputs[k++] = background_path;
+      if (o.failures)
+        all_inputs[k++] = o.failures;
       failed |= run_write_common_results(&r, &s, argc, argv, all_inputs, k, o.seed) != 0;
     }
   } else {

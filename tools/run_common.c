@@ -1,5 +1,6 @@
 /* Options, set-up and SimGrid start shared by the simulating subcommands. */
 #include "run_common.h"
+#include "failure.h"
 #include "platform_cli.h"
 
 #include <simgrid/engine.h>
@@ -62,6 +63,9 @@ static const struct cli_option common_options[] = {
     {"force", 0, CLI_FLAG, RUN_OPT_FORCE, NULL,
      "replace an existing DIR that is not a result of sgfabric (its files that are not sgfabric's are kept in "
      "DIR.old-*)"},
+    {"failures", 0, CLI_VALUE, RUN_OPT_FAILURES, "FILE",
+     "failure schedule: CSV time_us,action,target (down|up; a link id or a node); flow fidelity only "
+     "(docs/failures.md)"},
     {"out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR",
      "results directory, written atomically (docs/outputs.md): a new directory, or a previous result of "
      "sgfabric, replaced only once the new one is complete; any other directory is refused (exit 2), the "
@@ -235,6 +239,9 @@ int run_common_apply(struct run_options *o, struct cli *c, int id)
   case RUN_OPT_FORCE:
     o->force = 1;
     return 0;
+  case RUN_OPT_FAILURES:
+    o->failures = c->value;
+    return 0;
   default:
     return -1;
   }
@@ -313,7 +320,18 @@ int run_setup_load(const struct run_options *o, struct run_setup *s, char *err, 
     }
   }
   s->fab = fabric_new(s->platform->topo, s->params, s->model, o->fidelity, o->seed, err, errlen);
-  return s->fab ? 0 : -1;
+  if (s->fab == NULL)
+    return -1;
+  if (o->failures != NULL) {
+    struct fab_failures *f = fab_failures_load(o->failures, s->platform->topo, err, errlen);
+    if (f == NULL)
+      return -1;
+    if (fabric_failures_install(s->fab, f, param_get(s->params, "coll/timeout"), err, errlen) != 0) {
+      fab_failures_free(f);
+      return -1;
+    }
+  }
+  return 0;
 }
 
 void run_setup_free(struct run_setup *s)
@@ -384,6 +402,7 @@ void run_write_summary_head(FILE *f, const struct run_options *o, const struct r
   fprintf(f, "  \"parameters\": {\n");
   param_write_json(s->params, f, "    ");
   fprintf(f, "  },\n");
+  fabric_failures_write_json(s->fab, f, "  "); /* nothing without --failures */
 }
 
 static FILE *open_result(void *ctx, const char *name) { return results_open(ctx, name); }
@@ -427,6 +446,8 @@ int run_print_params(FILE *out, const char *area, int markdown)
 void run_print_exit_status(FILE *out)
 {
   fprintf(out, "\nExit status: 0 done, 1 error (nothing written), 2 usage error or refused --out,\n"
+               "3 the simulated job failed (--failures: a transfer made no progress for coll/timeout; results\n"
+               "written, summary.json job_failed_at_s),\n"
                "130/143 interrupted by SIGINT/SIGTERM (nothing written, the previous result kept).\n");
 }
 

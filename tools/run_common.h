@@ -22,6 +22,7 @@ struct run_options {
   const char *cfg[RUN_MAX_CFG];
   int n_cfg;
   int help_cfg; /* --help-cfg: list the parameters and exit */
+  const char *failures; /* --failures FILE (NULL: none) */
   int force;    /* --force: replace the results directory even if it is not a previous result */
 };
 
@@ -43,6 +44,7 @@ enum run_option_id {
   RUN_OPT_CFG,
   RUN_OPT_HELP_CFG,
   RUN_OPT_FORCE,
+  RUN_OPT_FAILURES,
 };
 /* Their table: --platform --fabric --fidelity --seed --cfg --help-cfg --force -o/--out. */
 const struct cli_option *run_common_options(void);

@@ -1,5 +1,6 @@
 /* The fabric core: creation, posting transfers, the calendar loop and the statistics. */
 #include "fabric.h"
+#include "failure.h"
 #include "why.h"
 
 #include <math.h>
@@ -145,6 +146,8 @@ void fabric_free(struct fabric *fab)
     fab->model->fini(fab);
   flow_engine_free(fab->fe);
   fab_why_free(fab->why);
+  fab_failures_free(fab->failures);
+  free(fab->port_failed);
   free(fab->innet_trees);
   /* A stopped run (watchdog) leaves events behind: the timers' closures are in the slabs. */
   heap_free(&fab->events);
@@ -268,6 +271,8 @@ static void fixed_flow_start(struct fabric *fab, struct fab_flow *flow)
     return;
   }
   flow_engine_start_flow(fab, flow);
+  if (fab->failures != NULL)
+    fabric_failures_flow_started(fab, flow);
 }
 
 static void flow_start(struct fabric *fab, struct fab_flow *flow)
@@ -286,6 +291,8 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
     hops = fab->model->flow_path ? fab->model->flow_path(fab, flow)
                                  : route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path,
                                                      ROUTE_MAX_HOPS);
+  if (hops < 0 && fab->failures != NULL)
+    hops = fabric_failures_route_fallback(fab, flow); /* no live path: the fault-free one, stalled */
   SGF_CHECK(hops >= 0, "no route from GPU %d to GPU %d", flow->src_gpu, flow->dst_gpu);
   flow->hops = (uint8_t)hops;
   if (fab->why && hops > 0 && flow->bytes > 0)
@@ -306,6 +313,8 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
     pkt_engine_start_flow(fab, flow);
   else
     flow_engine_start_flow(fab, flow);
+  if (fab->failures != NULL)
+    fabric_failures_flow_started(fab, flow);
 }
 
 struct fab_flow *fabric_flow_split(struct fabric *fab, struct fab_flow *flow, double bytes, uint64_t key)

@@ -93,6 +93,9 @@ struct fab_flow {
                             * adaptive routing at flow fidelity): its parts share links by design,
                             * they are no hashing collision */
   uint8_t fixed_path;      /* posted with fabric_post_path: its path is the caller's, not routed */
+  uint8_t fail_stalled;    /* failures: it crosses a failed link (or found no live path) */
+  int32_t stall_link;      /* failures: the link it is stalled on */
+  double stall_s;          /* failures: since when it has made no progress */
   double own_cap_Bps;      /* fabric_post_path's cap (0: none): applied on top of the model's
                             * rate_cap_Bps, which a model rewrites at will */
 };
@@ -205,6 +208,9 @@ struct fab_model {
    * flow->path (its routing, e.g. forwarding tables) and returns the hop count, or -1 when
    * unreachable. NULL: the core's hashed up-down path. */
   int (*flow_path)(struct fabric *fab, struct fab_flow *flow);
+  /* Failures (failure.h): the delay, in seconds, from a link going down (up: 1) to the routing
+   * using the change. NULL: 0 (the routing knows at once). */
+  double (*recovery_delay)(struct fabric *fab, int up);
 };
 
 struct fab_stats {
@@ -267,6 +273,9 @@ struct fabric {
   uint64_t wd_seen_progress;  /* wd_progress when wd_no_progress was last reset */
   uint64_t wd_no_progress;    /* packet fidelity: events since the last progress */
   int stalled;                /* the watchdog fired: no event is processed any more */
+  /* Failures (failure.h): NULL unless a schedule was installed. */
+  struct fab_failures *failures;
+  uint8_t *port_failed;       /* per port: its link is down (capacity 0) */
   char stall_msg[1024];
 };
 
@@ -443,6 +452,12 @@ void flow_engine_free(struct flow_engine *fe);
 void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow);
 void flow_engine_event(struct fabric *fab, const struct fab_event *ev);
 void flow_engine_recompute(struct fabric *fab);
+/* Failures: the active flows crossing a port; a port's capacity must be looked at again; a flow's
+ * bytes left brought up to the current date; a flow moved onto another path. */
+struct fab_flow *const *fabric_port_flows(const struct fabric *fab, int port, int *count);
+void flow_engine_touch_port(struct fabric *fab, int port);
+void flow_engine_sync(struct fabric *fab, struct fab_flow *f);
+void flow_engine_reroute(struct fabric *fab, struct fab_flow *f, const int *path, int hops);
 void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow);
 struct fab_packet *fabric_packet_alloc(struct fabric *fab);
 void fabric_packet_free(struct fabric *fab, struct fab_packet *pkt);

@@ -353,6 +353,64 @@ static void remove_active(struct flow_engine *fe, struct fab_flow *flow)
   fe->flows_moved = 1;
 }
 
+/* ---- failures (failure.c) ---- */
+
+struct fab_flow *const *fabric_port_flows(const struct fabric *fab, int port, int *count)
+{
+  *count = fab->fe ? fab->fe->on_port[port].count : 0;
+  return fab->fe ? fab->fe->on_port[port].flows : NULL;
+}
+
+void flow_engine_touch_port(struct fabric *fab, int port)
+{
+  mark_dirty(fab->fe, port);
+  request_recompute(fab);
+}
+
+void flow_engine_sync(struct fabric *fab, struct fab_flow *f)
+{
+  f->remaining -= f->rate_Bps * (fab->now - f->last_s);
+  if (f->remaining < 0)
+    f->remaining = 0;
+  f->last_s = fab->now;
+}
+
+void flow_engine_reroute(struct fabric *fab, struct fab_flow *f, const int *path, int hops)
+{
+  struct flow_engine *fe = fab->fe;
+  flow_engine_sync(fab, f);
+  for (int h = 0; h < f->hops; h++) { /* off its old ports, as remove_active does */
+    int p = f->path[h];
+    struct port_flows *pf = &fe->on_port[p];
+    int pos = f->port_pos[h];
+    struct fab_flow *moved = pf->flows[--pf->count];
+    pf->flows[pos] = moved;
+    if (moved != f)
+      for (int k = 0; k < moved->hops; k++)
+        if (moved->path[k] == p) {
+          moved->port_pos[k] = pos;
+          break;
+        }
+    mark_dirty(fe, p);
+  }
+  f->hops = (uint8_t)hops;
+  for (int h = 0; h < hops; h++) { /* onto its new ones, as flow_engine_start_flow does */
+    int p = path[h];
+    f->path[h] = p;
+    struct port_flows *pf = &fe->on_port[p];
+    if (pf->count == pf->cap) {
+      pf->cap = pf->cap ? 2 * pf->cap : 4;
+      pf->flows = sgf_xrealloc(pf->flows, (size_t)pf->cap * sizeof *pf->flows);
+    }
+    f->port_pos[h] = pf->count;
+    pf->flows[pf->count++] = f;
+    fab->ports[p].tx_bytes += f->remaining;
+    mark_dirty(fe, p);
+  }
+  fe->flows_moved = 1;
+  request_recompute(fab);
+}
+
 /* The flows and ports connected to the dirty ports (breadth first over port -> flows -> ports). */
 static void collect_component(struct fabric *fab)
 {
@@ -627,7 +685,7 @@ void flow_engine_recompute(struct fabric *fab)
     fab->model->before_fill(fab);
   for (int u = 0; u < fe->n_ports; u++) {
     int p = fe->ports[u];
-    fe->capacity_left[p] = fe->capacity[p];
+    fe->capacity_left[p] = fab->port_failed != NULL && fab->port_failed[p] ? 0 : fe->capacity[p];
     fe->unfrozen[p] = fe->on_port[p].count;
   }
   memset(fe->frozen, 0, n);

@@ -1,6 +1,25 @@
 /* Fat-tree up-down routing on the topology graph. */
 #include "route.h"
 
+/* Whether a packet at switch node can still reach leaf over links the routing knows are up:
+ * down through its (live) down-set, or up through a live up-port to a switch that can. Only asked
+ * when a failure marked ports down (t->route_down): a fat-tree without failures reaches every leaf
+ * from every ancestor. */
+static int live_reaches(const struct topo *t, int node, int leaf, int depth)
+{
+  if (topo_downset_has(t, node, leaf))
+    return 1;
+  if (depth > ROUTE_MAX_HOPS)
+    return 0;
+  const struct topo_node *n = &t->nodes[node];
+  for (int p = n->first_port; p < n->first_port + n->port_count; p++)
+    if (t->ports[p].is_up && !t->route_down[p] && live_reaches(t, t->ports[p].peer_node, leaf, depth + 1))
+      return 1;
+  return 0;
+}
+
+static int port_down(const struct topo *t, int port) { return t->route_down != NULL && t->route_down[port]; }
+
 int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int max)
 {
   const struct topo_node *n = &t->nodes[node];
@@ -12,7 +31,7 @@ int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int 
   case TOPO_GPU: {
     int same_host = t->gpus_per_node > 0 && n->index / t->gpus_per_node == dst_gpu / t->gpus_per_node;
     int port = same_host && t->gpu_nvl_port[n->index] >= 0 ? t->gpu_nvl_port[n->index] : t->gpu_nic_port[n->index];
-    if (port >= 0 && count < max)
+    if (port >= 0 && !port_down(t, port) && count < max)
       out[count++] = port;
     return count;
   }
@@ -20,7 +39,7 @@ int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int 
     /* A GPU has at most one NVLink port (topo_finalize): the only port of an NVSwitch toward
      * it is the way back of that port, if it ends here. */
     int up = t->gpu_nvl_port[dst_gpu];
-    if (up >= 0 && t->ports[up].peer_node == node && count < max)
+    if (up >= 0 && t->ports[up].peer_node == node && !port_down(t, t->ports[up].peer_port) && count < max)
       out[count++] = t->ports[up].peer_port;
     return count;
   }
@@ -34,19 +53,20 @@ int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int 
   if (topo_downset_has(t, node, leaf)) {
     if (n->level == 1) {
       int p = t->ports[t->gpu_nic_port[dst_gpu]].peer_port;
-      if (count < max)
+      if (!port_down(t, p) && count < max)
         out[count++] = p;
       return count;
     }
     for (int p = n->first_port; p < n->first_port + n->port_count && count < max; p++) {
       const struct topo_port *port = &t->ports[p];
-      if (!port->is_up && t->nodes[port->peer_node].kind == TOPO_SWITCH && topo_downset_has(t, port->peer_node, leaf))
+      if (!port->is_up && t->nodes[port->peer_node].kind == TOPO_SWITCH && topo_downset_has(t, port->peer_node, leaf) &&
+          !port_down(t, p))
         out[count++] = p;
     }
     return count;
   }
   for (int p = n->first_port; p < n->first_port + n->port_count && count < max; p++)
-    if (t->ports[p].is_up)
+    if (t->ports[p].is_up && (t->route_down == NULL || (!t->route_down[p] && live_reaches(t, t->ports[p].peer_node, leaf, 0))))
       out[count++] = p;
   return count;
 }

@@ -241,6 +241,16 @@ int topo_finalize(struct topo *t, char *err, size_t errlen)
     t->downset_words = 1;
   free(t->downset);
   t->downset = calloc((size_t)t->n_nodes * t->downset_words, sizeof(uint64_t));
+  topo_compute_downsets(t);
+  free(b->links);
+  b->links = NULL;
+  b->count = b->capacity = 0;
+  return 0;
+}
+
+void topo_compute_downsets(struct topo *t)
+{
+  memset(t->downset, 0, (size_t)t->n_nodes * t->downset_words * sizeof(uint64_t));
   for (int level = 1; level <= t->max_level; level++)
     for (int i = 0; i < t->n_nodes; i++) {
       struct topo_node *n = &t->nodes[i];
@@ -253,15 +263,13 @@ int topo_finalize(struct topo *t, char *err, size_t errlen)
         int peer = t->ports[p].peer_node;
         if (t->nodes[peer].kind != TOPO_SWITCH || t->nodes[peer].level >= level)
           continue;
+        if (t->route_down != NULL && t->route_down[p])
+          continue; /* the routing knows this link is down: nothing below it is reached through it */
         const uint64_t *child = &t->downset[(size_t)peer * t->downset_words];
         for (int w = 0; w < t->downset_words; w++)
           mine[w] |= child[w];
       }
     }
-  free(b->links);
-  b->links = NULL;
-  b->count = b->capacity = 0;
-  return 0;
 }
 
 void topo_free(struct topo *t)
@@ -280,6 +288,7 @@ void topo_free(struct topo *t)
   free(t->gpu_leaf);
   free(t->leaf_node);
   free(t->downset);
+  free(t->route_down);
   free(t);
 }
 

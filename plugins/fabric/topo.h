@@ -59,6 +59,10 @@ struct topo {
   int downset_words;
   double switch_latency_s;
   double nvswitch_latency_s;
+  /* Failures (failure.h): per port, whether the routing knows it is down and avoids it (both
+   * ports of a failed link are marked). NULL when no failure was ever scheduled: the routing is
+   * then exactly the fault-free one. */
+  uint8_t *route_down;
 };
 
 /* Building: add nodes, then links (by node id), then topo_finalize(). */
@@ -71,6 +75,9 @@ int topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double 
  * with a message in err (a GPU without NIC, a switch without level, ...). */
 int topo_finalize(struct topo *t, char *err, size_t errlen);
 void topo_free(struct topo *t);
+/* Recomputes the down-sets, leaving out links whose ports route_down marks (after a failure or a
+ * repair the routing has learnt of). */
+void topo_compute_downsets(struct topo *t);
 
 static inline int topo_downset_has(const struct topo *t, int node, int leaf)
 {

@@ -197,6 +197,19 @@ static int ib_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const ch
   return fclose(f) != 0 || failed ? -1 : 0;
 }
 
+/* Failures: the subnet manager re-sweeps the fabric and uploads new forwarding tables (a delay
+ * that grows with the number of switches), or the switches route around the link themselves. */
+static double ib__recovery_delay(struct fabric *fab, int up)
+{
+  (void)up;
+  if (param_get_choice(fab->params, "ib/failover") == 1)
+    return param_get(fab->params, "ib/ar-recovery");
+  int switches = 0;
+  for (int i = 0; i < fab->topo->n_nodes; i++)
+    switches += fab->topo->nodes[i].kind == TOPO_SWITCH;
+  return param_get(fab->params, "ib/sm-sweep-base") + switches * param_get(fab->params, "ib/sm-sweep-per-switch");
+}
+
 static const struct fab_model ib_model_ops = {
     .name = "ib",
     .init = ib_init,
@@ -213,6 +226,7 @@ static const struct fab_model ib_model_ops = {
     .write_counters = ib_write_counters,
     .write_series = ib_write_series,
     .flow_path = ib__flow_path,
+    .recovery_delay = ib__recovery_delay,
 };
 
 const struct fab_model *ib_model(void) { return &ib_model_ops; }

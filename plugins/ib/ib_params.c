@@ -70,6 +70,22 @@ static const struct param_def ib_params[] = {
     {"ib/series-interval", PARAM_REAL, UNIT_SECONDS, "1us", 1e-9, 1, NULL, "Sampling period of ib_series.csv", ""},
     {"ib/series-port", PARAM_TEXT, UNIT_NONE, "all", 0, 0, NULL,
      "Ports sampled: 'all', a node name (its ports) or 'node->peer'", ""},
+    {"ib/failover", PARAM_ENUM, UNIT_NONE, "sm", 0, 0, "sm|ar",
+     "Failures (--failures): how the fabric routes around a failed link: the subnet manager's re-sweep and new "
+     "forwarding tables (sm), or the switches' local self-healing (ar)",
+     "OpenSM: a port state change traps to the SM, which re-sweeps and uploads new LFTs; NVIDIA SHIELD "
+     "(self-healing interconnect, Switch-IB 2 and later) reroutes in the switches"},
+    {"ib/sm-sweep-base", PARAM_REAL, UNIT_SECONDS, "100ms", 0, 3600, NULL,
+     "Failures, ib/failover sm: fixed part of the SM's recovery (trap, sweep start, routing engine start)",
+     "assumption; Vishnu et al., 'Performance modeling of subnet management on fat tree InfiniBand networks "
+     "using OpenSM' (IPDPS workshops 2005): sweep time grows with the fabric"},
+    {"ib/sm-sweep-per-switch", PARAM_REAL, UNIT_SECONDS, "1ms", 0, 10, NULL,
+     "Failures, ib/failover sm: SM recovery time per switch of the fabric (discovery MADs, LFT upload)",
+     "assumption (order of magnitude of OpenSM sweeps: about a second for a thousand switches); see ib/sm-sweep-base"},
+    {"ib/ar-recovery", PARAM_REAL, UNIT_SECONDS, "1ms", 0, 10, NULL,
+     "Failures, ib/failover ar: time for the switches to route around a failed link by themselves",
+     "NVIDIA/Mellanox SHIELD: recovery from a link failure in about a millisecond, 5,000x faster than the "
+     "SM's several seconds (vendor claim)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 

@@ -509,8 +509,18 @@ static int roce_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const 
   return failed ? -1 : 0;
 }
 
+/* Failures: BFD detects a lost link after its multiplier of missed intervals, then the routing
+ * (BGP, the ECMP groups) converges around it. */
+static double roce_recovery_delay(struct fabric *fab, int up)
+{
+  (void)up;
+  return param_get(fab->params, "roce/bfd-interval") * param_get(fab->params, "roce/bfd-multiplier") +
+         param_get(fab->params, "roce/route-update");
+}
+
 static const struct fab_model g_roce_model = {
     .name = "roce",
+    .recovery_delay = roce_recovery_delay,
     .init = roce_init,
     .fini = roce_fini,
     .flow_start = roce_flow_start,

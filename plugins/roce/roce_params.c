@@ -141,6 +141,17 @@ static const struct param_def roce_params[] = {
      "Port (\"leaf0->spine1\") whose egress queue goes to roce_port_queue.csv", ""},
     {"roce/trace-interval", PARAM_REAL, UNIT_SECONDS, "1us", 0, 1, NULL, "Smallest interval between two trace rows",
      ""},
+    {"roce/bfd-interval", PARAM_REAL, UNIT_SECONDS, "300ms", 1e-6, 60, NULL,
+     "Failures (--failures): BFD transmit interval between the switches; a link is declared down after "
+     "roce/bfd-multiplier intervals without a BFD packet",
+     "RFC 5880 6.8.4 (detection time = DetectMult x interval); 300 ms x 3 a common default (Arista EOS), "
+     "50 ms x 3 the fast setting (Cisco NX-OS default)"},
+    {"roce/bfd-multiplier", PARAM_INT, UNIT_NONE, "3", 1, 255, NULL,
+     "Failures: BFD detection multiplier (missed intervals before the session goes down)", "RFC 5880 4.1 Detect Mult; 3 usual"},
+    {"roce/route-update", PARAM_REAL, UNIT_SECONDS, "50ms", 0, 60, NULL,
+     "Failures: from BFD declaring a link down (or up) to the ECMP groups of every switch using the change "
+     "(BGP update, FIB/ECMP group reprogramming)",
+     "assumption: tens of ms for BGP withdrawals and FIB updates in a Clos (RFC 7938 section 6.3 on convergence)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 

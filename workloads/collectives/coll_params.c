@@ -82,6 +82,11 @@ const struct param_def coll_param_table[] = {
     {"coll/ll128-step-latency-net", PARAM_REAL, UNIT_SECONDS, "4us", 0, 1e-3, NULL,
      "Synchronisation latency of an LL128 step across the network, the fabric's own latency included",
      "NCCL tuning.cc hwLat, Net Ring/LL128"},
+    {"coll/timeout", PARAM_REAL, UNIT_SECONDS, "600s", 0, 1e6, NULL,
+     "Failures (--failures): the communicator timeout; a transfer that makes no progress for this long fails the "
+     "job (summary.json job_failed_at_s); 0: never",
+     "PyTorch ProcessGroupNCCL default timeout, 10 min since PyTorch 2.2 (pytorch/pytorch#110947; 30 min before "
+     "and for other backends)"},
     {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
 };
 

@@ -1,0 +1,94 @@
+/* Failures mid-run (flow fidelity): a schedule takes links, switches and NICs down and up at
+ * given simulated times.
+ *
+ * A link that fails has capacity 0 at once: the flows crossing it stall (rate 0), and the bytes
+ * they had in flight on it (rate x round trip, at most what they sent) are lost and sent again
+ * (counted as retransmitted, added back to what they have left). The routing learns of the
+ * failure only after the model's recovery delay (fab_model.recovery_delay: InfiniBand's subnet
+ * manager re-sweep or its switch-local self-healing, RoCE's BFD detection plus the routing
+ * update); then every flow still crossing a failed link is re-routed over live links (the
+ * model's own routing: D-mod-K tables or adaptive routing for InfiniBand, ECMP for RoCE). A flow
+ * with no live path waits. A link that comes back up carries traffic again at once (the flows
+ * still routed over it resume); after the same delay the routing uses it again for new flows
+ * (flows already re-routed keep their new path).
+ *
+ * Above the fabric, NCCL's watchdog: a transfer that has made no progress for the timeout fails
+ * the job (fabric_job_failed), which stops the fabric as the livelock watchdog does. */
+#ifndef SGFABRIC_FAILURE_H
+#define SGFABRIC_FAILURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct fabric;
+struct fab_flow;
+
+struct fab_fail_event {
+  double time_s;
+  int up;              /* 0: down, 1: up */
+  char target[64];     /* as the file names it */
+  int line;            /* of the schedule file (0 for --cfg) */
+  int *links;          /* the links it takes down or up */
+  int n_links;
+  /* what happened */
+  int applied;                /* its date came during the run */
+  double delay_s;             /* recovery delay applied */
+  double recovered_s;         /* when the routing was updated (-1: not yet) */
+  unsigned long long flows_affected;  /* flows stalled on its links: at the failure, or started over them
+                                       * before the routing knew */
+  unsigned long long flows_rerouted;  /* flows moved to a live path when the routing was updated */
+  unsigned long long flows_unroutable;/* flows left with no live path then */
+  double bytes_retransmitted;
+};
+
+struct fab_failures {
+  char path[256];
+  struct fab_fail_event *events;
+  int n_events;
+  double timeout_s;           /* 0: none */
+  int *link_down;             /* per link: held down */
+  int *link_event;            /* per link: the event that took it down last (-1: none) */
+  uint64_t *fault_free_downset; /* the routing without failures (a flow that has no live path keeps
+                                 * its old one, stalled) */
+  double job_failed_s;        /* -1: the job did not fail */
+  char job_failed_msg[512];
+  double check_s;             /* the timeout check armed last (-1: none) */
+  uintptr_t check_gen;        /* its number: an older check finds another and does nothing */
+};
+
+/* Reads a schedule: CSV with header time_us,action,target, one event per line, action down|up,
+ * target a link id ("leaf0--spine1") or a node name (a switch, a GPU: all its fabric links).
+ * Blank lines and lines starting with # are skipped. Returns NULL with "FILE:LINE: ..." in err. */
+struct fab_failures *fab_failures_load(const char *path, const struct topo *t, char *err, size_t errlen);
+void fab_failures_free(struct fab_failures *f);
+
+/* Installs the schedule on a flow-fidelity fabric (which then owns it): its events go into the
+ * calendar. timeout_s: the communicator timeout (0: none). Returns 0, or -1 with a message. */
+int fabric_failures_install(struct fabric *fab, struct fab_failures *f, double timeout_s, char *err, size_t errlen);
+
+/* Called by the fabric when a flow starts and when routing it failed: see failure.c. */
+int fabric_failures_route_fallback(struct fabric *fab, struct fab_flow *flow);
+void fabric_failures_flow_started(struct fabric *fab, struct fab_flow *flow);
+
+/* Whether the job failed (communicator timeout), and when (seconds); the message names the
+ * transfer and the link. */
+static inline double fabric_failures_job_failed(const struct fab_failures *f) { return f ? f->job_failed_s : -1; }
+/* Writes summary.json's "failures" member (and "job_failed_at_s" when the job failed), each
+ * line starting with indent, ending with ",\n". */
+void fabric_failures_write_json(const struct fabric *fab, FILE *out, const char *indent);
+/* One line per event that happened, each starting with prefix (for the commands without
+ * summary.json: coll). */
+void fabric_failures_print(const struct fabric *fab, FILE *out, const char *prefix);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
