@@ -647,7 +647,7 @@ int cmd_run(int argc, char **argv)
         fprintf(f, "{\n");
         run_write_summary_head(f, &o, &s, s.fab->now);
         fprintf(f, "  \"workload\": {\"model\": ");
-        json_string(f, trace->model.name);
+        json_write_string(f, trace->model.name);
         fprintf(f, ", \"gpus\": %d},\n  \"iteration_time_s\": null,\n  \"mfu\": null,\n  \"counters\": {\n",
                 trace->layout.gpus);
         fabric_write_counters(s.fab, f, "    ");
