@@ -89,13 +89,15 @@ static int *read_placement(xmlDoc *doc, const char *path, int n_ranks, int n_gpu
       snprintf(err, errlen, "%s:%d: actor function must be \"rank\"", path, line), ok = 0;
     else if (gpu < 0)
       snprintf(err, errlen, "%s:%d: host '%.40s' is not a GPU of the platform (gpu0..gpu%d)", path, line,
-               host ? (const char *)host : "", n_gpus - 1), ok = 0;
+               host ? (const char *)host : "", n_gpus - 1),
+          ok = 0;
     else if (arguments != 1)
-      snprintf(err, errlen, "%s:%d: an actor takes one <argument value=\"RANK\"/>, found %d", path, line,
-               arguments), ok = 0;
+      snprintf(err, errlen, "%s:%d: an actor takes one <argument value=\"RANK\"/>, found %d", path, line, arguments),
+          ok = 0;
     else if (!rank_ok)
       snprintf(err, errlen, "%s:%d: rank argument '%.40s' is not a rank of the workload (0..%d)", path, line,
-               value ? (const char *)value : "", n_ranks - 1), ok = 0;
+               value ? (const char *)value : "", n_ranks - 1),
+          ok = 0;
     else if (map[rank] >= 0)
       snprintf(err, errlen, "%s:%d: rank %lld is placed twice", path, line, rank), ok = 0;
     else if (gpu_used[gpu])
@@ -124,8 +126,7 @@ static int *read_placement(xmlDoc *doc, const char *path, int n_ranks, int n_gpu
 /* No network, no entity substitution, no DTD loading: a deployment is plain elements. */
 #define DEPLOYMENT_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_NOWARNING)
 
-int *deployment_parse(const char *text, size_t len, const char *path, int n_ranks, int n_gpus, char *err,
-                      size_t errlen)
+int *deployment_parse(const char *text, size_t len, const char *path, int n_ranks, int n_gpus, char *err, size_t errlen)
 {
   if (len > (size_t)INT32_MAX) {
     snprintf(err, errlen, "%s: too large", path);

@@ -8,7 +8,7 @@
 #include "check.h"
 #include "rng.h"
 
-static const char *const names[] = {"contiguous", "rail-aligned", "fragmented", "random"};
+static const char *const names[] = { "contiguous", "rail-aligned", "fragmented", "random" };
 
 const char *placement_name(enum placement_policy p) { return names[p]; }
 
@@ -23,8 +23,8 @@ int placement_parse(const char *name, enum placement_policy *out, char *err, siz
   return -1;
 }
 
-int placement_place(enum placement_policy p, const int *sizes, int n_jobs, int gpus, int gpus_per_node,
-                    uint64_t seed, int **rank_gpu, char *err, size_t errlen)
+int placement_place(enum placement_policy p, const int *sizes, int n_jobs, int gpus, int gpus_per_node, uint64_t seed,
+                    int **rank_gpu, char *err, size_t errlen)
 {
   int total = 0, nodes_needed = 0, g = gpus_per_node > 0 ? gpus_per_node : 1;
   for (int j = 0; j < n_jobs; j++) {
@@ -38,8 +38,10 @@ int placement_place(enum placement_policy p, const int *sizes, int n_jobs, int g
   }
   int nodes = gpus / g;
   if ((p == PLACE_RAIL_ALIGNED || p == PLACE_FRAGMENTED) && nodes_needed > nodes) {
-    snprintf(err, errlen, "%s placement gives each job whole nodes: the jobs need %d nodes of %d GPUs, the platform "
-             "has %d", names[p], nodes_needed, g, nodes);
+    snprintf(err, errlen,
+             "%s placement gives each job whole nodes: the jobs need %d nodes of %d GPUs, the platform "
+             "has %d",
+             names[p], nodes_needed, g, nodes);
     return -1;
   }
   for (int j = 0; j < n_jobs; j++)

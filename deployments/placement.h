@@ -29,7 +29,7 @@ const char *placement_name(enum placement_policy p);
  * here, freed by the caller) maps job j's ranks to GPUs, every GPU used at most once. seed drives
  * PLACE_RANDOM. Returns 0, or -1 with the reason in err (not enough GPUs, or not enough whole
  * nodes for a node-granular policy). */
-int placement_place(enum placement_policy p, const int *sizes, int n_jobs, int gpus, int gpus_per_node,
-                    uint64_t seed, int **rank_gpu, char *err, size_t errlen);
+int placement_place(enum placement_policy p, const int *sizes, int n_jobs, int gpus, int gpus_per_node, uint64_t seed,
+                    int **rank_gpu, char *err, size_t errlen);
 
 #endif

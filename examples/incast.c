@@ -49,14 +49,14 @@ int main(int argc, char *argv[])
     return 2;
   }
   char err[512];
-  struct sgf_load_options opt = {.fidelity = "packet", .seed = 1, .cfg = NULL};
+  struct sgf_load_options opt = { .fidelity = "packet", .seed = 1, .cfg = NULL };
   struct fabric *fab = sgf_load_platform(argv[1], &opt, err, sizeof err);
   if (fab == NULL) {
     fprintf(stderr, "%s: %s\n", argv[0], err);
     return 1;
   }
 
-  char *args[] = {"sender", "0", NULL};
+  char *args[] = { "sender", "0", NULL };
   for (int gpu = 8; gpu < 16; gpu++) {
     char name[32];
     snprintf(name, sizeof name, "gpu%d", gpu);

@@ -28,8 +28,8 @@ int main(int argc, char *argv[])
     return 2;
   }
   char err[512];
-  const char *cfg[] = {"roce/dcqcn:nic", nullptr}; // a setting, as --cfg would give it
-  sgf_load_options opt{"packet", 1, model == "roce" ? cfg : nullptr};
+  const char *cfg[] = { "roce/dcqcn:nic", nullptr }; // a setting, as --cfg would give it
+  sgf_load_options opt{ "packet", 1, model == "roce" ? cfg : nullptr };
   struct fabric *fab = sgf_load_platform(argv[1], &opt, err, sizeof err);
   if (fab == nullptr) {
     std::fprintf(stderr, "%s: %s\n", argv[0], err);

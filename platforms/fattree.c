@@ -116,13 +116,12 @@ static int parse_time(const char *key, const char *value, double *out, char *err
 }
 
 /* "R" sets the leaf ratio (aggregation stays 1:1), "R1,R2" sets both. */
-static int parse_oversub(const char *key, const char *value, double out[2], char *err,
-                         size_t errlen)
+static int parse_oversub(const char *key, const char *value, double out[2], char *err, size_t errlen)
 {
   char first[64];
   const char *comma = strchr(value, ',');
   size_t n = comma != NULL ? (size_t)(comma - value) : strlen(value);
-  double r[2] = {0, 1};
+  double r[2] = { 0, 1 };
   int ok = n < sizeof(first);
   if (ok) {
     memcpy(first, value, n);
@@ -132,23 +131,20 @@ static int parse_oversub(const char *key, const char *value, double out[2], char
   if (ok && comma != NULL)
     ok = unit_parse_number(comma + 1, &r[1]) == 0;
   if (!ok)
-    return fail(err, errlen, "%s: \"%s\" is not R or R1,R2 (down:up ratios, e.g. 1 or 3,1)",
-                key, value);
+    return fail(err, errlen, "%s: \"%s\" is not R or R1,R2 (down:up ratios, e.g. 1 or 3,1)", key, value);
   out[0] = r[0];
   out[1] = r[1];
   return 0;
 }
 
 /* Stores the table's canonical name, so that "h100-sxm" is written back as "H100". */
-static int set_gpu(struct fattree_spec *spec, const char *key, const char *value, char *err,
-                   size_t errlen)
+static int set_gpu(struct fattree_spec *spec, const char *key, const char *value, char *err, size_t errlen)
 {
   const struct gpu_type *g = gpu_type_find(value);
   if (g == NULL) {
     char known[128] = "";
     for (const struct gpu_type *t = gpu_type_table(); t->name != NULL; t++)
-      snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
-               known[0] ? ", " : "", t->name);
+      snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", known[0] ? ", " : "", t->name);
     const char *close = gpu_type_suggest(value);
     return fail(err, errlen, "%s: unknown GPU type \"%s\"%s%s%s (known: %s)", key, value,
                 close ? " (did you mean " : "", close ? close : "", close ? "?)" : "", known);
@@ -157,8 +153,7 @@ static int set_gpu(struct fattree_spec *spec, const char *key, const char *value
   return 0;
 }
 
-int fattree_spec_set(struct fattree_spec *spec, const char *key, const char *value, char *err,
-                     size_t errlen)
+int fattree_spec_set(struct fattree_spec *spec, const char *key, const char *value, char *err, size_t errlen)
 {
   if (value == NULL)
     value = "";
@@ -189,8 +184,7 @@ int fattree_spec_set(struct fattree_spec *spec, const char *key, const char *val
   if (strcmp(key, "format") == 0)
     return strcmp(value, "1") == 0
                ? 0
-               : fail(err, errlen, "%s: \"%s\" is not supported (this sgfabric reads 1)", key,
-                      value);
+               : fail(err, errlen, "%s: \"%s\" is not supported (this sgfabric reads 1)", key, value);
   if (strcmp(key, "topology") == 0)
     return strcmp(value, "fat-tree") == 0
                ? 0
@@ -213,30 +207,24 @@ static void split_ports(int radix, double ratio, int *down, int *up)
 
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-static int leaves_for(int gpus, int g, int d, int rail)
-{
-  return rail ? ceil_div(gpus / g, d) * g : ceil_div(gpus, d);
-}
+static int leaves_for(int gpus, int g, int d, int rail) { return rail ? ceil_div(gpus / g, d) * g : ceil_div(gpus, d); }
 
 static int check_ranges(const struct fattree_spec *s, char *err, size_t errlen)
 {
   if (s->gpus < 1 || s->gpus > FATTREE_MAX_GPUS)
     return fail(err, errlen, "gpus: %d is out of range (1 to %d)", s->gpus, FATTREE_MAX_GPUS);
   if (s->gpus_per_node < 1 || s->gpus_per_node > s->gpus)
-    return fail(err, errlen, "gpus-per-node: %d is out of range (1 to gpus = %d)",
-                s->gpus_per_node, s->gpus);
+    return fail(err, errlen, "gpus-per-node: %d is out of range (1 to gpus = %d)", s->gpus_per_node, s->gpus);
   if (s->gpus % s->gpus_per_node != 0)
-    return fail(err, errlen, "gpus-per-node: %d does not divide gpus = %d (whole nodes only)",
-                s->gpus_per_node, s->gpus);
+    return fail(err, errlen, "gpus-per-node: %d does not divide gpus = %d (whole nodes only)", s->gpus_per_node,
+                s->gpus);
   if (s->tiers != 2 && s->tiers != 3)
     return fail(err, errlen, "tiers: %d is not supported (2 or 3)", s->tiers);
   if (s->radix < 2 || s->radix > FATTREE_MAX_RADIX)
-    return fail(err, errlen, "radix: %d is out of range (2 to %d ports)", s->radix,
-                FATTREE_MAX_RADIX);
+    return fail(err, errlen, "radix: %d is out of range (2 to %d ports)", s->radix, FATTREE_MAX_RADIX);
   for (int i = 0; i < 2; i++)
     if (!isfinite(s->oversub[i]) || s->oversub[i] < 1)
-      return fail(err, errlen,
-                  "oversubscription: %s ratio %g must be >= 1 (down ports per up port)",
+      return fail(err, errlen, "oversubscription: %s ratio %g must be >= 1 (down ports per up port)",
                   i == 0 ? "leaf" : "aggregation", s->oversub[i]);
   if (!(s->link_rate_Bps > 0) || !isfinite(s->link_rate_Bps))
     return fail(err, errlen, "link-rate: %g B/s must be positive", s->link_rate_Bps);
@@ -245,11 +233,9 @@ static int check_ranges(const struct fattree_spec *s, char *err, size_t errlen)
   if (!(s->link_latency_s >= 0) || !isfinite(s->link_latency_s))
     return fail(err, errlen, "link-latency: %g s must not be negative", s->link_latency_s);
   if (!(s->nvlink_latency_s >= 0) || !isfinite(s->nvlink_latency_s))
-    return fail(err, errlen, "nvlink-latency: %g s must not be negative",
-                s->nvlink_latency_s);
+    return fail(err, errlen, "nvlink-latency: %g s must not be negative", s->nvlink_latency_s);
   if (!(s->switch_latency_s >= 0) || !isfinite(s->switch_latency_s))
-    return fail(err, errlen, "switch-latency: %g s must not be negative",
-                s->switch_latency_s);
+    return fail(err, errlen, "switch-latency: %g s must not be negative", s->switch_latency_s);
   if (gpu_type_find(s->gpu) == NULL)
     return fail(err, errlen, "gpu: unknown GPU type \"%.31s\"", s->gpu);
   return 0;
@@ -264,17 +250,15 @@ static long max_gpus_for(const struct fattree_spec *s, int d, long max_leaves)
   return (max_leaves / s->gpus_per_node) * (long)d * s->gpus_per_node;
 }
 
-static int shape_of(const struct fattree_spec *s, struct fattree_shape *sh, char *err,
-                    size_t errlen)
+static int shape_of(const struct fattree_spec *s, struct fattree_shape *sh, char *err, size_t errlen)
 {
   if (check_ranges(s, err, errlen) != 0)
     return -1;
   memset(sh, 0, sizeof(*sh));
   split_ports(s->radix, s->oversub[0], &sh->d, &sh->u);
   if (sh->d < 1 || sh->u < 1)
-    return fail(err, errlen,
-                "oversubscription: leaf ratio %g leaves no %s port on a radix-%d switch",
-                s->oversub[0], sh->d < 1 ? "down" : "up", s->radix);
+    return fail(err, errlen, "oversubscription: leaf ratio %g leaves no %s port on a radix-%d switch", s->oversub[0],
+                sh->d < 1 ? "down" : "up", s->radix);
   sh->nodes = s->gpus / s->gpus_per_node;
   sh->leaves = leaves_for(s->gpus, s->gpus_per_node, sh->d, s->rail_optimized);
   if (s->tiers == 2) {
@@ -283,8 +267,7 @@ static int shape_of(const struct fattree_spec *s, struct fattree_shape *sh, char
                   "tiers: %d GPUs need %d leaves but a radix-%d spine reaches %d; 2 tiers "
                   "hold at most %ld GPUs here (use --tiers 3, a larger --radix or more "
                   "--oversubscription)",
-                  s->gpus, sh->leaves, s->radix, s->radix,
-                  max_gpus_for(s, sh->d, s->radix));
+                  s->gpus, sh->leaves, s->radix, s->radix, max_gpus_for(s, sh->d, s->radix));
     sh->level2 = sh->u;
     sh->pods = 1;
     return 0;
@@ -301,8 +284,7 @@ static int shape_of(const struct fattree_spec *s, struct fattree_shape *sh, char
                 "tiers: %d GPUs need %d pods of %d leaves but a radix-%d core reaches %d "
                 "pods; 3 tiers hold at most %ld GPUs here (use a larger --radix or more "
                 "--oversubscription)",
-                s->gpus, sh->pods, sh->da, s->radix, s->radix,
-                max_gpus_for(s, sh->d, (long)s->radix * sh->da));
+                s->gpus, sh->pods, sh->da, s->radix, s->radix, max_gpus_for(s, sh->d, (long)s->radix * sh->da));
   sh->level2 = sh->pods * sh->u;
   sh->cores = sh->u * sh->ua;
   return 0;
@@ -365,16 +347,15 @@ int fattree_pod_of_leaf(const struct fattree_spec *spec, int leaf)
 
 /* ---- enumeration ----------------------------------------------------------------------- */
 
-static void visit_link(const struct fattree_visitor *v, void *ctx, const char *lower,
-                       const char *upper, double rate, double latency, int is_nvlink)
+static void visit_link(const struct fattree_visitor *v, void *ctx, const char *lower, const char *upper, double rate,
+                       double latency, int is_nvlink)
 {
   char name[2 * FATTREE_NAME_MAX + 2];
   snprintf(name, sizeof(name), "%s--%s", lower, upper);
   v->link(ctx, name, lower, upper, rate, latency, is_nvlink);
 }
 
-static void visit_router_range(const struct fattree_visitor *v, void *ctx, const char *prefix,
-                               int count, int level)
+static void visit_router_range(const struct fattree_visitor *v, void *ctx, const char *prefix, int count, int level)
 {
   char name[FATTREE_NAME_MAX];
   for (int i = 0; i < count; i++) {
@@ -383,8 +364,8 @@ static void visit_router_range(const struct fattree_visitor *v, void *ctx, const
   }
 }
 
-static void visit_routers(const struct fattree_spec *s, const struct fattree_shape *sh,
-                          const struct fattree_visitor *v, void *ctx)
+static void visit_routers(const struct fattree_spec *s, const struct fattree_shape *sh, const struct fattree_visitor *v,
+                          void *ctx)
 {
   visit_router_range(v, ctx, "nvs", sh->nodes, FATTREE_LEVEL_NVSWITCH);
   visit_router_range(v, ctx, "leaf", sh->leaves, FATTREE_LEVEL_LEAF);
@@ -392,8 +373,8 @@ static void visit_routers(const struct fattree_spec *s, const struct fattree_sha
   visit_router_range(v, ctx, "core", sh->cores, FATTREE_LEVEL_CORE);
 }
 
-static void visit_links(const struct fattree_spec *s, const struct fattree_shape *sh,
-                        const struct fattree_visitor *v, void *ctx)
+static void visit_links(const struct fattree_spec *s, const struct fattree_shape *sh, const struct fattree_visitor *v,
+                        void *ctx)
 {
   char lo[FATTREE_NAME_MAX], up[FATTREE_NAME_MAX];
   double nv_rate = fattree_nvlink_rate(s), rate = s->link_rate_Bps, lat = s->link_latency_s;
@@ -426,8 +407,7 @@ static void visit_links(const struct fattree_spec *s, const struct fattree_shape
   }
 }
 
-int fattree_enumerate(const struct fattree_spec *spec, const struct fattree_visitor *visitor,
-                      void *ctx)
+int fattree_enumerate(const struct fattree_spec *spec, const struct fattree_visitor *visitor, void *ctx)
 {
   struct fattree_shape sh;
   if (shape_of(spec, &sh, NULL, 0) != 0)
@@ -465,8 +445,7 @@ struct scaled_unit {
   const char *suffix;
 };
 
-static void format_scaled(double value, const struct scaled_unit *units, char *buf,
-                          size_t buflen)
+static void format_scaled(double value, const struct scaled_unit *units, char *buf, size_t buflen)
 {
   const struct scaled_unit *u = units;
   while (u[1].suffix != NULL && value < u->scale)
@@ -476,26 +455,25 @@ static void format_scaled(double value, const struct scaled_unit *units, char *b
 
 void fattree_format_rate(double rate_Bps, int bytes_unit, char *buf, size_t buflen)
 {
-  static const struct scaled_unit bits[] = {
-      {1e12 / 8, "Tbps"}, {1e9 / 8, "Gbps"}, {1e6 / 8, "Mbps"}, {1e3 / 8, "kbps"}, {1.0 / 8, "bps"},
-      {0, NULL}};
-  static const struct scaled_unit bytes[] = {
-      {1e12, "TBps"}, {1e9, "GBps"}, {1e6, "MBps"}, {1e3, "kBps"}, {1, "Bps"}, {0, NULL}};
+  static const struct scaled_unit bits[] = { { 1e12 / 8, "Tbps" }, { 1e9 / 8, "Gbps" }, { 1e6 / 8, "Mbps" },
+                                             { 1e3 / 8, "kbps" },  { 1.0 / 8, "bps" },  { 0, NULL } };
+  static const struct scaled_unit bytes[] = { { 1e12, "TBps" }, { 1e9, "GBps" }, { 1e6, "MBps" },
+                                              { 1e3, "kBps" },  { 1, "Bps" },    { 0, NULL } };
   format_scaled(rate_Bps, bytes_unit ? bytes : bits, buf, buflen);
 }
 
 void fattree_format_time(double seconds, char *buf, size_t buflen)
 {
-  static const struct scaled_unit times[] = {
-      {1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}, {1e-12, "ps"}, {0, NULL}};
+  static const struct scaled_unit times[] = { { 1, "s" },     { 1e-3, "ms" },  { 1e-6, "us" },
+                                              { 1e-9, "ns" }, { 1e-12, "ps" }, { 0, NULL } };
   if (seconds == 0)
     snprintf(buf, buflen, "0s");
   else
     format_scaled(seconds, times, buf, buflen);
 }
 
-int fattree_props(const struct fattree_spec *spec,
-                  void (*prop)(void *ctx, const char *key, const char *value), void *ctx)
+int fattree_props(const struct fattree_spec *spec, void (*prop)(void *ctx, const char *key, const char *value),
+                  void *ctx)
 {
   char gpus[16], per_node[16], tiers[16], radix[16], oversub[64], pgft[128];
   char link_rate[32], link_lat[32], nv_rate[32], nv_lat[32], sw_lat[32];

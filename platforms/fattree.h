@@ -64,8 +64,8 @@ struct fattree_visitor {
   void (*gpu)(void *ctx, int gpu, int node, const char *name);
   void (*router)(void *ctx, const char *name, int level);
   /* lower is the end nearer the GPUs; the name is "<lower>--<upper>". */
-  void (*link)(void *ctx, const char *name, const char *lower, const char *upper,
-               double rate_Bps, double latency_s, int is_nvlink);
+  void (*link)(void *ctx, const char *name, const char *lower, const char *upper, double rate_Bps, double latency_s,
+               int is_nvlink);
 };
 
 /* Fills the defaults: 8 GPUs per node, 2 tiers, radix 64, not rail-optimized, 1:1,
@@ -78,8 +78,7 @@ void fattree_spec_init(struct fattree_spec *spec);
  * "fat-tree"; pgft and command are informative and ignored. Returns 0, -1 for a bad value
  * or -2 for an unknown key, with a message naming the key in err. Cross-field consistency is
  * left to fattree_spec_check. */
-int fattree_spec_set(struct fattree_spec *spec, const char *key, const char *value, char *err,
-                     size_t errlen);
+int fattree_spec_set(struct fattree_spec *spec, const char *key, const char *value, char *err, size_t errlen);
 
 /* Returns 0 if the spec describes a buildable fat-tree, else -1 with a message in err that
  * names the offending option and why. Every other function refuses a spec this refuses. */
@@ -100,13 +99,12 @@ int fattree_pod_of_leaf(const struct fattree_spec *spec, int leaf);
 /* Calls the visitor for every GPU (in order), then every router (NVSwitches, leaves, spines
  * or aggregation switches, cores), then every link (NVLinks, NIC-leaf, leaf-level 2,
  * aggregation-core). Returns 0, or -1 (nothing visited) if the spec is refused. */
-int fattree_enumerate(const struct fattree_spec *spec, const struct fattree_visitor *visitor,
-                      void *ctx);
+int fattree_enumerate(const struct fattree_spec *spec, const struct fattree_visitor *visitor, void *ctx);
 
 /* Calls prop(ctx, key, value) for every sgfabric/ prop of the platform, key without the
  * "sgfabric/" prefix, values as fattree_spec_set reads them back. Returns 0 or -1. */
-int fattree_props(const struct fattree_spec *spec,
-                  void (*prop)(void *ctx, const char *key, const char *value), void *ctx);
+int fattree_props(const struct fattree_spec *spec, void (*prop)(void *ctx, const char *key, const char *value),
+                  void *ctx);
 
 /* The SimGrid FAT_TREE (PGFT) topo_parameters of the tree, "h;m1,..;w1,..;p1,..", with GPUs
  * as the hosts. Informative: rail optimization and a partial last leaf or pod are not

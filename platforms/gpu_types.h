@@ -4,13 +4,13 @@
 #define SGFABRIC_GPU_TYPES_H
 
 struct gpu_type {
-  const char *name;          /* canonical name, as given to --gpu ("H100") */
-  double bf16_dense_flops;   /* dense BF16 tensor-core peak, FLOP/s (MFU denominator) */
-  double hbm_Bps;            /* HBM bandwidth, bytes/s */
-  double hbm_bytes;          /* HBM capacity, bytes */
-  double nvlink_Bps;         /* NVLink bandwidth per GPU per direction, bytes/s */
-  double nic_Bps;            /* default scale-out NIC rate per GPU, bytes/s */
-  const char *source;        /* where the numbers come from */
+  const char *name;        /* canonical name, as given to --gpu ("H100") */
+  double bf16_dense_flops; /* dense BF16 tensor-core peak, FLOP/s (MFU denominator) */
+  double hbm_Bps;          /* HBM bandwidth, bytes/s */
+  double hbm_bytes;        /* HBM capacity, bytes */
+  double nvlink_Bps;       /* NVLink bandwidth per GPU per direction, bytes/s */
+  double nic_Bps;          /* default scale-out NIC rate per GPU, bytes/s */
+  const char *source;      /* where the numbers come from */
 };
 
 /* Returns the row whose name matches (case-insensitive; "H100-SXM" and "h100" both find

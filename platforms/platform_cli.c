@@ -19,30 +19,29 @@
 
 /* The options (cli.h grammar); each value option's name is also its fattree_spec_set key. */
 enum {
-  PLAT_OPT_VALUE,          /* any fattree_spec_set key */
+  PLAT_OPT_VALUE, /* any fattree_spec_set key */
   PLAT_OPT_RAIL_OPTIMIZED,
   PLAT_OPT_NO_RAIL_OPTIMIZED,
   PLAT_OPT_OUT,
 };
 
 static const struct cli_option cli_options[] = {
-    {"gpus", 0, CLI_VALUE, PLAT_OPT_VALUE, "N", "GPUs, a multiple of --gpus-per-node (required)"},
-    {"gpus-per-node", 0, CLI_VALUE, PLAT_OPT_VALUE, "G", "GPUs and NICs per node, one NVSwitch each (8)"},
-    {"tiers", 0, CLI_VALUE, PLAT_OPT_VALUE, "2|3", "switch tiers: leaf-spine or leaf-aggregation-core (2)"},
-    {"radix", 0, CLI_VALUE, PLAT_OPT_VALUE, "K", "ports per switch (64)"},
-    {"rail-optimized", 0, CLI_FLAG, PLAT_OPT_RAIL_OPTIMIZED, NULL, "NIC i of every node goes to a rail-i leaf"},
-    {"no-rail-optimized", 0, CLI_FLAG, PLAT_OPT_NO_RAIL_OPTIMIZED, NULL, "GPU i goes to leaf i/d (the default)"},
-    {"oversubscription", 0, CLI_VALUE, PLAT_OPT_VALUE, "R[,R2]",
-     "down:up port ratio of leaves[, aggregation] (1,1)"},
-    {"link-rate", 0, CLI_VALUE, PLAT_OPT_VALUE, "RATE",
-     "NIC and switch links, per direction (the GPU's NIC rate: 400Gbps for H100)"},
-    {"link-latency", 0, CLI_VALUE, PLAT_OPT_VALUE, "T", "NIC and switch links (100ns)"},
-    {"nvlink-rate", 0, CLI_VALUE, PLAT_OPT_VALUE, "RATE", "GPU-NVSwitch links (the GPU's NVLink rate)"},
-    {"nvlink-latency", 0, CLI_VALUE, PLAT_OPT_VALUE, "T", "GPU-NVSwitch links (25ns)"},
-    {"switch-latency", 0, CLI_VALUE, PLAT_OPT_VALUE, "T", "forwarding latency of a switch (130ns)"},
-    {"gpu", 0, CLI_VALUE, PLAT_OPT_VALUE, "TYPE", "GPU type: A100, H100, H200, B200 (H100)"},
-    {"out", 'o', CLI_VALUE, PLAT_OPT_OUT, "FILE", "output file, replaced atomically"},
-    CLI_TABLE_END,
+  { "gpus", 0, CLI_VALUE, PLAT_OPT_VALUE, "N", "GPUs, a multiple of --gpus-per-node (required)" },
+  { "gpus-per-node", 0, CLI_VALUE, PLAT_OPT_VALUE, "G", "GPUs and NICs per node, one NVSwitch each (8)" },
+  { "tiers", 0, CLI_VALUE, PLAT_OPT_VALUE, "2|3", "switch tiers: leaf-spine or leaf-aggregation-core (2)" },
+  { "radix", 0, CLI_VALUE, PLAT_OPT_VALUE, "K", "ports per switch (64)" },
+  { "rail-optimized", 0, CLI_FLAG, PLAT_OPT_RAIL_OPTIMIZED, NULL, "NIC i of every node goes to a rail-i leaf" },
+  { "no-rail-optimized", 0, CLI_FLAG, PLAT_OPT_NO_RAIL_OPTIMIZED, NULL, "GPU i goes to leaf i/d (the default)" },
+  { "oversubscription", 0, CLI_VALUE, PLAT_OPT_VALUE, "R[,R2]", "down:up port ratio of leaves[, aggregation] (1,1)" },
+  { "link-rate", 0, CLI_VALUE, PLAT_OPT_VALUE, "RATE",
+    "NIC and switch links, per direction (the GPU's NIC rate: 400Gbps for H100)" },
+  { "link-latency", 0, CLI_VALUE, PLAT_OPT_VALUE, "T", "NIC and switch links (100ns)" },
+  { "nvlink-rate", 0, CLI_VALUE, PLAT_OPT_VALUE, "RATE", "GPU-NVSwitch links (the GPU's NVLink rate)" },
+  { "nvlink-latency", 0, CLI_VALUE, PLAT_OPT_VALUE, "T", "GPU-NVSwitch links (25ns)" },
+  { "switch-latency", 0, CLI_VALUE, PLAT_OPT_VALUE, "T", "forwarding latency of a switch (130ns)" },
+  { "gpu", 0, CLI_VALUE, PLAT_OPT_VALUE, "TYPE", "GPU type: A100, H100, H200, B200 (H100)" },
+  { "out", 'o', CLI_VALUE, PLAT_OPT_OUT, "FILE", "output file, replaced atomically" },
+  CLI_TABLE_END,
 };
 
 const struct cli_option *platform_cli_options(void) { return cli_options; }
@@ -69,8 +68,7 @@ static int shell_safe(const char *arg)
   if (*arg == '\0')
     return 0;
   for (const char *c = arg; *c; c++)
-    if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,:=+@%",
-               *c) == NULL)
+    if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,:=+@%", *c) == NULL)
       return 0;
   return 1;
 }
@@ -157,8 +155,8 @@ static void xml_router(void *ctx, const char *name, int level)
   fprintf(w->out, "    <router id=\"%s\"/>\n", name);
 }
 
-static void xml_link(void *ctx, const char *name, const char *lower, const char *upper,
-                     double rate_Bps, double latency_s, int is_nvlink)
+static void xml_link(void *ctx, const char *name, const char *lower, const char *upper, double rate_Bps,
+                     double latency_s, int is_nvlink)
 {
   struct xml_writer *w = ctx;
   char bw[32], lat[32];
@@ -167,9 +165,8 @@ static void xml_link(void *ctx, const char *name, const char *lower, const char 
   /* NVLink is quoted in bytes per second, network links in bits (data sheets do the same). */
   fattree_format_rate(rate_Bps, is_nvlink, bw, sizeof(bw));
   fattree_format_time(latency_s, lat, sizeof(lat));
-  fprintf(w->out,
-          "    <link id=\"%s\" bandwidth=\"%s\" latency=\"%s\" sharing_policy=\"SPLITDUPLEX\"/>\n",
-          name, bw, lat);
+  fprintf(w->out, "    <link id=\"%s\" bandwidth=\"%s\" latency=\"%s\" sharing_policy=\"SPLITDUPLEX\"/>\n", name, bw,
+          lat);
 }
 
 /* The leading comment. XML forbids a double hyphen inside a comment, so the exact command
@@ -191,33 +188,36 @@ static void xml_comment(FILE *out, const struct fattree_spec *s, const struct fa
         out);
   fprintf(out, "     Topology: %d-tier fat-tree of radix-%d switches, %s.\n", s->tiers, s->radix,
           s->rail_optimized ? "rail-optimized" : "not rail-optimized");
-  fprintf(out, "       %d %s GPUs (hosts gpu0 to gpu%d) in %d nodes of %d: node n holds GPUs\n"
-               "       %dn to %dn+%d and NVSwitch nvs<n>, one NVLink per GPU (%s, %s).\n",
+  fprintf(out,
+          "       %d %s GPUs (hosts gpu0 to gpu%d) in %d nodes of %d: node n holds GPUs\n"
+          "       %dn to %dn+%d and NVSwitch nvs<n>, one NVLink per GPU (%s, %s).\n",
           s->gpus, s->gpu, s->gpus - 1, c->nodes, g, g, g, g - 1, nv_rate, nv_lat);
-  fprintf(out, "       %d leaves with %d down ports (GPU NICs) and %d up ports (%g:1).\n",
-          c->leaves, c->leaf_down, c->leaf_up, s->oversub[0]);
+  fprintf(out, "       %d leaves with %d down ports (GPU NICs) and %d up ports (%g:1).\n", c->leaves, c->leaf_down,
+          c->leaf_up, s->oversub[0]);
   if (s->rail_optimized)
-    fprintf(out, "       Rails: GPU %dn+r (rail r of node n) uses leaf (n/%d)*%d+r, so each\n"
-                 "       group of %d nodes has %d leaves, one per rail.\n",
+    fprintf(out,
+            "       Rails: GPU %dn+r (rail r of node n) uses leaf (n/%d)*%d+r, so each\n"
+            "       group of %d nodes has %d leaves, one per rail.\n",
             g, c->leaf_down, g, c->leaf_down, g);
   else
     fprintf(out, "       GPU i uses leaf i/%d.\n", c->leaf_down);
   if (s->tiers == 2) {
     fprintf(out, "       %d spines; every leaf has one link to every spine.\n", c->spines);
   } else {
-    fprintf(out, "       %d pods of %d leaves (pod = leaf/%d), %d aggregation switches per pod\n"
-                 "       (agg<%dp+a>, %d in all, %d down and %d up ports, %g:1); every leaf\n"
-                 "       links to every aggregation switch of its pod.\n",
-            c->pods, c->agg_down, c->agg_down, c->leaf_up, c->leaf_up, c->aggs, c->agg_down,
-            c->agg_up, s->oversub[1]);
-    fprintf(out, "       %d cores in %d groups of %d (core<%da+c>); aggregation switch a of\n"
-                 "       every pod links to every core of group a.\n",
+    fprintf(out,
+            "       %d pods of %d leaves (pod = leaf/%d), %d aggregation switches per pod\n"
+            "       (agg<%dp+a>, %d in all, %d down and %d up ports, %g:1); every leaf\n"
+            "       links to every aggregation switch of its pod.\n",
+            c->pods, c->agg_down, c->agg_down, c->leaf_up, c->leaf_up, c->aggs, c->agg_down, c->agg_up, s->oversub[1]);
+    fprintf(out,
+            "       %d cores in %d groups of %d (core<%da+c>); aggregation switch a of\n"
+            "       every pod links to every core of group a.\n",
             c->cores, c->leaf_up, c->agg_up, c->agg_up);
   }
-  fprintf(out, "       Fabric links %s, %s; each switch adds %s (sgfabric/switch-latency).\n",
-          rate, lat, sw_lat);
-  fprintf(out, "       %ld links: %ld NVLinks and %ld fabric links. A link id names its two\n"
-               "       ends, lower tier first, joined by two hyphens.\n",
+  fprintf(out, "       Fabric links %s, %s; each switch adds %s (sgfabric/switch-latency).\n", rate, lat, sw_lat);
+  fprintf(out,
+          "       %ld links: %ld NVLinks and %ld fabric links. A link id names its two\n"
+          "       ends, lower tier first, joined by two hyphens.\n",
           c->nvlinks + c->fabric_links, c->nvlinks, c->fabric_links);
   fprintf(out, "     SimGrid loads the hosts, routers and links of a routing=None zone; the\n"
                "     sgfabric fabric reads the props and computes the routes. sgfabric/pgft is\n"
@@ -228,8 +228,8 @@ static void xml_comment(FILE *out, const struct fattree_spec *s, const struct fa
 static int cli_write_xml(FILE *out, const struct fattree_spec *spec, const char *command)
 {
   struct fattree_counts counts;
-  struct xml_writer w = {.out = out};
-  const struct fattree_visitor v = {.gpu = xml_gpu, .router = xml_router, .link = xml_link};
+  struct xml_writer w = { .out = out };
+  const struct fattree_visitor v = { .gpu = xml_gpu, .router = xml_router, .link = xml_link };
   if (fattree_counts(spec, &counts) != 0)
     return -1;
   /* A host computes at the GPU's dense BF16 peak, the MFU denominator (gpu_types.c). */
@@ -292,23 +292,13 @@ static int cli_parse(int argc, char **argv, struct cli_args *a)
   for (;;) {
     int id = cli_next(&c);
     switch (id) {
-    case CLI_DONE:
-      return 0;
-    case CLI_ERROR:
-      return -1;
-    case CLI_HELP:
-      a->help = 1;
-      return 0;
-    case CLI_POSITIONAL:
-      cli_unexpected(&c);
-      return -1;
-    case PLAT_OPT_OUT:
-      a->out = c.value;
-      break;
+    case CLI_DONE: return 0;
+    case CLI_ERROR: return -1;
+    case CLI_HELP: a->help = 1; return 0;
+    case CLI_POSITIONAL: cli_unexpected(&c); return -1;
+    case PLAT_OPT_OUT: a->out = c.value; break;
     case PLAT_OPT_RAIL_OPTIMIZED:
-    case PLAT_OPT_NO_RAIL_OPTIMIZED:
-      a->spec.rail_optimized = id == PLAT_OPT_RAIL_OPTIMIZED;
-      break;
+    case PLAT_OPT_NO_RAIL_OPTIMIZED: a->spec.rail_optimized = id == PLAT_OPT_RAIL_OPTIMIZED; break;
     default:
       if (fattree_spec_set(&a->spec, c.opt->name, c.value, err, sizeof(err)) != 0) {
         fprintf(stderr, CLI_PREFIX "--%s\n", err);
@@ -321,14 +311,11 @@ static int cli_parse(int argc, char **argv, struct cli_args *a)
   }
 }
 
-int platform_cli_main(int argc, char **argv)
-{
-  return platform_cli_generate(argc, argv, NULL);
-}
+int platform_cli_main(int argc, char **argv) { return platform_cli_generate(argc, argv, NULL); }
 
 int platform_cli_generate(int argc, char **argv, const char *recorded_out)
 {
-  struct cli_args a = {.out = NULL, .help = 0};
+  struct cli_args a = { .out = NULL, .help = 0 };
   char err[512];
   fattree_spec_init(&a.spec);
   if (cli_parse(argc, argv, &a) != 0)
@@ -366,8 +353,8 @@ int platform_cli_generate(int argc, char **argv, const char *recorded_out)
   struct fattree_counts c;
   fattree_counts(&a.spec, &c);
   if (a.spec.tiers == 2)
-    printf(CLI_PREFIX "wrote %s: %d GPUs, %d leaves, %d spines, %ld links\n", a.out, a.spec.gpus,
-           c.leaves, c.spines, c.fabric_links + c.nvlinks);
+    printf(CLI_PREFIX "wrote %s: %d GPUs, %d leaves, %d spines, %ld links\n", a.out, a.spec.gpus, c.leaves, c.spines,
+           c.fabric_links + c.nvlinks);
   else
     printf(CLI_PREFIX "wrote %s: %d GPUs, %d leaves, %d aggregation switches, %d cores, "
                       "%ld links\n",

@@ -41,8 +41,8 @@ void background_post(struct background *b, struct fabric *fab, int tag)
 {
   for (int i = 0; i < b->table.n; i++) {
     const struct flow_row *r = &b->table.rows[i];
-    struct fab_flow *flow = fabric_post(fab, r->src, r->dst, r->bytes, r->start_us * 1e-6, tag, flow_done,
-                                        &b->finish_s[i]);
+    struct fab_flow *flow =
+        fabric_post(fab, r->src, r->dst, r->bytes, r->start_us * 1e-6, tag, flow_done, &b->finish_s[i]);
     fabric_flow_renumber(fab, flow, BACKGROUND_ID_BASE + (uint64_t)i);
   }
 }

@@ -46,16 +46,16 @@
 #define COLL_TYPE_SIZE 4 /* nccl-tests' default data type, float */
 
 enum coll_group { GROUP_WORLD, GROUP_TP, GROUP_DP };
-static const char *const group_names[] = {"world", "tp", "dp", NULL};
+static const char *const group_names[] = { "world", "tp", "dp", NULL };
 
 struct coll_options {
   enum coll_kind kind;
   enum coll_group group;
-  int gpus;             /* 0: the platform's (or 64 for a generated one) */
-  int tp;               /* 0: the platform's GPUs per node */
-  int single_group;     /* only the group of rank 0 */
+  int gpus;         /* 0: the platform's (or 64 for a generated one) */
+  int tp;           /* 0: the platform's GPUs per node */
+  int single_group; /* only the group of rank 0 */
   double min_bytes, max_bytes, step_bytes;
-  long factor;          /* > 1: multiply; 1: add step_bytes (nccl-tests -f / -i) */
+  long factor; /* > 1: multiply; 1: add step_bytes (nccl-tests -f / -i) */
   int iters, warmup;
   const char *fabrics[COLL_MAX_FABRICS];
   int n_fabrics;
@@ -95,46 +95,47 @@ enum {
 };
 
 static const struct cli_option coll_options_table[] = {
-    {"op", 0, CLI_VALUE, COLL_OPT_OP, "OP", "allreduce, allgather, reducescatter, alltoall or broadcast (allreduce)"},
-    {"group", 0, CLI_VALUE, COLL_OPT_GROUP, "G",
-     "which ranks take part: world (every GPU), tp (--tp consecutive ranks, inside a node), dp (one rank per "
-     "TP group: one group per rail) (world)"},
-    {"gpus", 0, CLI_VALUE, COLL_OPT_GPUS, "N", "ranks (GPUs 0..N-1; default the platform's, 64 for a generated one)"},
-    {"tp", 0, CLI_VALUE, COLL_OPT_TP, "T", "tensor-parallel degree that shapes tp and dp groups (GPUs per node)"},
-    {"single-group", 0, CLI_FLAG, COLL_OPT_SINGLE, NULL,
-     "run only rank 0's group (default: every group of the kind at once)"},
-    {"sizes", 0, CLI_VALUE, COLL_OPT_SIZES, "MIN:MAX[:F]", "sizes MIN, MIN*F, ... up to MAX, as -b -e -f (8:8G:2)"},
-    {"minbytes", 'b', CLI_VALUE, COLL_OPT_MIN, "SIZE", "smallest size, bytes with K/M/G (1024-based) as nccl-tests"},
-    {"maxbytes", 'e', CLI_VALUE, COLL_OPT_MAX, "SIZE", "largest size"},
-    {"stepfactor", 'f', CLI_VALUE, COLL_OPT_FACTOR, "F", "size multiplier (2); 1 steps by --stepbytes"},
-    {"stepbytes", 'i', CLI_VALUE, COLL_OPT_STEP, "SIZE", "size increment when the factor is 1 (1M)"},
-    {"iters", 'n', CLI_VALUE, COLL_OPT_ITERS, "N", "timed iterations per size, averaged (1)"},
-    {"warmup_iters", 'w', CLI_VALUE, COLL_OPT_WARMUP, "N", "untimed iterations before each size (0)"},
-    {"fabrics", 0, CLI_VALUE, COLL_OPT_FABRICS, "A,B", "fabric models, one block each (ib,roce)"},
-    {"gpu", 0, CLI_VALUE, COLL_OPT_GPU, "TYPE", "GPU type of the generated platform (H100)"},
-    CLI_TABLE_END,
+  { "op", 0, CLI_VALUE, COLL_OPT_OP, "OP", "allreduce, allgather, reducescatter, alltoall or broadcast (allreduce)" },
+  { "group", 0, CLI_VALUE, COLL_OPT_GROUP, "G",
+    "which ranks take part: world (every GPU), tp (--tp consecutive ranks, inside a node), dp (one rank per "
+    "TP group: one group per rail) (world)" },
+  { "gpus", 0, CLI_VALUE, COLL_OPT_GPUS, "N", "ranks (GPUs 0..N-1; default the platform's, 64 for a generated one)" },
+  { "tp", 0, CLI_VALUE, COLL_OPT_TP, "T", "tensor-parallel degree that shapes tp and dp groups (GPUs per node)" },
+  { "single-group", 0, CLI_FLAG, COLL_OPT_SINGLE, NULL,
+    "run only rank 0's group (default: every group of the kind at once)" },
+  { "sizes", 0, CLI_VALUE, COLL_OPT_SIZES, "MIN:MAX[:F]", "sizes MIN, MIN*F, ... up to MAX, as -b -e -f (8:8G:2)" },
+  { "minbytes", 'b', CLI_VALUE, COLL_OPT_MIN, "SIZE", "smallest size, bytes with K/M/G (1024-based) as nccl-tests" },
+  { "maxbytes", 'e', CLI_VALUE, COLL_OPT_MAX, "SIZE", "largest size" },
+  { "stepfactor", 'f', CLI_VALUE, COLL_OPT_FACTOR, "F", "size multiplier (2); 1 steps by --stepbytes" },
+  { "stepbytes", 'i', CLI_VALUE, COLL_OPT_STEP, "SIZE", "size increment when the factor is 1 (1M)" },
+  { "iters", 'n', CLI_VALUE, COLL_OPT_ITERS, "N", "timed iterations per size, averaged (1)" },
+  { "warmup_iters", 'w', CLI_VALUE, COLL_OPT_WARMUP, "N", "untimed iterations before each size (0)" },
+  { "fabrics", 0, CLI_VALUE, COLL_OPT_FABRICS, "A,B", "fabric models, one block each (ib,roce)" },
+  { "gpu", 0, CLI_VALUE, COLL_OPT_GPU, "TYPE", "GPU type of the generated platform (H100)" },
+  CLI_TABLE_END,
 };
 
 /* The shared options coll takes (run_common_options() minus --fabric). */
 static const struct cli_option coll_common_table[] = {
-    {"platform", 0, CLI_VALUE, RUN_OPT_PLATFORM, "FILE", "a platform XML instead of the generated fat-tree"},
-    {"fidelity", 0, CLI_VALUE, RUN_OPT_FIDELITY, "flow|packet", "flow-level (default) or packet-level"},
-    {"seed", 0, CLI_VALUE, RUN_OPT_SEED, "N", "seed of every random choice (1)"},
-    {"cfg", 0, CLI_VALUE, RUN_OPT_CFG, "area/name:value", "set a model parameter (repeatable)"},
-    {"help-cfg", 0, CLI_FLAG, RUN_OPT_HELP_CFG, NULL, "list the model parameters and exit"},
-    {"force", 0, CLI_FLAG, RUN_OPT_FORCE, NULL, "replace DIR even if it is not a previous result"},
-    {"failures", 0, CLI_VALUE, RUN_OPT_FAILURES, "FILE",
-     "failure schedule (CSV time_us,action,target; flow fidelity; docs/failures.md), applied in each fabric's run; "
-     "what happened is printed on stderr"},
-    {"out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR", "also write DIR/FABRIC.csv, .json and .txt (written atomically)"},
-    CLI_TABLE_END,
+  { "platform", 0, CLI_VALUE, RUN_OPT_PLATFORM, "FILE", "a platform XML instead of the generated fat-tree" },
+  { "fidelity", 0, CLI_VALUE, RUN_OPT_FIDELITY, "flow|packet", "flow-level (default) or packet-level" },
+  { "seed", 0, CLI_VALUE, RUN_OPT_SEED, "N", "seed of every random choice (1)" },
+  { "cfg", 0, CLI_VALUE, RUN_OPT_CFG, "area/name:value", "set a model parameter (repeatable)" },
+  { "help-cfg", 0, CLI_FLAG, RUN_OPT_HELP_CFG, NULL, "list the model parameters and exit" },
+  { "force", 0, CLI_FLAG, RUN_OPT_FORCE, NULL, "replace DIR even if it is not a previous result" },
+  { "failures", 0, CLI_VALUE, RUN_OPT_FAILURES, "FILE",
+    "failure schedule (CSV time_us,action,target; flow fidelity; docs/failures.md), applied in each fabric's run; "
+    "what happened is printed on stderr" },
+  { "out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR", "also write DIR/FABRIC.csv, .json and .txt (written atomically)" },
+  CLI_TABLE_END,
 };
 enum { TABLE_COLL, TABLE_COMMON, TABLE_PLATFORM };
 
 static void usage(FILE *out)
 {
   fprintf(out,
-          "usage: sgfabric coll [--op OP] [--group world|tp|dp] [--gpus N] [--tp T] [--sizes MIN:MAX:F | -b MIN -e MAX -f F]\n"
+          "usage: sgfabric coll [--op OP] [--group world|tp|dp] [--gpus N] [--tp T] [--sizes MIN:MAX:F | -b MIN -e MAX "
+          "-f F]\n"
           "                     [--fabrics ib,roce] [--fidelity flow|packet] [--platform FILE | platform options]\n"
           "                     [--seed N] [--cfg area/name:value ...] [-o DIR]\n\n"
           "A collective microbenchmark: prints, per fabric, the table of nccl-tests (all_reduce_perf's layout:\n"
@@ -165,19 +166,12 @@ static int parse_size(const char *text, double *out)
   double unit = 1;
   switch (*end) {
   case 'k':
-  case 'K':
-    unit = 1024, end++;
-    break;
+  case 'K': unit = 1024, end++; break;
   case 'm':
-  case 'M':
-    unit = 1024.0 * 1024, end++;
-    break;
+  case 'M': unit = 1024.0 * 1024, end++; break;
   case 'g':
-  case 'G':
-    unit = 1024.0 * 1024 * 1024, end++;
-    break;
-  default:
-    break;
+  case 'G': unit = 1024.0 * 1024 * 1024, end++; break;
+  default: break;
   }
   if (*end != '\0')
     return -1;
@@ -199,7 +193,7 @@ static int parse_sizes(struct coll_options *o, const struct cli *c)
   if (strlen(c->value) >= sizeof buf)
     return cli_usage_error(c, "--sizes: '%s' is too long", c->value);
   snprintf(buf, sizeof buf, "%s", c->value);
-  char *parts[3] = {buf, NULL, NULL};
+  char *parts[3] = { buf, NULL, NULL };
   int n = 1;
   for (char *p = buf; *p; p++)
     if (*p == ':') {
@@ -211,8 +205,10 @@ static int parse_sizes(struct coll_options *o, const struct cli *c)
   if (n < 2)
     return cli_usage_error(c, "--sizes: '%s' is not MIN:MAX or MIN:MAX:FACTOR", c->value);
   if (parse_size(parts[0], &o->min_bytes) != 0 || parse_size(parts[1], &o->max_bytes) != 0)
-    return cli_usage_error(c, "--sizes: '%s': MIN and MAX are sizes (bytes, with an optional K, M or G suffix, at "
-                              "most 1024G)", c->value);
+    return cli_usage_error(c,
+                           "--sizes: '%s': MIN and MAX are sizes (bytes, with an optional K, M or G suffix, at "
+                           "most 1024G)",
+                           c->value);
   if (n == 3 && (cli_parse_long(parts[2], 1, 1 << 20, &o->factor) != 0 || o->factor < 2))
     return cli_usage_error(c, "--sizes: '%s': FACTOR is an integer >= 2", c->value);
   return 0;
@@ -240,7 +236,7 @@ static int parse_name(const struct cli *c, const char *const *names, int *out)
 
 static int parse_options(int argc, char **argv, struct coll_options *o, int *help)
 {
-  static const char *const op_names[] = {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast", NULL};
+  static const char *const op_names[] = { "allreduce", "reducescatter", "allgather", "alltoall", "broadcast", NULL };
   struct cli c;
   cli_init(&c, "sgfabric coll", argc, argv);
   cli_add_table(&c, coll_options_table);
@@ -293,9 +289,7 @@ static int parse_options(int argc, char **argv, struct coll_options *o, int *hel
       if (cli_int(&c, 1, 1 << 24, &o->tp) != 0)
         return CLI_USAGE;
       break;
-    case COLL_OPT_SINGLE:
-      o->single_group = 1;
-      break;
+    case COLL_OPT_SINGLE: o->single_group = 1; break;
     case COLL_OPT_SIZES:
       if (parse_sizes(o, &c) != 0)
         return CLI_USAGE;
@@ -330,9 +324,7 @@ static int parse_options(int argc, char **argv, struct coll_options *o, int *hel
       if (parse_fabrics(o, &c) != 0)
         return CLI_USAGE;
       break;
-    case COLL_OPT_GPU:
-      o->gpu = c.value;
-      break;
+    case COLL_OPT_GPU: o->gpu = c.value; break;
     }
   }
   if (o->run.platform && o->first_platform_option)
@@ -342,8 +334,7 @@ static int parse_options(int argc, char **argv, struct coll_options *o, int *hel
     return cli_usage_error(&c, "--gpu sets the generated platform's GPUs; it cannot be combined with --platform %s",
                            o->run.platform);
   if (o->min_bytes > o->max_bytes)
-    return cli_usage_error(&c, "the smallest size (%.0f B) is above the largest (%.0f B)", o->min_bytes,
-                           o->max_bytes);
+    return cli_usage_error(&c, "the smallest size (%.0f B) is above the largest (%.0f B)", o->min_bytes, o->max_bytes);
   return 0;
 }
 
@@ -397,19 +388,13 @@ static int build_layout(const struct coll_options *o, int gpus, int tp, struct l
     return -1;
   }
   switch (o->group) {
-  case GROUP_TP:
-    l->n_groups = gpus / tp, l->group_size = tp;
-    break;
-  case GROUP_DP:
-    l->n_groups = tp, l->group_size = gpus / tp;
-    break;
+  case GROUP_TP: l->n_groups = gpus / tp, l->group_size = tp; break;
+  case GROUP_DP: l->n_groups = tp, l->group_size = gpus / tp; break;
   case GROUP_WORLD:
-  default:
-    l->n_groups = 1, l->group_size = gpus;
-    break;
+  default: l->n_groups = 1, l->group_size = gpus; break;
   }
   if (l->group_size < 2) {
-    snprintf(err, errlen, "the %s group has %d rank (--gpus %d, TP degree %d): a collective needs two", 
+    snprintf(err, errlen, "the %s group has %d rank (--gpus %d, TP degree %d): a collective needs two",
              group_names[o->group], l->group_size, gpus, tp);
     return -1;
   }
@@ -418,9 +403,7 @@ static int build_layout(const struct coll_options *o, int gpus, int tp, struct l
   l->gpus = malloc(sizeof(int) * (size_t)l->n_groups * (size_t)l->group_size);
   for (int g = 0; g < l->n_groups; g++)
     for (int m = 0; m < l->group_size; m++)
-      l->gpus[g * l->group_size + m] = o->group == GROUP_TP   ? g * tp + m
-                                       : o->group == GROUP_DP ? g + m * tp
-                                                              : m;
+      l->gpus[g * l->group_size + m] = o->group == GROUP_TP ? g * tp + m : o->group == GROUP_DP ? g + m * tp : m;
   return 0;
 }
 
@@ -470,8 +453,8 @@ static double bench_iteration(double bytes)
   g_bench.running = l->n_groups;
   struct coll_instance **inst = malloc(sizeof *inst * (size_t)l->n_groups);
   for (int g = 0; g < l->n_groups; g++) {
-    struct coll_desc d = {g_bench.o->kind, bytes, l->group_size, &l->gpus[g * l->group_size], 0, 0,
-                          fab->topo->gpus_per_node};
+    struct coll_desc d = { g_bench.o->kind,         bytes, l->group_size, &l->gpus[g * l->group_size], 0, 0,
+                           fab->topo->gpus_per_node };
     inst[g] = coll_create(fab, &g_bench.coll, &d, NULL, bench_finished, NULL);
   }
   /* All instances exist before any member joins: a small one may finish (and free itself) at
@@ -554,7 +537,7 @@ static void child_main(const struct coll_options *o, const struct layout *l, str
     fprintf(stderr, "sgfabric coll: the platform has no host %s\n", host);
     _exit(1);
   }
-  char *args[] = {"coll", NULL};
+  char *args[] = { "coll", NULL };
   sg_actor_create("coll", h, bench_actor, 1, args);
   simgrid_run();
   char prefix[64];
@@ -654,7 +637,8 @@ static void proto_runs(const struct row *rows, int n_sizes, char *buf, size_t le
     char name[64];
     proto_text(rows[k].proto_mask, name, sizeof name);
     if (e > k)
-      snprintf(buf + strlen(buf), len - strlen(buf), "%s%s %.0f-%.0f B", k ? ", " : "", name, rows[k].size, rows[e].size);
+      snprintf(buf + strlen(buf), len - strlen(buf), "%s%s %.0f-%.0f B", k ? ", " : "", name, rows[k].size,
+               rows[e].size);
     else
       snprintf(buf + strlen(buf), len - strlen(buf), "%s%s %.0f B", k ? ", " : "", name, rows[k].size);
     k = e + 1;
@@ -681,16 +665,20 @@ static void print_block(FILE *f, const struct coll_options *o, const struct layo
   proto_runs(rows, n_sizes, protos, sizeof protos);
   fprintf(f, "# sgfabric coll: %s, fabric %s, %s fidelity, seed %llu\n", coll_kind_name(o->kind), fabric,
           o->run.fidelity == FAB_FIDELITY_PACKET ? "packet" : "flow", (unsigned long long)o->run.seed);
-  fprintf(f, "# group %s: %d group%s of %d ranks%s (TP degree %d), %d of the platform's %d %s GPUs, algorithm %s, "
-             "protocol %s\n",
+  fprintf(f,
+          "# group %s: %d group%s of %d ranks%s (TP degree %d), %d of the platform's %d %s GPUs, algorithm %s, "
+          "protocol %s\n",
           group_names[o->group], l->n_groups, l->n_groups > 1 ? "s" : "", l->group_size,
-          l->n_groups > 1 ? " at once" : "", tp, gpus, p->topo->n_gpus, p->gpu_type[0] ? p->gpu_type : "", algo, protos);
-  fprintf(f, "# platform %s: %s-tier %sfat-tree, radix %s, %s links, oversubscription %s, %d GPUs per node\n",
-          platform, prop_value(p, "sgfabric/tiers"), !strcmp(prop_value(p, "sgfabric/rail-optimized"), "1") ? "rail-optimized " : "",
-          prop_value(p, "sgfabric/radix"), prop_value(p, "sgfabric/link-rate"), prop_value(p, "sgfabric/oversubscription"),
-          p->gpus_per_node);
-  fprintf(f, "# nThread 1 nGpus 1 minBytes %.0f maxBytes %.0f step: %.0f(%s) warmup iters: %d iters: %d agg iters: 1 "
-             "validation: 0 graph: 0\n",
+          l->n_groups > 1 ? " at once" : "", tp, gpus, p->topo->n_gpus, p->gpu_type[0] ? p->gpu_type : "", algo,
+          protos);
+  fprintf(f, "# platform %s: %s-tier %sfat-tree, radix %s, %s links, oversubscription %s, %d GPUs per node\n", platform,
+          prop_value(p, "sgfabric/tiers"),
+          !strcmp(prop_value(p, "sgfabric/rail-optimized"), "1") ? "rail-optimized " : "",
+          prop_value(p, "sgfabric/radix"), prop_value(p, "sgfabric/link-rate"),
+          prop_value(p, "sgfabric/oversubscription"), p->gpus_per_node);
+  fprintf(f,
+          "# nThread 1 nGpus 1 minBytes %.0f maxBytes %.0f step: %.0f(%s) warmup iters: %d iters: %d agg iters: 1 "
+          "validation: 0 graph: 0\n",
           o->min_bytes, o->max_bytes, o->factor > 1 ? (double)o->factor : o->step_bytes,
           o->factor > 1 ? "factor" : "bytes", o->warmup, o->iters);
   fprintf(f, "#\n# Using devices\n");
@@ -747,8 +735,8 @@ static void write_json(FILE *f, const struct coll_options *o, const struct layou
   algo_text(algo_mask, algo, sizeof algo);
   fprintf(f, "{\n  \"op\": \"%s\",\n  \"fabric\": ", coll_kind_name(o->kind));
   json_write_string(f, fabric);
-  fprintf(f, ",\n  \"fidelity\": \"%s\",\n  \"seed\": %llu,\n", o->run.fidelity == FAB_FIDELITY_PACKET ? "packet" : "flow",
-          (unsigned long long)o->run.seed);
+  fprintf(f, ",\n  \"fidelity\": \"%s\",\n  \"seed\": %llu,\n",
+          o->run.fidelity == FAB_FIDELITY_PACKET ? "packet" : "flow", (unsigned long long)o->run.seed);
   fprintf(f, "  \"group\": \"%s\",\n  \"gpus\": %d,\n  \"tp\": %d,\n  \"groups\": %d,\n  \"ranks_per_group\": %d,\n",
           group_names[o->group], gpus, tp, l->n_groups, l->group_size);
   fprintf(f, "  \"algorithm\": \"%s\",\n  \"type\": \"float\",\n  \"redop\": \"%s\",\n  \"root\": %d,\n", algo,
@@ -813,8 +801,10 @@ int cmd_coll(int argc, char **argv)
   static double sizes[COLL_MAX_SIZES];
   int n_sizes = list_sizes(&o, sizes);
   if (n_sizes < 0) {
-    fprintf(stderr, "sgfabric coll: the sizes from %.0f to %.0f B make more than %d rows; raise the factor or the "
-                    "step\n", o.min_bytes, o.max_bytes, COLL_MAX_SIZES);
+    fprintf(stderr,
+            "sgfabric coll: the sizes from %.0f to %.0f B make more than %d rows; raise the factor or the "
+            "step\n",
+            o.min_bytes, o.max_bytes, COLL_MAX_SIZES);
     return CLI_USAGE;
   }
 
@@ -833,7 +823,7 @@ int cmd_coll(int argc, char **argv)
     snprintf(out_dir, sizeof out_dir, "%s", o.out);
   static struct results r;
   char err[1024];
-  const char *user_inputs[] = {o.run.platform};
+  const char *user_inputs[] = { o.run.platform };
   results_catch_signals(RESULTS_SIGNALS_FLAG);
   int rc = results_begin(&r, "sgfabric coll", out_dir, o.run.force, user_inputs, 1, err, sizeof err);
   if (rc != 0) {
@@ -843,19 +833,19 @@ int cmd_coll(int argc, char **argv)
     return rc;
   }
   rc = 1;
-  pid_t pids[COLL_MAX_FABRICS] = {0};
-  int fds[COLL_MAX_FABRICS] = {-1, -1, -1, -1};
-  struct layout l = {0};
+  pid_t pids[COLL_MAX_FABRICS] = { 0 };
+  int fds[COLL_MAX_FABRICS] = { -1, -1, -1, -1 };
+  struct layout l = { 0 };
   struct platform *shown = NULL;
-  struct size_result *res[COLL_MAX_FABRICS] = {NULL};
+  struct size_result *res[COLL_MAX_FABRICS] = { NULL };
   struct row *rows = NULL;
   char platform[4300];
   snprintf(platform, sizeof platform, "%s/platform.xml", r.tmp);
   results_register(&r, "platform.xml");
   if (o.run.platform) {
     if (results_copy_file(o.run.platform, platform) != 0) {
-      fprintf(stderr, "sgfabric coll: --platform %s: cannot read it or copy it into the results: %s\n",
-              o.run.platform, strerror(errno));
+      fprintf(stderr, "sgfabric coll: --platform %s: cannot read it or copy it into the results: %s\n", o.run.platform,
+              strerror(errno));
       goto fail;
     }
   } else {
@@ -904,8 +894,9 @@ int cmd_coll(int argc, char **argv)
         goto fail;
       }
       if (o.run.fidelity == FAB_FIDELITY_PACKET && o.max_bytes * l.n_groups * l.group_size > 64e9)
-        fprintf(stderr, "sgfabric coll: warning: packet fidelity simulates every packet of %.0f B per rank on %d "
-                        "ranks and can take hours; --fidelity flow (the default) is fast\n",
+        fprintf(stderr,
+                "sgfabric coll: warning: packet fidelity simulates every packet of %.0f B per rank on %d "
+                "ranks and can take hours; --fidelity flow (the default) is fast\n",
                 o.max_bytes, l.n_groups * l.group_size);
       shown = platform_load(platform, err, sizeof err);
       if (shown == NULL) {
@@ -1003,10 +994,16 @@ int cmd_coll(int argc, char **argv)
       snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "%s\"%s\"",
                f ? ", " : "", o.fabrics[f]);
     snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "]");
-    const char *inputs[] = {"platform.xml"};
-    const char *given_as[] = {o.run.platform};
-    struct manifest_desc md = {.argc = argc, .argv = argv, .inputs = inputs, .given_as = given_as, .n_inputs = 1,
-                               .base = r.tmp, .seed = o.run.seed, .extra_json = fabrics_json};
+    const char *inputs[] = { "platform.xml" };
+    const char *given_as[] = { o.run.platform };
+    struct manifest_desc md = { .argc = argc,
+                                .argv = argv,
+                                .inputs = inputs,
+                                .given_as = given_as,
+                                .n_inputs = 1,
+                                .base = r.tmp,
+                                .seed = o.run.seed,
+                                .extra_json = fabrics_json };
     if (results_write_manifest_desc(&r, &md) != 0) {
       fprintf(stderr, "sgfabric coll: cannot write %s/manifest.json\n", o.out);
       goto fail;

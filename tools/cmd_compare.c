@@ -36,7 +36,7 @@
 struct compare_options {
   const char *workload_args[MAX_ARGS]; /* passed to sgfabric workload */
   int n_workload;
-  const char *run_args[MAX_ARGS];      /* passed to each sgfabric run */
+  const char *run_args[MAX_ARGS]; /* passed to each sgfabric run */
   int n_run;
   const char *platform_args[MAX_ARGS]; /* passed to sgfabric platform (no --platform) */
   int n_platform;
@@ -47,14 +47,14 @@ struct compare_options {
   char fabric_list[256]; /* the --fabrics text the names point into */
   int gpus;
   char gpus_text[16];
-  const char *gpu;       /* --gpu, for the workload and the generated platform */
+  const char *gpu;                   /* --gpu, for the workload and the generated platform */
   const char *first_platform_option; /* for the message when --platform is given too */
   int has_model, has_tp, has_pp, has_fidelity, has_recompute, has_sequence_parallel;
   fab_fidelity fidelity;
   char spelled[MAX_ARGS][80]; /* the forwarded option names (the parser's buffer is reused) */
   int n_spelled;
   int help_cfg;
-  int force;             /* --force: replace DIR even if it is not a previous result */
+  int force; /* --force: replace DIR even if it is not a previous result */
 };
 
 /* compare's own options; the workload's and the platform generator's follow (wl_cli_options(),
@@ -75,45 +75,45 @@ enum {
 };
 
 static const struct cli_option compare_options_table[] = {
-    {"gpus", 0, CLI_VALUE, CMP_OPT_GPUS, "N", "GPUs of the job and of the generated platform (1024)"},
-    {"gpu", 0, CLI_VALUE, CMP_OPT_GPU, "TYPE",
-     "GPU type: A100, H100, H200, B200 (H100); sets the platform's NVLink and NIC rates"},
-    {"platform", 0, CLI_VALUE, CMP_OPT_PLATFORM, "FILE", "a platform XML instead of the generated fat-tree"},
-    {"fabrics", 0, CLI_VALUE, CMP_OPT_FABRICS, "A,B", "fabric models to compare, distinct (ib,roce)"},
-    {"fidelity", 0, CLI_VALUE, CMP_OPT_FIDELITY, "flow|packet", "flow-level (default) or packet-level"},
-    {"seed", 0, CLI_VALUE, CMP_OPT_SEED, "N", "seed of the workload and of every run (1)"},
-    {"cfg", 0, CLI_VALUE, CMP_OPT_CFG, "area/name:value", "set a model parameter (repeatable)"},
-    {"help-cfg", 0, CLI_FLAG, CMP_OPT_HELP_CFG, NULL, "list the model parameters and exit"},
-    {"force", 0, CLI_FLAG, CMP_OPT_FORCE, NULL, "replace DIR even if it is not a previous result"},
-    {"timeline", 0, CLI_FLAG, CMP_OPT_TIMELINE, NULL, "each run also writes FABRIC/timeline.json (sgfabric run --timeline)"},
-    {"out", 'o', CLI_VALUE, CMP_OPT_OUT, "DIR", "results directory (results/compare)"},
-    CLI_TABLE_END,
+  { "gpus", 0, CLI_VALUE, CMP_OPT_GPUS, "N", "GPUs of the job and of the generated platform (1024)" },
+  { "gpu", 0, CLI_VALUE, CMP_OPT_GPU, "TYPE",
+    "GPU type: A100, H100, H200, B200 (H100); sets the platform's NVLink and NIC rates" },
+  { "platform", 0, CLI_VALUE, CMP_OPT_PLATFORM, "FILE", "a platform XML instead of the generated fat-tree" },
+  { "fabrics", 0, CLI_VALUE, CMP_OPT_FABRICS, "A,B", "fabric models to compare, distinct (ib,roce)" },
+  { "fidelity", 0, CLI_VALUE, CMP_OPT_FIDELITY, "flow|packet", "flow-level (default) or packet-level" },
+  { "seed", 0, CLI_VALUE, CMP_OPT_SEED, "N", "seed of the workload and of every run (1)" },
+  { "cfg", 0, CLI_VALUE, CMP_OPT_CFG, "area/name:value", "set a model parameter (repeatable)" },
+  { "help-cfg", 0, CLI_FLAG, CMP_OPT_HELP_CFG, NULL, "list the model parameters and exit" },
+  { "force", 0, CLI_FLAG, CMP_OPT_FORCE, NULL, "replace DIR even if it is not a previous result" },
+  { "timeline", 0, CLI_FLAG, CMP_OPT_TIMELINE, NULL,
+    "each run also writes FABRIC/timeline.json (sgfabric run --timeline)" },
+  { "out", 'o', CLI_VALUE, CMP_OPT_OUT, "DIR", "results directory (results/compare)" },
+  CLI_TABLE_END,
 };
 enum { TABLE_COMPARE, TABLE_WORKLOAD, TABLE_PLATFORM };
 
 static void usage(FILE *out)
 {
-  fprintf(out,
-          "usage: sgfabric compare [job options] [platform options] [--fabrics ib,roce] [--fidelity flow|packet]\n"
-          "                        [--seed N] [--cfg area/name:value ...] [-o DIR]\n\n"
-          "Runs one training iteration of the job on each fabric and prints MFU, iteration time, exposed\n"
-          "communication per group and the fabrics' counters side by side. Defaults: GPT-3 175B, 1,024 H100,\n"
-          "TP 8, PP 8 (DP 16), 1,024-GPU rail-optimized platform of radix-64 switches (2 tiers up to 2,048\n"
-          "GPUs, 3 above), flow fidelity, out results/compare.\n"
-          "DIR gets manifest.json (this command, seed, inputs with SHA-256), every input the runs read\n"
-          "(platform.xml: generated or a copy of --platform; workload.txt), one run directory per\n"
-          "fabric, comparison.json (scenario, table, per-collective table, the \"why\": flows per link,\n"
-          "collisions, busiest links, link heatmap), compare.png, why.png and report.html (one\n"
-          "self-contained HTML file: analysis/plot_compare.py, plot_why.py, report_html.py);\n"
-          "sgfabric replay DIR re-runs it and checks the summaries are identical. Fabrics: ib, roce,\n"
-          "maxmin (ECMP hashing, FIFO queues, no flow or congestion control: a reference, not a best\n"
-          "case; ideal is its former name).\n"
-          "DIR is written atomically (docs/outputs.md): it must be new or a previous result of sgfabric,\n"
-          "which is replaced only once the new one is complete; any other directory is refused (exit 2)\n"
-          "unless --force (files that are not sgfabric's are then kept in DIR.old-*), the current one\n"
-          "and one holding an input always. Ctrl-C or SIGTERM stops the runs; nothing is written and\n"
-          "the previous result is kept.\n"
-          "Options take their value as --name value or --name=value.\n\n");
+  fprintf(out, "usage: sgfabric compare [job options] [platform options] [--fabrics ib,roce] [--fidelity flow|packet]\n"
+               "                        [--seed N] [--cfg area/name:value ...] [-o DIR]\n\n"
+               "Runs one training iteration of the job on each fabric and prints MFU, iteration time, exposed\n"
+               "communication per group and the fabrics' counters side by side. Defaults: GPT-3 175B, 1,024 H100,\n"
+               "TP 8, PP 8 (DP 16), 1,024-GPU rail-optimized platform of radix-64 switches (2 tiers up to 2,048\n"
+               "GPUs, 3 above), flow fidelity, out results/compare.\n"
+               "DIR gets manifest.json (this command, seed, inputs with SHA-256), every input the runs read\n"
+               "(platform.xml: generated or a copy of --platform; workload.txt), one run directory per\n"
+               "fabric, comparison.json (scenario, table, per-collective table, the \"why\": flows per link,\n"
+               "collisions, busiest links, link heatmap), compare.png, why.png and report.html (one\n"
+               "self-contained HTML file: analysis/plot_compare.py, plot_why.py, report_html.py);\n"
+               "sgfabric replay DIR re-runs it and checks the summaries are identical. Fabrics: ib, roce,\n"
+               "maxmin (ECMP hashing, FIFO queues, no flow or congestion control: a reference, not a best\n"
+               "case; ideal is its former name).\n"
+               "DIR is written atomically (docs/outputs.md): it must be new or a previous result of sgfabric,\n"
+               "which is replaced only once the new one is complete; any other directory is refused (exit 2)\n"
+               "unless --force (files that are not sgfabric's are then kept in DIR.old-*), the current one\n"
+               "and one holding an input always. Ctrl-C or SIGTERM stops the runs; nothing is written and\n"
+               "the previous result is kept.\n"
+               "Options take their value as --name value or --name=value.\n\n");
   cli_print_options(out, compare_options_table, NULL);
   fprintf(out, "\njob options (as sgfabric workload; Megatron-LM names accepted):\n");
   cli_print_options(out, wl_cli_options(), compare_options_table);
@@ -178,7 +178,7 @@ static void stop_children(pid_t *pids, int n)
     }
     if (!left)
       break;
-    struct timespec pause = {0, 100000000};
+    struct timespec pause = { 0, 100000000 };
     nanosleep(&pause, NULL);
   }
 }
@@ -261,10 +261,7 @@ static double json_number(const json_t *root, const char *path)
 }
 
 /* A run's JSON output, or NULL when it is missing or not JSON (the table then says n/a). */
-static json_t *load_json(const char *path)
-{
-  return json_load_file(path, 0, NULL);
-}
+static json_t *load_json(const char *path) { return json_load_file(path, 0, NULL); }
 
 static char *read_file(const char *path)
 {
@@ -283,54 +280,54 @@ static char *read_file(const char *path)
 
 /* Sends stdout to /dev/null until restore_stdout(the returned descriptor). */
 enum row_unit { ROW_PERCENT, ROW_SECONDS, ROW_GB, ROW_COUNT, ROW_TOKENS };
-static const char *const unit_names[] = {"%", "s", "GB", "count", "tokens/s"};
+static const char *const unit_names[] = { "%", "s", "GB", "count", "tokens/s" };
 
 struct row {
   const char *label;
-  const char *key;   /* its path in each run's summary.json */
-  double scale;      /* comparison.json's value = summary value x scale */
+  const char *key; /* its path in each run's summary.json */
+  double scale;    /* comparison.json's value = summary value x scale */
   enum row_unit unit;
 };
 
 /* The table's rows: what a user compares, and the counters that explain the difference. The
  * breakdown rows add up to the iteration time (replay.h says how each wait is attributed). */
 static const struct row table_rows[] = {
-    {"MFU", "mfu", 100, ROW_PERCENT},
-    {"HFU", "hfu", 100, ROW_PERCENT},
-    {"iteration time", "iteration_time_s", 1, ROW_SECONDS},
-    {"throughput", "tokens_per_s", 1, ROW_TOKENS},
-    {"compute", "breakdown.compute_s", 1, ROW_SECONDS},
-    {"exposed comm: tp", "breakdown.exposed_comm_s.tp", 1, ROW_SECONDS},
-    {"exposed comm: pp", "breakdown.exposed_comm_s.pp", 1, ROW_SECONDS},
-    {"exposed comm: dp", "breakdown.exposed_comm_s.dp", 1, ROW_SECONDS},
-    {"exposed comm: ep", "breakdown.exposed_comm_s.ep", 1, ROW_SECONDS},
-    {"exposed comm: cp", "breakdown.exposed_comm_s.cp", 1, ROW_SECONDS},
-    {"exposed comm: dp_ep", "breakdown.exposed_comm_s.dp_ep", 1, ROW_SECONDS},
-    {"exposed comm: world", "breakdown.exposed_comm_s.world", 1, ROW_SECONDS},
-    {"exposed comm: emb", "breakdown.exposed_comm_s.emb", 1, ROW_SECONDS},
-    {"exposed comm: mp", "breakdown.exposed_comm_s.mp", 1, ROW_SECONDS},
-    {"pipeline bubble", "breakdown.bubble_s", 1, ROW_SECONDS},
-    {"waiting for stragglers", "breakdown.straggler_s", 1, ROW_SECONDS},
-    {"other waiting", "breakdown.other_s", 1, ROW_SECONDS},
-    {"fabric bytes (all NICs)", "counters.fabric_bytes", 1e-9, ROW_GB},
-    {"mean link utilisation", "counters.link_utilisation_mean", 100, ROW_PERCENT},
-    {"max link utilisation", "counters.link_utilisation_max", 100, ROW_PERCENT},
-    {"credit stalls (IB, summed over ports)", "counters.credit_stall_s", 1, ROW_SECONDS},
-    {"AR decisions (IB)", "counters.adaptive_routing_decisions", 1, ROW_COUNT},
-    {"congestion-tree caps (IB)", "counters.flow_congestion_tree_caps", 1, ROW_COUNT},
-    {"credit-window caps (IB)", "counters.flow_window_caps", 1, ROW_COUNT},
-    {"PFC pause frames", "counters.pfc_pause_frames", 1, ROW_COUNT},
-    {"PFC paused time (summed over ports)", "counters.pfc_paused_s", 1, ROW_SECONDS},
-    {"ECN marks", "counters.ecn_marks", 1, ROW_COUNT},
-    {"CNPs", "counters.cnps", 1, ROW_COUNT},
-    {"DCQCN rate cuts", "counters.dcqcn_rate_cuts", 1, ROW_COUNT},
-    {"PFC paused time (est.)", "counters.pfc_paused_s_est", 1, ROW_SECONDS},
-    {"ECN marks (est.)", "counters.ecn_marks_est", 1, ROW_COUNT},
-    {"DCQCN-held port time (est.)", "counters.dcqcn_held_s_est", 1, ROW_SECONDS},
-    {"CNPs (est.)", "counters.cnps_est", 1, ROW_COUNT},
-    {"DCQCN rate cuts (est.)", "counters.dcqcn_rate_cuts_est", 1, ROW_COUNT},
-    {"drops", "counters.drops", 1, ROW_COUNT},
-    {"retransmitted bytes", "counters.retransmitted_bytes", 1e-9, ROW_GB},
+  { "MFU", "mfu", 100, ROW_PERCENT },
+  { "HFU", "hfu", 100, ROW_PERCENT },
+  { "iteration time", "iteration_time_s", 1, ROW_SECONDS },
+  { "throughput", "tokens_per_s", 1, ROW_TOKENS },
+  { "compute", "breakdown.compute_s", 1, ROW_SECONDS },
+  { "exposed comm: tp", "breakdown.exposed_comm_s.tp", 1, ROW_SECONDS },
+  { "exposed comm: pp", "breakdown.exposed_comm_s.pp", 1, ROW_SECONDS },
+  { "exposed comm: dp", "breakdown.exposed_comm_s.dp", 1, ROW_SECONDS },
+  { "exposed comm: ep", "breakdown.exposed_comm_s.ep", 1, ROW_SECONDS },
+  { "exposed comm: cp", "breakdown.exposed_comm_s.cp", 1, ROW_SECONDS },
+  { "exposed comm: dp_ep", "breakdown.exposed_comm_s.dp_ep", 1, ROW_SECONDS },
+  { "exposed comm: world", "breakdown.exposed_comm_s.world", 1, ROW_SECONDS },
+  { "exposed comm: emb", "breakdown.exposed_comm_s.emb", 1, ROW_SECONDS },
+  { "exposed comm: mp", "breakdown.exposed_comm_s.mp", 1, ROW_SECONDS },
+  { "pipeline bubble", "breakdown.bubble_s", 1, ROW_SECONDS },
+  { "waiting for stragglers", "breakdown.straggler_s", 1, ROW_SECONDS },
+  { "other waiting", "breakdown.other_s", 1, ROW_SECONDS },
+  { "fabric bytes (all NICs)", "counters.fabric_bytes", 1e-9, ROW_GB },
+  { "mean link utilisation", "counters.link_utilisation_mean", 100, ROW_PERCENT },
+  { "max link utilisation", "counters.link_utilisation_max", 100, ROW_PERCENT },
+  { "credit stalls (IB, summed over ports)", "counters.credit_stall_s", 1, ROW_SECONDS },
+  { "AR decisions (IB)", "counters.adaptive_routing_decisions", 1, ROW_COUNT },
+  { "congestion-tree caps (IB)", "counters.flow_congestion_tree_caps", 1, ROW_COUNT },
+  { "credit-window caps (IB)", "counters.flow_window_caps", 1, ROW_COUNT },
+  { "PFC pause frames", "counters.pfc_pause_frames", 1, ROW_COUNT },
+  { "PFC paused time (summed over ports)", "counters.pfc_paused_s", 1, ROW_SECONDS },
+  { "ECN marks", "counters.ecn_marks", 1, ROW_COUNT },
+  { "CNPs", "counters.cnps", 1, ROW_COUNT },
+  { "DCQCN rate cuts", "counters.dcqcn_rate_cuts", 1, ROW_COUNT },
+  { "PFC paused time (est.)", "counters.pfc_paused_s_est", 1, ROW_SECONDS },
+  { "ECN marks (est.)", "counters.ecn_marks_est", 1, ROW_COUNT },
+  { "DCQCN-held port time (est.)", "counters.dcqcn_held_s_est", 1, ROW_SECONDS },
+  { "CNPs (est.)", "counters.cnps_est", 1, ROW_COUNT },
+  { "DCQCN rate cuts (est.)", "counters.dcqcn_rate_cuts_est", 1, ROW_COUNT },
+  { "drops", "counters.drops", 1, ROW_COUNT },
+  { "retransmitted bytes", "counters.retransmitted_bytes", 1e-9, ROW_GB },
 };
 #define N_ROWS (sizeof table_rows / sizeof table_rows[0])
 #define LABEL_WIDTH 38
@@ -345,22 +342,14 @@ static void print_value(FILE *out, enum json_found found, double v, const struct
   char text[48];
   double x = v * r->scale;
   switch (r->unit) {
-  case ROW_PERCENT:
-    snprintf(text, sizeof text, "%.2f %%", x);
-    break;
+  case ROW_PERCENT: snprintf(text, sizeof text, "%.2f %%", x); break;
   case ROW_SECONDS:
     snprintf(text, sizeof text, "%.4f s", fabs(x) < 5e-5 ? 0.0 : x); /* no "-0.0000 s" from rounding */
     break;
-  case ROW_GB:
-    snprintf(text, sizeof text, "%.2f GB", x);
-    break;
-  case ROW_TOKENS:
-    snprintf(text, sizeof text, "%.0f tokens/s", x);
-    break;
+  case ROW_GB: snprintf(text, sizeof text, "%.2f GB", x); break;
+  case ROW_TOKENS: snprintf(text, sizeof text, "%.0f tokens/s", x); break;
   case ROW_COUNT:
-  default:
-    snprintf(text, sizeof text, "%.0f", x);
-    break;
+  default: snprintf(text, sizeof text, "%.0f", x); break;
   }
   fprintf(out, " %16s", text);
 }
@@ -392,8 +381,8 @@ static void scenario_title(const json_t *summary, char *buf, size_t len)
            json_number(summary, "platform.radix"), over, rate, fidelity, json_number(summary, "seed"));
 }
 
-static const char *const memory_keys[] = {"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
-                                          "other_bytes", "total_bytes", "capacity_bytes"};
+static const char *const memory_keys[] = { "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                                           "other_bytes",   "total_bytes",     "capacity_bytes" };
 
 /* The per-GPU memory of the worst stage (summary.json's "memory"; every run has the same), or n/a
  * for a workload without the model's dimensions. */
@@ -408,9 +397,10 @@ static void print_memory(FILE *out, const json_t *summary)
       return;
     }
   }
-  fprintf(out, "memory per GPU (stage %.0f, the largest): weights %.2f GB, gradients %.2f GB, optimizer %.2f GB, "
-               "activations %.2f GB (%.0f micro-batch%s in flight), embedding/output buffers %.2f GB; total %.2f GB of "
-               "%.0f GB%s\n",
+  fprintf(out,
+          "memory per GPU (stage %.0f, the largest): weights %.2f GB, gradients %.2f GB, optimizer %.2f GB, "
+          "activations %.2f GB (%.0f micro-batch%s in flight), embedding/output buffers %.2f GB; total %.2f GB of "
+          "%.0f GB%s\n",
           json_number(summary, "memory.stage"), v[0] / 1e9, v[1] / 1e9, v[2] / 1e9, v[3] / 1e9,
           json_number(summary, "memory.inflight_microbatches"),
           json_number(summary, "memory.inflight_microbatches") == 1 ? "" : "es", v[4] / 1e9, v[5] / 1e9, v[6] / 1e9,
@@ -420,9 +410,10 @@ static void print_memory(FILE *out, const json_t *summary)
 /* comparison.json's "scenario": the same facts as members. */
 static void write_scenario(FILE *f, const json_t *summary, const char *title)
 {
-  static const char *const ints[] = {"workload.gpus", "workload.tp", "workload.pp", "workload.vpp",
-                                     "workload.dp", "workload.ep", "workload.cp", "workload.micro_batch",
-                                     "workload.global_batch", "workload.seq", "workload.microbatches"};
+  static const char *const ints[] = { "workload.gpus", "workload.tp",          "workload.pp",
+                                      "workload.vpp",  "workload.dp",          "workload.ep",
+                                      "workload.cp",   "workload.micro_batch", "workload.global_batch",
+                                      "workload.seq",  "workload.microbatches" };
   char text[64];
   fprintf(f, "  \"scenario\": {\n    \"title\": ");
   json_write_string(f, title);
@@ -434,8 +425,9 @@ static void write_scenario(FILE *f, const json_t *summary, const char *title)
   json_text(summary, "workload.gpu", text, sizeof text);
   fprintf(f, ", \"gpu\": ");
   json_write_string(f, text);
-  fprintf(f, ",\n    \"platform\": {\"gpus\": %.0f, \"gpus_per_node\": %.0f, \"tiers\": %.0f, \"radix\": %.0f, "
-             "\"rail_optimized\": %s, \"oversubscription\": ",
+  fprintf(f,
+          ",\n    \"platform\": {\"gpus\": %.0f, \"gpus_per_node\": %.0f, \"tiers\": %.0f, \"radix\": %.0f, "
+          "\"rail_optimized\": %s, \"oversubscription\": ",
           json_number(summary, "platform.gpus"), json_number(summary, "platform.gpus_per_node"),
           json_number(summary, "platform.tiers"), json_number(summary, "platform.radix"),
           json_number(summary, "platform.rail_optimized") == 1 ? "true" : "false");
@@ -517,8 +509,8 @@ static int parse_options(int argc, char **argv, struct compare_options *o, int *
       o->has_model |= id == WL_OPT_MODEL || id == WL_OPT_MODEL_FILE;
       o->has_tp |= id == WL_OPT_TP;
       o->has_pp |= id == WL_OPT_PP;
-      o->has_recompute |= id == WL_OPT_RECOMPUTE || id == WL_OPT_RECOMPUTE_GRANULARITY ||
-                          id == WL_OPT_RECOMPUTE_ACTIVATIONS;
+      o->has_recompute |=
+          id == WL_OPT_RECOMPUTE || id == WL_OPT_RECOMPUTE_GRANULARITY || id == WL_OPT_RECOMPUTE_ACTIVATIONS;
       o->has_sequence_parallel |= id == WL_OPT_SEQUENCE_PARALLEL;
       /* The runs check the memory again: they must be told too. */
       if (id == WL_OPT_IGNORE_MEMORY && push(o->run_args, &o->n_run, "--ignore-memory", NULL))
@@ -531,12 +523,8 @@ static int parse_options(int argc, char **argv, struct compare_options *o, int *
     } else {
       long seed;
       switch (id) {
-      case CMP_OPT_OUT:
-        o->out = c.value;
-        break;
-      case CMP_OPT_PLATFORM:
-        o->platform = c.value;
-        break;
+      case CMP_OPT_OUT: o->out = c.value; break;
+      case CMP_OPT_PLATFORM: o->platform = c.value; break;
       case CMP_OPT_FABRICS:
         if (parse_fabrics(o, &c) != 0)
           return CLI_USAGE;
@@ -559,15 +547,9 @@ static int parse_options(int argc, char **argv, struct compare_options *o, int *
           return CLI_USAGE;
         full = push(o->run_args, &o->n_run, "--cfg", c.value);
         break;
-      case CMP_OPT_HELP_CFG:
-        o->help_cfg = 1;
-        break;
-      case CMP_OPT_TIMELINE:
-        full = push(o->run_args, &o->n_run, "--timeline", NULL);
-        break;
-      case CMP_OPT_FORCE:
-        o->force = 1;
-        break;
+      case CMP_OPT_HELP_CFG: o->help_cfg = 1; break;
+      case CMP_OPT_TIMELINE: full = push(o->run_args, &o->n_run, "--timeline", NULL); break;
+      case CMP_OPT_FORCE: o->force = 1; break;
       case CMP_OPT_GPUS:
         if (cli_int(&c, 1, 1 << 24, &o->gpus) != 0)
           return CLI_USAGE;
@@ -597,8 +579,8 @@ static void check_platform_matches(const struct compare_options *o)
     return; /* each run reports the error */
   const struct gpu_type *job = gpu_type_find(o->gpu ? o->gpu : "H100");
   if (p->topo->n_gpus != o->gpus)
-    fprintf(stderr, "sgfabric compare: warning: the job has %d GPUs, the platform %s has %d\n", o->gpus,
-            o->platform, p->topo->n_gpus);
+    fprintf(stderr, "sgfabric compare: warning: the job has %d GPUs, the platform %s has %d\n", o->gpus, o->platform,
+            p->topo->n_gpus);
   if (job && p->gpu_type[0] && gpu_type_find(p->gpu_type) != job)
     fprintf(stderr, "sgfabric compare: warning: the job runs on %s GPUs, the platform %s has %s GPUs\n", job->name,
             o->platform, p->gpu_type);
@@ -610,7 +592,7 @@ static void check_platform_matches(const struct compare_options *o)
 #define MAX_COLL_ROWS 64
 struct coll_row {
   char op[32], group[32];
-  long count[MAX_FABRICS];      /* -1: this run has no such collective */
+  long count[MAX_FABRICS]; /* -1: this run has no such collective */
   double time_s[MAX_FABRICS], busbw[MAX_FABRICS];
 };
 
@@ -622,7 +604,8 @@ static int collect_coll_rows(json_t *const *summary, int n_fabrics, struct coll_
     const json_t *list = json_at(summary[f], "collectives");
     size_t i;
     const json_t *entry;
-    json_array_foreach(list, i, entry) {
+    json_array_foreach(list, i, entry)
+    {
       char op[32], group[32];
       json_text(entry, "op", op, sizeof op);
       json_text(entry, "group", group, sizeof group);
@@ -752,12 +735,12 @@ static void print_why(FILE *out, json_t *const *why, const char *const *fabrics,
   static const struct {
     const char *label, *key, *fmt;
   } lines[] = {
-      {"flows per switch link, max", "flows_per_switch_link_max", " %16.0f"},
-      {"flows per switch link, mean", "flows_per_switch_link_mean", " %16.2f"},
-      {"flows per busiest link, max", "flows_per_busiest_link_max", " %16.0f"},
-      {"flows per busiest link, mean", "flows_per_busiest_link_mean", " %16.2f"},
-      {"collective transfers on switch links", "collective_edges", " %16.0f"},
-      {"  sharing a link with their own", "collective_edges_sharing_link", " %16.0f"},
+    { "flows per switch link, max", "flows_per_switch_link_max", " %16.0f" },
+    { "flows per switch link, mean", "flows_per_switch_link_mean", " %16.2f" },
+    { "flows per busiest link, max", "flows_per_busiest_link_max", " %16.0f" },
+    { "flows per busiest link, mean", "flows_per_busiest_link_mean", " %16.2f" },
+    { "collective transfers on switch links", "collective_edges", " %16.0f" },
+    { "  sharing a link with their own", "collective_edges_sharing_link", " %16.0f" },
   };
   for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
     fprintf(out, "%-*s", LABEL_WIDTH, lines[i].label);
@@ -876,7 +859,7 @@ struct compare_runs {
   const char *const *fabrics;
   int n;
   json_t *summary[MAX_FABRICS], *why[MAX_FABRICS]; /* NULL where a run wrote none */
-  char *why_text[MAX_FABRICS];                      /* copied into comparison.json as it is */
+  char *why_text[MAX_FABRICS];                     /* copied into comparison.json as it is */
   struct coll_row coll[MAX_COLL_ROWS];
   int n_coll;
   char title[1024];
@@ -979,7 +962,8 @@ static void write_comparison_json(FILE *cj, const struct compare_runs *runs, cha
     if (!any)
       continue;
     fprintf(cj, "%s\n    {\"label\": \"%s\", \"key\": \"%s\", \"unit\": \"%s\", \"scale\": %g, \"values\": [",
-            first ? "" : ",", table_rows[k].label, table_rows[k].key, unit_names[table_rows[k].unit], table_rows[k].scale);
+            first ? "" : ",", table_rows[k].label, table_rows[k].key, unit_names[table_rows[k].unit],
+            table_rows[k].scale);
     for (int f = 0; f < n; f++) {
       double v;
       enum json_found found = json_value(summary[f], table_rows[k].key, &v);
@@ -1066,8 +1050,9 @@ int cmd_compare(int argc, char **argv)
   if (o.platform)
     check_platform_matches(&o);
   if (o.has_fidelity && o.fidelity == FAB_FIDELITY_PACKET && o.gpus > 256)
-    fprintf(stderr, "sgfabric compare: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
-                    "and can take hours; --fidelity flow (the default) takes minutes at most\n",
+    fprintf(stderr,
+            "sgfabric compare: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
+            "and can take hours; --fidelity flow (the default) takes minutes at most\n",
             o.gpus);
 
   /* A --model-file is an input too: a copy goes into DIR, as the platform's does. */
@@ -1090,7 +1075,7 @@ int cmd_compare(int argc, char **argv)
       parent[0] = '\0';
   }
   static struct results r;
-  const char *user_inputs[] = {o.platform, model_file};
+  const char *user_inputs[] = { o.platform, model_file };
   results_catch_signals(RESULTS_SIGNALS_FLAG);
   int rc = results_begin(&r, "sgfabric compare", o.out, o.force, user_inputs, 2, err, sizeof err);
   if (rc != 0) {
@@ -1100,7 +1085,7 @@ int cmd_compare(int argc, char **argv)
     return rc;
   }
   rc = 1;
-  pid_t pids[MAX_FABRICS] = {0};
+  pid_t pids[MAX_FABRICS] = { 0 };
   rc = write_inputs(&o, &r, model_file);
   if (rc < 0)
     goto interrupted;
@@ -1207,7 +1192,7 @@ int cmd_compare(int argc, char **argv)
   snprintf(json, sizeof json, "%s/comparison.json", r.tmp);
   /* Debian's interpreter first: python3-matplotlib installs there, whatever else is on PATH. */
   char *python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-  char *plot_argv[] = {python, script, json, png, NULL};
+  char *plot_argv[] = { python, script, json, png, NULL };
   if (python[0] != '/') {
     /* execv needs a path: the first python3 on PATH */
     static char found[4400];
@@ -1236,7 +1221,7 @@ int cmd_compare(int argc, char **argv)
   char why_script[4400], why_png[4400], report_script[4400], report[4400];
   snprintf(why_script, sizeof why_script, "%s/plot_why.py", analysis);
   snprintf(why_png, sizeof why_png, "%s/why.png", r.tmp);
-  char *why_argv[] = {why_script, json, why_png, NULL};
+  char *why_argv[] = { why_script, json, why_png, NULL };
   int why_rc = run_script(why_argv);
   if (why_rc == 1)
     goto interrupted;
@@ -1248,14 +1233,19 @@ int cmd_compare(int argc, char **argv)
    * delete. This command line and the inputs every run read, in DIR. */
   char fabrics_json[256] = "\"fabrics\": [";
   for (int f = 0; f < o.n_fabrics; f++)
-    snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "%s\"%s\"",
-             f ? ", " : "", o.fabrics[f]);
+    snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "%s\"%s\"", f ? ", " : "",
+             o.fabrics[f]);
   snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "]");
-  const char *inputs[] = {"platform.xml", "workload.txt", "model.txt"};
-  const char *given_as[] = {o.platform, NULL, model_file};
-  struct manifest_desc md = {.argc = argc, .argv = argv, .inputs = inputs, .given_as = given_as,
-                             .n_inputs = model_file ? 3 : 2,
-                             .base = r.tmp, .seed = isnan(seed) ? 1 : (uint64_t)seed, .extra_json = fabrics_json};
+  const char *inputs[] = { "platform.xml", "workload.txt", "model.txt" };
+  const char *given_as[] = { o.platform, NULL, model_file };
+  struct manifest_desc md = { .argc = argc,
+                              .argv = argv,
+                              .inputs = inputs,
+                              .given_as = given_as,
+                              .n_inputs = model_file ? 3 : 2,
+                              .base = r.tmp,
+                              .seed = isnan(seed) ? 1 : (uint64_t)seed,
+                              .extra_json = fabrics_json };
   if (results_write_manifest_desc(&r, &md) != 0) {
     fprintf(stderr, "sgfabric compare: cannot write %s/manifest.json\n", o.out);
     goto fail;
@@ -1264,7 +1254,7 @@ int cmd_compare(int argc, char **argv)
    * manifest is written again to list it. */
   snprintf(report_script, sizeof report_script, "%s/report_html.py", analysis);
   snprintf(report, sizeof report, "%s/report.html", r.tmp);
-  char *report_argv[] = {report_script, "compare", r.tmp, report, NULL};
+  char *report_argv[] = { report_script, "compare", r.tmp, report, NULL };
   int report_rc = run_script(report_argv);
   if (report_rc == 1)
     goto interrupted;

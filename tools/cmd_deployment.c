@@ -11,9 +11,9 @@
 enum { DEPLOY_OPT_WORKLOAD, DEPLOY_OPT_OUT };
 
 static const struct cli_option deployment_options[] = {
-    {"workload", 0, CLI_VALUE, DEPLOY_OPT_WORKLOAD, "SPEC", "trace file, simai:FILE or chakra:PREFIX"},
-    {"out", 'o', CLI_VALUE, DEPLOY_OPT_OUT, "FILE", "the deployment XML to write"},
-    CLI_TABLE_END,
+  { "workload", 0, CLI_VALUE, DEPLOY_OPT_WORKLOAD, "SPEC", "trace file, simai:FILE or chakra:PREFIX" },
+  { "out", 'o', CLI_VALUE, DEPLOY_OPT_OUT, "FILE", "the deployment XML to write" },
+  CLI_TABLE_END,
 };
 
 int cmd_deployment(int argc, char **argv)
@@ -24,22 +24,16 @@ int cmd_deployment(int argc, char **argv)
   cli_add_table(&c, deployment_options);
   for (int id; (id = cli_next(&c)) != CLI_DONE;) {
     switch (id) {
-    case CLI_ERROR:
-      return CLI_USAGE;
+    case CLI_ERROR: return CLI_USAGE;
     case CLI_HELP:
       printf("usage: sgfabric deployment --workload W -o FILE\n\nWrites the linear placement (rank r on gpu r): "
              "with Megatron's rank order, tensor-parallel groups\nstay inside a node and data/pipeline-parallel peers "
              "share a rail.\n");
       cli_print_options(stdout, deployment_options, NULL);
       return 0;
-    case CLI_POSITIONAL:
-      return cli_unexpected(&c);
-    case DEPLOY_OPT_WORKLOAD:
-      workload = c.value;
-      break;
-    case DEPLOY_OPT_OUT:
-      out = c.value;
-      break;
+    case CLI_POSITIONAL: return cli_unexpected(&c);
+    case DEPLOY_OPT_WORKLOAD: workload = c.value; break;
+    case DEPLOY_OPT_OUT: out = c.value; break;
     }
   }
   if (workload == NULL || out == NULL) {

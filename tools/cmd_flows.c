@@ -71,18 +71,19 @@ static void source_actor(int argc, char **argv)
 enum { FLOWS_OPT_FLOWS };
 
 static const struct cli_option flows_options[] = {
-    {"flows", 0, CLI_VALUE, FLOWS_OPT_FLOWS, "FILE", "the flow file"},
-    CLI_TABLE_END,
+  { "flows", 0, CLI_VALUE, FLOWS_OPT_FLOWS, "FILE", "the flow file" },
+  CLI_TABLE_END,
 };
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: sgfabric flows --platform P.xml --flows F.csv [--fabric maxmin|ib|roce] [--fidelity packet|flow]\n"
-               "                      [--seed N] [--cfg area/name:value ...] -o DIR\n\n"
-               "Simulates the transfers of a flow file (CSV header src,dst,bytes,start_us; GPU indices as\n"
-               "numbered by the platform) and writes DIR/flows.csv, DIR/summary.json, DIR/manifest.json.\n"
-               "Default fidelity: packet (a flow file is a micro-benchmark). Options take their value as\n"
-               "--name value or --name=value.\n\n");
+  fprintf(out,
+          "usage: sgfabric flows --platform P.xml --flows F.csv [--fabric maxmin|ib|roce] [--fidelity packet|flow]\n"
+          "                      [--seed N] [--cfg area/name:value ...] -o DIR\n\n"
+          "Simulates the transfers of a flow file (CSV header src,dst,bytes,start_us; GPU indices as\n"
+          "numbered by the platform) and writes DIR/flows.csv, DIR/summary.json, DIR/manifest.json.\n"
+          "Default fidelity: packet (a flow file is a micro-benchmark). Options take their value as\n"
+          "--name value or --name=value.\n\n");
   run_print_common_usage(out);
   cli_print_options(out, flows_options, NULL);
   fprintf(out, "  -h, --help                 this help\n");
@@ -101,16 +102,10 @@ int cmd_flows(int argc, char **argv)
   cli_add_table(&c, flows_options);
   for (int id; (id = cli_next(&c)) != CLI_DONE;) {
     switch (id) {
-    case CLI_ERROR:
-      return CLI_USAGE;
-    case CLI_HELP:
-      usage(stdout);
-      return 0;
-    case CLI_POSITIONAL:
-      return cli_unexpected(&c);
-    case FLOWS_OPT_FLOWS:
-      flows_path = c.value;
-      break;
+    case CLI_ERROR: return CLI_USAGE;
+    case CLI_HELP: usage(stdout); return 0;
+    case CLI_POSITIONAL: return cli_unexpected(&c);
+    case FLOWS_OPT_FLOWS: flows_path = c.value; break;
     default:
       if (run_common_apply(&o, &c, id) != 0)
         return CLI_USAGE;
@@ -127,7 +122,7 @@ int cmd_flows(int argc, char **argv)
   }
   /* --out first: a refused or unwritable directory is reported before anything is loaded. */
   static struct results r;
-  const char *inputs[] = {o.platform, flows_path, o.failures};
+  const char *inputs[] = { o.platform, flows_path, o.failures };
   int n_inputs = o.failures ? 3 : 2;
   results_catch_signals(RESULTS_SIGNALS_EXIT);
   int rc = results_begin(&r, "sgfabric flows", o.out, o.force, inputs, n_inputs, err, sizeof err);
@@ -161,7 +156,7 @@ int cmd_flows(int argc, char **argv)
     char name[32], index[16];
     snprintf(name, sizeof name, "flows-gpu%d", g);
     snprintf(index, sizeof index, "%d", g);
-    char *args[] = {name, index, NULL};
+    char *args[] = { name, index, NULL };
     sg_actor_create(name, sg_host_by_name(name + 6), source_actor, 2, args);
   }
   simgrid_run();
@@ -204,7 +199,8 @@ int cmd_flows(int argc, char **argv)
     fprintf(f, "{\n");
     run_write_summary_head(f, &o, &s, sim_time);
     fprintf(f, "  \"flows\": %d,\n  \"bytes_delivered\": %s,\n", g_flows.n, JSON_NUMBER(s.fab->stats.bytes_delivered));
-    fprintf(f, "  \"mean_fct_us\": %s,\n  \"max_fct_us\": %s,\n", JSON_NUMBER(finished ? fct_sum / finished : 0), JSON_NUMBER(fct_max));
+    fprintf(f, "  \"mean_fct_us\": %s,\n  \"max_fct_us\": %s,\n", JSON_NUMBER(finished ? fct_sum / finished : 0),
+            JSON_NUMBER(fct_max));
     fprintf(f, "  \"counters\": {\n");
     fabric_write_counters(s.fab, f, "    ");
     fprintf(f, "  }\n}\n");

@@ -9,8 +9,8 @@
 enum { PARAMS_OPT_MARKDOWN };
 
 static const struct cli_option params_options[] = {
-    {"markdown", 0, CLI_FLAG, PARAMS_OPT_MARKDOWN, NULL, "a markdown table (docs/parameters.md)"},
-    CLI_TABLE_END,
+  { "markdown", 0, CLI_FLAG, PARAMS_OPT_MARKDOWN, NULL, "a markdown table (docs/parameters.md)" },
+  CLI_TABLE_END,
 };
 
 int cmd_params(int argc, char **argv)
@@ -22,8 +22,7 @@ int cmd_params(int argc, char **argv)
   cli_add_table(&c, params_options);
   for (int id; (id = cli_next(&c)) != CLI_DONE;) {
     switch (id) {
-    case CLI_ERROR:
-      return CLI_USAGE;
+    case CLI_ERROR: return CLI_USAGE;
     case CLI_HELP:
       printf("usage: sgfabric params [AREA] [--markdown]\n\n"
              "Lists the parameters settable with --cfg=area/name:value (or --cfg area/name:value) or a\n"
@@ -36,9 +35,7 @@ int cmd_params(int argc, char **argv)
         return cli_unexpected(&c);
       area = c.value;
       break;
-    case PARAMS_OPT_MARKDOWN:
-      markdown = 1;
-      break;
+    case PARAMS_OPT_MARKDOWN: markdown = 1; break;
     }
   }
   run_register_params();

@@ -184,8 +184,8 @@ static int manifest_read(const char *path, struct manifest *m, char *err, size_t
   memset(m, 0, sizeof *m);
   char *text = read_text(path);
   if (text == NULL) {
-    snprintf(err, errlen, "%s: cannot read: %s (is the directory a result of sgfabric run, flows or compare?)",
-             path, strerror(errno));
+    snprintf(err, errlen, "%s: cannot read: %s (is the directory a result of sgfabric run, flows or compare?)", path,
+             strerror(errno));
     return -1;
   }
   int rc = -1;
@@ -198,8 +198,7 @@ static int manifest_read(const char *path, struct manifest *m, char *err, size_t
     m->cwd = parse_string(&p);
   if ((p = member(text, "sgfabric_version")) != NULL)
     m->version = parse_string(&p);
-  if ((p = member(text, "fabrics")) != NULL &&
-      parse_string_array(p, m->fabrics, MAX_FABRICS, &m->n_fabrics) != 0) {
+  if ((p = member(text, "fabrics")) != NULL && parse_string_array(p, m->fabrics, MAX_FABRICS, &m->n_fabrics) != 0) {
     snprintf(err, errlen, "%s: unreadable \"fabrics\"", path);
     goto out;
   }
@@ -284,7 +283,7 @@ static int resolve_input(const struct manifest *m, int k, const char *dir, char 
     parent[1] = '\0';
   else
     *slash = '\0';
-  const char *bases[3] = {m->cwd, dir, parent};
+  const char *bases[3] = { m->cwd, dir, parent };
   int seen_changed = 0;
   for (int b = 0; b < (path[0] == '/' ? 1 : 3); b++) {
     char candidate[PATH_MAX], hex[65];
@@ -350,7 +349,7 @@ static void key_path_at(const char *text, size_t offset, char *buf, size_t len)
     case '{':
     case '[':
       if (depth < 32)
-        stack[depth++] = (struct frame){c == '[', 0, c == '{', ""};
+        stack[depth++] = (struct frame){ c == '[', 0, c == '{', "" };
       break;
     case '}':
     case ']':
@@ -369,8 +368,7 @@ static void key_path_at(const char *text, size_t offset, char *buf, size_t len)
           stack[depth - 1].expect_key = 1;
       }
       break;
-    default:
-      break;
+    default: break;
     }
   }
   buf[0] = '\0';
@@ -614,8 +612,7 @@ int cmd_replay(int argc, char **argv)
     failed = 1;
   }
   if (!failed)
-    printf("replay of %s into %s: %s\n", dir_arg, out,
-           differ ? "summary.json DIFFERS" : "summary.json byte-identical");
+    printf("replay of %s into %s: %s\n", dir_arg, out, differ ? "summary.json DIFFERS" : "summary.json byte-identical");
   rc = failed || differ ? 1 : 0;
 done:
   manifest_free(&m);

@@ -26,40 +26,52 @@
 #include "wl_model.h"
 
 /* Every group a workload can use: MICRO SimAI files run on world. */
-static const enum wl_group reported_groups[] = {WL_GROUP_TP, WL_GROUP_PP, WL_GROUP_DP, WL_GROUP_EP, WL_GROUP_CP,
-                                                WL_GROUP_DP_EP, WL_GROUP_WORLD, WL_GROUP_EMB, WL_GROUP_MP};
+static const enum wl_group reported_groups[] = { WL_GROUP_TP,    WL_GROUP_PP,    WL_GROUP_DP,  WL_GROUP_EP, WL_GROUP_CP,
+                                                 WL_GROUP_DP_EP, WL_GROUP_WORLD, WL_GROUP_EMB, WL_GROUP_MP };
 
-enum { RUN_OPT_WORKLOAD, RUN_OPT_DEPLOYMENT, RUN_OPT_PROGRESS, RUN_OPT_NO_PROGRESS, RUN_OPT_TIMELINE,
-       RUN_OPT_TIMELINE_MAX, RUN_OPT_TIMELINE_LINKS, RUN_OPT_IGNORE_MEMORY, RUN_OPT_WHY,
-       RUN_OPT_BACKGROUND, RUN_OPT_PLACEMENT, RUN_OPT_NO_ALONE };
+enum {
+  RUN_OPT_WORKLOAD,
+  RUN_OPT_DEPLOYMENT,
+  RUN_OPT_PROGRESS,
+  RUN_OPT_NO_PROGRESS,
+  RUN_OPT_TIMELINE,
+  RUN_OPT_TIMELINE_MAX,
+  RUN_OPT_TIMELINE_LINKS,
+  RUN_OPT_IGNORE_MEMORY,
+  RUN_OPT_WHY,
+  RUN_OPT_BACKGROUND,
+  RUN_OPT_PLACEMENT,
+  RUN_OPT_NO_ALONE
+};
 
 static const struct cli_option run_options[] = {
-    {"workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC",
-     "trace file, simai:FILE (SimAI/AICB), or chakra:PREFIX (Chakra ET files PREFIX.N.et); given again, "
-     "another job on the same fabric (at most 8; summary.json gains \"jobs\")"},
-    {"placement", 0, CLI_VALUE, RUN_OPT_PLACEMENT, "POLICY",
-     "where the jobs' ranks go: contiguous (default: GPU by GPU), rail-aligned (whole nodes), fragmented "
-     "(whole nodes dealt round-robin), random (seeded)"},
-    {"no-alone", 0, CLI_FLAG, RUN_OPT_NO_ALONE, NULL,
-     "with several jobs, do not also simulate each one alone (no slowdown figures; one simulation instead of 1 + jobs)"},
-    {"deployment", 0, CLI_VALUE, RUN_OPT_DEPLOYMENT, "FILE",
-     "rank placement (SimGrid deployment XML; default: rank r on gpu r)"},
-    {"progress", 0, CLI_FLAG, RUN_OPT_PROGRESS, NULL, "progress on stderr (default: when stderr is a terminal)"},
-    {"no-progress", 0, CLI_FLAG, RUN_OPT_NO_PROGRESS, NULL, "no progress"},
-    {"timeline", 0, CLI_FLAG, RUN_OPT_TIMELINE, NULL,
-     "also write DIR/timeline.json, the iteration's spans (trace-event JSON for Perfetto, chrome://tracing)"},
-    {"timeline-max-events", 0, CLI_VALUE, RUN_OPT_TIMELINE_MAX, "N",
-     "spans the timeline keeps at most, later ones are dropped with a warning (default 5000000)"},
-    {"timeline-links", 0, CLI_VALUE, RUN_OPT_TIMELINE_LINKS, "US",
-     "with --timeline: sample every link direction's utilisation every US microseconds into it"},
-    {"why", 0, CLI_FLAG, RUN_OPT_WHY, NULL,
-     "also write DIR/why.json: flows per link, collisions of collectives' transfers, busiest links, heatmap"},
-    {"ignore-memory", 0, CLI_FLAG, RUN_OPT_IGNORE_MEMORY, NULL,
-     "run a job that does not fit in GPU memory (with a warning) instead of refusing it"},
-    {"background", 0, CLI_VALUE, RUN_OPT_BACKGROUND, "FILE",
-     "background traffic beside the job (storage, checkpoints, another tenant): a flow file as sgfabric flows "
-     "takes (src,dst,bytes,start_us); summary.json gains \"background\""},
-    CLI_TABLE_END,
+  { "workload", 0, CLI_VALUE, RUN_OPT_WORKLOAD, "SPEC",
+    "trace file, simai:FILE (SimAI/AICB), or chakra:PREFIX (Chakra ET files PREFIX.N.et); given again, "
+    "another job on the same fabric (at most 8; summary.json gains \"jobs\")" },
+  { "placement", 0, CLI_VALUE, RUN_OPT_PLACEMENT, "POLICY",
+    "where the jobs' ranks go: contiguous (default: GPU by GPU), rail-aligned (whole nodes), fragmented "
+    "(whole nodes dealt round-robin), random (seeded)" },
+  { "no-alone", 0, CLI_FLAG, RUN_OPT_NO_ALONE, NULL,
+    "with several jobs, do not also simulate each one alone (no slowdown figures; one simulation instead of 1 + "
+    "jobs)" },
+  { "deployment", 0, CLI_VALUE, RUN_OPT_DEPLOYMENT, "FILE",
+    "rank placement (SimGrid deployment XML; default: rank r on gpu r)" },
+  { "progress", 0, CLI_FLAG, RUN_OPT_PROGRESS, NULL, "progress on stderr (default: when stderr is a terminal)" },
+  { "no-progress", 0, CLI_FLAG, RUN_OPT_NO_PROGRESS, NULL, "no progress" },
+  { "timeline", 0, CLI_FLAG, RUN_OPT_TIMELINE, NULL,
+    "also write DIR/timeline.json, the iteration's spans (trace-event JSON for Perfetto, chrome://tracing)" },
+  { "timeline-max-events", 0, CLI_VALUE, RUN_OPT_TIMELINE_MAX, "N",
+    "spans the timeline keeps at most, later ones are dropped with a warning (default 5000000)" },
+  { "timeline-links", 0, CLI_VALUE, RUN_OPT_TIMELINE_LINKS, "US",
+    "with --timeline: sample every link direction's utilisation every US microseconds into it" },
+  { "why", 0, CLI_FLAG, RUN_OPT_WHY, NULL,
+    "also write DIR/why.json: flows per link, collisions of collectives' transfers, busiest links, heatmap" },
+  { "ignore-memory", 0, CLI_FLAG, RUN_OPT_IGNORE_MEMORY, NULL,
+    "run a job that does not fit in GPU memory (with a warning) instead of refusing it" },
+  { "background", 0, CLI_VALUE, RUN_OPT_BACKGROUND, "FILE",
+    "background traffic beside the job (storage, checkpoints, another tenant): a flow file as sgfabric flows "
+    "takes (src,dst,bytes,start_us); summary.json gains \"background\"" },
+  CLI_TABLE_END,
 };
 
 /* Above this many GPUs packet fidelity takes long (docs/compare.md, "Fidelity"). */
@@ -67,12 +79,14 @@ static const struct cli_option run_options[] = {
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: sgfabric run --platform P.xml --workload W [--deployment D.xml] [--fabric maxmin|ib|roce]\n"
-               "                    [--fidelity flow|packet] [--seed N] [--cfg area/name:value ...] [--timeline] -o DIR\n\n"
-               "Replays one training iteration of workload W (a trace from sgfabric workload, simai:FILE or chakra:PREFIX)\n"
-               "and writes DIR/summary.json (MFU, iteration time and breakdown, collectives, fabric counters)\n"
-               "and DIR/manifest.json (with --timeline also DIR/timeline.json, with --why DIR/why.json); prints MFU, iteration time and DIR on one line. Default fidelity: flow.\n"
-               "Options take their value as --name value or --name=value.\n\n");
+  fprintf(out,
+          "usage: sgfabric run --platform P.xml --workload W [--deployment D.xml] [--fabric maxmin|ib|roce]\n"
+          "                    [--fidelity flow|packet] [--seed N] [--cfg area/name:value ...] [--timeline] -o DIR\n\n"
+          "Replays one training iteration of workload W (a trace from sgfabric workload, simai:FILE or chakra:PREFIX)\n"
+          "and writes DIR/summary.json (MFU, iteration time and breakdown, collectives, fabric counters)\n"
+          "and DIR/manifest.json (with --timeline also DIR/timeline.json, with --why DIR/why.json); prints MFU, "
+          "iteration time and DIR on one line. Default fidelity: flow.\n"
+          "Options take their value as --name value or --name=value.\n\n");
   run_print_common_usage(out);
   cli_print_options(out, run_options, NULL);
   fprintf(out, "  -h, --help                 this help\n");
@@ -87,9 +101,9 @@ struct run_job {
   struct wl_memory mem_storage, *mem; /* mem: NULL when the workload has no model dimensions */
   int *rank_gpu;
   struct replay_results res;
-  int index; /* replay_start's */
-  pid_t alone_pid;    /* the child simulating the job alone, 0 if none */
-  int alone_fd;       /* where it writes its iteration time */
+  int index;                /* replay_start's */
+  pid_t alone_pid;          /* the child simulating the job alone, 0 if none */
+  int alone_fd;             /* where it writes its iteration time */
   double alone_iteration_s; /* -1 until known */
 };
 
@@ -97,7 +111,8 @@ static void write_group_object(FILE *f, const char *name, const double *per_grou
 {
   fprintf(f, "%s\"%s\": {", indent, name);
   for (size_t i = 0; i < sizeof reported_groups / sizeof reported_groups[0]; i++)
-    fprintf(f, "%s\"%s\": %s", i ? ", " : "", wl_group_name(reported_groups[i]), JSON_NUMBER(per_group[reported_groups[i]]));
+    fprintf(f, "%s\"%s\": %s", i ? ", " : "", wl_group_name(reported_groups[i]),
+            JSON_NUMBER(per_group[reported_groups[i]]));
   fprintf(f, "}");
 }
 
@@ -189,8 +204,9 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   /* recompute: true when activations are recomputed at all (it was full or nothing before
    * selective recomputation existed); recompute_granularity says which. */
   const char *granularity = wl_recompute_name(t->recompute);
-  fprintf(f, ", \"seq\": %d, \"micro_batch\": %d, \"global_batch\": %ld, \"microbatches\": %d, \"recompute\": %s, "
-             "\"recompute_granularity\": \"%s\"},\n",
+  fprintf(f,
+          ", \"seq\": %d, \"micro_batch\": %d, \"global_batch\": %ld, \"microbatches\": %d, \"recompute\": %s, "
+          "\"recompute_granularity\": \"%s\"},\n",
           t->model.seq, t->micro_batch, t->global_batch, t->microbatches, t->recompute ? "true" : "false",
           granularity ? granularity : "none");
   write_memory(f, mem);
@@ -218,8 +234,10 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   for (int c = 0; c < WL_CC_COUNT; c++)
     fprintf(f, "%s\"%s\": %s", c ? ", " : "", wl_cclass_name(c), JSON_NUMBER(res->compute_class_s[c]));
   fprintf(f, "},\n");
-  fprintf(f, "  \"slowest_rank\": {\"rank\": %d, \"gpu\": %d, \"stage\": %d, \"end_s\": %s, "
-             "\"typical_end_s\": %s,\n", res->slowest.rank, res->slowest.gpu, res->slowest.stage, JSON_NUMBER(iteration),
+  fprintf(f,
+          "  \"slowest_rank\": {\"rank\": %d, \"gpu\": %d, \"stage\": %d, \"end_s\": %s, "
+          "\"typical_end_s\": %s,\n",
+          res->slowest.rank, res->slowest.gpu, res->slowest.stage, JSON_NUMBER(iteration),
           JSON_NUMBER(res->typical_end_s));
   write_group_object(f, "exposed_comm_s", res->slowest.exposed_s, "    ");
   fprintf(f, "},\n");
@@ -260,7 +278,7 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
     first = 0;
   }
   fprintf(f, "\n  ],\n");
-  double fabric_bytes[WL_GROUP_COUNT] = {0}, nvlink_bytes[WL_GROUP_COUNT] = {0};
+  double fabric_bytes[WL_GROUP_COUNT] = { 0 }, nvlink_bytes[WL_GROUP_COUNT] = { 0 };
   for (int g = 0; g < WL_GROUP_COUNT && g < FAB_MAX_TAGS; g++) {
     fabric_bytes[g] = s->fab->stats.fabric_bytes[g];
     nvlink_bytes[g] = s->fab->stats.nvlink_bytes[g];
@@ -272,7 +290,6 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   fabric_write_counters(s->fab, f, "    ");
   fprintf(f, "  }\n}\n");
 }
-
 
 /* The child: the job alone on a fresh copy of the fabric (nothing posted yet), the same GPUs,
  * seed and parameters; writes its iteration time and exits. */
@@ -292,7 +309,8 @@ static void alone_child(struct run_job *job, struct run_setup *s, const struct r
     if (replay_finish(index, &res, err, sizeof err) == 0 && !fabric_stalled(s->fab))
       iteration = res.iteration_s;
     else
-      fprintf(stderr, "sgfabric run: %s alone: %s\n", job->spec, fabric_stalled(s->fab) ? fabric_stall_message(s->fab) : err);
+      fprintf(stderr, "sgfabric run: %s alone: %s\n", job->spec,
+              fabric_stalled(s->fab) ? fabric_stall_message(s->fab) : err);
   } else {
     fprintf(stderr, "sgfabric run: %s alone: %s\n", job->spec, err);
   }
@@ -353,8 +371,9 @@ static int job_load(struct run_job *j, const struct run_setup *s, const struct r
   }
   /* Said before the simulation starts. */
   if (o->fidelity == FAB_FIDELITY_PACKET && trace->layout.gpus > PACKET_FIDELITY_WARN_GPUS)
-    fprintf(stderr, "sgfabric run: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
-                    "and can take hours; --fidelity flow (the default) takes minutes at most\n",
+    fprintf(stderr,
+            "sgfabric run: warning: packet fidelity on %d GPUs simulates every packet of the iteration "
+            "and can take hours; --fidelity flow (the default) takes minutes at most\n",
             trace->layout.gpus);
   const struct gpu_type *gpu = j->gpu = gpu_type_find(trace->gpu[0] ? trace->gpu : s->platform->gpu_type);
   if (gpu == NULL) {
@@ -376,8 +395,9 @@ static int job_load(struct run_job *j, const struct run_setup *s, const struct r
       fprintf(stderr, "sgfabric run: warning: the job does not fit in GPU memory (--ignore-memory): %s\n", mem_text);
   }
   if (trace->gpu[0] && s->platform->gpu_type[0] && gpu_type_find(s->platform->gpu_type) != gpu)
-    fprintf(stderr, "sgfabric run: warning: the workload is for %s GPUs, the platform %s has %s GPUs; compute "
-                    "follows the workload's %s\n",
+    fprintf(stderr,
+            "sgfabric run: warning: the workload is for %s GPUs, the platform %s has %s GPUs; compute "
+            "follows the workload's %s\n",
             gpu->name, o->platform, s->platform->gpu_type, gpu->name);
   return 0;
 }
@@ -403,33 +423,23 @@ int cmd_run(int argc, char **argv)
   cli_add_table(&c, run_options);
   for (int id; (id = cli_next(&c)) != CLI_DONE;) {
     switch (id) {
-    case CLI_ERROR:
-      return CLI_USAGE;
-    case CLI_HELP:
-      usage(stdout);
-      return 0;
-    case CLI_POSITIONAL:
-      return cli_unexpected(&c);
+    case CLI_ERROR: return CLI_USAGE;
+    case CLI_HELP: usage(stdout); return 0;
+    case CLI_POSITIONAL: return cli_unexpected(&c);
     case RUN_OPT_WORKLOAD:
       if (n_jobs == REPLAY_MAX_JOBS)
         return cli_usage_error(&c, "--workload: at most %d jobs in one run", REPLAY_MAX_JOBS);
       workloads[n_jobs++] = c.value;
       workload = workloads[0];
       break;
-    case RUN_OPT_NO_ALONE:
-      alone = 0;
-      break;
+    case RUN_OPT_NO_ALONE: alone = 0; break;
     case RUN_OPT_PLACEMENT:
       if (placement_parse(c.value, &placement, err, sizeof err) != 0)
         return cli_usage_error(&c, "--placement: %s", err);
       placement_given = 1;
       break;
-    case RUN_OPT_DEPLOYMENT:
-      deployment = c.value;
-      break;
-    case RUN_OPT_TIMELINE:
-      timeline = 1;
-      break;
+    case RUN_OPT_DEPLOYMENT: deployment = c.value; break;
+    case RUN_OPT_TIMELINE: timeline = 1; break;
     case RUN_OPT_TIMELINE_MAX:
       if (cli_long(&c, 1, 1000000000L, &timeline_max) != 0)
         return CLI_USAGE;
@@ -438,19 +448,11 @@ int cmd_run(int argc, char **argv)
       if (cli_long(&c, 1, 1000000000L, &timeline_links_us) != 0)
         return CLI_USAGE;
       break;
-    case RUN_OPT_WHY:
-      why = 1;
-      break;
-    case RUN_OPT_IGNORE_MEMORY:
-      ignore_memory = 1;
-      break;
-    case RUN_OPT_BACKGROUND:
-      background_path = c.value;
-      break;
+    case RUN_OPT_WHY: why = 1; break;
+    case RUN_OPT_IGNORE_MEMORY: ignore_memory = 1; break;
+    case RUN_OPT_BACKGROUND: background_path = c.value; break;
     case RUN_OPT_PROGRESS:
-    case RUN_OPT_NO_PROGRESS:
-      progress = id == RUN_OPT_PROGRESS;
-      break;
+    case RUN_OPT_NO_PROGRESS: progress = id == RUN_OPT_PROGRESS; break;
     default:
       if (run_common_apply(&o, &c, id) != 0)
         return CLI_USAGE;
@@ -489,7 +491,7 @@ int cmd_run(int argc, char **argv)
     path = chakra_first;
   }
   /* The inputs, in the order the manifest names them: platform, workload(s), then the optional ones. */
-  const char *inputs[4 + REPLAY_MAX_JOBS] = {o.platform, path};
+  const char *inputs[4 + REPLAY_MAX_JOBS] = { o.platform, path };
   int n_inputs = 2;
   for (int j = 1; j < n_jobs; j++)
     inputs[n_inputs++] = strncmp(workloads[j], "simai:", 6) == 0 ? workloads[j] + 6 : workloads[j];
@@ -532,8 +534,8 @@ int cmd_run(int argc, char **argv)
     ranks += jobs[j].trace->layout.gpus;
   if (ranks > n_gpus) {
     if (n_jobs == 1)
-      fprintf(stderr, "sgfabric run: %s: the workload has %d ranks but the platform %s has %d GPUs\n", workload,
-              ranks, o.platform, n_gpus);
+      fprintf(stderr, "sgfabric run: %s: the workload has %d ranks but the platform %s has %d GPUs\n", workload, ranks,
+              o.platform, n_gpus);
     else
       fprintf(stderr, "sgfabric run: the %d jobs have %d ranks but the platform %s has %d GPUs\n", n_jobs, ranks,
               o.platform, n_gpus);
@@ -544,7 +546,8 @@ int cmd_run(int argc, char **argv)
             ranks, o.platform, n_gpus, n_gpus - ranks);
   if (deployment || (n_jobs == 1 && placement == PLACE_CONTIGUOUS)) {
     /* One job, rank r on GPU r unless a deployment file says otherwise: as before --placement. */
-    jobs[0].rank_gpu = deployment ? deployment_load(deployment, ranks, n_gpus, err, sizeof err) : deployment_linear(ranks);
+    jobs[0].rank_gpu =
+        deployment ? deployment_load(deployment, ranks, n_gpus, err, sizeof err) : deployment_linear(ranks);
     if (jobs[0].rank_gpu == NULL) {
       fprintf(stderr, "sgfabric run: %s\n", err);
       goto out;
@@ -565,13 +568,12 @@ int cmd_run(int argc, char **argv)
   }
   int *rank_gpu = jobs[0].rank_gpu;
 
-  if (background_path &&
-      (background = background_load(background_path, n_gpus, err, sizeof err)) == NULL) {
+  if (background_path && (background = background_load(background_path, n_gpus, err, sizeof err)) == NULL) {
     fprintf(stderr, "sgfabric run: --background %s\n", err);
     goto out;
   }
 
-  struct replay_config cfg = {.trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress};
+  struct replay_config cfg = { .trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress };
   compute_params_from(s.params, &cfg.compute);
   coll_params_from(s.params, &cfg.coll);
   if (coll_params_check(&cfg.coll, s.fab, err, sizeof err) != 0) {
@@ -681,8 +683,10 @@ int cmd_run(int argc, char **argv)
   }
   if (tl && !failed) {
     if (timeline_dropped(tl) > 0)
-      fprintf(stderr, "sgfabric run: warning: the timeline keeps its first %ld spans (--timeline-max-events), "
-                      "%ld later ones are dropped\n", timeline_max_events(tl), timeline_dropped(tl));
+      fprintf(stderr,
+              "sgfabric run: warning: the timeline keeps its first %ld spans (--timeline-max-events), "
+              "%ld later ones are dropped\n",
+              timeline_max_events(tl), timeline_dropped(tl));
     char other[160];
     snprintf(other, sizeof other, "\"iteration_time_s\": %s, \"ranks\": %d", JSON_NUMBER(res.iteration_s),
              trace->layout.gpus);
@@ -697,7 +701,7 @@ int cmd_run(int argc, char **argv)
     }
   }
   if (why && !failed) {
-    const char *names[FAB_MAX_TAGS] = {NULL};
+    const char *names[FAB_MAX_TAGS] = { NULL };
     for (int g = 0; g < WL_GROUP_COUNT && g < FAB_MAX_TAGS; g++)
       names[g] = wl_group_name((enum wl_group)g);
     FILE *wf = results_open(&r, "why.json");
@@ -751,8 +755,9 @@ int cmd_run(int argc, char **argv)
     const struct run_job *job = &jobs[j];
     char mfu_text[32] = "MFU n/a", slow_text[48] = "";
     if (job->trace->model_flops > 0)
-      snprintf(mfu_text, sizeof mfu_text, "MFU %.2f %%", 100 * job->trace->model_flops /
-               (job->res.iteration_s * job->trace->layout.gpus * job->gpu->bf16_dense_flops));
+      snprintf(mfu_text, sizeof mfu_text, "MFU %.2f %%",
+               100 * job->trace->model_flops /
+                   (job->res.iteration_s * job->trace->layout.gpus * job->gpu->bf16_dense_flops));
     if (job->alone_iteration_s > 0)
       snprintf(slow_text, sizeof slow_text, ", %.3fx its time alone", job->res.iteration_s / job->alone_iteration_s);
     printf("job %d (%s): iteration %.4f s, %s%s\n", j, job->spec, job->res.iteration_s, mfu_text, slow_text);
@@ -761,8 +766,8 @@ int cmd_run(int argc, char **argv)
     printf("%s on %s: iteration %.4f s, MFU %.2f %%, %s; results in %s\n", o.fabric, o.platform, res.iteration_s,
            100 * trace->model_flops / (res.iteration_s * trace->layout.gpus * gpu->bf16_dense_flops), mem_short, o.out);
   else
-    printf("%s on %s: iteration %.4f s, MFU n/a (the workload has no FLOPs), %s; results in %s\n", o.fabric,
-           o.platform, res.iteration_s, mem_short, o.out);
+    printf("%s on %s: iteration %.4f s, MFU n/a (the workload has no FLOPs), %s; results in %s\n", o.fabric, o.platform,
+           res.iteration_s, mem_short, o.out);
   rc = 0;
 out:
   results_abort(&r); /* nothing once committed */

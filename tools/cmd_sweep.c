@@ -33,38 +33,37 @@
 enum { SWEEP_OPT_OUT, SWEEP_OPT_CORES, SWEEP_OPT_JOBS, SWEEP_OPT_SLURM, SWEEP_OPT_PROFILE };
 
 static const struct cli_option sweep_options[] = {
-    {"out", 'o', CLI_VALUE, SWEEP_OPT_OUT, "DIR",
-     "the sweep's directory: new, empty, or a previous sweep of sgfabric (resumed: finished points are kept)"},
-    {"cores", 0, CLI_VALUE, SWEEP_OPT_CORES, "N",
-     "cores Snakemake uses on this machine (default: all of them); a point takes one per simulation it runs "
-     "at once (compare: one per fabric)"},
-    {"jobs", 0, CLI_VALUE, SWEEP_OPT_JOBS, "N",
-     "with --slurm or --profile: points submitted at once (default with --slurm: 64)"},
-    {"slurm", 0, CLI_FLAG, SWEEP_OPT_SLURM, NULL,
-     "run each point as a Slurm job (Snakemake's --slurm, which needs Slurm accounting: sacct)"},
-    {"profile", 0, CLI_VALUE, SWEEP_OPT_PROFILE, "DIR",
-     "a Snakemake profile (analysis/sweep/profiles/slurm: Slurm through sbatch, no accounting needed)"},
-    CLI_TABLE_END,
+  { "out", 'o', CLI_VALUE, SWEEP_OPT_OUT, "DIR",
+    "the sweep's directory: new, empty, or a previous sweep of sgfabric (resumed: finished points are kept)" },
+  { "cores", 0, CLI_VALUE, SWEEP_OPT_CORES, "N",
+    "cores Snakemake uses on this machine (default: all of them); a point takes one per simulation it runs "
+    "at once (compare: one per fabric)" },
+  { "jobs", 0, CLI_VALUE, SWEEP_OPT_JOBS, "N",
+    "with --slurm or --profile: points submitted at once (default with --slurm: 64)" },
+  { "slurm", 0, CLI_FLAG, SWEEP_OPT_SLURM, NULL,
+    "run each point as a Slurm job (Snakemake's --slurm, which needs Slurm accounting: sacct)" },
+  { "profile", 0, CLI_VALUE, SWEEP_OPT_PROFILE, "DIR",
+    "a Snakemake profile (analysis/sweep/profiles/slurm: Slurm through sbatch, no accounting needed)" },
+  CLI_TABLE_END,
 };
 
 static void usage(FILE *out)
 {
-  fprintf(out,
-          "usage: sgfabric sweep STUDY --out DIR [--cores N] [--jobs N] [--slurm] [--profile DIR]\n\n"
-          "Runs every point of the study (a YAML file: a subcommand, run or compare, its options, the\n"
-          "parameters swept with their values, the seeds; docs/artifacts.md) with Snakemake and writes\n"
-          "DIR/sweep.csv (one row per point and fabric: the swept parameters, seed, fabric, MFU,\n"
-          "iteration time, exposed communication per group, the fabrics' counters, wall time) and\n"
-          "DIR/figures/METRIC.png (each metric of the study against its x parameter, one line per\n"
-          "fabric, seeds as error bars). Each point is DIR/points/ID, written whole or not at all:\n"
-          "running the command again (after a failure, an interruption, or with more values) runs\n"
-          "only the points that are missing.\n"
-          "The study is checked before anything is written: an unknown key, option or parameter, or\n"
-          "a key without values is refused with the file and the key (exit 1). DIR must be new (its\n"
-          "parent existing), empty, or a previous sweep of sgfabric (it holds sweep.json with\n"
-          "\"format\": \"" SWEEP_FORMAT "\"); any other directory is refused (exit 2), as are the\n"
-          "current directory, one holding it, a file and a symbolic link. Needs snakemake (Debian:\n"
-          "apt-get install snakemake) and python3-yaml.\n\n");
+  fprintf(out, "usage: sgfabric sweep STUDY --out DIR [--cores N] [--jobs N] [--slurm] [--profile DIR]\n\n"
+               "Runs every point of the study (a YAML file: a subcommand, run or compare, its options, the\n"
+               "parameters swept with their values, the seeds; docs/artifacts.md) with Snakemake and writes\n"
+               "DIR/sweep.csv (one row per point and fabric: the swept parameters, seed, fabric, MFU,\n"
+               "iteration time, exposed communication per group, the fabrics' counters, wall time) and\n"
+               "DIR/figures/METRIC.png (each metric of the study against its x parameter, one line per\n"
+               "fabric, seeds as error bars). Each point is DIR/points/ID, written whole or not at all:\n"
+               "running the command again (after a failure, an interruption, or with more values) runs\n"
+               "only the points that are missing.\n"
+               "The study is checked before anything is written: an unknown key, option or parameter, or\n"
+               "a key without values is refused with the file and the key (exit 1). DIR must be new (its\n"
+               "parent existing), empty, or a previous sweep of sgfabric (it holds sweep.json with\n"
+               "\"format\": \"" SWEEP_FORMAT "\"); any other directory is refused (exit 2), as are the\n"
+               "current directory, one holding it, a file and a symbolic link. Needs snakemake (Debian:\n"
+               "apt-get install snakemake) and python3-yaml.\n\n");
   cli_print_options(out, sweep_options, NULL);
   fprintf(out, "  -h, --help                 this help\n"
                "Exit status: 0 done, 1 error (a bad study, snakemake missing, a point failed: the others\n"
@@ -206,7 +205,7 @@ static int check_study(const char *python, const char *script, const char *study
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
-    char *argv[] = {(char *)python, (char *)script, "check", (char *)study, "--sgfabric", (char *)self, NULL};
+    char *argv[] = { (char *)python, (char *)script, "check", (char *)study, "--sgfabric", (char *)self, NULL };
     execv(python, argv);
     fprintf(stderr, "sgfabric sweep: cannot run %s: %s\n", python, strerror(errno));
     _exit(127);
@@ -233,19 +232,14 @@ int cmd_sweep(int argc, char **argv)
   cli_add_table(&c, sweep_options);
   for (int id; (id = cli_next(&c)) != CLI_DONE;) {
     switch (id) {
-    case CLI_ERROR:
-      return CLI_USAGE;
-    case CLI_HELP:
-      usage(stdout);
-      return 0;
+    case CLI_ERROR: return CLI_USAGE;
+    case CLI_HELP: usage(stdout); return 0;
     case CLI_POSITIONAL:
       if (study)
         return cli_unexpected(&c);
       study = c.value;
       break;
-    case SWEEP_OPT_OUT:
-      out = c.value;
-      break;
+    case SWEEP_OPT_OUT: out = c.value; break;
     case SWEEP_OPT_CORES:
       if (cli_int(&c, 1, 65536, &cores) != 0)
         return CLI_USAGE;
@@ -254,12 +248,8 @@ int cmd_sweep(int argc, char **argv)
       if (cli_int(&c, 1, 100000, &jobs) != 0)
         return CLI_USAGE;
       break;
-    case SWEEP_OPT_SLURM:
-      slurm = 1;
-      break;
-    case SWEEP_OPT_PROFILE:
-      profile = c.value;
-      break;
+    case SWEEP_OPT_SLURM: slurm = 1; break;
+    case SWEEP_OPT_PROFILE: profile = c.value; break;
     }
   }
   if (study == NULL || out == NULL) {
@@ -307,20 +297,23 @@ int cmd_sweep(int argc, char **argv)
       return CLI_FAILURE;
     }
     if (getcwd(cwd, sizeof cwd) != NULL && realpath(cwd, real_cwd) != NULL && is_inside(real_cwd, dir))
-      return cli_usage_error(&c, "--out %s: is the current directory or holds it; nothing was touched (give a new "
-                                 "directory)", given);
+      return cli_usage_error(&c,
+                             "--out %s: is the current directory or holds it; nothing was touched (give a new "
+                             "directory)",
+                             given);
     int sweep = is_sweep(dir);
     if (!sweep && !is_empty_dir(dir))
-      return cli_usage_error(&c, "--out %s: exists, is not empty and is not a sweep of sgfabric (no sweep.json with "
-                                 "\"format\": \"%s\"); nothing was touched. Give a new or empty directory",
+      return cli_usage_error(&c,
+                             "--out %s: exists, is not empty and is not a sweep of sgfabric (no sweep.json with "
+                             "\"format\": \"%s\"); nothing was touched. Give a new or empty directory",
                              given, SWEEP_FORMAT);
     /* The study may be the copy a sweep keeps (sgfabric sweep DIR/study.yaml --out DIR resumes
      * it), never another file of DIR: it would not be there for a later run to find. */
     char copy[PATH_MAX + 16];
     snprintf(copy, sizeof copy, "%s/study.yaml", dir);
     if (is_inside(study_path, dir) && strcmp(study_path, copy) != 0)
-      return cli_usage_error(&c, "--out %s: holds the study %s; keep the study outside the sweep's directory",
-                             given, study);
+      return cli_usage_error(&c, "--out %s: holds the study %s; keep the study outside the sweep's directory", given,
+                             study);
   } else if (errno == ENOENT) {
     char parent[PATH_MAX], real[PATH_MAX];
     const char *slash = strrchr(given, '/'), *base = slash ? slash + 1 : given;
@@ -348,10 +341,14 @@ int cmd_sweep(int argc, char **argv)
    * (escaped by repr) would change the path or run a command: refused, before anything. */
   for (const char *p = dir; *p; p++)
     if (*p == '\'' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f)
-      return cli_usage_error(&c, "--out %s: its path holds a %s, which Snakemake cannot pass safely to its jobs "
-                                 "(they run through /bin/sh); give a name without quotes, backslashes or control "
-                                 "characters", given, *p == '\'' ? "quote (')" : *p == '\\' ? "backslash" :
-                                 "control character");
+      return cli_usage_error(&c,
+                             "--out %s: its path holds a %s, which Snakemake cannot pass safely to its jobs "
+                             "(they run through /bin/sh); give a name without quotes, backslashes or control "
+                             "characters",
+                             given,
+                             *p == '\''   ? "quote (')"
+                             : *p == '\\' ? "backslash"
+                                          : "control character");
 
   /* What the sweep runs: snakemake, python3 (the study check), this binary (every point). */
   char snakemake[PATH_MAX + 16];
@@ -380,8 +377,10 @@ int cmd_sweep(int argc, char **argv)
   snprintf(script, sizeof script, "%s/sweep/sweeplib.py", analysis);
   snprintf(snakefile, sizeof snakefile, "%s/sweep/Snakefile", analysis);
   if (access(script, R_OK) != 0 || access(snakefile, R_OK) != 0) {
-    fprintf(stderr, "sgfabric sweep: the workflow %s is missing (neither installed next to sgfabric nor in the "
-                    "source tree %s)\n", snakefile, SGF_SOURCE_DIR);
+    fprintf(stderr,
+            "sgfabric sweep: the workflow %s is missing (neither installed next to sgfabric nor in the "
+            "source tree %s)\n",
+            snakefile, SGF_SOURCE_DIR);
     return CLI_FAILURE;
   }
   int rc = check_study(python, script, study, self); /* named as given, in its messages */
@@ -416,8 +415,7 @@ int cmd_sweep(int argc, char **argv)
   snprintf(json + strlen(json), sizeof json - strlen(json), ",\n  \"cwd\": ");
   append_json_string(json, sizeof json, getcwd(cwd, sizeof cwd) ? cwd : "/");
   snprintf(json + strlen(json), sizeof json - strlen(json),
-           ",\n  \"sgfabric_version\": \"%s\",\n  \"simgrid_version\": \"%s\"\n}\n", SGF_VERSION,
-           SGF_SIMGRID_VERSION);
+           ",\n  \"sgfabric_version\": \"%s\",\n  \"simgrid_version\": \"%s\"\n}\n", SGF_VERSION, SGF_SIMGRID_VERSION);
   if (write_if_changed(dir, "sweep.json", json, strlen(json)) != 0)
     return CLI_FAILURE;
 
@@ -439,7 +437,7 @@ int cmd_sweep(int argc, char **argv)
   sargv[n++] = config;
   sargv[n++] = "--cores"; /* local jobs: every point without a cluster, the table and figures with one */
   sargv[n++] = cores_text;
-  sargv[n++] = "--keep-going";      /* one failed point does not stop the others */
+  sargv[n++] = "--keep-going";       /* one failed point does not stop the others */
   sargv[n++] = "--rerun-incomplete"; /* a point Snakemake saw interrupted is run again */
   /* A point is identified by its directory name, which hashes everything it runs: only a missing
    * point is run, not one whose rule code changed with an update of the workflow (Snakemake's

@@ -86,7 +86,7 @@ int flows_csv_read(FILE *in, const char *path, int n_gpus, struct flow_table *t,
                nf == 5 ? "more than " : "", nf == 5 ? 4 : nf);
       goto out;
     }
-    static const char *names[] = {"src", "dst", "bytes", "start_us"};
+    static const char *names[] = { "src", "dst", "bytes", "start_us" };
     int gpu[2];
     for (int k = 0; k < 2; k++) {
       int bad = parse_gpu(fields[k], n_gpus, &gpu[k]);
@@ -95,8 +95,8 @@ int flows_csv_read(FILE *in, const char *path, int n_gpus, struct flow_table *t,
         goto out;
       }
       if (bad == -2) {
-        snprintf(err, errlen, "%s:%d: %s %.40s is not a GPU of the platform (0..%d)", path, lineno, names[k],
-                 fields[k], n_gpus - 1);
+        snprintf(err, errlen, "%s:%d: %s %.40s is not a GPU of the platform (0..%d)", path, lineno, names[k], fields[k],
+                 n_gpus - 1);
         goto out;
       }
     }
@@ -112,8 +112,9 @@ int flows_csv_read(FILE *in, const char *path, int n_gpus, struct flow_table *t,
     }
     /* Transfers are whole bytes (a fraction of a byte cannot be put in a packet), at most 2^50. */
     if (v[0] != floor(v[0]) || v[0] > FAB_MAX_TRANSFER_BYTES) {
-      snprintf(err, errlen, "%s:%d: bytes must be a whole number of bytes from 1 to 2^50 (1125899906842624), found %.40s",
-               path, lineno, fields[2]);
+      snprintf(err, errlen,
+               "%s:%d: bytes must be a whole number of bytes from 1 to 2^50 (1125899906842624), found %.40s", path,
+               lineno, fields[2]);
       goto out;
     }
     if (v[1] < 0) {
@@ -137,7 +138,7 @@ int flows_csv_read(FILE *in, const char *path, int n_gpus, struct flow_table *t,
       }
       t->rows = grown;
     }
-    t->rows[t->n++] = (struct flow_row){gpu[0], gpu[1], v[0], v[1], -1};
+    t->rows[t->n++] = (struct flow_row){ gpu[0], gpu[1], v[0], v[1], -1 };
   }
   if (got < 0)
     goto out;

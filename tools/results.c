@@ -203,8 +203,8 @@ int results_begin(struct results *r, const char *command, const char *dir, int f
     }
     char cwd[PATH_MAX], real[PATH_MAX];
     if (getcwd(cwd, sizeof cwd) != NULL && realpath(cwd, real) != NULL && is_inside(real, r->path)) {
-      snprintf(err, errlen, "--out %s: is the current directory or holds it; nothing was touched (give a new directory)",
-               r->dir);
+      snprintf(err, errlen,
+               "--out %s: is the current directory or holds it; nothing was touched (give a new directory)", r->dir);
       return RESULTS_REFUSED;
     }
     for (int i = 0; i < n_inputs; i++)
@@ -311,7 +311,7 @@ static void on_signal(int sig)
 
 void results_catch_signals(enum results_signals mode)
 {
-  static const int caught[] = {SIGINT, SIGTERM, SIGHUP};
+  static const int caught[] = { SIGINT, SIGTERM, SIGHUP };
   /* A signal ignored when sgfabric started stays ignored (nohup ignores SIGHUP; a background
    * job of a non-interactive shell, SIGINT), also after SimGrid has set its SIGINT handler. */
   static int known, ignored[3];
@@ -408,13 +408,12 @@ int results_commit(struct results *r, char *err, size_t errlen)
   struct stat st;
   /* DIR may have appeared, or changed, since results_begin checked it. */
   if (lstat(r->path, &st) == 0) {
-    const char *why = S_ISLNK(st.st_mode)                    ? "is a symbolic link"
-                      : !S_ISDIR(st.st_mode)                 ? "is not a directory"
+    const char *why = S_ISLNK(st.st_mode)                ? "is a symbolic link"
+                      : !S_ISDIR(st.st_mode)             ? "is not a directory"
                       : !r->force && !is_result(r->path) ? "is not a result of sgfabric"
-                                                             : NULL;
+                                                         : NULL;
     if (why) {
-      snprintf(err, errlen, "--out %s: %s now (it changed during the run); not replaced, nothing written", r->dir,
-               why);
+      snprintf(err, errlen, "--out %s: %s now (it changed during the run); not replaced, nothing written", r->dir, why);
       rc = RESULTS_REFUSED;
       goto fail;
     }
@@ -467,11 +466,10 @@ void results_abort(struct results *r)
   r->tmp[0] = '\0';
 }
 
-
 int results_write_manifest(struct results *r, int argc, char **argv, const char *const *inputs, int n_inputs,
                            uint64_t seed)
 {
-  struct manifest_desc d = {.argc = argc, .argv = argv, .inputs = inputs, .n_inputs = n_inputs, .seed = seed};
+  struct manifest_desc d = { .argc = argc, .argv = argv, .inputs = inputs, .n_inputs = n_inputs, .seed = seed };
   return results_write_manifest_desc(r, &d);
 }
 

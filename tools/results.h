@@ -29,11 +29,11 @@
 #include "json_out.h"
 
 struct results {
-  char command[32];  /* "sgfabric run", for messages */
-  char dir[4096];    /* --out as given, without trailing '/' (messages) */
-  char path[4096];   /* the same, absolute and canonical (the operations) */
-  char tmp[4160];    /* the temporary sibling */
-  int tmp_fd;        /* tmp, open: the signal handler unlinks its entries relative to it */
+  char command[32]; /* "sgfabric run", for messages */
+  char dir[4096];   /* --out as given, without trailing '/' (messages) */
+  char path[4096];  /* the same, absolute and canonical (the operations) */
+  char tmp[4160];   /* the temporary sibling */
+  int tmp_fd;       /* tmp, open: the signal handler unlinks its entries relative to it */
   int force;
   char interrupt_line[96]; /* "sgfabric run: interrupted, nothing written\n" */
   /* The entries written to tmp, in order ("name" or "name/" for a sub-result): manifest.json
@@ -95,13 +95,13 @@ int results_write_manifest(struct results *r, int argc, char **argv, const char 
 /* What manifest.json records, for the writers that need more than the command's own inputs. */
 struct manifest_desc {
   int argc;
-  char **argv;                /* the subcommand's arguments, argv[0] its name */
-  const char *const *inputs;  /* paths as recorded (relative to the working directory, or to base) */
-  const char *const *given_as;/* NULL, or per input NULL or the path the command line gave for it */
+  char **argv;                 /* the subcommand's arguments, argv[0] its name */
+  const char *const *inputs;   /* paths as recorded (relative to the working directory, or to base) */
+  const char *const *given_as; /* NULL, or per input NULL or the path the command line gave for it */
   int n_inputs;
-  const char *base;           /* NULL, or the directory the input paths are relative to */
+  const char *base; /* NULL, or the directory the input paths are relative to */
   uint64_t seed;
-  const char *extra_json;     /* NULL, or more members ("key": value, ...) written as they are */
+  const char *extra_json; /* NULL, or more members ("key": value, ...) written as they are */
 };
 /* Writes manifest.json from d: also the working directory, so that "sgfabric replay" finds the
  * inputs the command line named relatively. */
@@ -109,6 +109,5 @@ int results_write_manifest_desc(struct results *r, const struct manifest_desc *d
 
 /* Copies the file src to dst (an input copied into a results directory); 0 or -1 with errno. */
 int results_copy_file(const char *src, const char *dst);
-
 
 #endif

@@ -33,15 +33,15 @@ static const struct model_entry {
   void (*register_params)(void);
   const char *alias_of; /* a deprecated name: the model it names */
 } g_models[] = {
-    {"maxmin", maxmin_model, NULL, NULL},
+  { "maxmin", maxmin_model, NULL, NULL },
 #ifdef SGF_HAVE_IB
-    {"ib", ib_model, ib_register_params, NULL},
+  { "ib", ib_model, ib_register_params, NULL },
 #endif
 #ifdef SGF_HAVE_ROCE
-    {"roce", roce_model, roce_register_params, NULL},
+  { "roce", roce_model, roce_register_params, NULL },
 #endif
-    {"ideal", maxmin_model, NULL, "maxmin"},
-    {NULL, NULL, NULL, NULL},
+  { "ideal", maxmin_model, NULL, "maxmin" },
+  { NULL, NULL, NULL, NULL },
 };
 
 void run_options_init(struct run_options *o)
@@ -53,24 +53,27 @@ void run_options_init(struct run_options *o)
 }
 
 static const struct cli_option common_options[] = {
-    {"platform", 0, CLI_VALUE, RUN_OPT_PLATFORM, "FILE", "platform XML (sgfabric platform writes one)"},
-    {"fabric", 0, CLI_VALUE, RUN_OPT_FABRIC, "NAME", "fabric model: maxmin, ib or roce (default maxmin: ECMP-hashed paths, FIFO queues with unlimited buffers, no flow or congestion control; not a best case, hash collisions can make it slower than ib; ideal is its deprecated name)"},
-    {"fidelity", 0, CLI_VALUE, RUN_OPT_FIDELITY, "packet|flow", "packet-level or flow-level (default: flow for run, packet for flows)"},
-    {"seed", 0, CLI_VALUE, RUN_OPT_SEED, "N", "seed of every random choice, 0 to 2^64-1 (default 1)"},
-    {"cfg", 0, CLI_VALUE, RUN_OPT_CFG, "area/name:value",
-     "set a model parameter (repeatable; --help-cfg lists them)"},
-    {"help-cfg", 0, CLI_FLAG, RUN_OPT_HELP_CFG, NULL, "list the model parameters (as sgfabric params) and exit"},
-    {"force", 0, CLI_FLAG, RUN_OPT_FORCE, NULL,
-     "replace an existing DIR that is not a result of sgfabric (its files that are not sgfabric's are kept in "
-     "DIR.old-*)"},
-    {"failures", 0, CLI_VALUE, RUN_OPT_FAILURES, "FILE",
-     "failure schedule: CSV time_us,action,target (down|up; a link id or a node); flow fidelity only "
-     "(docs/failures.md)"},
-    {"out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR",
-     "results directory, written atomically (docs/outputs.md): a new directory, or a previous result of "
-     "sgfabric, replaced only once the new one is complete; any other directory is refused (exit 2), the "
-     "current one and one holding an input always"},
-    CLI_TABLE_END,
+  { "platform", 0, CLI_VALUE, RUN_OPT_PLATFORM, "FILE", "platform XML (sgfabric platform writes one)" },
+  { "fabric", 0, CLI_VALUE, RUN_OPT_FABRIC, "NAME",
+    "fabric model: maxmin, ib or roce (default maxmin: ECMP-hashed paths, FIFO queues with unlimited buffers, no flow "
+    "or congestion control; not a best case, hash collisions can make it slower than ib; ideal is its deprecated "
+    "name)" },
+  { "fidelity", 0, CLI_VALUE, RUN_OPT_FIDELITY, "packet|flow",
+    "packet-level or flow-level (default: flow for run, packet for flows)" },
+  { "seed", 0, CLI_VALUE, RUN_OPT_SEED, "N", "seed of every random choice, 0 to 2^64-1 (default 1)" },
+  { "cfg", 0, CLI_VALUE, RUN_OPT_CFG, "area/name:value", "set a model parameter (repeatable; --help-cfg lists them)" },
+  { "help-cfg", 0, CLI_FLAG, RUN_OPT_HELP_CFG, NULL, "list the model parameters (as sgfabric params) and exit" },
+  { "force", 0, CLI_FLAG, RUN_OPT_FORCE, NULL,
+    "replace an existing DIR that is not a result of sgfabric (its files that are not sgfabric's are kept in "
+    "DIR.old-*)" },
+  { "failures", 0, CLI_VALUE, RUN_OPT_FAILURES, "FILE",
+    "failure schedule: CSV time_us,action,target (down|up; a link id or a node); flow fidelity only "
+    "(docs/failures.md)" },
+  { "out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR",
+    "results directory, written atomically (docs/outputs.md): a new directory, or a previous result of "
+    "sgfabric, replaced only once the new one is complete; any other directory is refused (exit 2), the "
+    "current one and one holding an input always" },
+  CLI_TABLE_END,
 };
 
 const struct cli_option *run_common_options(void) { return common_options; }
@@ -114,8 +117,8 @@ int run_generate_platform(int gpus, const char *gpu, const char *const *options,
   snprintf(gpus_text, sizeof gpus_text, "%d", gpus);
   const char *argv[RUN_MAX_PLATFORM_OPTIONS + 16];
   int argc = 0;
-  const char *defaults[] = {"platform", "--gpus", gpus_text, "--radix", "64", "--rail-optimized", "--tiers",
-                            gpus > 2048 ? "3" : "2"};
+  const char *defaults[] = { "platform", "--gpus",           gpus_text, "--radix",
+                             "64",       "--rail-optimized", "--tiers", gpus > 2048 ? "3" : "2" };
   for (size_t k = 0; k < sizeof defaults / sizeof defaults[0]; k++)
     argv[argc++] = defaults[k];
   if (gpu) {
@@ -170,7 +173,7 @@ int run_parse_fidelity(const struct cli *c, const char *text, fab_fidelity *out)
   else if (!strcmp(text, "flow"))
     *out = FAB_FIDELITY_FLOW;
   else {
-    static const char *const names[] = {"packet", "flow", NULL};
+    static const char *const names[] = { "packet", "flow", NULL };
     char message[256];
     snprintf(message, sizeof message, "--fidelity: '%s' is not packet or flow", text);
     cli_did_you_mean(message, sizeof message, text, names, NULL);
@@ -206,12 +209,8 @@ int run_common_apply(struct run_options *o, struct cli *c, int id)
 {
   char err[512];
   switch (id) {
-  case RUN_OPT_PLATFORM:
-    o->platform = c->value;
-    return 0;
-  case RUN_OPT_OUT:
-    o->out = c->value;
-    return 0;
+  case RUN_OPT_PLATFORM: o->platform = c->value; return 0;
+  case RUN_OPT_OUT: o->out = c->value; return 0;
   case RUN_OPT_FABRIC:
     if (run_find_model(c->value, err, sizeof err) == NULL) {
       cli_usage_error(c, "%s", err);
@@ -219,10 +218,8 @@ int run_common_apply(struct run_options *o, struct cli *c, int id)
     }
     o->fabric = c->value;
     return 0;
-  case RUN_OPT_FIDELITY:
-    return run_parse_fidelity(c, c->value, &o->fidelity);
-  case RUN_OPT_SEED:
-    return cli_u64(c, &o->seed);
+  case RUN_OPT_FIDELITY: return run_parse_fidelity(c, c->value, &o->fidelity);
+  case RUN_OPT_SEED: return cli_u64(c, &o->seed);
   case RUN_OPT_CFG:
     if (o->n_cfg == RUN_MAX_CFG) {
       cli_usage_error(c, "too many --cfg options (at most %d)", RUN_MAX_CFG);
@@ -233,17 +230,10 @@ int run_common_apply(struct run_options *o, struct cli *c, int id)
       return -1;
     o->cfg[o->n_cfg++] = c->value;
     return 0;
-  case RUN_OPT_HELP_CFG:
-    o->help_cfg = 1;
-    return 0;
-  case RUN_OPT_FORCE:
-    o->force = 1;
-    return 0;
-  case RUN_OPT_FAILURES:
-    o->failures = c->value;
-    return 0;
-  default:
-    return -1;
+  case RUN_OPT_HELP_CFG: o->help_cfg = 1; return 0;
+  case RUN_OPT_FORCE: o->force = 1; return 0;
+  case RUN_OPT_FAILURES: o->failures = c->value; return 0;
+  default: return -1;
   }
 }
 
@@ -261,7 +251,7 @@ void run_register_params(void)
 const struct fab_model *run_find_model(const char *name, char *err, size_t errlen)
 {
   char available[128] = "";
-  const char *names[8] = {NULL};
+  const char *names[8] = { NULL };
   int n = 0;
   for (const struct model_entry *m = g_models; m->name; m++) {
     if (!strcmp(name, m->name)) {
@@ -269,14 +259,16 @@ const struct fab_model *run_find_model(const char *name, char *err, size_t errle
         /* Said to a person at a terminal; scripts keep a first stderr line that is the error's. */
         static int warned;
         if (!warned++ && isatty(2))
-          fprintf(stderr, "sgfabric: warning: --fabric %s is a deprecated name of %s (ECMP hashing, FIFO queues, "
-                          "no flow or congestion control; not a best case)\n", m->name, m->alias_of);
+          fprintf(stderr,
+                  "sgfabric: warning: --fabric %s is a deprecated name of %s (ECMP hashing, FIFO queues, "
+                  "no flow or congestion control; not a best case)\n",
+                  m->name, m->alias_of);
       }
       return m->model();
     }
     if (!m->alias_of) {
-      snprintf(available + strlen(available), sizeof available - strlen(available), "%s%s",
-               available[0] ? ", " : "", m->name);
+      snprintf(available + strlen(available), sizeof available - strlen(available), "%s%s", available[0] ? ", " : "",
+               m->name);
       names[n++] = m->name;
     }
   }
@@ -346,7 +338,7 @@ int run_simgrid_start(const struct run_setup *s, const char *program, char *err,
 {
   /* SimGrid gets only its own options: ours were consumed. Times are exact to 1e-13 s, so
    * that actors' sleeps land on the dates the fabric computes. */
-  char *argv[] = {(char *)program, "--log=root.thres:warning", "--cfg=surf/precision:1e-13", NULL, NULL, NULL};
+  char *argv[] = { (char *)program, "--log=root.thres:warning", "--cfg=surf/precision:1e-13", NULL, NULL, NULL };
   int argc = 3;
   /* One actor per GPU. SimGrid maps each actor's stack (8 MiB) with a guard page: two memory
    * mappings per actor, and Linux allows 65,530 per process (vm.max_map_count), so about 32,000
@@ -381,9 +373,12 @@ void run_write_summary_head(FILE *f, const struct run_options *o, const struct r
   static const struct {
     const char *prop, *key;
     int kind; /* 0 integer, 1 boolean, 2 string */
-  } declared[] = {{"sgfabric/tiers", "tiers", 0},           {"sgfabric/radix", "radix", 0},
-                  {"sgfabric/rail-optimized", "rail_optimized", 1}, {"sgfabric/oversubscription", "oversubscription", 2},
-                  {"sgfabric/link-rate", "link_rate", 2},    {"sgfabric/nvlink-rate", "nvlink_rate", 2}};
+  } declared[] = { { "sgfabric/tiers", "tiers", 0 },
+                   { "sgfabric/radix", "radix", 0 },
+                   { "sgfabric/rail-optimized", "rail_optimized", 1 },
+                   { "sgfabric/oversubscription", "oversubscription", 2 },
+                   { "sgfabric/link-rate", "link_rate", 2 },
+                   { "sgfabric/nvlink-rate", "nvlink_rate", 2 } };
   for (size_t i = 0; i < sizeof declared / sizeof declared[0]; i++) {
     const char *v = platform_prop(s->platform, declared[i].prop);
     char *end = NULL;

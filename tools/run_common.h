@@ -16,14 +16,14 @@
 struct run_options {
   const char *platform;
   const char *out;
-  const char *fabric;   /* maxmin | ib | roce (ideal: deprecated name of maxmin) */
+  const char *fabric; /* maxmin | ib | roce (ideal: deprecated name of maxmin) */
   fab_fidelity fidelity;
   uint64_t seed;
   const char *cfg[RUN_MAX_CFG];
   int n_cfg;
-  int help_cfg; /* --help-cfg: list the parameters and exit */
+  int help_cfg;         /* --help-cfg: list the parameters and exit */
   const char *failures; /* --failures FILE (NULL: none) */
-  int force;    /* --force: replace the results directory even if it is not a previous result */
+  int force;            /* --force: replace the results directory even if it is not a previous result */
 };
 
 struct run_setup {

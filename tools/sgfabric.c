@@ -15,17 +15,17 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"compare", cmd_compare, "the main job: one training job on InfiniBand and RoCEv2, side by side"},
-    {"platform", platform_cli_main, "generate a fat-tree platform XML"},
-    {"workload", workload_cli_main, "generate an LLM-training workload trace"},
-    {"deployment", cmd_deployment, "write a rank-to-GPU placement (SimGrid deployment XML)"},
-    {"run", cmd_run, "replay one training iteration of a workload: MFU, breakdown, fabric counters"},
-    {"coll", cmd_coll, "a collective microbenchmark printing nccl-tests' table per fabric"},
-    {"flows", cmd_flows, "simulate the transfers of a flow file (src,dst,bytes,start_us)"},
-    {"replay", cmd_replay, "re-run a results directory from its manifest and check summary.json is identical"},
-    {"sweep", cmd_sweep, "run a study (parameters x values x seeds) with Snakemake: a CSV table and figures"},
-    {"params", cmd_params, "list every fabric model parameter"},
-    {NULL, NULL, NULL},
+  { "compare", cmd_compare, "the main job: one training job on InfiniBand and RoCEv2, side by side" },
+  { "platform", platform_cli_main, "generate a fat-tree platform XML" },
+  { "workload", workload_cli_main, "generate an LLM-training workload trace" },
+  { "deployment", cmd_deployment, "write a rank-to-GPU placement (SimGrid deployment XML)" },
+  { "run", cmd_run, "replay one training iteration of a workload: MFU, breakdown, fabric counters" },
+  { "coll", cmd_coll, "a collective microbenchmark printing nccl-tests' table per fabric" },
+  { "flows", cmd_flows, "simulate the transfers of a flow file (src,dst,bytes,start_us)" },
+  { "replay", cmd_replay, "re-run a results directory from its manifest and check summary.json is identical" },
+  { "sweep", cmd_sweep, "run a study (parameters x values x seeds) with Snakemake: a CSV table and figures" },
+  { "params", cmd_params, "list every fabric model parameter" },
+  { NULL, NULL, NULL },
 };
 
 static void usage(FILE *out)

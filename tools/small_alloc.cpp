@@ -24,12 +24,13 @@
 #include <cstdlib>
 #include <new>
 
-namespace {
-constexpr std::size_t kHeader = 16;  // keeps the default new alignment (16)
+namespace
+{
+constexpr std::size_t kHeader = 16; // keeps the default new alignment (16)
 constexpr std::size_t kGrain = 16;
 constexpr std::size_t kMaxSmall = 512;
-constexpr std::size_t kClasses = kMaxSmall / kGrain;  // class c holds payloads of up to (c + 1) x 16 bytes
-constexpr std::size_t kLarge = kClasses;            // header value of a malloc'ed block
+constexpr std::size_t kClasses = kMaxSmall / kGrain; // class c holds payloads of up to (c + 1) x 16 bytes
+constexpr std::size_t kLarge = kClasses;             // header value of a malloc'ed block
 constexpr std::size_t kChunk = 256 * 1024;
 
 struct FreeBlock {

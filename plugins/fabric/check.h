@@ -24,10 +24,10 @@ extern "C" {
 _Noreturn void sgf_fatal(const char *file, int line, const char *fmt, ...) SGF_PRINTF(3, 4);
 
 /* Stops with the reason when cond is false. */
-#define SGF_CHECK(cond, ...)                                                                           \
-  do {                                                                                                 \
-    if (!(cond))                                                                                       \
-      sgf_fatal(__FILE__, __LINE__, __VA_ARGS__);                                                      \
+#define SGF_CHECK(cond, ...)                                                                                           \
+  do {                                                                                                                 \
+    if (!(cond))                                                                                                       \
+      sgf_fatal(__FILE__, __LINE__, __VA_ARGS__);                                                                      \
   } while (0)
 
 /* malloc, calloc, realloc and strdup that never return NULL: on exhaustion they stop with the

@@ -12,29 +12,29 @@
 #include "check.h"
 
 const struct param_def fabric_params[] = {
-    {"fabric/mtu", PARAM_INT, UNIT_BYTES, "4096", 256, 65536, NULL,
-     "Largest payload of one packet; transfers are segmented into MTU packets",
-     "IBTA Vol.1 MTU 4096; RoCEv2 over a 4200B+ Ethernet MTU"},
-    {"fabric/switching", PARAM_ENUM, UNIT_NONE, "cut-through", 0, 0, "cut-through|store-and-forward",
-     "Whether a switch forwards a packet once its head arrived or once all of it arrived",
-     "data-centre switch ASICs cut through when the egress port is idle"},
-    {"fabric/nic-latency", PARAM_REAL, UNIT_SECONDS, "500ns", 0, 1e-3, NULL,
-     "Sender NIC processing delay added before a transfer's first packet", "SimAI topology templates: NIC 0.5us"},
-    {"fabric/routing", PARAM_ENUM, UNIT_NONE, "ecmp", 0, 0, "ecmp|adaptive",
-     "Ideal fabric's path choice: a per-flow hash, or per packet the least-queued minimal port",
-     "ECMP: RFC 2992 hash-threshold; adaptive: least-loaded port as in IB AR"},
-    {"fabric/link-stats", PARAM_BOOL, UNIT_NONE, "on", 0, 1, NULL,
-     "Write links.csv with the bytes and utilisation of every fabric link direction", ""},
-    {"fabric/watchdog-events", PARAM_INT, UNIT_NONE, "50000000", 0, 2e9, NULL,
-     "Livelock watchdog: stop with an error after this many events in a row at one simulated date, "
-     "or (packet fidelity) without a byte delivered; 0 turns it off",
-     "a 2-tier fabric delivers a packet every few events; 50 M is minutes of a stuck run"},
-    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+  { "fabric/mtu", PARAM_INT, UNIT_BYTES, "4096", 256, 65536, NULL,
+    "Largest payload of one packet; transfers are segmented into MTU packets",
+    "IBTA Vol.1 MTU 4096; RoCEv2 over a 4200B+ Ethernet MTU" },
+  { "fabric/switching", PARAM_ENUM, UNIT_NONE, "cut-through", 0, 0, "cut-through|store-and-forward",
+    "Whether a switch forwards a packet once its head arrived or once all of it arrived",
+    "data-centre switch ASICs cut through when the egress port is idle" },
+  { "fabric/nic-latency", PARAM_REAL, UNIT_SECONDS, "500ns", 0, 1e-3, NULL,
+    "Sender NIC processing delay added before a transfer's first packet", "SimAI topology templates: NIC 0.5us" },
+  { "fabric/routing", PARAM_ENUM, UNIT_NONE, "ecmp", 0, 0, "ecmp|adaptive",
+    "Ideal fabric's path choice: a per-flow hash, or per packet the least-queued minimal port",
+    "ECMP: RFC 2992 hash-threshold; adaptive: least-loaded port as in IB AR" },
+  { "fabric/link-stats", PARAM_BOOL, UNIT_NONE, "on", 0, 1, NULL,
+    "Write links.csv with the bytes and utilisation of every fabric link direction", "" },
+  { "fabric/watchdog-events", PARAM_INT, UNIT_NONE, "50000000", 0, 2e9, NULL,
+    "Livelock watchdog: stop with an error after this many events in a row at one simulated date, "
+    "or (packet fidelity) without a byte delivered; 0 turns it off",
+    "a 2-tier fabric delivers a packet every few events; 50 M is minutes of a stuck run" },
+  { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
 };
 
 void fabric_register_params(void) { param_register(fabric_params); }
 
-const struct fab_model fab_model_ideal = {.name = "ideal"};
+const struct fab_model fab_model_ideal = { .name = "ideal" };
 
 /* The plugin-style selection: one model per process, as SimGrid runs one simulation per process. */
 static const struct fab_model *g_plugin_model;
@@ -47,8 +47,8 @@ void fabric_plugin_select(const struct fab_model *model, const char *caller)
     if (g_plugin_platform_loaded)
       fprintf(stderr, "%s: called after the platform was loaded; call it before sgf_load_platform()\n", caller);
     else
-      fprintf(stderr, "%s: the %s fabric plugin was initialised already; a simulation has one fabric model\n",
-              caller, g_plugin_model->name);
+      fprintf(stderr, "%s: the %s fabric plugin was initialised already; a simulation has one fabric model\n", caller,
+              g_plugin_model->name);
     abort();
   }
   g_plugin_model = model;
@@ -202,8 +202,8 @@ void fabric_flow_renumber(struct fabric *fab, struct fab_flow *flow, uint64_t id
 int fabric_bytes_valid(double bytes) { return bytes >= 0 && bytes <= FAB_MAX_TRANSFER_BYTES && bytes == floor(bytes); }
 
 /* A new flow, pending from start_s (or now), with the next id of the sequence. */
-static struct fab_flow *flow_posted(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s,
-                                    int tag, fab_done_fn on_done, void *ctx)
+static struct fab_flow *flow_posted(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
+                                    fab_done_fn on_done, void *ctx)
 {
   struct fab_flow *flow = flow_alloc(fab);
   flow->id = fab->next_flow_id++;
@@ -222,8 +222,10 @@ static struct fab_flow *flow_posted(struct fabric *fab, int src_gpu, int dst_gpu
 struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, double bytes, double start_s, int tag,
                              fab_done_fn on_done, void *ctx)
 {
-  SGF_CHECK(fabric_bytes_valid(bytes), "transfer of %.17g bytes from GPU %d to GPU %d is not a whole number of bytes "
-            "in 0..2^50", bytes, src_gpu, dst_gpu);
+  SGF_CHECK(fabric_bytes_valid(bytes),
+            "transfer of %.17g bytes from GPU %d to GPU %d is not a whole number of bytes "
+            "in 0..2^50",
+            bytes, src_gpu, dst_gpu);
   struct fab_flow *flow = flow_posted(fab, src_gpu, dst_gpu, bytes, start_s, tag, on_done, ctx);
   flow->key = flow_key(flow->id, src_gpu, dst_gpu);
   fab->stats.flows_posted++;
@@ -231,8 +233,8 @@ struct fab_flow *fabric_post(struct fabric *fab, int src_gpu, int dst_gpu, doubl
   return flow;
 }
 
-struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports, int hops, double bytes,
-                                  double start_s, int tag, double cap_Bps, fab_done_fn on_done, void *ctx)
+struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports, int hops, double bytes, double start_s,
+                                  int tag, double cap_Bps, fab_done_fn on_done, void *ctx)
 {
   const struct topo *t = fab->topo;
   SGF_CHECK(fabric_bytes_valid(bytes) && hops >= 1 && hops <= ROUTE_MAX_HOPS,
@@ -288,9 +290,9 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
     fab->model->flow_start(fab, flow);
   int hops = 0;
   if (flow->src_gpu != flow->dst_gpu)
-    hops = fab->model->flow_path ? fab->model->flow_path(fab, flow)
-                                 : route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path,
-                                                     ROUTE_MAX_HOPS);
+    hops = fab->model->flow_path
+               ? fab->model->flow_path(fab, flow)
+               : route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path, ROUTE_MAX_HOPS);
   if (hops < 0 && fab->failures != NULL)
     hops = fabric_failures_route_fallback(fab, flow); /* no live path: the fault-free one, stalled */
   SGF_CHECK(hops >= 0, "no route from GPU %d to GPU %d", flow->src_gpu, flow->dst_gpu);
@@ -402,19 +404,13 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
 {
   fab->stats.events++;
   switch (ev->type) {
-  case FAB_EV_FLOW_START:
-    flow_start(fab, ev->ptr);
-    break;
+  case FAB_EV_FLOW_START: flow_start(fab, ev->ptr); break;
   case FAB_EV_TX_DONE:
   case FAB_EV_ARRIVE:
-  case FAB_EV_KICK:
-    pkt_engine_event(fab, ev);
-    break;
+  case FAB_EV_KICK: pkt_engine_event(fab, ev); break;
   case FAB_EV_FLOW_DRAINED:
   case FAB_EV_FLOW_DONE:
-  case FAB_EV_FLOW_RECOMPUTE:
-    flow_engine_event(fab, ev);
-    break;
+  case FAB_EV_FLOW_RECOMPUTE: flow_engine_event(fab, ev); break;
   case FAB_EV_CALL: {
     struct fab_call *call = ev->ptr;
     void (*fn)(struct fabric *, void *) = call->fn;
@@ -428,16 +424,21 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
     if (fab->model->on_event)
       fab->model->on_event(fab, ev->ptr, ev->arg);
     break;
-  default:
-    sgf_fatal(__FILE__, __LINE__, "unknown event type %u", ev->type);
+  default: sgf_fatal(__FILE__, __LINE__, "unknown event type %u", ev->type);
   }
 }
 
 static const char *event_name(uint32_t type)
 {
-  static const char *const names[] = {"flow start", "end of a packet's transmission", "packet arrival",
-                                      "port retry", "flow drained", "flow done", "rate recomputation",
-                                      "model timer", "timer"};
+  static const char *const names[] = { "flow start",
+                                       "end of a packet's transmission",
+                                       "packet arrival",
+                                       "port retry",
+                                       "flow drained",
+                                       "flow done",
+                                       "rate recomputation",
+                                       "model timer",
+                                       "timer" };
   return type < sizeof names / sizeof names[0] ? names[type] : "unknown";
 }
 
@@ -471,9 +472,7 @@ static void watchdog_trip(struct fabric *fab, const struct fab_event *ev, const 
   char what[512] = "";
   switch (ev->type) {
   case FAB_EV_TX_DONE:
-  case FAB_EV_KICK:
-    describe_port(fab, (int)ev->arg, what, sizeof what);
-    break;
+  case FAB_EV_KICK: describe_port(fab, (int)ev->arg, what, sizeof what); break;
   case FAB_EV_ARRIVE: {
     const struct fab_packet *pkt = ev->ptr;
     int n = snprintf(what, sizeof what, "packet %u of %u bytes at node %s of ", pkt->seq, pkt->bytes,
@@ -483,15 +482,9 @@ static void watchdog_trip(struct fabric *fab, const struct fab_event *ev, const 
     break;
   }
   case FAB_EV_FLOW_START:
-  case FAB_EV_FLOW_DONE:
-    describe_flow(ev->ptr, what, sizeof what);
-    break;
-  case FAB_EV_FLOW_DRAINED:
-    snprintf(what, sizeof what, "the flows that drain at this date");
-    break;
-  default:
-    snprintf(what, sizeof what, "argument %u", ev->arg);
-    break;
+  case FAB_EV_FLOW_DONE: describe_flow(ev->ptr, what, sizeof what); break;
+  case FAB_EV_FLOW_DRAINED: snprintf(what, sizeof what, "the flows that drain at this date"); break;
+  default: snprintf(what, sizeof what, "argument %u", ev->arg); break;
   }
   snprintf(fab->stall_msg, sizeof fab->stall_msg,
            "livelock: %llu events %s (fabric/watchdog-events = %llu) at simulated time %.17g s; last event: %s, %s; "

@@ -45,58 +45,58 @@ enum fab_flow_state { FLOW_PENDING, FLOW_ACTIVE, FLOW_DRAINED, FLOW_DONE };
 
 /* A transfer of bytes from one GPU to another. */
 struct fab_flow {
-  uint64_t id;         /* posting order, from 0 */
-  uint64_t key;        /* routing key: ECMP hashes it (a model may fold a QP's UDP port in) */
+  uint64_t id;  /* posting order, from 0 */
+  uint64_t key; /* routing key: ECMP hashes it (a model may fold a QP's UDP port in) */
   int src_gpu, dst_gpu;
-  int tag;             /* traffic class for accounting, < FAB_MAX_TAGS */
-  uint8_t state;       /* enum fab_flow_state */
-  uint8_t hops;        /* ports on the path */
-  uint8_t queue;       /* queue (VL / priority) its packets use */
-  uint8_t in_ring;     /* packet engine: linked in its NIC's injection ring */
+  int tag;                      /* traffic class for accounting, < FAB_MAX_TAGS */
+  uint8_t state;                /* enum fab_flow_state */
+  uint8_t hops;                 /* ports on the path */
+  uint8_t queue;                /* queue (VL / priority) its packets use */
+  uint8_t in_ring;              /* packet engine: linked in its NIC's injection ring */
   int32_t path[ROUTE_MAX_HOPS]; /* egress ports, source NIC first */
-  double bytes;        /* size */
-  double post_s;       /* when the sender posted it */
-  double start_s;      /* when injection began (post + NIC latency) */
-  double finish_s;     /* when its last byte arrived */
+  double bytes;                 /* size */
+  double post_s;                /* when the sender posted it */
+  double start_s;               /* when injection began (post + NIC latency) */
+  double finish_s;              /* when its last byte arrived */
   fab_done_fn on_done;
   void *ctx;
   /* packet engine */
-  double injected;     /* bytes handed to the NIC */
-  double delivered;    /* bytes arrived at the destination */
-  double next_tx_s;    /* pacing: earliest date of its next packet (models set it) */
-  uint32_t next_seq;   /* sequence number of the next packet */
+  double injected;   /* bytes handed to the NIC */
+  double delivered;  /* bytes arrived at the destination */
+  double next_tx_s;  /* pacing: earliest date of its next packet (models set it) */
+  uint32_t next_seq; /* sequence number of the next packet */
   struct fab_flow *ring_next;
   /* flow engine */
-  double rate_Bps;     /* current max-min rate */
-  double rate_cap_Bps; /* a model's limit on this flow's rate (0: none) */
-  double extra_latency_s; /* a model's delay added after draining (e.g. a standing queue it met) */
-  double remaining;    /* bytes not yet drained at the current rate */
-  double last_s;       /* date remaining was last brought up to date */
-  double due_s;        /* flow engine: the date it drains at its current rate */
-  uint64_t due_seq;    /* flow engine: when that date was set (orders simultaneous drains) */
-  int32_t due_index;   /* flow engine: its place in the heap of completions (-1: none) */
-  uint32_t visit;      /* flow engine: last recomputation that visited it */
-  int32_t fill_index;  /* flow engine: its index in that recomputation's component */
-  uint32_t cap_mark;   /* flow engine: last fabric_flow_caps_changed_for that reached it */
+  double rate_Bps;                  /* current max-min rate */
+  double rate_cap_Bps;              /* a model's limit on this flow's rate (0: none) */
+  double extra_latency_s;           /* a model's delay added after draining (e.g. a standing queue it met) */
+  double remaining;                 /* bytes not yet drained at the current rate */
+  double last_s;                    /* date remaining was last brought up to date */
+  double due_s;                     /* flow engine: the date it drains at its current rate */
+  uint64_t due_seq;                 /* flow engine: when that date was set (orders simultaneous drains) */
+  int32_t due_index;                /* flow engine: its place in the heap of completions (-1: none) */
+  uint32_t visit;                   /* flow engine: last recomputation that visited it */
+  int32_t fill_index;               /* flow engine: its index in that recomputation's component */
+  uint32_t cap_mark;                /* flow engine: last fabric_flow_caps_changed_for that reached it */
   int32_t port_pos[ROUTE_MAX_HOPS]; /* flow engine: its index in each path port's flow list */
-  int32_t active_index;/* position in the active set */
-  void *model_data;    /* per-flow state of the model */
+  int32_t active_index;             /* position in the active set */
+  void *model_data;                 /* per-flow state of the model */
   struct fab_flow *free_next;
   /* split transfers (fabric_flow_split) */
   struct fab_flow *parent; /* a part: the flow it was carved from (NULL otherwise) */
   uint32_t parts_left;     /* a split flow: parts not finished yet */
   double split_bytes;      /* a split flow: bytes its parts carry (added back when all are done) */
   /* "why" accounting (why.h; only when fab->why is set) */
-  uint32_t call;           /* the collective instance it belongs to (fabric_new_call), 0: none */
-  uint8_t why_flags;       /* why.c's marks */
-  uint8_t spread;          /* a model spread the transfer evenly over its minimal paths (InfiniBand's
+  uint32_t call;        /* the collective instance it belongs to (fabric_new_call), 0: none */
+  uint8_t why_flags;    /* why.c's marks */
+  uint8_t spread;       /* a model spread the transfer evenly over its minimal paths (InfiniBand's
                             * adaptive routing at flow fidelity): its parts share links by design,
                             * they are no hashing collision */
-  uint8_t fixed_path;      /* posted with fabric_post_path: its path is the caller's, not routed */
-  uint8_t fail_stalled;    /* failures: it crosses a failed link (or found no live path) */
-  int32_t stall_link;      /* failures: the link it is stalled on */
-  double stall_s;          /* failures: since when it has made no progress */
-  double own_cap_Bps;      /* fabric_post_path's cap (0: none): applied on top of the model's
+  uint8_t fixed_path;   /* posted with fabric_post_path: its path is the caller's, not routed */
+  uint8_t fail_stalled; /* failures: it crosses a failed link (or found no live path) */
+  int32_t stall_link;   /* failures: the link it is stalled on */
+  double stall_s;       /* failures: since when it has made no progress */
+  double own_cap_Bps;   /* fabric_post_path's cap (0: none): applied on top of the model's
                             * rate_cap_Bps, which a model rewrites at will */
 };
 
@@ -112,41 +112,41 @@ static inline double fab_flow_cap(const struct fab_flow *f)
 struct fab_packet {
   struct fab_packet *next; /* queue link */
   struct fab_flow *flow;
-  double tail_s;           /* date its tail is available at the node it is at (cut-through) */
-  uint32_t seq;            /* packet number within the flow */
+  double tail_s; /* date its tail is available at the node it is at (cut-through) */
+  uint32_t seq;  /* packet number within the flow */
   uint32_t bytes;
-  int32_t node;            /* node it is at or travelling to */
-  int32_t in_port;         /* the peer's egress port it arrived through (-1 at the source) */
-  uint8_t hop;             /* index of the next egress port on the flow's path */
-  uint8_t queue;           /* VL / priority */
-  uint8_t flags;           /* model bits (ECN CE, ...) */
-  int32_t out_port;        /* egress port a model chose for it at its current node (models that keep packets) */
+  int32_t node;     /* node it is at or travelling to */
+  int32_t in_port;  /* the peer's egress port it arrived through (-1 at the source) */
+  uint8_t hop;      /* index of the next egress port on the flow's path */
+  uint8_t queue;    /* VL / priority */
+  uint8_t flags;    /* model bits (ECN CE, ...) */
+  int32_t out_port; /* egress port a model chose for it at its current node (models that keep packets) */
 };
 
 /* Per-port state of the packet engine and per-port statistics of both engines. */
 struct fab_port {
   struct fab_packet *head[FAB_MAX_QUEUES], *tail[FAB_MAX_QUEUES];
   double queued_bytes[FAB_MAX_QUEUES];
-  double total_queued;     /* bytes waiting in all queues */
-  struct fab_flow *ring;   /* NIC ports: flows with bytes to inject (circular, last inserted) */
-  double kick_s;           /* a pacing retry is scheduled at this date (0: none) */
+  double total_queued;   /* bytes waiting in all queues */
+  struct fab_flow *ring; /* NIC ports: flows with bytes to inject (circular, last inserted) */
+  double kick_s;         /* a pacing retry is scheduled at this date (0: none) */
   uint8_t busy;
-  uint8_t next_queue;      /* round-robin position among queues */
-  uint8_t cur_queue;       /* the packet being transmitted: its queue, */
-  uint32_t cur_bytes;      /* its size */
-  int32_t cur_in_port;     /* and the port it arrived through (-1: injected here) */
+  uint8_t next_queue;  /* round-robin position among queues */
+  uint8_t cur_queue;   /* the packet being transmitted: its queue, */
+  uint32_t cur_bytes;  /* its size */
+  int32_t cur_in_port; /* and the port it arrived through (-1: injected here) */
   /* statistics */
-  double tx_bytes;         /* bytes transmitted */
-  double busy_s;           /* time spent transmitting */
-  double peak_queued;      /* largest total_queued seen */
+  double tx_bytes;    /* bytes transmitted */
+  double busy_s;      /* time spent transmitting */
+  double peak_queued; /* largest total_queued seen */
   uint64_t tx_packets;
 };
 
 /* What on_arrive decides for a packet that reached a node. */
 enum fab_arrive {
-  FAB_ARRIVE_DROP = 0,     /* the model dropped it (buffer full, random loss): counted in drops */
-  FAB_ARRIVE_FORWARD = 1,  /* the engine routes it and queues it at its egress port */
-  FAB_ARRIVE_TAKEN = 2,    /* the model keeps it (e.g. in an input buffer) and hands it to an
+  FAB_ARRIVE_DROP = 0,    /* the model dropped it (buffer full, random loss): counted in drops */
+  FAB_ARRIVE_FORWARD = 1, /* the engine routes it and queues it at its egress port */
+  FAB_ARRIVE_TAKEN = 2,   /* the model keeps it (e.g. in an input buffer) and hands it to an
                               egress port later through next_packet */
 };
 
@@ -193,7 +193,7 @@ struct fab_model {
   void (*on_rates)(struct fabric *fab);
 
   /* --- both --- */
-  void (*on_event)(struct fabric *fab, void *ptr, uint32_t arg);              /* its own timers */
+  void (*on_event)(struct fabric *fab, void *ptr, uint32_t arg); /* its own timers */
   /* The calendar is empty: the model schedules the events it held back (e.g. credit returns it
    * applies lazily, fabric_schedule_seq with their reserved sequence numbers), so that the run
    * ends where it would have ended had they been scheduled all along. */
@@ -214,18 +214,18 @@ struct fab_model {
 };
 
 struct fab_stats {
-  uint64_t events;          /* calendar events processed */
-  uint64_t packets;         /* packets injected */
-  uint64_t packet_hops;     /* packet transmissions on any port */
+  uint64_t events;      /* calendar events processed */
+  uint64_t packets;     /* packets injected */
+  uint64_t packet_hops; /* packet transmissions on any port */
   uint64_t flows_posted, flows_done;
-  uint64_t rate_updates;    /* flow engine: max-min recomputations */
+  uint64_t rate_updates;     /* flow engine: max-min recomputations */
   uint64_t flows_recomputed; /* flow engine: flows those recomputations visited (their components' sizes) */
   double bytes_delivered;
-  double fabric_bytes[FAB_MAX_TAGS];  /* bytes injected into the fabric (NIC ports) per tag */
-  double nvlink_bytes[FAB_MAX_TAGS];  /* bytes moved over NVLink per tag */
+  double fabric_bytes[FAB_MAX_TAGS]; /* bytes injected into the fabric (NIC ports) per tag */
+  double nvlink_bytes[FAB_MAX_TAGS]; /* bytes moved over NVLink per tag */
   double fct_sum_s, fct_max_s;
-  double last_delivery_s;   /* when the last flow completed: the end of the fabric's activity */
-  double active_end_s;      /* set by a caller whose run ends elsewhere (a workload's iteration); 0: unset */
+  double last_delivery_s; /* when the last flow completed: the end of the fabric's activity */
+  double active_end_s;    /* set by a caller whose run ends elsewhere (a workload's iteration); 0: unset */
   uint64_t drops;
 };
 
@@ -246,7 +246,7 @@ struct fabric {
   struct fab_rng rng;
   struct fab_heap events;
   double now;
-  uint64_t cur_seq;        /* sequence number of the event being processed: with now, its place in the order */
+  uint64_t cur_seq; /* sequence number of the event being processed: with now, its place in the order */
   struct fab_port *ports;
   struct fab_stats stats;
   uint64_t next_flow_id;
@@ -257,8 +257,8 @@ struct fabric {
   size_t slab_count, slab_capacity;
   struct flow_engine *fe;
   uint64_t active_flows;
-  uint32_t next_call;      /* the last collective instance id given (fabric_new_call) */
-  struct fab_why *why;     /* NULL, or the per-link accounting of the "why" reports (why.h) */
+  uint32_t next_call;  /* the last collective instance id given (fabric_new_call) */
+  struct fab_why *why; /* NULL, or the per-link accounting of the "why" reports (why.h) */
   /* In-network reduction (the collectives' SHARP trees): per node, the trees running through it,
    * allocated by the collectives on first use, freed with the fabric; and the collectives. */
   int *innet_trees;
@@ -266,16 +266,16 @@ struct fabric {
   /* Watchdog (fabric/watchdog-events): a run that processes that many events in a row at one
    * simulated date, or, at packet fidelity, without delivering a byte, is a livelock. The fabric
    * then stops (its calendar reads as empty) and says why in stall_msg. */
-  uint64_t watchdog_events;   /* threshold, 0: off */
-  double wd_date;             /* date of the current run of same-date events */
-  uint64_t wd_same_date;      /* events processed at wd_date */
-  uint64_t wd_progress;       /* bumped when bytes reach a destination in order or a flow ends */
-  uint64_t wd_seen_progress;  /* wd_progress when wd_no_progress was last reset */
-  uint64_t wd_no_progress;    /* packet fidelity: events since the last progress */
-  int stalled;                /* the watchdog fired: no event is processed any more */
+  uint64_t watchdog_events;  /* threshold, 0: off */
+  double wd_date;            /* date of the current run of same-date events */
+  uint64_t wd_same_date;     /* events processed at wd_date */
+  uint64_t wd_progress;      /* bumped when bytes reach a destination in order or a flow ends */
+  uint64_t wd_seen_progress; /* wd_progress when wd_no_progress was last reset */
+  uint64_t wd_no_progress;   /* packet fidelity: events since the last progress */
+  int stalled;               /* the watchdog fired: no event is processed any more */
   /* Failures (failure.h): NULL unless a schedule was installed. */
   struct fab_failures *failures;
-  uint8_t *port_failed;       /* per port: its link is down (capacity 0) */
+  uint8_t *port_failed; /* per port: its link is down (capacity 0) */
   char stall_msg[1024];
 };
 
@@ -337,8 +337,8 @@ void fabric_flow_renumber(struct fabric *fab, struct fab_flow *flow, uint64_t id
  * (0: none), and pays the NIC latency only when its first port leaves a GPU. The fabric's byte
  * counters (fabric_bytes, nvlink_bytes) count it only when it leaves a GPU: they count what the
  * GPUs inject. */
-struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports, int hops, double bytes,
-                                  double start_s, int tag, double cap_Bps, fab_done_fn on_done, void *ctx);
+struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports, int hops, double bytes, double start_s,
+                                  int tag, double cap_Bps, fab_done_fn on_done, void *ctx);
 
 /* A new collective instance id (1, 2, ...): the caller sets it as the call of the instance's flows,
  * so that the "why" accounting (why.h) knows which transfers belong to one collective. */

@@ -101,8 +101,8 @@ struct fab_failures *fab_failures_load(const char *path, const struct topo *t, c
     double time_us = strtod(time_text, &end);
     if (*time_text == '\0' || *end != '\0' || errno != 0 || !isfinite(time_us) || time_us < 0 ||
         strpbrk(time_text, "xXnN") != NULL) {
-      snprintf(err, errlen, "%s:%d: time_us '%s' is not a non-negative decimal number of microseconds", path,
-               ti.line, time_text);
+      snprintf(err, errlen, "%s:%d: time_us '%s' is not a non-negative decimal number of microseconds", path, ti.line,
+               time_text);
       goto fail;
     }
     int up;
@@ -258,9 +258,9 @@ static void reroute_stalled(struct fabric *fab, struct fab_fail_event *ev)
     int old_hops = fl->hops;
     double old_cap = fl->rate_cap_Bps;
     memcpy(old_path, fl->path, sizeof old_path);
-    int hops = fab->model->flow_path ? fab->model->flow_path(fab, fl)
-                                     : route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->seed, fl->path,
-                                                         ROUTE_MAX_HOPS);
+    int hops = fab->model->flow_path
+                   ? fab->model->flow_path(fab, fl)
+                   : route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->seed, fl->path, ROUTE_MAX_HOPS);
     int32_t new_path[ROUTE_MAX_HOPS];
     memcpy(new_path, fl->path, sizeof new_path);
     memcpy(fl->path, old_path, sizeof old_path);
@@ -415,17 +415,20 @@ void fabric_failures_write_json(const struct fabric *fab, FILE *out, const char 
     fprintf(out, "%s    {\"time_s\": %s, \"action\": \"%s\", \"target\": ", indent, JSON_NUMBER(ev->time_s),
             ev->up ? "up" : "down");
     json_write_string(out, ev->target);
-    fprintf(out, ", \"line\": %d, \"links\": %d, \"applied\": %s, \"recovery_delay_s\": %s, \"recovered_at_s\": %s, "
-                 "\"time_to_recover_s\": %s, \"flows_affected\": %llu, \"flows_rerouted\": %llu, "
-                 "\"flows_without_path\": %llu, \"bytes_retransmitted\": %s}%s\n",
+    fprintf(out,
+            ", \"line\": %d, \"links\": %d, \"applied\": %s, \"recovery_delay_s\": %s, \"recovered_at_s\": %s, "
+            "\"time_to_recover_s\": %s, \"flows_affected\": %llu, \"flows_rerouted\": %llu, "
+            "\"flows_without_path\": %llu, \"bytes_retransmitted\": %s}%s\n",
             ev->line, ev->n_links, applied ? "true" : "false", applied ? JSON_NUMBER(ev->delay_s) : "null",
             ev->recovered_s >= 0 ? JSON_NUMBER(ev->recovered_s) : "null",
             ev->recovered_s >= 0 ? JSON_NUMBER(ev->recovered_s - ev->time_s) : "null", ev->flows_affected,
             ev->flows_rerouted, ev->flows_unroutable, JSON_NUMBER(ev->bytes_retransmitted),
             i + 1 < f->n_events ? "," : "");
   }
-  fprintf(out, "%s  ],\n%s  \"flows_affected\": %llu,\n%s  \"flows_rerouted\": %llu,\n%s  \"bytes_retransmitted\": %s\n%s},\n",
-          indent, indent, affected, indent, rerouted, indent, JSON_NUMBER(total_retx), indent);
+  fprintf(
+      out,
+      "%s  ],\n%s  \"flows_affected\": %llu,\n%s  \"flows_rerouted\": %llu,\n%s  \"bytes_retransmitted\": %s\n%s},\n",
+      indent, indent, affected, indent, rerouted, indent, JSON_NUMBER(total_retx), indent);
   fprintf(out, "%s\"job_failed_at_s\": %s,\n", indent, f->job_failed_s >= 0 ? JSON_NUMBER(f->job_failed_s) : "null");
 }
 

@@ -32,19 +32,19 @@ struct fab_flow;
 
 struct fab_fail_event {
   double time_s;
-  int up;              /* 0: down, 1: up */
-  char target[64];     /* as the file names it */
-  int line;            /* of the schedule file (0 for --cfg) */
-  int *links;          /* the links it takes down or up */
+  int up;          /* 0: down, 1: up */
+  char target[64]; /* as the file names it */
+  int line;        /* of the schedule file (0 for --cfg) */
+  int *links;      /* the links it takes down or up */
   int n_links;
   /* what happened */
-  int applied;                /* its date came during the run */
-  double delay_s;             /* recovery delay applied */
-  double recovered_s;         /* when the routing was updated (-1: not yet) */
-  unsigned long long flows_affected;  /* flows stalled on its links: at the failure, or started over them
+  int applied;                         /* its date came during the run */
+  double delay_s;                      /* recovery delay applied */
+  double recovered_s;                  /* when the routing was updated (-1: not yet) */
+  unsigned long long flows_affected;   /* flows stalled on its links: at the failure, or started over them
                                        * before the routing knew */
-  unsigned long long flows_rerouted;  /* flows moved to a live path when the routing was updated */
-  unsigned long long flows_unroutable;/* flows left with no live path then */
+  unsigned long long flows_rerouted;   /* flows moved to a live path when the routing was updated */
+  unsigned long long flows_unroutable; /* flows left with no live path then */
   double bytes_retransmitted;
 };
 
@@ -52,15 +52,15 @@ struct fab_failures {
   char path[256];
   struct fab_fail_event *events;
   int n_events;
-  double timeout_s;           /* 0: none */
-  int *link_down;             /* per link: held down */
-  int *link_event;            /* per link: the event that took it down last (-1: none) */
+  double timeout_s;             /* 0: none */
+  int *link_down;               /* per link: held down */
+  int *link_event;              /* per link: the event that took it down last (-1: none) */
   uint64_t *fault_free_downset; /* the routing without failures (a flow that has no live path keeps
                                  * its old one, stalled) */
-  double job_failed_s;        /* -1: the job did not fail */
+  double job_failed_s;          /* -1: the job did not fail */
   char job_failed_msg[512];
-  double check_s;             /* the timeout check armed last (-1: none) */
-  uintptr_t check_gen;        /* its number: an older check finds another and does nothing */
+  double check_s;      /* the timeout check armed last (-1: none) */
+  uintptr_t check_gen; /* its number: an older check finds another and does nothing */
 };
 
 /* Reads a schedule: CSV with header time_us,action,target, one event per line, action down|up,

@@ -29,25 +29,25 @@ struct flow_engine {
   int recompute_pending;
   struct port_flows *on_port; /* per port: the active flows crossing it */
   size_t n_port_slots;
-  uint32_t *port_visit;       /* per port: last recomputation that visited it */
+  uint32_t *port_visit; /* per port: last recomputation that visited it */
   uint32_t epoch;
-  int *dirty;                 /* ports whose flow set changed since the last recomputation */
+  int *dirty; /* ports whose flow set changed since the last recomputation */
   int n_dirty;
-  uint32_t *port_mark;        /* per port: last fabric_flow_caps_changed_for that reached it */
+  uint32_t *port_mark; /* per port: last fabric_flow_caps_changed_for that reached it */
   uint32_t mark;
-  int *mark_queue;            /* its breadth-first queue of ports */
-  int flows_moved;            /* a flow started or drained since the last recomputation */
-  int last_flows_moved;       /* ... before the last recomputation */
+  int *mark_queue;      /* its breadth-first queue of ports */
+  int flows_moved;      /* a flow started or drained since the last recomputation */
+  int last_flows_moved; /* ... before the last recomputation */
   /* scratch of one recomputation */
-  int *ports;                 /* ports of the component */
+  int *ports; /* ports of the component */
   int n_ports;
-  struct fab_flow **flows;    /* flows of the component */
+  struct fab_flow **flows; /* flows of the component */
   size_t n_flows, cap_flows;
-  double *capacity_left;      /* per port */
-  double *capacity;           /* per port: what max-min shares out (the line rate by default) */
-  int *unfrozen;              /* per port */
-  double *new_rate;           /* per component flow */
-  uint8_t *frozen;            /* per component flow */
+  double *capacity_left; /* per port */
+  double *capacity;      /* per port: what max-min shares out (the line rate by default) */
+  int *unfrozen;         /* per port */
+  double *new_rate;      /* per component flow */
+  uint8_t *frozen;       /* per component flow */
   /* progressive filling's candidate bottlenecks: ports in a heap by (share, port), each once
    * (fill_pos: its place, -1 if absent; fill_share: its key), capped flows in a sorted list */
   int32_t *fill_heap;
@@ -58,9 +58,9 @@ struct flow_engine {
   /* completions: flows with a rate, a binary min-heap by (due_s, due_seq) */
   struct fab_flow **due;
   size_t n_due, cap_due;
-  uint64_t due_seq;           /* drain dates set so far: simultaneous drains go in this order */
-  uint32_t due_gen;           /* the calendar event armed last; older ones are stale */
-  double due_event_s;         /* its date, or -1 when none is armed */
+  uint64_t due_seq;   /* drain dates set so far: simultaneous drains go in this order */
+  uint32_t due_gen;   /* the calendar event armed last; older ones are stale */
+  double due_event_s; /* its date, or -1 when none is armed */
 };
 
 /* A candidate bottleneck: a port at its current fair share, or a flow at its model cap. */
@@ -167,10 +167,7 @@ void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
   request_recompute(fab);
 }
 
-int fabric_port_flow_count(const struct fabric *fab, int port)
-{
-  return fab->fe ? fab->fe->on_port[port].count : 0;
-}
+int fabric_port_flow_count(const struct fabric *fab, int port) { return fab->fe ? fab->fe->on_port[port].count : 0; }
 
 struct fab_flow **fabric_recomputed_flows(const struct fabric *fab, size_t *count)
 {
@@ -223,10 +220,7 @@ void flow_engine_init_capacity(struct fabric *fab)
     fe->capacity[p] = fabric_port_payload_rate(fab, p);
 }
 
-int fabric_recompute_followed_flow_change(const struct fabric *fab)
-{
-  return fab->fe ? fab->fe->last_flows_moved : 0;
-}
+int fabric_recompute_followed_flow_change(const struct fabric *fab) { return fab->fe ? fab->fe->last_flows_moved : 0; }
 
 /* Brings every active flow's bytes left up to the current date, as a recomputation does for the
  * flows it visits. */
@@ -459,7 +453,7 @@ static void collect_component(struct fabric *fab)
 static void sort_capped(struct fill_entry *a, struct fill_entry *tmp, size_t n)
 {
   for (int shift = 0; shift < 64; shift += 8) {
-    size_t count[256] = {0};
+    size_t count[256] = { 0 };
     for (size_t i = 0; i < n; i++) {
       uint64_t bits;
       memcpy(&bits, &a[i].share, sizeof bits);
@@ -709,7 +703,7 @@ void flow_engine_recompute(struct fabric *fab)
   size_t n_capped = 0, next_capped = 0;
   for (size_t i = n; i-- > 0;) /* decreasing index: increasing id */
     if (fab_flow_cap(fe->flows[i]) > 0)
-      fe->capped[n_capped++] = (struct fill_entry){fab_flow_cap(fe->flows[i]), -1 - (int32_t)i};
+      fe->capped[n_capped++] = (struct fill_entry){ fab_flow_cap(fe->flows[i]), -1 - (int32_t)i };
   sort_capped(fe->capped, fe->capped_tmp, n_capped);
   size_t left = n;
   while (left > 0 && (fe->n_fill > 0 || next_capped < n_capped)) {
@@ -718,7 +712,7 @@ void flow_engine_recompute(struct fabric *fab)
         (fe->n_fill == 0 || fe->capped[next_capped].share <= fe->fill_share[fe->fill_heap[0]])) {
       e = fe->capped[next_capped++]; /* a flow's id sorts before any port's at an equal share */
     } else {
-      e = (struct fill_entry){fe->fill_share[fe->fill_heap[0]], fe->fill_heap[0]};
+      e = (struct fill_entry){ fe->fill_share[fe->fill_heap[0]], fe->fill_heap[0] };
       port_remove(fe, e.id);
     }
     if (e.id < 0) {
@@ -763,7 +757,8 @@ static void flow_drained(struct fabric *fab, struct fab_flow *f)
   remove_active(fab->fe, f);
   /* Store-and-forward, the train's largest packet sets the pace of the last hops. */
   double largest_packet = f->bytes < fab->mtu ? f->bytes : fab->mtu;
-  fabric_schedule(fab, fab->now + fabric_path_tail_latency(fab, f, largest_packet) + f->extra_latency_s, FAB_EV_FLOW_DONE, 0, f);
+  fabric_schedule(fab, fab->now + fabric_path_tail_latency(fab, f, largest_packet) + f->extra_latency_s,
+                  FAB_EV_FLOW_DONE, 0, f);
 }
 
 void flow_engine_event(struct fabric *fab, const struct fab_event *ev)
@@ -795,7 +790,6 @@ void flow_engine_event(struct fabric *fab, const struct fab_event *ev)
     fabric_flow_finished(fab, f);
     break;
   }
-  default:
-    sgf_fatal(__FILE__, __LINE__, "unknown flow event type %u", ev->type);
+  default: sgf_fatal(__FILE__, __LINE__, "unknown flow event type %u", ev->type);
   }
 }

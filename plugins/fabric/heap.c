@@ -23,10 +23,7 @@
  * so one integer comparison replaces two floating-point ones and their branches. */
 __extension__ typedef unsigned __int128 event_key_t;
 
-static inline event_key_t key_of(const struct fab_heap_key *k)
-{
-  return ((event_key_t)k->time_bits << 64) | k->seq;
-}
+static inline event_key_t key_of(const struct fab_heap_key *k) { return ((event_key_t)k->time_bits << 64) | k->seq; }
 
 static inline double key_time(const struct fab_heap_key *k)
 {
@@ -45,7 +42,7 @@ static inline double key_time(const struct fab_heap_key *k)
 #define PAD 3
 #define SPARE ARITY
 
-static const struct fab_heap_key sentinel = {.seq = UINT64_MAX, .time_bits = UINT64_MAX};
+static const struct fab_heap_key sentinel = { .seq = UINT64_MAX, .time_bits = UINT64_MAX };
 
 static void far_grow(struct fab_heap *h)
 {
@@ -131,11 +128,11 @@ static void far_pop(struct fab_heap *h)
 }
 
 /* ---- near part: the calendar queue ---- */
-#define NEAR_BUCKETS 8192   /* a power of two */
-#define CHECK_POPS 65536    /* pops between two estimates of the width */
-#define INITIAL_WIDTH 1e-9  /* seconds, until the first estimate */
+#define NEAR_BUCKETS 8192  /* a power of two */
+#define CHECK_POPS 65536   /* pops between two estimates of the width */
+#define INITIAL_WIDTH 1e-9 /* seconds, until the first estimate */
 #define SLAB_NODES 4096
-#define NEAR_MAX_WALK 32   /* nodes a sorted insertion walks before using the far heap */
+#define NEAR_MAX_WALK 32 /* nodes a sorted insertion walks before using the far heap */
 
 static struct fab_cq_node *node_alloc(struct fab_heap *h)
 {
@@ -158,7 +155,7 @@ static struct fab_cq_node *node_alloc(struct fab_heap *h)
 /* Puts an event in the near part if its bucket is in the ring, else in the far heap. */
 static void place(struct fab_heap *h, double time, uint64_t seq, struct fab_heap_val val)
 {
-  struct fab_heap_key key = {.seq = seq};
+  struct fab_heap_key key = { .seq = seq };
   memcpy(&key.time_bits, &time, sizeof time);
   double x = time * h->inv_width;
   if (!(x < (double)(h->cur + h->nb))) {
@@ -267,8 +264,7 @@ void heap_init(struct fab_heap *h)
   h->bucket = calloc(h->nb, sizeof *h->bucket);
   h->tail = calloc(h->nb, sizeof *h->tail);
   h->occupied = calloc(h->nb / 64, sizeof *h->occupied);
-  SGF_CHECK(h->bucket != NULL && h->tail != NULL && h->occupied != NULL,
-            "out of memory creating the event calendar");
+  SGF_CHECK(h->bucket != NULL && h->tail != NULL && h->occupied != NULL, "out of memory creating the event calendar");
   h->width = INITIAL_WIDTH;
   h->inv_width = 1 / INITIAL_WIDTH;
   h->check_time = -1;
@@ -295,7 +291,7 @@ uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg,
 
 uint64_t heap_push_seq(struct fab_heap *h, double time, uint64_t seq, uint32_t type, uint32_t arg, void *ptr)
 {
-  place(h, time, seq, (struct fab_heap_val){.ptr = ptr, .type = type, .arg = arg});
+  place(h, time, seq, (struct fab_heap_val){ .ptr = ptr, .type = type, .arg = arg });
   return seq;
 }
 

@@ -46,15 +46,15 @@ struct fab_heap {
   /* near part (calendar queue): bucket k of the ring holds, sorted by key, the events whose
    * date falls in [k w, (k+1) w) for k in [cur, cur + nb); later ones wait in the far part */
   struct fab_cq_node **bucket, **tail;
-  uint64_t *occupied;         /* one bit per ring slot: its bucket holds events */
-  size_t nb;                  /* buckets, a power of two */
-  uint64_t cur;               /* absolute index of the first bucket that may hold events */
-  double width, inv_width;    /* w and 1/w, seconds */
+  uint64_t *occupied;      /* one bit per ring slot: its bucket holds events */
+  size_t nb;               /* buckets, a power of two */
+  uint64_t cur;            /* absolute index of the first bucket that may hold events */
+  double width, inv_width; /* w and 1/w, seconds */
   size_t near_size;
   struct fab_cq_node *free_nodes;
   void **slabs;
   size_t n_slabs;
-  uint64_t pops, check_pops;  /* the width is re-estimated every few pops */
+  uint64_t pops, check_pops; /* the width is re-estimated every few pops */
   double check_time;
   /* far part: a 4-ary heap of keys and payloads in parallel arrays */
   struct fab_heap_key *keys;

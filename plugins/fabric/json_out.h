@@ -22,6 +22,6 @@ void json_write_number(FILE *out, double value);
  * fprintf(f, "\"x\": %s", JSON_NUMBER(x)). */
 #define JSON_NUMBER_LEN 32
 const char *json_number_text(char *buf, double value);
-#define JSON_NUMBER(value) json_number_text((char[JSON_NUMBER_LEN]){0}, (value))
+#define JSON_NUMBER(value) json_number_text((char[JSON_NUMBER_LEN]){ 0 }, (value))
 
 #endif

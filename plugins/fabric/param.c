@@ -73,8 +73,7 @@ static int choice_index(const char *choices, const char *word)
   return -1;
 }
 
-static int parse_value(const struct param_def *d, const char *text, struct param_value *v, char *err,
-                       size_t errlen)
+static int parse_value(const struct param_def *d, const char *text, struct param_value *v, char *err, size_t errlen)
 {
   double number = 0;
   switch (d->type) {
@@ -107,13 +106,13 @@ static int parse_value(const struct param_def *d, const char *text, struct param
       snprintf(err, errlen, "parameter '%s': '%s' is not one of %s", d->name, text, d->choices);
       return -1;
     }
-    if (unit_parse(d->unit, text, &number) != 0 &&
-        !(d->unit == UNIT_NONE && unit_parse_number(text, &number) == 0)) {
+    if (unit_parse(d->unit, text, &number) != 0 && !(d->unit == UNIT_NONE && unit_parse_number(text, &number) == 0)) {
       char why[64];
       snprintf(err, errlen, "parameter '%s': '%s' is not %s or a %s: it %s", d->name, text, d->choices,
-               d->unit == UNIT_BPS ? "rate with a unit (e.g. 400Gbps)"
+               d->unit == UNIT_BPS       ? "rate with a unit (e.g. 400Gbps)"
                : d->unit == UNIT_SECONDS ? "duration with a unit (e.g. 1us)"
-               : d->unit == UNIT_BYTES ? "size (e.g. 9MB)" : "number",
+               : d->unit == UNIT_BYTES   ? "size (e.g. 9MB)"
+                                         : "number",
                unit_parse_why(d->unit, text, why, sizeof why));
       return -1;
     }
@@ -127,8 +126,7 @@ static int parse_value(const struct param_def *d, const char *text, struct param
     break;
   case PARAM_REAL:
   case PARAM_INT:
-    if (unit_parse(d->unit, text, &number) != 0 &&
-        !(d->unit == UNIT_NONE && unit_parse_number(text, &number) == 0)) {
+    if (unit_parse(d->unit, text, &number) != 0 && !(d->unit == UNIT_NONE && unit_parse_number(text, &number) == 0)) {
       char why[64];
       if (d->unit == UNIT_NONE)
         snprintf(err, errlen, "parameter '%s': '%s' is not a number: it %s", d->name, text,
@@ -136,8 +134,12 @@ static int parse_value(const struct param_def *d, const char *text, struct param
       else
         snprintf(err, errlen, "parameter '%s': '%s' is not a non-negative %s with a unit (e.g. %s): it %s", d->name,
                  text,
-                 d->unit == UNIT_BPS ? "rate" : d->unit == UNIT_SECONDS ? "duration" : "size",
-                 d->unit == UNIT_BPS ? "400Gbps" : d->unit == UNIT_SECONDS ? "1us" : "9MB",
+                 d->unit == UNIT_BPS       ? "rate"
+                 : d->unit == UNIT_SECONDS ? "duration"
+                                           : "size",
+                 d->unit == UNIT_BPS       ? "400Gbps"
+                 : d->unit == UNIT_SECONDS ? "1us"
+                                           : "9MB",
                  unit_parse_why(d->unit, text, why, sizeof why));
       return -1;
     }
@@ -243,10 +245,8 @@ int param_get_choice(const struct param_set *set, const char *name) { return (in
 static const char *type_name(const struct param_def *d)
 {
   switch (d->type) {
-  case PARAM_BOOL:
-    return "on|off";
-  case PARAM_ENUM:
-    return d->choices;
+  case PARAM_BOOL: return "on|off";
+  case PARAM_ENUM: return d->choices;
   case PARAM_TEXT:
     if (d->choices == NULL)
       return "text";
@@ -256,11 +256,9 @@ static const char *type_name(const struct param_def *d)
       return both;
     }
     return d->choices;
-  case PARAM_INT:
-    return d->unit == UNIT_NONE ? "integer" : unit_name(d->unit);
+  case PARAM_INT: return d->unit == UNIT_NONE ? "integer" : unit_name(d->unit);
   case PARAM_REAL:
-  default:
-    return d->unit == UNIT_NONE ? "number" : unit_name(d->unit);
+  default: return d->unit == UNIT_NONE ? "number" : unit_name(d->unit);
   }
 }
 
@@ -358,7 +356,7 @@ int param_print_table(FILE *out, const char *area, int markdown, int width)
         snprintf(range, sizeof range, "[%s, %s]", lo, hi);
       }
       if (markdown) {
-        const char *cells[] = {d->default_text, type_name(d), range, d->description, d->source ? d->source : ""};
+        const char *cells[] = { d->default_text, type_name(d), range, d->description, d->source ? d->source : "" };
         fprintf(out, "| `");
         markdown_cell(out, d->name);
         fprintf(out, "` |");

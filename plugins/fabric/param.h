@@ -20,21 +20,21 @@ extern "C" {
 typedef enum { PARAM_REAL, PARAM_INT, PARAM_BOOL, PARAM_ENUM, PARAM_TEXT } param_type;
 
 struct param_def {
-  const char *name;        /* "area/name", e.g. "fabric/mtu" */
-  param_type type;         /* how the value is read */
-  unit_kind unit;          /* unit of REAL/INT values (UNIT_NONE for plain numbers) */
-  const char *default_text;/* default, as a user would type it */
-  double min, max;         /* inclusive range of REAL/INT values, and of TEXT values given as a number */
-  const char *choices;     /* ENUM: the allowed words separated by '|'. TEXT: the keywords it takes
+  const char *name;         /* "area/name", e.g. "fabric/mtu" */
+  param_type type;          /* how the value is read */
+  unit_kind unit;           /* unit of REAL/INT values (UNIT_NONE for plain numbers) */
+  const char *default_text; /* default, as a user would type it */
+  double min, max;          /* inclusive range of REAL/INT values, and of TEXT values given as a number */
+  const char *choices;      /* ENUM: the allowed words separated by '|'. TEXT: the keywords it takes
                             * besides a number of its unit within [min, max] (min < max) or alone
                             * (min == max); NULL: free text its model checks */
-  const char *description; /* one line: what it does */
-  const char *source;      /* where the default comes from */
+  const char *description;  /* one line: what it does */
+  const char *source;       /* where the default comes from */
 };
 
 struct param_value {
-  double number;   /* REAL/INT/BOOL value; ENUM: index of the choice */
-  char text[96];   /* the value as given (ENUM word, TEXT value) */
+  double number;      /* REAL/INT/BOOL value; ENUM: index of the choice */
+  char text[96];      /* the value as given (ENUM word, TEXT value) */
   const char *origin; /* "default", "platform", "--cfg" */
 };
 
@@ -47,8 +47,8 @@ struct param_set *param_set_new(void);
 void param_set_free(struct param_set *set);
 
 /* Sets one value from text. Returns 0, or -1 with a message naming the parameter in err. */
-int param_set_text(struct param_set *set, const char *name, const char *value, const char *origin,
-                   char *err, size_t errlen);
+int param_set_text(struct param_set *set, const char *name, const char *value, const char *origin, char *err,
+                   size_t errlen);
 /* Parses "area/name:value" (the part after --cfg=). */
 int param_set_cfg(struct param_set *set, const char *arg, char *err, size_t errlen);
 /* Whether a registered parameter has this name. */

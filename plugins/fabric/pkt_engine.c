@@ -115,13 +115,13 @@ static struct fab_packet *nic_next_packet(struct fabric *fab, int port)
       /* The packet is built on the stack first: a model that refuses it (no credit, paused) then
        * costs nothing to undo, and the model kicks the port when the answer may change. */
       double left = flow->bytes - flow->injected;
-      struct fab_packet next = {.flow = flow,
-                                .tail_s = fab->now,
-                                .seq = flow->next_seq,
-                                .bytes = (uint32_t)(left < fab->mtu ? left : fab->mtu),
-                                .node = fab->topo->ports[port].node,
-                                .in_port = -1,
-                                .queue = flow->queue};
+      struct fab_packet next = { .flow = flow,
+                                 .tail_s = fab->now,
+                                 .seq = flow->next_seq,
+                                 .bytes = (uint32_t)(left < fab->mtu ? left : fab->mtu),
+                                 .node = fab->topo->ports[port].node,
+                                 .in_port = -1,
+                                 .queue = flow->queue };
       SGF_CHECK(next.bytes != 0, "flow %llu would inject a packet of 0 bytes (%.17g of %.17g sent)",
                 (unsigned long long)flow->id, flow->injected, flow->bytes);
       if (fab->model->may_send && !fab->model->may_send(fab, port, next.queue, &next))
@@ -203,8 +203,9 @@ static void port_try_send(struct fabric *fab, int port)
   fab->stats.packet_hops++;
 
   const struct topo_node *peer = &t->nodes[tp->peer_node];
-  double node_latency = peer->kind == TOPO_SWITCH ? fab->switch_latency_s
-                        : peer->kind == TOPO_NVSWITCH ? t->nvswitch_latency_s : 0;
+  double node_latency = peer->kind == TOPO_SWITCH     ? fab->switch_latency_s
+                        : peer->kind == TOPO_NVSWITCH ? t->nvswitch_latency_s
+                                                      : 0;
   double head_arrival = fab->now + tp->latency_s;
   double tail_arrival = end + tp->latency_s;
   double ready;
@@ -245,9 +246,9 @@ int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt)
   if (t->nodes[pkt->node].kind == TOPO_SWITCH && (fab->routing == FAB_ROUTING_ADAPTIVE || fab->model->choose_port)) {
     int cand[ROUTE_MAX_CANDIDATES];
     int n = route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
-    int pick = n <= 1 ? 0
+    int pick = n <= 1                    ? 0
                : fab->model->choose_port ? fab->model->choose_port(fab, pkt->node, pkt, cand, n)
-                                          : least_queued(fab, pkt, cand, n);
+                                         : least_queued(fab, pkt, cand, n);
     return cand[pick];
   }
   return flow->path[pkt->hop];
@@ -310,9 +311,7 @@ void pkt_engine_event(struct fabric *fab, const struct fab_event *ev)
     port_try_send(fab, (int)ev->arg);
     break;
   }
-  case FAB_EV_ARRIVE:
-    packet_arrive(fab, ev->ptr);
-    break;
+  case FAB_EV_ARRIVE: packet_arrive(fab, ev->ptr); break;
   case FAB_EV_KICK: {
     struct fab_port *fp = &fab->ports[ev->arg];
     if (fp->kick_s <= fab->now)
@@ -320,7 +319,6 @@ void pkt_engine_event(struct fabric *fab, const struct fab_event *ev)
     port_try_send(fab, (int)ev->arg);
     break;
   }
-  default:
-    sgf_fatal(__FILE__, __LINE__, "unknown packet event type %u", (unsigned)ev->type);
+  default: sgf_fatal(__FILE__, __LINE__, "unknown packet event type %u", (unsigned)ev->type);
   }
 }

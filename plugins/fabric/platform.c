@@ -41,7 +41,7 @@ xmlDoc *platform_xml_read(const char *text, size_t len, const char *path, int op
     snprintf(err, errlen, "%s: out of memory for the XML parser", path);
     return NULL;
   }
-  struct xml_first_error first = {""};
+  struct xml_first_error first = { "" };
   ctxt->_private = &first;
   ctxt->sax->serror = capture_xml_error; /* called with ctxt->userData, the context itself */
   xmlDoc *doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL, options);
@@ -81,8 +81,11 @@ static int router_level(const char *id, topo_node_kind *kind, int *index)
     const char *prefix;
     int level;
     topo_node_kind kind;
-  } kinds[] = {{"nvs", 0, TOPO_NVSWITCH}, {"leaf", 1, TOPO_SWITCH}, {"spine", 2, TOPO_SWITCH},
-               {"agg", 2, TOPO_SWITCH},   {"core", 3, TOPO_SWITCH}};
+  } kinds[] = { { "nvs", 0, TOPO_NVSWITCH },
+                { "leaf", 1, TOPO_SWITCH },
+                { "spine", 2, TOPO_SWITCH },
+                { "agg", 2, TOPO_SWITCH },
+                { "core", 3, TOPO_SWITCH } };
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     size_t len = strlen(kinds[k].prefix);
     if (strncmp(id, kinds[k].prefix, len) != 0 || !isdigit((unsigned char)id[len]))
@@ -112,9 +115,9 @@ static int gpu_index(const char *id)
  * E, Z, Y; kilo...yotta before flops). SimGrid refuses anything else by aborting. */
 static int simgrid_speed_ok(const char *text)
 {
-  static const char *const units[] = {"f",  "kf", "Mf", "Gf", "Tf", "Pf", "Ef", "Zf", "Yf",
-                                      "flops", "kiloflops", "megaflops", "gigaflops", "teraflops",
-                                      "petaflops", "exaflops", "zettaflops", "yottaflops"};
+  static const char *const units[] = { "f",         "kf",        "Mf",        "Gf",       "Tf",         "Pf",
+                                       "Ef",        "Zf",        "Yf",        "flops",    "kiloflops",  "megaflops",
+                                       "gigaflops", "teraflops", "petaflops", "exaflops", "zettaflops", "yottaflops" };
   char buf[128];
   snprintf(buf, sizeof buf, "%s", text);
   for (char *state = strtok(buf, ","); state; state = strtok(NULL, ",")) {
@@ -144,11 +147,12 @@ static int check_simgrid_syntax(const char *path, char *err, size_t errlen)
   FILE *f = fopen(path, "rb");
   if (f == NULL)
     return 0; /* reported by the XML reader */
-  unsigned char head[3] = {0, 0, 0};
+  unsigned char head[3] = { 0, 0, 0 };
   if (fread(head, 1, 3, f) == 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) {
     snprintf(err, errlen,
              "%s:1: the file starts with a UTF-8 byte order mark, which SimGrid's platform parser refuses: save it "
-             "without one", path);
+             "without one",
+             path);
     fclose(f);
     return -1;
   }
@@ -176,7 +180,8 @@ static int check_simgrid_syntax(const char *path, char *err, size_t errlen)
     } else if (c == '[') {
       snprintf(err, errlen,
                "%s:%d: internal DTD subset (<!DOCTYPE platform [ ... ]>): SimGrid's platform parser does not read "
-               "one; declare <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> only", path, line);
+               "one; declare <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> only",
+               path, line);
       rc = -1;
     } else if (c == '>') {
       in_doctype = 2;
@@ -271,8 +276,7 @@ static void check_link(void *ctx, const char *name, const char *lower, const cha
     unit_format(UNIT_BPS, port->rate_Bps, got_rate, sizeof got_rate);
     unit_format(UNIT_SECONDS, latency_s, want_lat, sizeof want_lat);
     unit_format(UNIT_SECONDS, port->latency_s, got_lat, sizeof got_lat);
-    snprintf(c->err, c->errlen,
-             "%s:%d: link '%s' has %s/%s but the fat-tree parameters give %s/%s", c->p->path,
+    snprintf(c->err, c->errlen, "%s:%d: link '%s' has %s/%s but the fat-tree parameters give %s/%s", c->p->path,
              t->links[link].src_line, name, got_rate, got_lat, want_rate, want_lat);
     c->failed = 1;
     return;
@@ -303,8 +307,8 @@ static int check_fattree(struct platform *p, char *err, size_t errlen)
     return -1;
   }
   struct topo *t = p->topo;
-  struct check_ctx c = {p, calloc((size_t)t->n_links + 1, sizeof(int)), err, errlen, 0, 0};
-  struct fattree_visitor v = {.gpu = check_gpu, .router = check_router, .link = check_link};
+  struct check_ctx c = { p, calloc((size_t)t->n_links + 1, sizeof(int)), err, errlen, 0, 0 };
+  struct fattree_visitor v = { .gpu = check_gpu, .router = check_router, .link = check_link };
   fattree_enumerate(&spec, &v, &c);
   if (!c.failed && t->n_gpus != spec.gpus) {
     snprintf(err, errlen, "%s: %d hosts but sgfabric/gpus is %d", p->path, t->n_gpus, spec.gpus);
@@ -347,7 +351,7 @@ static int read_zone(struct platform *p, xmlNode *zone, char *err, size_t errlen
         cap_props = cap_props ? 2 * cap_props : 32;
         p->props = realloc(p->props, (size_t)cap_props * sizeof *p->props);
       }
-      p->props[p->n_props++] = (struct platform_prop){xstrdup(id), xstrdup(value), line};
+      p->props[p->n_props++] = (struct platform_prop){ xstrdup(id), xstrdup(value), line };
     } else if (is_element(node, "host")) {
       if (attr(node, "id", id, sizeof id) != 0) {
         snprintf(err, errlen, "%s:%d: <host> without id", p->path, line);
@@ -363,8 +367,10 @@ static int read_zone(struct platform *p, xmlNode *zone, char *err, size_t errlen
         return -1;
       }
       if (!simgrid_speed_ok(text)) {
-        snprintf(err, errlen, "%s:%d: host '%s': speed '%s' is not a SimGrid speed (a positive number and a flops "
-                 "unit, e.g. 989.4Tf; power states separated by commas)", p->path, line, id, text);
+        snprintf(err, errlen,
+                 "%s:%d: host '%s': speed '%s' is not a SimGrid speed (a positive number and a flops "
+                 "unit, e.g. 989.4Tf; power states separated by commas)",
+                 p->path, line, id, text);
         return -1;
       }
       if (topo_add_node(t, id, TOPO_GPU, 0, gpu, line) < 0) {
@@ -403,13 +409,13 @@ static int read_zone(struct platform *p, xmlNode *zone, char *err, size_t errlen
     }
     double rate, latency = 0;
     if (attr(node, "bandwidth", text, sizeof text) != 0 || unit_parse_rate(text, &rate) != 0 || rate <= 0) {
-      snprintf(err, errlen, "%s:%d: link '%s': bandwidth must be a positive rate with a unit (e.g. 400Gbps)",
-               p->path, line, id);
+      snprintf(err, errlen, "%s:%d: link '%s': bandwidth must be a positive rate with a unit (e.g. 400Gbps)", p->path,
+               line, id);
       return -1;
     }
     if (attr(node, "latency", text, sizeof text) == 0 && unit_parse_time(text, &latency) != 0) {
-      snprintf(err, errlen, "%s:%d: link '%s': latency must be a non-negative time with a unit (e.g. 100ns)",
-               p->path, line, id);
+      snprintf(err, errlen, "%s:%d: link '%s': latency must be a non-negative time with a unit (e.g. 100ns)", p->path,
+               line, id);
       return -1;
     }
     char ends[128];
@@ -498,9 +504,10 @@ struct platform *platform_parse(const char *text, size_t len, const char *path, 
           extra = n;
       }
     if (extra != NULL)
-      snprintf(err, errlen, "%s:%d: <%s> beside the <zone>%s: an sgfabric platform holds exactly one zone and "
-               "nothing else", path, (int)xmlGetLineNo(extra), (const char *)extra->name,
-               zone ? "" : " (expected first)");
+      snprintf(err, errlen,
+               "%s:%d: <%s> beside the <zone>%s: an sgfabric platform holds exactly one zone and "
+               "nothing else",
+               path, (int)xmlGetLineNo(extra), (const char *)extra->name, zone ? "" : " (expected first)");
     else if (zone == NULL)
       snprintf(err, errlen, "%s:%d: <platform> has no <zone>", path, (int)xmlGetLineNo(root));
     else if (read_zone(p, zone, err, errlen) == 0 && check_fattree(p, err, errlen) == 0)

@@ -44,8 +44,7 @@ int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int 
     return count;
   }
   case TOPO_SWITCH:
-  default:
-    break;
+  default: break;
   }
   int leaf = t->gpu_leaf[dst_gpu];
   if (leaf < 0)
@@ -66,7 +65,8 @@ int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int 
     return count;
   }
   for (int p = n->first_port; p < n->first_port + n->port_count && count < max; p++)
-    if (t->ports[p].is_up && (t->route_down == NULL || (!t->route_down[p] && live_reaches(t, t->ports[p].peer_node, leaf, 0))))
+    if (t->ports[p].is_up &&
+        (t->route_down == NULL || (!t->route_down[p] && live_reaches(t, t->ports[p].peer_node, leaf, 0))))
       out[count++] = p;
   return count;
 }

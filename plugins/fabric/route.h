@@ -29,8 +29,8 @@ int route_hops(const struct topo *t, int src_gpu, int dst_gpu);
 /* The per-flow path obtained by choosing, at each node with several candidates, the candidate
  * numbered hash(flow_key, node) mod count. Writes the egress ports and returns the hop count,
  * or -1 if the destination cannot be reached (a disconnected platform). */
-int route_hashed_path(const struct topo *t, int src_gpu, int dst_gpu, uint64_t flow_key, uint64_t seed,
-                      int *ports, int max_ports);
+int route_hashed_path(const struct topo *t, int src_gpu, int dst_gpu, uint64_t flow_key, uint64_t seed, int *ports,
+                      int max_ports);
 
 /* The hash that picks candidate index for (flow_key, node): seeded per switch, as ECMP
  * hardware seeds its hash per switch to avoid polarisation. */

@@ -132,7 +132,7 @@ void sgf_unload(void)
 
 struct fabric *sgf_load_platform(const char *path, const struct sgf_load_options *opt, char *err, size_t errlen)
 {
-  static const struct sgf_load_options defaults = {.fidelity = NULL, .seed = 1, .cfg = NULL};
+  static const struct sgf_load_options defaults = { .fidelity = NULL, .seed = 1, .cfg = NULL };
   if (opt == NULL)
     opt = &defaults;
   if (g_fabric != NULL || sg_host_count() > 0) {

@@ -46,7 +46,6 @@ void sgf_glue_add_model(void);
  * with SimGrid's reason (file and line) in err instead of SimGrid aborting the process. */
 int sgf_glue_load_platform(const char *path, char *err, size_t errlen);
 
-
 /* ---- for SimGrid programs (sgfabric.h includes this header and the plugins') ---- */
 
 struct sgf_load_options {

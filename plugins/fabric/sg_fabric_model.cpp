@@ -17,8 +17,10 @@ void sgf_glue_add_model(void);
 int sgf_glue_load_platform(const char *path, char *err, size_t errlen);
 }
 
-namespace {
-class FabricModel : public simgrid::kernel::resource::Model {
+namespace
+{
+class FabricModel : public simgrid::kernel::resource::Model
+{
 public:
   FabricModel() : Model("sgfabric") {}
   double next_occurring_event(double now) override { return sgf_model_next(now); }
@@ -40,7 +42,4 @@ int sgf_glue_load_platform(const char *path, char *err, size_t errlen)
   return 0;
 }
 
-void sgf_glue_add_model(void)
-{
-  simgrid::s4u::Engine::get_instance()->add_model(std::make_shared<FabricModel>());
-}
+void sgf_glue_add_model(void) { simgrid::s4u::Engine::get_instance()->add_model(std::make_shared<FabricModel>()); }

@@ -110,8 +110,7 @@ int topo_add_node(struct topo *t, const char *name, topo_node_kind kind, int lev
   return t->n_nodes++;
 }
 
-int topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double latency_s, const char *name,
-                  int line)
+int topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double latency_s, const char *name, int line)
 {
   struct topo_build *b = build_of(t);
   if (lower < 0 || upper < 0 || lower >= t->n_nodes || upper >= t->n_nodes || lower == upper)
@@ -121,7 +120,7 @@ int topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double 
     b->links = xrealloc(b->links, (size_t)b->capacity * sizeof *b->links);
     t->links = xrealloc(t->links, (size_t)b->capacity * sizeof *t->links);
   }
-  b->links[b->count] = (struct pending_link){lower, upper, rate_Bps, latency_s};
+  b->links[b->count] = (struct pending_link){ lower, upper, rate_Bps, latency_s };
   struct topo_link *l = &t->links[b->count];
   memset(l, 0, sizeof *l);
   if (name)
@@ -159,10 +158,12 @@ int topo_finalize(struct topo *t, char *err, size_t errlen)
     int p_lo = lo->first_port + lo->port_count++;
     int p_up = up->first_port + up->port_count++;
     int nvlink = lo->kind == TOPO_NVSWITCH || up->kind == TOPO_NVSWITCH;
-    t->ports[p_lo] = (struct topo_port){pl->lower, pl->upper, p_up, i, pl->rate_Bps, pl->latency_s,
-                                        (uint8_t)(up->level > lo->level), (uint8_t)nvlink};
-    t->ports[p_up] = (struct topo_port){pl->upper, pl->lower, p_lo, i, pl->rate_Bps, pl->latency_s,
-                                        (uint8_t)(lo->level > up->level), (uint8_t)nvlink};
+    t->ports[p_lo] = (struct topo_port){
+      pl->lower, pl->upper, p_up, i, pl->rate_Bps, pl->latency_s, (uint8_t)(up->level > lo->level), (uint8_t)nvlink
+    };
+    t->ports[p_up] = (struct topo_port){
+      pl->upper, pl->lower, p_lo, i, pl->rate_Bps, pl->latency_s, (uint8_t)(lo->level > up->level), (uint8_t)nvlink
+    };
     t->links[i].port[0] = p_lo;
     t->links[i].port[1] = p_up;
   }

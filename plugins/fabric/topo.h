@@ -28,14 +28,14 @@ struct topo_node {
 };
 
 struct topo_port {
-  int node;         /* node that transmits on this port */
-  int peer_node;    /* node at the other end */
-  int peer_port;    /* the reverse direction (the peer's port back to us) */
-  int link;         /* the full-duplex link this port belongs to */
-  double rate_Bps;  /* line rate, bytes per second */
-  double latency_s; /* propagation delay of the link */
-  uint8_t is_up;    /* peer is at a higher level */
-  uint8_t is_nvlink;/* an intra-node NVLink port: never part of the fabric's counters */
+  int node;          /* node that transmits on this port */
+  int peer_node;     /* node at the other end */
+  int peer_port;     /* the reverse direction (the peer's port back to us) */
+  int link;          /* the full-duplex link this port belongs to */
+  double rate_Bps;   /* line rate, bytes per second */
+  double latency_s;  /* propagation delay of the link */
+  uint8_t is_up;     /* peer is at a higher level */
+  uint8_t is_nvlink; /* an intra-node NVLink port: never part of the fabric's counters */
 };
 
 struct topo_link {
@@ -69,8 +69,7 @@ struct topo {
 struct topo *topo_new(void);
 int topo_add_node(struct topo *t, const char *name, topo_node_kind kind, int level, int index, int line);
 int topo_find_node(const struct topo *t, const char *name);
-int topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double latency_s, const char *name,
-                  int line);
+int topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double latency_s, const char *name, int line);
 /* Sorts ports by node, fills the GPU maps, numbers leaves and computes down-sets. Returns 0, or -1
  * with a message in err (a GPU without NIC, a switch without level, ...). */
 int topo_finalize(struct topo *t, char *err, size_t errlen);

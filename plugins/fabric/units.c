@@ -12,24 +12,50 @@ struct suffix {
 };
 
 /* Longest suffixes first within each prefix so that "Gbps" is not read as "G" + "bps". */
-static const struct suffix rate_suffixes[] = {
-    {"Tbps", 1e12 / 8}, {"Gbps", 1e9 / 8},  {"Mbps", 1e6 / 8},  {"kbps", 1e3 / 8}, {"Kbps", 1e3 / 8},
-    {"bps", 1.0 / 8},   {"Tb/s", 1e12 / 8}, {"Gb/s", 1e9 / 8},  {"Mb/s", 1e6 / 8}, {"kb/s", 1e3 / 8},
-    {"b/s", 1.0 / 8},   {"TBps", 1e12},     {"GBps", 1e9},      {"MBps", 1e6},     {"kBps", 1e3},
-    {"KBps", 1e3},      {"Bps", 1.0},       {"TB/s", 1e12},     {"GB/s", 1e9},     {"MB/s", 1e6},
-    {"kB/s", 1e3},      {"B/s", 1.0},       {"Tibps", 1099511627776.0 / 8},
-    {"Gibps", 1073741824.0 / 8},            {"Mibps", 1048576.0 / 8},
-    {"GiBps", 1073741824.0},                {"MiBps", 1048576.0},
-    {NULL, 0}};
+static const struct suffix rate_suffixes[] = { { "Tbps", 1e12 / 8 },
+                                               { "Gbps", 1e9 / 8 },
+                                               { "Mbps", 1e6 / 8 },
+                                               { "kbps", 1e3 / 8 },
+                                               { "Kbps", 1e3 / 8 },
+                                               { "bps", 1.0 / 8 },
+                                               { "Tb/s", 1e12 / 8 },
+                                               { "Gb/s", 1e9 / 8 },
+                                               { "Mb/s", 1e6 / 8 },
+                                               { "kb/s", 1e3 / 8 },
+                                               { "b/s", 1.0 / 8 },
+                                               { "TBps", 1e12 },
+                                               { "GBps", 1e9 },
+                                               { "MBps", 1e6 },
+                                               { "kBps", 1e3 },
+                                               { "KBps", 1e3 },
+                                               { "Bps", 1.0 },
+                                               { "TB/s", 1e12 },
+                                               { "GB/s", 1e9 },
+                                               { "MB/s", 1e6 },
+                                               { "kB/s", 1e3 },
+                                               { "B/s", 1.0 },
+                                               { "Tibps", 1099511627776.0 / 8 },
+                                               { "Gibps", 1073741824.0 / 8 },
+                                               { "Mibps", 1048576.0 / 8 },
+                                               { "GiBps", 1073741824.0 },
+                                               { "MiBps", 1048576.0 },
+                                               { NULL, 0 } };
 
-static const struct suffix time_suffixes[] = {
-    {"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0},
-    {"min", 60.0}, {"h", 3600.0}, {NULL, 0}};
+static const struct suffix time_suffixes[] = { { "ps", 1e-12 }, { "ns", 1e-9 },  { "us", 1e-6 },  { "ms", 1e-3 },
+                                               { "s", 1.0 },    { "min", 60.0 }, { "h", 3600.0 }, { NULL, 0 } };
 
-static const struct suffix size_suffixes[] = {
-    {"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0}, {"KiB", 1024.0},
-    {"TB", 1e12},             {"GB", 1e9},           {"MB", 1e6},        {"kB", 1e3},
-    {"KB", 1e3},              {"B", 1.0},            {"", 1.0},          {NULL, 0}};
+static const struct suffix size_suffixes[] = { { "TiB", 1099511627776.0 },
+                                               { "GiB", 1073741824.0 },
+                                               { "MiB", 1048576.0 },
+                                               { "KiB", 1024.0 },
+                                               { "TB", 1e12 },
+                                               { "GB", 1e9 },
+                                               { "MB", 1e6 },
+                                               { "kB", 1e3 },
+                                               { "KB", 1e3 },
+                                               { "B", 1.0 },
+                                               { "", 1.0 },
+                                               { NULL, 0 } };
 
 static int parse_with(const char *text, const struct suffix *table, double *out)
 {
@@ -83,15 +109,11 @@ int unit_parse_number(const char *text, double *value)
 int unit_parse(unit_kind kind, const char *text, double *value)
 {
   switch (kind) {
-  case UNIT_BYTES:
-    return unit_parse_size(text, value);
-  case UNIT_SECONDS:
-    return unit_parse_time(text, value);
-  case UNIT_BPS:
-    return unit_parse_rate(text, value);
+  case UNIT_BYTES: return unit_parse_size(text, value);
+  case UNIT_SECONDS: return unit_parse_time(text, value);
+  case UNIT_BPS: return unit_parse_rate(text, value);
   case UNIT_NONE:
-  default:
-    return unit_parse_number(text, value);
+  default: return unit_parse_number(text, value);
   }
 }
 
@@ -150,15 +172,11 @@ const char *unit_parse_why(unit_kind kind, const char *text, char *buf, int bufl
 const char *unit_name(unit_kind kind)
 {
   switch (kind) {
-  case UNIT_BYTES:
-    return "B";
-  case UNIT_SECONDS:
-    return "s";
-  case UNIT_BPS:
-    return "B/s";
+  case UNIT_BYTES: return "B";
+  case UNIT_SECONDS: return "s";
+  case UNIT_BPS: return "B/s";
   case UNIT_NONE:
-  default:
-    return "";
+  default: return "";
   }
 }
 
@@ -198,8 +216,6 @@ void unit_format(unit_kind kind, double value, char *buf, int buflen)
       snprintf(buf, buflen, "%gB", value);
     break;
   case UNIT_NONE:
-  default:
-    snprintf(buf, buflen, "%g", value);
-    break;
+  default: snprintf(buf, buflen, "%g", value); break;
   }
 }

@@ -17,8 +17,8 @@
 struct why_port {
   struct fab_flow **act; /* flows crossing it now */
   int n, cap;
-  int peak;              /* most flows at once */
-  long flows;            /* flows that crossed it */
+  int peak;   /* most flows at once */
+  long flows; /* flows that crossed it */
   double tag_bytes[FAB_MAX_TAGS];
 };
 
@@ -28,14 +28,14 @@ struct fab_why {
   int *fidx;              /* per port: its index in fport, -1 for NVLink */
   int nf;
   long edges, edges_shared;
-  int paths_known;        /* flow paths are the packets' paths (not per-packet adaptive routing) */
+  int paths_known; /* flow paths are the packets' paths (not per-packet adaptive routing) */
   /* heatmap */
   double bin_s;
-  double *samples;        /* [nf][2 * WHY_BINS] */
-  double *last_tx;        /* packet fidelity: tx_bytes at the previous sample */
+  double *samples; /* [nf][2 * WHY_BINS] */
+  double *last_tx; /* packet fidelity: tx_bytes at the previous sample */
   int nbins;
-  int sampled;            /* a sample was taken */
-  double last_s;          /* its date */
+  int sampled;   /* a sample was taken */
+  double last_s; /* its date */
 };
 
 static int is_switch_link(const struct topo *t, int p)
@@ -71,7 +71,8 @@ int fab_why_enable(struct fabric *fab)
   w->bin_s = WHY_FIRST_BIN_S;
   /* At packet fidelity a model that routes packet by packet (InfiniBand's adaptive routing keeps
    * packets in its switches and picks their ports) sends them off the flow's path. */
-  w->paths_known = fab->fidelity == FAB_FIDELITY_FLOW || (fab->model->choose_port == NULL && fab->model->next_packet == NULL);
+  w->paths_known =
+      fab->fidelity == FAB_FIDELITY_FLOW || (fab->model->choose_port == NULL && fab->model->next_packet == NULL);
   fab->why = w;
   return 0;
 }
@@ -373,8 +374,8 @@ int fab_why_write_json(struct fabric *fab, FILE *out, double end_s, const char *
   int rows = 0;
   while (rows < w->nf && rows < WHY_HEATMAP_LINKS && items[rows].key > 0)
     rows++;
-  fprintf(out, "  \"heatmap\": {\n    \"bin_s\": %s,\n    \"bins\": %d,\n    \"value\": \"%s\",\n", JSON_NUMBER(w->bin_s),
-          w->nbins,
+  fprintf(out, "  \"heatmap\": {\n    \"bin_s\": %s,\n    \"bins\": %d,\n    \"value\": \"%s\",\n",
+          JSON_NUMBER(w->bin_s), w->nbins,
           fab->fidelity == FAB_FIDELITY_FLOW ? "mean of the utilisation at each bin's sampling dates"
                                              : "bytes sent in the bin over the line rate x the bin");
   fprintf(out, "    \"links\": [");

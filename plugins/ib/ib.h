@@ -25,9 +25,9 @@ const struct fab_model *ib_model(void);
 void ib_register_params(void);
 
 /* Getters on a fabric running the ib model (0 on other fabrics). */
-double sg_ib_get_credit_stall_time(const struct fabric *fab);            /* all ports, seconds */
-double sg_ib_get_port_stall_time(const struct fabric *fab, int port);   /* one port, seconds */
-double sg_ib_get_port_peak_buffer(const struct fabric *fab, int port);  /* bytes, buffer fed by port */
+double sg_ib_get_credit_stall_time(const struct fabric *fab);               /* all ports, seconds */
+double sg_ib_get_port_stall_time(const struct fabric *fab, int port);       /* one port, seconds */
+double sg_ib_get_port_peak_buffer(const struct fabric *fab, int port);      /* bytes, buffer fed by port */
 int32_t sg_ib_get_port_credits(const struct fabric *fab, int port, int vl); /* free 64-byte blocks */
 uint64_t sg_ib_get_ar_decisions(const struct fabric *fab);
 

@@ -20,6 +20,5 @@ void ib_credit_consume(struct ib_credit *c, int32_t blocks)
 void ib_credit_return(struct ib_credit *c, int32_t blocks)
 {
   c->free_blocks += blocks;
-  SGF_CHECK(c->free_blocks <= c->max_blocks, "ib: %d credits for a %d-block buffer", c->free_blocks,
-            c->max_blocks);
+  SGF_CHECK(c->free_blocks <= c->max_blocks, "ib: %d credits for a %d-block buffer", c->free_blocks, c->max_blocks);
 }

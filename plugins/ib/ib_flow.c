@@ -24,7 +24,6 @@
 #include "ib_internal.h"
 #include "check.h"
 
-
 double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow)
 {
   const struct ib_state *st = ib__state(fab);
@@ -208,11 +207,11 @@ static void *scratch_reserve(void *buf, size_t *cap, size_t need, size_t size)
  * ib/ar-imbalance (0.067) and the exponent of V are fitted to packet fidelity (docs/ib.md, "AR
  * imbalance", with the held-out checks). */
 struct ar_leg {
-  int32_t src_leaf, dst_leaf;  /* first and last switch of the part's path */
-  int32_t nic;                 /* first port of the path: the sending NIC's */
-  int32_t flow;                /* index in the component */
-  int32_t shared;              /* another source leaf sends to dst_leaf */
-  double demand;               /* the part's share of its NIC's line rate, scaled down when the NIC's
+  int32_t src_leaf, dst_leaf; /* first and last switch of the part's path */
+  int32_t nic;                /* first port of the path: the sending NIC's */
+  int32_t flow;               /* index in the component */
+  int32_t shared;             /* another source leaf sends to dst_leaf */
+  double demand;              /* the part's share of its NIC's line rate, scaled down when the NIC's
                                   parts together ask for more than that line rate */
 };
 
@@ -240,8 +239,7 @@ static double erlang_c(int servers, double offered)
 
 /* The loss of one source leaf, legs[lo, hi) (sorted by destination leaf), up its `ports` up-ports
  * of total capacity `capacity`; `coefficient` is ib/ar-imbalance. */
-static double leaf_loss(double coefficient, const struct ar_leg *leg, size_t lo, size_t hi, int ports,
-                        double capacity)
+static double leaf_loss(double coefficient, const struct ar_leg *leg, size_t lo, size_t hi, int ports, double capacity)
 {
   double total = 0, sum_sq = 0, shared = 0;
   for (size_t k = lo; k < hi; k++)
@@ -276,11 +274,11 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     const struct topo_port *first = &t->ports[f->path[0]];
     if (ib__flow_parts(f) <= 1 || f->hops < 3 || first->is_nvlink)
       continue;
-    leg[m] = (struct ar_leg){.src_leaf = first->peer_node,
-                             .dst_leaf = t->ports[f->path[f->hops - 1]].node,
-                             .nic = f->path[0],
-                             .flow = (int32_t)i,
-                             .demand = first->rate_Bps / ib__flow_parts(f)};
+    leg[m] = (struct ar_leg){ .src_leaf = first->peer_node,
+                              .dst_leaf = t->ports[f->path[f->hops - 1]].node,
+                              .nic = f->path[0],
+                              .flow = (int32_t)i,
+                              .demand = first->rate_Bps / ib__flow_parts(f) };
     st->nic_demand[leg[m].nic] += leg[m].demand;
     m++;
   }
@@ -309,7 +307,8 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     /* with one up-port there is no choice to get wrong */
     double loss = ports < 2 ? 0 : fmax(0, leaf_loss(st->p.ar_imbalance, leg, lo, hi, ports, capacity));
     for (size_t k = lo; k < hi; k++)
-      st->stats.ar_derates += fabric_port_set_capacity(fab, leg[k].nic, (1 - loss) * fabric_port_payload_rate(fab, leg[k].nic));
+      st->stats.ar_derates +=
+          fabric_port_set_capacity(fab, leg[k].nic, (1 - loss) * fabric_port_payload_rate(fab, leg[k].nic));
   }
   /* A NIC without spread flows any more gets its line rate back when it is next in a recomputed
    * component. */
@@ -324,8 +323,7 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
 
 /* The hop of the flow's bottleneck port (saturated, the flow among its largest), or -1 when
  * its own cap limits it. */
-static int bottleneck_hop(const struct fabric *fab, const struct ib_state *st, const struct fab_flow *f,
-                          double own_cap)
+static int bottleneck_hop(const struct fabric *fab, const struct ib_state *st, const struct fab_flow *f, double own_cap)
 {
   const double eps = 1e-6;
   if (own_cap > 0 && f->rate_Bps >= own_cap * (1 - eps))
@@ -340,10 +338,10 @@ static int bottleneck_hop(const struct fabric *fab, const struct ib_state *st, c
 
 /* One flow crossing one switch input buffer (upstream port, VL). */
 struct crossing {
-  int64_t buffer;   /* port x num_vls + VL */
-  int64_t unit;     /* what the upstream port's arbiter serves in turn: the flow at a NIC, the input port at a switch */
-  int32_t flow;     /* index in the active set */
-  int32_t blocked;  /* the flow's bottleneck is further downstream */
+  int64_t buffer;  /* port x num_vls + VL */
+  int64_t unit;    /* what the upstream port's arbiter serves in turn: the flow at a NIC, the input port at a switch */
+  int32_t flow;    /* index in the active set */
+  int32_t blocked; /* the flow's bottleneck is further downstream */
 };
 
 static int crossing_order(const void *a, const void *b)
@@ -447,8 +445,8 @@ void ib__on_rates(struct fabric *fab)
             continue;
           const struct fab_flow *f = flows[c[k].flow];
           double share = grant / (double)(e - u);
-          int binding = share < f->rate_Bps * (1 - 1e-6) ||
-                        (f->rate_cap_Bps > 0 && share < f->rate_Bps * (1 + 1e-6) && share >= f->rate_cap_Bps * (1 - 1e-6));
+          int binding = share < f->rate_Bps * (1 - 1e-6) || (f->rate_cap_Bps > 0 && share < f->rate_Bps * (1 + 1e-6) &&
+                                                             share >= f->rate_cap_Bps * (1 - 1e-6));
           if (binding && share < st->cap_limit[c[k].flow])
             st->cap_limit[c[k].flow] = share;
         }

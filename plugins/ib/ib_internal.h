@@ -39,16 +39,16 @@ struct ib_params {
 
 /* Counters of a run (summary.json). */
 struct ib_stats {
-  double credit_stall_s;       /* port-seconds with a packet ready and no credit for it */
-  double peak_buffer_bytes;    /* largest occupancy of one input buffer (one VL) */
-  int peak_buffer_port;        /* the port feeding it (-1: none) */
+  double credit_stall_s;    /* port-seconds with a packet ready and no credit for it */
+  double peak_buffer_bytes; /* largest occupancy of one input buffer (one VL) */
+  int peak_buffer_port;     /* the port feeding it (-1: none) */
   int peak_buffer_vl;
-  uint64_t ar_decisions;       /* packets routed adaptively at a switch with several ports */
-  uint64_t ar_deviations;      /* ... that left by another port than the D-mod-K table's */
-  uint64_t credit_updates;     /* flow-control credit returns */
-  uint64_t ct_caps;            /* flow fidelity: flows capped as congestion-tree victims */
-  uint64_t window_caps;        /* flow fidelity: flows capped by the credit window */
-  uint64_t ar_derates;         /* flow fidelity: NIC capacities set for the AR imbalance */
+  uint64_t ar_decisions;   /* packets routed adaptively at a switch with several ports */
+  uint64_t ar_deviations;  /* ... that left by another port than the D-mod-K table's */
+  uint64_t credit_updates; /* flow-control credit returns */
+  uint64_t ct_caps;        /* flow fidelity: flows capped as congestion-tree victims */
+  uint64_t window_caps;    /* flow fidelity: flows capped by the credit window */
+  uint64_t ar_derates;     /* flow fidelity: NIC capacities set for the AR imbalance */
 };
 
 /* A FIFO of packets: an input buffer (one upstream port, one VL) at a switch. */
@@ -73,19 +73,19 @@ struct ib_credit_due {
 
 /* Per port (the egress side of one link direction) and the input buffer it feeds. */
 struct ib_port {
-  struct ib_credit credit[IB_MAX_VLS];  /* the downstream input buffer's free blocks per VL */
-  struct ib_fifo *in[IB_MAX_VLS];       /* packets received through this port, waiting at the peer switch:
+  struct ib_credit credit[IB_MAX_VLS];    /* the downstream input buffer's free blocks per VL */
+  struct ib_fifo *in[IB_MAX_VLS];         /* packets received through this port, waiting at the peer switch:
                                            one FIFO, or one per output of the peer (VOQ) */
-  double occupancy[IB_MAX_VLS];         /* bytes held in that input buffer, arrival to departure */
-  double out_load;                      /* bytes in this node's input buffers routed to this port */
-  struct ib_waitq wait[IB_MAX_VLS];     /* inputs of this node whose head goes out here */
-  struct ib_vlarb_state arb;            /* VL arbitration of this output */
-  double stall_since;                   /* start of the current credit stall, -1 when none */
-  double stall_s;                       /* credit stall time of this port */
-  double peak_occupancy;                /* largest occupancy of the buffer it feeds (any VL) */
-  uint8_t credited;                     /* an InfiniBand link (not NVLink) */
-  uint8_t kick_pending;                 /* a deferred kick is scheduled */
-  uint8_t due_armed;                    /* the first credit return due is in the calendar */
+  double occupancy[IB_MAX_VLS];           /* bytes held in that input buffer, arrival to departure */
+  double out_load;                        /* bytes in this node's input buffers routed to this port */
+  struct ib_waitq wait[IB_MAX_VLS];       /* inputs of this node whose head goes out here */
+  struct ib_vlarb_state arb;              /* VL arbitration of this output */
+  double stall_since;                     /* start of the current credit stall, -1 when none */
+  double stall_s;                         /* credit stall time of this port */
+  double peak_occupancy;                  /* largest occupancy of the buffer it feeds (any VL) */
+  uint8_t credited;                       /* an InfiniBand link (not NVLink) */
+  uint8_t kick_pending;                   /* a deferred kick is scheduled */
+  uint8_t due_armed;                      /* the first credit return due is in the calendar */
   uint32_t due_first, due_count, due_cap; /* credit returns due, in (time, seq) order (circular) */
   struct ib_credit_due *due;
 };
@@ -108,22 +108,22 @@ struct ib_state {
   struct ib_fifo *fifo_pool;
   struct ib_lft lft;
   /* flow fidelity */
-  double *port_sum;      /* scratch: sum of rates per port */
-  double *port_max;      /* scratch: largest rate per port */
+  double *port_sum;           /* scratch: sum of rates per port */
+  double *port_max;           /* scratch: largest rate per port */
   struct crossing *crossings; /* scratch: flows crossing switch input buffers */
   size_t cap_crossings;
-  double *cap_limit;     /* scratch: per active flow, its new cap */
+  double *cap_limit; /* scratch: per active flow, its new cap */
   size_t cap_limits;
-  struct ar_leg *legs;   /* scratch: spread parts, by source and destination leaf */
+  struct ar_leg *legs; /* scratch: spread parts, by source and destination leaf */
   size_t cap_legs;
-  double *nic_demand;    /* scratch: per NIC port, the line-rate demand of its spread parts */
-  int32_t *dst_source;   /* scratch: per node, -1 or the one source leaf sending to it, -2 several */
-  double rates_time;     /* date of the last congestion-tree pass */
-  int rates_rounds;      /* passes at that date */
+  double *nic_demand;  /* scratch: per NIC port, the line-rate demand of its spread parts */
+  int32_t *dst_source; /* scratch: per node, -1 or the one source leaf sending to it, -2 several */
+  double rates_time;   /* date of the last congestion-tree pass */
+  int rates_rounds;    /* passes at that date */
   /* time series */
   struct ib_sample *samples;
   size_t n_samples, cap_samples;
-  uint8_t *series_on;    /* per port: sampled */
+  uint8_t *series_on; /* per port: sampled */
   int sampler_running;
   /* credit returns not yet applied, all ports; the latest one's place in the order */
   uint64_t due_total;

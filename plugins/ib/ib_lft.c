@@ -31,7 +31,7 @@ int ib_lft_init(struct ib_lft *l, const struct topo *t)
         l->rank[peer->index] = leaf * per_leaf + pos++;
     }
   }
-  int up[IB_LFT_MAX_LEVELS] = {0};
+  int up[IB_LFT_MAX_LEVELS] = { 0 };
   for (int i = 0; i < t->n_nodes; i++) {
     const struct topo_node *n = &t->nodes[i];
     if (n->kind != TOPO_SWITCH || n->level <= 0 || n->level >= IB_LFT_MAX_LEVELS || up[n->level] > 0)

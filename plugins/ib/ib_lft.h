@@ -18,8 +18,8 @@
 #define IB_LFT_MAX_LEVELS 8
 
 struct ib_lft {
-  int *rank;                       /* GPU index -> rank in leaf-major order */
-  int divisor[IB_LFT_MAX_LEVELS];  /* per switch level: product of the up-port counts below it */
+  int *rank;                      /* GPU index -> rank in leaf-major order */
+  int divisor[IB_LFT_MAX_LEVELS]; /* per switch level: product of the up-port counts below it */
 };
 
 /* Computes the ranks and divisors. Returns 0, or -1 if out of memory. */

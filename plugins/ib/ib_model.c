@@ -148,8 +148,9 @@ static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
   fabric_write_counter(out, indent, "ib_peak_buffer_bytes", packet, st->stats.peak_buffer_bytes);
   if (st->stats.peak_buffer_port >= 0) {
     int p = st->stats.peak_buffer_port;
-    fabric_write_json_name(out, indent, "ib_peak_buffer_at", "%s input from %s, VL %d", t->nodes[t->ports[p].peer_node].name,
-                           t->nodes[t->ports[p].node].name, st->stats.peak_buffer_vl);
+    fabric_write_json_name(out, indent, "ib_peak_buffer_at", "%s input from %s, VL %d",
+                           t->nodes[t->ports[p].peer_node].name, t->nodes[t->ports[p].node].name,
+                           st->stats.peak_buffer_vl);
   }
   fabric_write_counter(out, indent, "ib_buffer_per_vl_bytes", 1, st->p.buffer_bytes);
   fabric_write_counter(out, indent, "ib_credit_per_vl_bytes", 1, (double)st->p.buffer_blocks * st->p.block_bytes);
@@ -190,8 +191,7 @@ static int ib_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const ch
   fprintf(f, "time_s,port,buffer_bytes,free_credits\n");
   for (size_t i = 0; i < st->n_samples; i++) {
     port_name(t, st->samples[i].port, name, sizeof name);
-    fprintf(f, "%.12g,%s,%.17g,%d\n", st->samples[i].time_s, name, st->samples[i].buffer_bytes,
-            st->samples[i].credits);
+    fprintf(f, "%.12g,%s,%.17g,%d\n", st->samples[i].time_s, name, st->samples[i].buffer_bytes, st->samples[i].credits);
   }
   failed = ferror(f);
   return fclose(f) != 0 || failed ? -1 : 0;
@@ -211,22 +211,22 @@ static double ib__recovery_delay(struct fabric *fab, int up)
 }
 
 static const struct fab_model ib_model_ops = {
-    .name = "ib",
-    .init = ib_init,
-    .fini = ib_fini,
-    .flow_start = ib_flow_start,
-    .may_send = ib__may_send,
-    .next_packet = ib__next_packet,
-    .on_transmit = ib__on_transmit,
-    .on_tx_done = ib__on_tx_done,
-    .on_arrive = ib__on_arrive,
-    .on_rates = ib__on_rates,
-    .on_event = ib__on_event,
-    .on_idle = ib__on_idle,
-    .write_counters = ib_write_counters,
-    .write_series = ib_write_series,
-    .flow_path = ib__flow_path,
-    .recovery_delay = ib__recovery_delay,
+  .name = "ib",
+  .init = ib_init,
+  .fini = ib_fini,
+  .flow_start = ib_flow_start,
+  .may_send = ib__may_send,
+  .next_packet = ib__next_packet,
+  .on_transmit = ib__on_transmit,
+  .on_tx_done = ib__on_tx_done,
+  .on_arrive = ib__on_arrive,
+  .on_rates = ib__on_rates,
+  .on_event = ib__on_event,
+  .on_idle = ib__on_idle,
+  .write_counters = ib_write_counters,
+  .write_series = ib_write_series,
+  .flow_path = ib__flow_path,
+  .recovery_delay = ib__recovery_delay,
 };
 
 const struct fab_model *ib_model(void) { return &ib_model_ops; }

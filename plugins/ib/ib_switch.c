@@ -91,7 +91,7 @@ static void due_push(struct ib_state *st, struct ib_port *ip, double time, uint6
     ip->due_cap = cap;
   }
   ip->due[(ip->due_first + ip->due_count) & (ip->due_cap - 1)] =
-      (struct ib_credit_due){.time = time, .seq = seq, .blocks = blocks, .vl = vl};
+      (struct ib_credit_due){ .time = time, .seq = seq, .blocks = blocks, .vl = vl };
   ip->due_count++;
   st->due_total++;
   if (time >= st->due_last_time) {
@@ -404,10 +404,7 @@ void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg)
     st->ports[arg].kick_pending = 0;
     fabric_port_kick(fab, (int)arg);
     break;
-  case IB_EV_SAMPLE:
-    ib__sample(fab);
-    break;
-  default:
-    sgf_fatal(__FILE__, __LINE__, "ib: unknown event kind %d", (int)kind);
+  case IB_EV_SAMPLE: ib__sample(fab); break;
+  default: sgf_fatal(__FILE__, __LINE__, "ib: unknown event kind %d", (int)kind);
   }
 }

@@ -36,7 +36,7 @@ int ib_vlarb_parse(struct ib_vlarb_table *tab, int t, const char *text, int num_
       snprintf(err, errlen, "more than %d entries", IB_VLARB_ENTRIES);
       return -1;
     }
-    tab->entry[t][tab->count[t]++] = (struct ib_vlarb_entry){(uint8_t)vl, (uint8_t)weight};
+    tab->entry[t][tab->count[t]++] = (struct ib_vlarb_entry){ (uint8_t)vl, (uint8_t)weight };
     p = *end == ',' ? end + 1 : end;
   }
   return 0;
@@ -46,7 +46,7 @@ void ib_vlarb_equal(struct ib_vlarb_table *tab, int t, int num_vls, uint8_t weig
 {
   tab->count[t] = num_vls;
   for (int v = 0; v < num_vls; v++)
-    tab->entry[t][v] = (struct ib_vlarb_entry){(uint8_t)v, weight};
+    tab->entry[t][v] = (struct ib_vlarb_entry){ (uint8_t)v, weight };
 }
 
 int ib_vlarb_serves(const struct ib_vlarb_table *tab, int vl)
@@ -93,8 +93,8 @@ int ib_vlarb_pick(const struct ib_vlarb_table *tab, struct ib_vlarb_state *s, ui
    * limit x 4 KB were sent since the low table last had its opportunity (the last packet may
    * overrun); 0 is not "never": a single high-priority packet goes, then the low table gets
    * its opportunity. 255: no limit. */
-  int over_limit = tab->high_limit < 255 &&
-                   (tab->high_limit == 0 ? s->high_bytes > 0 : s->high_bytes >= 4096 * tab->high_limit);
+  int over_limit =
+      tab->high_limit < 255 && (tab->high_limit == 0 ? s->high_bytes > 0 : s->high_bytes >= 4096 * tab->high_limit);
   int t = high && !(low && over_limit) ? 0 : low ? 1 : -1;
   if (t < 0)
     return -1;
@@ -131,8 +131,8 @@ int ib_sl2vl_parse(uint8_t map[IB_NUM_SLS], const char *text, int num_vls, char 
       return -1;
     }
     if (vl < 0 || vl >= num_vls) {
-      snprintf(err, errlen, "maps SL %d to VL %ld but only VLs 0 to %d exist (ib/num-vls is %d)", s, vl,
-               num_vls - 1, num_vls);
+      snprintf(err, errlen, "maps SL %d to VL %ld but only VLs 0 to %d exist (ib/num-vls is %d)", s, vl, num_vls - 1,
+               num_vls);
       return -1;
     }
     map[s] = (uint8_t)vl;

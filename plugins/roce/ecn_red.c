@@ -1,8 +1,7 @@
 /* RED-style ECN marking of ecn_red.h. */
 #include "ecn_red.h"
 
-void ecn_red_scale(struct ecn_red_params *out, const struct ecn_red_params *ref, double ref_rate_Bps,
-                   double rate_Bps)
+void ecn_red_scale(struct ecn_red_params *out, const struct ecn_red_params *ref, double ref_rate_Bps, double rate_Bps)
 {
   double k = ref_rate_Bps > 0 ? rate_Bps / ref_rate_Bps : 1;
   out->kmin_B = ref->kmin_B * k;

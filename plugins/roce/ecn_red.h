@@ -22,8 +22,7 @@ struct ecn_stats {
 };
 
 /* Parameters of a port of rate rate_Bps from thresholds given at ref_rate_Bps. */
-void ecn_red_scale(struct ecn_red_params *out, const struct ecn_red_params *ref, double ref_rate_Bps,
-                   double rate_Bps);
+void ecn_red_scale(struct ecn_red_params *out, const struct ecn_red_params *ref, double ref_rate_Bps, double rate_Bps);
 double ecn_red_probability(const struct ecn_red_params *p, double queue_B);
 /* Decides with the uniform draw u in [0,1); returns 1 to mark. */
 int ecn_red_mark(const struct ecn_red_params *p, struct ecn_stats *s, double queue_B, double u);

@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 enum gbn_verdict {
-  GBN_ACCEPT,        /* the expected PSN: deliver */
-  GBN_DUPLICATE,     /* already delivered: discard */
-  GBN_OUT_OF_ORDER,  /* a gap: discard (a NACK was already sent for this gap) */
-  GBN_NACK,          /* a gap seen first: discard and NACK expected_psn */
+  GBN_ACCEPT,       /* the expected PSN: deliver */
+  GBN_DUPLICATE,    /* already delivered: discard */
+  GBN_OUT_OF_ORDER, /* a gap: discard (a NACK was already sent for this gap) */
+  GBN_NACK,         /* a gap seen first: discard and NACK expected_psn */
 };
 
 struct gbn_rx {
@@ -20,16 +20,16 @@ struct gbn_rx {
 };
 
 struct gbn_tx {
-  uint32_t next_new_psn;   /* first PSN never sent */
-  double rewind_s;         /* date of the last go-back (-1: none) */
-  uint32_t rewind_psn;     /* PSN it went back to */
+  uint32_t next_new_psn; /* first PSN never sent */
+  double rewind_s;       /* date of the last go-back (-1: none) */
+  uint32_t rewind_psn;   /* PSN it went back to */
 };
 
 struct gbn_stats {
-  uint64_t nacks;            /* NACKs sent */
-  uint64_t discarded;        /* out-of-order and duplicate packets discarded */
-  uint64_t timeouts;         /* go-backs after a retransmission timeout */
-  double retransmitted_B;    /* bytes sent again */
+  uint64_t nacks;         /* NACKs sent */
+  uint64_t discarded;     /* out-of-order and duplicate packets discarded */
+  uint64_t timeouts;      /* go-backs after a retransmission timeout */
+  double retransmitted_B; /* bytes sent again */
 };
 
 void gbn_rx_init(struct gbn_rx *rx);

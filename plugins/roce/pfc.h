@@ -32,12 +32,12 @@ enum pfc_threshold_kind { PFC_STATIC = 0, PFC_DYNAMIC = 1 };
 enum pfc_admit { PFC_ADMIT_DROP = 0, PFC_ADMIT_SHARED = 1, PFC_ADMIT_HEADROOM = 2 };
 
 struct pfc_params {
-  int enabled;             /* 0: lossy, a full buffer drops */
-  int kind;                /* enum pfc_threshold_kind */
-  double xoff_B, xon_B;    /* static thresholds */
-  double alpha;            /* dynamic threshold factor */
-  double resume_offset_B;  /* dynamic: XON = XOFF - offset */
-  double quanta;           /* pause quanta in a PAUSE frame (512 bit times each) */
+  int enabled;            /* 0: lossy, a full buffer drops */
+  int kind;               /* enum pfc_threshold_kind */
+  double xoff_B, xon_B;   /* static thresholds */
+  double alpha;           /* dynamic threshold factor */
+  double resume_offset_B; /* dynamic: XON = XOFF - offset */
+  double quanta;          /* pause quanta in a PAUSE frame (512 bit times each) */
 };
 
 struct pfc_pg {
@@ -47,8 +47,8 @@ struct pfc_pg {
 };
 
 struct pfc_stats {
-  uint64_t pause_sent;   /* PAUSE frames, refreshes included */
-  uint64_t resume_sent;  /* XON frames */
+  uint64_t pause_sent;        /* PAUSE frames, refreshes included */
+  uint64_t resume_sent;       /* XON frames */
   uint64_t headroom_overflow; /* drops with PFC on: headroom too small */
 };
 

@@ -58,10 +58,10 @@ double roce_dcqcn_floor_fraction(const struct dcqcn_params *p, double line_Bps, 
 {
   struct roce_flow rf;
   memset(&rf, 0, sizeof rf);
-  struct dcqcn_stats stats = {0};
+  struct dcqcn_stats stats = { 0 };
   dcqcn_init(p, &rf.cc, line_Bps);
   rf.last_cnp_s = -1;
-  struct cnp_queue q = {0};
+  struct cnp_queue q = { 0 };
   double span = span_of(p, line_Bps, cnp_interval_s, feedback_s), measure_from = span / 2;
   /* Bound the work where the span holds too many packets (a very long timer at a high rate):
    * the machine is periodic long before that. */

@@ -65,7 +65,8 @@ int roce_fluid_init(struct fabric *fab)
   rs->fluid.cur_n = calloc(n, sizeof(uint32_t));
   rs->fluid.sig_sum = calloc(n, sizeof(uint64_t));
   rs->fluid.cur_sum = calloc(n, sizeof(uint64_t));
-  if (!rs->fluid.arrival_Bps || !rs->fluid.nic_flows || !rs->fluid.slot || !rs->fluid.q_settled || !rs->fluid.sig_n || !rs->fluid.cur_n || !rs->fluid.sig_sum || !rs->fluid.cur_sum)
+  if (!rs->fluid.arrival_Bps || !rs->fluid.nic_flows || !rs->fluid.slot || !rs->fluid.q_settled || !rs->fluid.sig_n ||
+      !rs->fluid.cur_n || !rs->fluid.sig_sum || !rs->fluid.cur_sum)
     return -1;
   for (size_t p = 0; p < n; p++)
     rs->fluid.slot[p] = -1;
@@ -215,8 +216,8 @@ void roce_fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n)
 {
   struct roce_state *rs = roce__state(fab);
   const struct topo *t = fab->topo;
-  double *demand = rs->fluid.arrival_Bps;   /* per port: arrival at line rate */
-  double *nic_n = rs->fluid.nic_flows; /* per NIC port: flows */
+  double *demand = rs->fluid.arrival_Bps; /* per port: arrival at line rate */
+  double *nic_n = rs->fluid.nic_flows;    /* per NIC port: flows */
   for (size_t i = 0; i < n; i++)
     if (flows[i]->model_data && ((struct roce_flow *)flows[i]->model_data)->line_port >= 0)
       nic_n[flows[i]->path[0]] += 1;
@@ -243,7 +244,8 @@ void roce_fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n)
       int p = f->path[h];
       if (rs->fluid.cur_n[p] == 0)
         continue; /* already handled */
-      if (is_fluid_port(fab, p) && (rs->fluid.cur_n[p] != rs->fluid.sig_n[p] || rs->fluid.cur_sum[p] != rs->fluid.sig_sum[p])) {
+      if (is_fluid_port(fab, p) &&
+          (rs->fluid.cur_n[p] != rs->fluid.sig_n[p] || rs->fluid.cur_sum[p] != rs->fluid.sig_sum[p])) {
         if (demand[p] > t->ports[p].rate_Bps * (1 + 1e-9)) {
           if (rs->fluid.slot[p] < 0)
             port_enter(fab, p);
@@ -371,7 +373,8 @@ static int machine_settle(struct fabric *fab, uint64_t window)
   uint64_t k = rs->fluid.step;
   if (k - rs->fluid.window_start < 16 * window)
     for (size_t j = 0; j < rs->fluid.n_flows; j++)
-      if (rs->fluid.flows[j]->fluid.cuts_win < 2 && rs->fluid.flows[j]->cc.rc_Bps < rs->fluid.flows[j]->fluid.nic_share_Bps)
+      if (rs->fluid.flows[j]->fluid.cuts_win < 2 &&
+          rs->fluid.flows[j]->cc.rc_Bps < rs->fluid.flows[j]->fluid.nic_share_Bps)
         return 0;
   const double span = (double)(k - rs->fluid.window_start) * rs->cfg.fluid_step_s;
   for (size_t s = 0; s < rs->fluid.n_ports; s++)
@@ -470,8 +473,8 @@ static void ode_settle(struct fabric *fab)
   const double tol = rs->cfg.fluid_settle, mtu = fab->mtu;
   uint64_t k = rs->fluid.step;
   for (size_t s = 0; s < rs->fluid.n_ports; s++) /* busy at the fixed point (sum a = C)? */
-    rs->fluid.ports[s].at_line = fabs(rs->fluid.ports[s].arrival_Bps - rs->fluid.ports[s].capacity_Bps) >
-                              tol * rs->fluid.ports[s].capacity_Bps;
+    rs->fluid.ports[s].at_line =
+        fabs(rs->fluid.ports[s].arrival_Bps - rs->fluid.ports[s].capacity_Bps) > tol * rs->fluid.ports[s].capacity_Bps;
   for (size_t j = 0; j < rs->fluid.n_flows; j++) {
     struct roce_flow *rf = rs->fluid.flows[j];
     mark_flow_ports(rs, rf, rf->fluid.rc_max - rf->fluid.rc_min <= tol * rf->fluid.rc_max,

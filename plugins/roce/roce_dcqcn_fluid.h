@@ -17,35 +17,35 @@ struct roce_flow;
 struct roce_fluid_flow {
   double rc_hist[ROCE_FLUID_HIST]; /* ode: RC at the last steps, for RC(t - tau*); machine: the
                                          departure rate (FIFO service) at the last steps */
-  double marks;          /* machine: expected marks since the NP could last send a CNP */
-  double win_bytes;      /* machine: bytes sent in the current settle window */
-  double prev_mean;      /* machine: mean rate over the previous settle window (-1: none) */
-  uint32_t cuts_win;     /* machine: rate cuts in the current settle window */
-  double base_cap_Bps;   /* its cap without the fluid model (loss; 0: none) */
-  double nic_share_Bps;  /* line rate / flows sharing its NIC: its arrival rate bound */
-  double scale;          /* FIFO service / sending rate at its transient ports (last step) */
-  double rc_min, rc_max; /* RC range over the current settle window */
-  uint8_t lag;           /* tau* in steps */
-  uint8_t seen;          /* on_rates has seen it */
-  uint8_t in;            /* crosses a bottleneck in transient */
+  double marks;                    /* machine: expected marks since the NP could last send a CNP */
+  double win_bytes;                /* machine: bytes sent in the current settle window */
+  double prev_mean;                /* machine: mean rate over the previous settle window (-1: none) */
+  uint32_t cuts_win;               /* machine: rate cuts in the current settle window */
+  double base_cap_Bps;             /* its cap without the fluid model (loss; 0: none) */
+  double nic_share_Bps;            /* line rate / flows sharing its NIC: its arrival rate bound */
+  double scale;                    /* FIFO service / sending rate at its transient ports (last step) */
+  double rc_min, rc_max;           /* RC range over the current settle window */
+  uint8_t lag;                     /* tau* in steps */
+  uint8_t seen;                    /* on_rates has seen it */
+  uint8_t in;                      /* crosses a bottleneck in transient */
 };
 
 /* A switch egress port whose flows are integrated by the fluid model. */
 struct roce_fluid_port {
   int32_t port;
   double capacity_Bps;
-  double q_B;            /* fluid queue */
-  double arrival_Bps;    /* sum of the arrival rates of its flows (last step) */
+  double q_B;                     /* fluid queue */
+  double arrival_Bps;             /* sum of the arrival rates of its flows (last step) */
   double p_hist[ROCE_FLUID_HIST]; /* marking probability at the last steps */
   uint64_t enter_step;
   double enter_s;
-  double q_min, q_max;   /* range over the current settle window */
-  int at_line;           /* settle check: not at the fixed point, every flow back at its NIC share */
-  double win_served;     /* machine: bytes served in the current settle window */
-  uint32_t n_flows;      /* fluid flows crossing it (last step) */
-  uint8_t held;          /* PFC holds its senders: the queue is at the PFC bound and oversubscribed */
-  double win_q;          /* machine: integral of the queue over the current settle window */
-  double win_arr;        /* machine: bytes that arrived in the current settle window */
+  double q_min, q_max; /* range over the current settle window */
+  int at_line;         /* settle check: not at the fixed point, every flow back at its NIC share */
+  double win_served;   /* machine: bytes served in the current settle window */
+  uint32_t n_flows;    /* fluid flows crossing it (last step) */
+  uint8_t held;        /* PFC holds its senders: the queue is at the PFC bound and oversubscribed */
+  double win_q;        /* machine: integral of the queue over the current settle window */
+  double win_arr;      /* machine: bytes that arrived in the current settle window */
 };
 
 /* Counters, all estimates (written as *_est and fluid_* at flow fidelity). */
@@ -61,22 +61,22 @@ struct roce_fluid_stats {
 };
 
 struct roce_dcqcn_fluid {
-  double *arrival_Bps;     /* per port, arrival at line rate of the flows crossing it */
-  double *nic_flows; /* per NIC port, its flows */
+  double *arrival_Bps;           /* per port, arrival at line rate of the flows crossing it */
+  double *nic_flows;             /* per NIC port, its flows */
   struct roce_fluid_port *ports; /* bottlenecks in transient */
   size_t n_ports, cap_ports;
-  int32_t *slot;      /* per port: its index in ports (-1: not in transient) */
-  double *q_settled;  /* per port: standing queue its last transient left (fixed point q*) */
-  uint32_t *sig_n, *cur_n;   /* per port: flows crossing it, at the last check and now */
+  int32_t *slot;               /* per port: its index in ports (-1: not in transient) */
+  double *q_settled;           /* per port: standing queue its last transient left (fixed point q*) */
+  uint32_t *sig_n, *cur_n;     /* per port: flows crossing it, at the last check and now */
   uint64_t *sig_sum, *cur_sum; /* per port: sum of their ids, at the last check and now */
-  struct roce_flow **flows;      /* flows crossing a bottleneck in transient */
-  uint32_t *gens;                /* their generations */
+  struct roce_flow **flows;    /* flows crossing a bottleneck in transient */
+  uint32_t *gens;              /* their generations */
   size_t n_flows, cap_flows;
   uint64_t starts, last_starts; /* flows started (flow_start), at the last check */
-  size_t last_n;      /* active flows at the last check */
-  uint64_t step;      /* steps since the start */
-  uint64_t window_start; /* step that opened the current settle window */
-  int armed;          /* a step is scheduled */
+  size_t last_n;                /* active flows at the last check */
+  uint64_t step;                /* steps since the start */
+  uint64_t window_start;        /* step that opened the current settle window */
+  int armed;                    /* a step is scheduled */
   struct roce_fluid_stats stats;
 };
 

@@ -23,9 +23,9 @@ struct roce_fifo_flow {
 };
 
 struct roce_fifo {
-  double *nic_flows;        /* per port: flows leaving this NIC port (within a pass) */
-  double *arrival_Bps;      /* per port: arrival rate of the pass's flows (within a sweep) */
-  struct fab_flow **comp;   /* the flows of a pass, in active-set order */
+  double *nic_flows;      /* per port: flows leaving this NIC port (within a pass) */
+  double *arrival_Bps;    /* per port: arrival rate of the pass's flows (within a sweep) */
+  struct fab_flow **comp; /* the flows of a pass, in active-set order */
   size_t comp_cap;
 };
 

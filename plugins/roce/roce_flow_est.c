@@ -17,8 +17,8 @@ int roce_est_init(struct roce_est *e, int n_ports)
   e->port_held_since_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_held_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_offered_Bps = calloc((size_t)n_ports + 1, sizeof(double));
-  return e->port_marks && e->port_paused_s && e->port_fraction && e->port_since_s && e->port_held &&
-                 e->port_held_now && e->port_held_since_s && e->port_held_s && e->port_offered_Bps
+  return e->port_marks && e->port_paused_s && e->port_fraction && e->port_since_s && e->port_held && e->port_held_now &&
+                 e->port_held_since_s && e->port_held_s && e->port_offered_Bps
              ? 0
              : -1;
 }
@@ -168,8 +168,7 @@ void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flo
     for (int h = 1; h < f->hops; h++) {
       int p = f->path[h];
       const struct topo_port *tp = &fab->topo->ports[p];
-      if (tp->is_nvlink || !fabric_port_saturated(fab, p) ||
-          e->port_offered_Bps[p] <= tp->rate_Bps * (1 + 1e-9))
+      if (tp->is_nvlink || !fabric_port_saturated(fab, p) || e->port_offered_Bps[p] <= tp->rate_Bps * (1 + 1e-9))
         continue;
       double payload = fabric_port_capacity(fab, p) / tp->rate_Bps;
       if (f->rate_cap_Bps == 0 || f->rate_Bps < f->rate_cap_Bps * payload * (1 - 1e-6))

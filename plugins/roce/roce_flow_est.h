@@ -32,7 +32,7 @@ struct roce_est_flow {
   double packets_per_s; /* packets sent (each a mark at each marked hop) */
   double cnps_per_s;
   double cuts_per_s;
-  uint8_t marked_mask;  /* the hops that mark (bit h: the egress path[h]) */
+  uint8_t marked_mask; /* the hops that mark (bit h: the egress path[h]) */
 };
 
 struct roce_est {

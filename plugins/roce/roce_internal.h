@@ -40,50 +40,49 @@ enum roce_event {
   ROCE_EV_SPREAD,        /* flow fidelity: a pause onset is due, recompute the caps (ptr: struct roce_state) */
 };
 
-
 struct roce_config {
   struct pfc_params pfc;
-  int headroom_mode;        /* 0 mlx5, 1 hpcc, 2 fixed */
+  int headroom_mode; /* 0 mlx5, 1 hpcc, 2 fixed */
   double headroom_fixed_B;
-  double buffer_B;          /* shared buffer per switch */
-  double frame_overhead_B;  /* wire bytes per packet beyond the payload (headers, FCS, preamble, IFG) */
-  double lossy_alpha;       /* PFC off: egress queue limit alpha x free buffer (dynamic threshold) */
-  int priority;             /* the lossless priority of RoCE traffic */
+  double buffer_B;         /* shared buffer per switch */
+  double frame_overhead_B; /* wire bytes per packet beyond the payload (headers, FCS, preamble, IFG) */
+  double lossy_alpha;      /* PFC off: egress queue limit alpha x free buffer (dynamic threshold) */
+  int priority;            /* the lossless priority of RoCE traffic */
   int ecn_enabled;
   struct ecn_red_params ecn_ref;
   double ecn_ref_rate_Bps;
-  int dcqcn_preset;         /* enum roce_dcqcn_preset */
-  double dcqcn_scale;       /* paper-scaled: NIC line rate / 40 Gb/s (1 otherwise) */
+  int dcqcn_preset;   /* enum roce_dcqcn_preset */
+  double dcqcn_scale; /* paper-scaled: NIC line rate / 40 Gb/s (1 otherwise) */
   struct dcqcn_params dcqcn;
-  double cnp_interval_s;    /* NP: at most one CNP per flow per interval (0: every mark) */
+  double cnp_interval_s; /* NP: at most one CNP per flow per interval (0: every mark) */
   int qps_per_conn;
   uint64_t ecmp_seed;
-  double drop_rate;         /* per link traversal */
+  double drop_rate; /* per link traversal */
   double rto_s;
-  long trace_flow;          /* flow id to trace, -1 none */
-  int trace_port;           /* port to trace, -1 none */
+  long trace_flow; /* flow id to trace, -1 none */
+  int trace_port;  /* port to trace, -1 none */
   double trace_interval_s;
-  int fluid;                /* flow fidelity: integrate the DCQCN fluid model in transients */
-  double fluid_step_s;      /* its fixed integration step */
-  int fluid_ode;            /* reaction point: 0 the dcqcn.c machine on expected marks, 1 the CoNEXT'16 ODE */
-  double fluid_settle;      /* relative RC range over a window below which a transient ends */
-  int flow_fifo;            /* flow fidelity without the fluid model: FIFO shares (roce_fifo.c) */
-  int flow_spread;          /* and PFC pause spreading (roce_spread.c) */
+  int fluid;           /* flow fidelity: integrate the DCQCN fluid model in transients */
+  double fluid_step_s; /* its fixed integration step */
+  int fluid_ode;       /* reaction point: 0 the dcqcn.c machine on expected marks, 1 the CoNEXT'16 ODE */
+  double fluid_settle; /* relative RC range over a window below which a transient ends */
+  int flow_fifo;       /* flow fidelity without the fluid model: FIFO shares (roce_fifo.c) */
+  int flow_spread;     /* and PFC pause spreading (roce_spread.c) */
 };
 
 /* Per topology port. The ingress side (pg) is used at switches: traffic arriving from this
  * port's peer. The egress side (pause) is the PAUSE state of this port as a transmitter. */
 struct roce_port {
   struct pfc_pg pg[FAB_MAX_QUEUES];
-  double headroom_B;                 /* ingress headroom per PG */
-  struct ecn_red_params ecn;         /* egress marking at this port's rate */
-  double paused_until[FAB_MAX_QUEUES];/* egress: paused until this date (0: not) */
+  double headroom_B;                   /* ingress headroom per PG */
+  struct ecn_red_params ecn;           /* egress marking at this port's rate */
+  double paused_until[FAB_MAX_QUEUES]; /* egress: paused until this date (0: not) */
   double pause_start_s[FAB_MAX_QUEUES];
   uint8_t is_paused[FAB_MAX_QUEUES];
   uint8_t expire_armed[FAB_MAX_QUEUES];
   uint8_t refresh_armed[FAB_MAX_QUEUES];
   uint64_t pauses_received;
-  double paused_s;                    /* total paused time of this egress port */
+  double paused_s; /* total paused time of this egress port */
 };
 
 struct roce_switch {
@@ -95,29 +94,29 @@ struct roce_switch {
 
 struct roce_flow {
   struct fab_flow *flow;
-  uint32_t gen;             /* bumped at reuse: stale events compare it */
-  int32_t line_port;        /* NIC port */
+  uint32_t gen;      /* bumped at reuse: stale events compare it */
+  int32_t line_port; /* NIC port */
   struct dcqcn_vars cc;
   struct gbn_rx rx;
   struct gbn_tx tx;
-  double last_cnp_s;        /* NP: last CNP sent (-1: none) */
-  double nack_sent_s;       /* the NACK in flight: when sent, */
-  uint32_t nack_psn;        /* and for which PSN */
+  double last_cnp_s;  /* NP: last CNP sent (-1: none) */
+  double nack_sent_s; /* the NACK in flight: when sent, */
+  uint32_t nack_psn;  /* and for which PSN */
   double alpha_due_s, rate_due_s;
   uint8_t alpha_armed, rate_armed, rto_armed;
-  double progress_s;        /* retransmission timer's origin: the last ACK that advanced the window
+  double progress_s;  /* retransmission timer's origin: the last ACK that advanced the window
                                (acceptance + reverse path), or the send of the first packet
                                outstanding after none was */
-  double ack_delay_s;       /* reverse-path latency of its ACKs (-1: not computed yet) */
-  int32_t inflight;         /* packets in the network */
+  double ack_delay_s; /* reverse-path latency of its ACKs (-1: not computed yet) */
+  int32_t inflight;   /* packets in the network */
   double last_trace_s;
-  double last_tx_s;         /* NIC pacing: date and size of the flow's last packet */
+  double last_tx_s; /* NIC pacing: date and size of the flow's last packet */
   double last_tx_B;
   struct roce_fluid_flow fluid; /* flow fidelity, fluid DCQCN (roce_dcqcn_fluid.c); cc holds RC, RT, alpha */
-  struct roce_fifo_flow fifo; /* flow fidelity, FIFO shares (roce_fifo.c) */
-  struct roce_est_flow est;   /* flow fidelity, estimated marks and CNPs (roce_flow_est.c) */
-  uint8_t spread_entered;     /* flow fidelity: counted on its links by pause spreading */
-  double fl_loss_cap_Bps;   /* flow fidelity: its go-back-N goodput cap (0: none; -1: not computed yet) */
+  struct roce_fifo_flow fifo;   /* flow fidelity, FIFO shares (roce_fifo.c) */
+  struct roce_est_flow est;     /* flow fidelity, estimated marks and CNPs (roce_flow_est.c) */
+  uint8_t spread_entered;       /* flow fidelity: counted on its links by pause spreading */
+  double fl_loss_cap_Bps;       /* flow fidelity: its go-back-N goodput cap (0: none; -1: not computed yet) */
   struct roce_flow *free_next;
 };
 
@@ -153,15 +152,14 @@ struct roce_state {
   struct roce_stats stats;
   struct roce_series flow_series, port_series;
   /* flow fidelity */
-  struct roce_fifo fifo;     /* FIFO shares (roce_fifo.c) */
-  struct roce_spread spread; /* PFC pause spreading (roce_spread.c) */
+  struct roce_fifo fifo;        /* FIFO shares (roce_fifo.c) */
+  struct roce_spread spread;    /* PFC pause spreading (roce_spread.c) */
   struct fab_flow **fl_changed; /* roce_flow.c: the flows whose cap a pass changed */
   size_t fl_changed_cap;
-  struct roce_dcqcn_fluid fluid; /* fluid DCQCN (roce_dcqcn_fluid.c) */
+  struct roce_dcqcn_fluid fluid;  /* fluid DCQCN (roce_dcqcn_fluid.c) */
   struct roce_floor_cache floors; /* DCQCN floor fractions (roce_dcqcn_floor.c) */
   struct roce_est est;            /* estimated counters (roce_flow_est.c) */
 };
-
 
 static inline struct roce_state *roce__state(const struct fabric *fab) { return fab->model_state; }
 

@@ -308,9 +308,7 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
   const struct dcqcn_params *p = &rs->cfg.dcqcn;
   struct fab_flow *flow = rf->flow;
   switch (kind) {
-  case ROCE_EV_CNP:
-    rp_cnp(fab, rf);
-    break;
+  case ROCE_EV_CNP: rp_cnp(fab, rf); break;
   case ROCE_EV_NACK:
     if (gbn_tx_on_nack(&rf->tx, rf->nack_psn, rf->nack_sent_s, fab->now))
       fabric_flow_rewind(fab, flow, rf->nack_psn);
@@ -357,8 +355,7 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
     if (rf->rate_armed)
       arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
     break;
-  default:
-    sgf_fatal(__FILE__, __LINE__, "roce: unknown event kind %d", (int)kind);
+  default: sgf_fatal(__FILE__, __LINE__, "roce: unknown event kind %d", (int)kind);
   }
 }
 
@@ -398,7 +395,11 @@ static double paused_total(const struct fabric *fab)
 /* name: {"switch->peer": value, ...} over the ports whose value is above 0 (rounded, with
  * integer). value(fab, values, port) reads it (value NULL: an empty map). */
 typedef double (*port_value_fn)(const struct fabric *fab, const double *values, int port);
-static double value_at(const struct fabric *fab, const double *values, int port) { (void)fab; return values[port]; }
+static double value_at(const struct fabric *fab, const double *values, int port)
+{
+  (void)fab;
+  return values[port];
+}
 static double peak_queue_at(const struct fabric *fab, const double *values, int port)
 {
   (void)values;
@@ -478,8 +479,8 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
     fabric_write_counter(out, in, "fluid_transients", fluid, (double)rs->fluid.stats.transients);
     fabric_write_counter(out, in, "fluid_steps", fluid, (double)rs->fluid.stats.steps);
     if (fifo_est) {
-      write_port_map(out, in, fab, "ecn_marks_est_per_port", rs->cfg.ecn_enabled ? value_at : NULL,
-                     rs->est.port_marks, 1);
+      write_port_map(out, in, fab, "ecn_marks_est_per_port", rs->cfg.ecn_enabled ? value_at : NULL, rs->est.port_marks,
+                     1);
       write_port_map(out, in, fab, "pfc_paused_s_est_per_port", rs->cfg.pfc.enabled ? value_at : NULL,
                      rs->est.port_paused_s, 0);
       write_port_map(out, in, fab, "dcqcn_held_s_est_per_port", held ? value_at : NULL, rs->est.port_held_s, 0);
@@ -519,22 +520,22 @@ static double roce_recovery_delay(struct fabric *fab, int up)
 }
 
 static const struct fab_model g_roce_model = {
-    .name = "roce",
-    .recovery_delay = roce_recovery_delay,
-    .init = roce_init,
-    .fini = roce_fini,
-    .flow_start = roce_flow_start,
-    .flow_done = roce_flow_done,
-    .may_send = roce_may_send,
-    .on_transmit = roce_on_transmit,
-    .on_tx_done = roce_on_tx_done,
-    .on_arrive = roce_on_arrive,
-    .on_injected = roce_on_injected,
-    .before_fill = roce_before_fill,
-    .on_rates = roce_on_rates,
-    .on_event = roce_on_event,
-    .write_counters = roce_write_counters,
-    .write_series = roce_write_series,
+  .name = "roce",
+  .recovery_delay = roce_recovery_delay,
+  .init = roce_init,
+  .fini = roce_fini,
+  .flow_start = roce_flow_start,
+  .flow_done = roce_flow_done,
+  .may_send = roce_may_send,
+  .on_transmit = roce_on_transmit,
+  .on_tx_done = roce_on_tx_done,
+  .on_arrive = roce_on_arrive,
+  .on_injected = roce_on_injected,
+  .before_fill = roce_before_fill,
+  .on_rates = roce_on_rates,
+  .on_event = roce_on_event,
+  .write_counters = roce_write_counters,
+  .write_series = roce_write_series,
 };
 
 const struct fab_model *roce_model(void) { return &g_roce_model; }
@@ -571,7 +572,8 @@ double sg_roce_get_fluid_queue(const struct fabric *fab, int port) { return roce
 int sg_roce_get_flow_estimates(struct fabric *fab, double *marks, double *cnps, double *cuts, double *paused_s)
 {
   struct roce_state *rs = roce__state(fab);
-  if (fab->fidelity != FAB_FIDELITY_FLOW || !rs->cfg.flow_fifo || (rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF))
+  if (fab->fidelity != FAB_FIDELITY_FLOW || !rs->cfg.flow_fifo ||
+      (rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF))
     return -1;
   roce_est_flush(fab, &rs->est);
   *marks = rs->est.marks, *cnps = rs->est.cnps, *cuts = rs->est.cuts, *paused_s = rs->est.paused_s;

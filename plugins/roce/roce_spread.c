@@ -97,8 +97,9 @@ static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_
       if (!s->was_paused[u] || s->onset_s[u] <= 0) { /* a new episode */
         int node = t->ports[flows[i]->path[h + 1]].node;
         double free_B = rs->cfg.buffer_B - rs->switches[node].headroom_total_B, g = s->pg_growth[u];
-        double delay = rs->cfg.pfc.kind == PFC_STATIC ? rs->cfg.pfc.xoff_B / g
-                                                       : rs->cfg.pfc.alpha * free_B / (g + rs->cfg.pfc.alpha * s->sw_growth[u]);
+        double delay = rs->cfg.pfc.kind == PFC_STATIC
+                           ? rs->cfg.pfc.xoff_B / g
+                           : rs->cfg.pfc.alpha * free_B / (g + rs->cfg.pfc.alpha * s->sw_growth[u]);
         s->onset_s[u] = fab->now + (g > 0 && isfinite(delay) ? delay : 0);
       }
       s->onset_seen[u] = pass;
@@ -153,7 +154,8 @@ void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_f
     for (int h = 0; h < flows[i]->hops; h++) {
       int u = flows[i]->path[h], e = s->spread_e[u];
       if (e >= 0 && s->spread_on[u] > 0 && s->victim_cap[u] == 0)
-        s->victim_cap[u] = fabric_port_payload_rate(fab, e) / s->spread_in[e] / s->spread_on[u]; /* payload, as caps are */
+        s->victim_cap[u] =
+            fabric_port_payload_rate(fab, e) / s->spread_in[e] / s->spread_on[u]; /* payload, as caps are */
     }
   spread_onsets(fab, s, flows, n);
 }

@@ -11,14 +11,14 @@
 
 struct roce_spread {
   /* within a pass (zero again after it) */
-  double *arrival_Bps;  /* per port: arrival rate (line rate at the NIC, FIFO shares downstream) */
-  double *victim_cap;   /* per port u: rate of the paused link u (0: not paused) */
-  double *backlog_B;    /* per port e: bytes a congested egress cannot drain */
-  double *pg_growth;    /* per port u: growth of the ingress PG it feeds at a congested egress (B/s) */
-  double *sw_growth;    /* per port u: growth of that egress's queue, the switch's shared use (B/s) */
-  double *spread_on;    /* per port u: flows crossing it toward a congested egress e */
-  double *spread_in;    /* per port e: the paused links feeding it */
-  int32_t *spread_e;    /* per port u: the congested egress it feeds (-1: none) */
+  double *arrival_Bps; /* per port: arrival rate (line rate at the NIC, FIFO shares downstream) */
+  double *victim_cap;  /* per port u: rate of the paused link u (0: not paused) */
+  double *backlog_B;   /* per port e: bytes a congested egress cannot drain */
+  double *pg_growth;   /* per port u: growth of the ingress PG it feeds at a congested egress (B/s) */
+  double *sw_growth;   /* per port u: growth of that egress's queue, the switch's shared use (B/s) */
+  double *spread_on;   /* per port u: flows crossing it toward a congested egress e */
+  double *spread_in;   /* per port e: the paused links feeding it */
+  int32_t *spread_e;   /* per port u: the congested egress it feeds (-1: none) */
   /* kept across passes */
   double *onset_s;      /* per port u: date its pause starts in the current episode */
   uint64_t *onset_seen; /* per port u: the pass that last saw it paused (within a pass: seen) */

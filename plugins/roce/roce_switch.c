@@ -23,10 +23,10 @@ void roce__switch_init(struct fabric *fab)
     /* hpcc: the response term is the switch latency: a cut-through switch admits a packet (and
      * decides XOFF) a switch latency after its head arrived, so the upstream port's bytes reach
      * the buffer that much later than they left it; the upstream port itself stops at once. */
-    rp->headroom_B = rs->cfg.headroom_mode == 0   ? pfc_headroom_mlx5(tp->rate_Bps, tp->latency_s, fab->mtu)
-                     : rs->cfg.headroom_mode == 1 ? pfc_headroom_hpcc(tp->rate_Bps, tp->latency_s,
-                                                                      fab->switch_latency_s, fab->mtu)
-                                                  : rs->cfg.headroom_fixed_B;
+    rp->headroom_B = rs->cfg.headroom_mode == 0 ? pfc_headroom_mlx5(tp->rate_Bps, tp->latency_s, fab->mtu)
+                     : rs->cfg.headroom_mode == 1
+                         ? pfc_headroom_hpcc(tp->rate_Bps, tp->latency_s, fab->switch_latency_s, fab->mtu)
+                         : rs->cfg.headroom_fixed_B;
     if (rp->headroom_B < fab->mtu)
       rp->headroom_B = fab->mtu;
     if (rs->cfg.pfc.enabled)
@@ -42,7 +42,7 @@ void roce__series_add(struct roce_series *s, double t, double a, double b, doubl
     s->cap = s->cap ? 2 * s->cap : 1024;
     s->rows = sgf_xrealloc(s->rows, s->cap * sizeof *s->rows);
   }
-  s->rows[s->n++] = (struct roce_trace_row){t, a, b, c};
+  s->rows[s->n++] = (struct roce_trace_row){ t, a, b, c };
   s->last_s = t;
 }
 
@@ -109,9 +109,7 @@ void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int pr
     }
     break;
   }
-  case ROCE_EV_RESUME_ARRIVE:
-    pause_end(fab, rp, port, prio);
-    break;
+  case ROCE_EV_RESUME_ARRIVE: pause_end(fab, rp, port, prio); break;
   case ROCE_EV_PAUSE_EXPIRE:
     rp->expire_armed[prio] = 0;
     if (!rp->is_paused[prio])
@@ -128,8 +126,7 @@ void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int pr
     if (rp->pg[prio].is_xoff)
       send_pause(fab, port, prio);
     break;
-  default:
-    sgf_fatal(__FILE__, __LINE__, "roce: unknown switch event kind %d", (int)kind);
+  default: sgf_fatal(__FILE__, __LINE__, "roce: unknown switch event kind %d", (int)kind);
   }
 }
 
@@ -183,8 +180,8 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     send_pause(fab, ingress, pkt->queue);
   }
   if (egress == rs->cfg.trace_port)
-    roce__series_add(&rs->port_series, fab->now, fab->ports[egress].total_queued + bytes, rs->ports[egress].is_paused[pkt->queue],
-                     sw->used_B, rs->cfg.trace_interval_s);
+    roce__series_add(&rs->port_series, fab->now, fab->ports[egress].total_queued + bytes,
+                     rs->ports[egress].is_paused[pkt->queue], sw->used_B, rs->cfg.trace_interval_s);
   return FAB_ARRIVE_FORWARD;
 }
 

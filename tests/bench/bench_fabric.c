@@ -53,13 +53,13 @@ static double now_s(void)
 struct measure {
   int ok;
   char err[256];
-  double setup_s;   /* platform_load + fabric_new */
-  double load_s;    /* platform_load alone */
-  double run_s;     /* fabric_post of every flow + fabric_run */
-  double sim_s;     /* simulated time at the end */
+  double setup_s; /* platform_load + fabric_new */
+  double load_s;  /* platform_load alone */
+  double run_s;   /* fabric_post of every flow + fabric_run */
+  double sim_s;   /* simulated time at the end */
   double events, packets, hops, flows_done, rate_updates;
-  double rss_mb;    /* filled by the parent from wait4 */
-  double wall_s;    /* cli: the whole process, filled by the parent */
+  double rss_mb; /* filled by the parent from wait4 */
+  double wall_s; /* cli: the whole process, filled by the parent */
 };
 
 /* ---- the permutation ---- */
@@ -82,7 +82,7 @@ struct bench_case {
   char platform[512];
   double bytes;
   fab_fidelity fidelity;
-  int cli;            /* also time the CLI on it */
+  int cli; /* also time the CLI on it */
 };
 
 struct options {
@@ -323,10 +323,7 @@ static void fmt_rate(char *buf, size_t len, double v, const char *unit)
     snprintf(buf, len, "%.1f %s", v, unit);
 }
 
-static int matches(const char *name)
-{
-  return g_opt.only == NULL || strstr(name, g_opt.only) != NULL;
-}
+static int matches(const char *name) { return g_opt.only == NULL || strstr(name, g_opt.only) != NULL; }
 
 static int platform_gpus(const char *path)
 {
@@ -397,9 +394,9 @@ int main(int argc, char **argv)
 
   struct bench_case cases[32];
   int n_cases = 0;
-  static const char *platforms[] = {"ft2-128", "rail-1024"};
-  static const double sizes[] = {1e6, 16e6};
-  static const char *size_names[] = {"1MB", "16MB"};
+  static const char *platforms[] = { "ft2-128", "rail-1024" };
+  static const double sizes[] = { 1e6, 16e6 };
+  static const char *size_names[] = { "1MB", "16MB" };
   for (int f = 0; f < 2; f++)
     for (int p = 0; p < 2; p++)
       for (int s = 0; s < 2; s++) {

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       abort(); /* every refusal names the file */
     return 0;
   }
-  int used[16] = {0};
+  int used[16] = { 0 };
   for (int r = 0; r < 16; r++) {
     if (map[r] < 0 || map[r] >= 16 || used[map[r]]++)
       abort();

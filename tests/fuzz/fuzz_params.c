@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     param_set_cfg(set, line, err, sizeof err);
   }
   /* A fabric per model and fidelity: the models' own checks of the values. */
-  const struct fab_model *models[] = {ib_model(), roce_model()};
+  const struct fab_model *models[] = { ib_model(), roce_model() };
   for (int m = 0; m < 2; m++)
     for (int fid = 0; fid < 2; fid++) {
       struct topo *t = topo_single_switch(2, 12.5e9, 1e-6, 300e-9);

@@ -10,7 +10,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   char *text = fuzz_string(data, size);
-  const unit_kind kinds[] = {UNIT_NONE, UNIT_BYTES, UNIT_SECONDS, UNIT_BPS};
+  const unit_kind kinds[] = { UNIT_NONE, UNIT_BYTES, UNIT_SECONDS, UNIT_BPS };
   for (int k = 0; k < 4; k++) {
     double value = -42;
     char why[64], formatted[64];

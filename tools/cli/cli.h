@@ -31,7 +31,10 @@ struct cli_option {
   const char *help;    /* one line for --help; NULL: not listed (an alias listed elsewhere) */
 };
 /* The last row of every table. */
-#define CLI_TABLE_END {NULL, 0, CLI_FLAG, 0, NULL, NULL}
+#define CLI_TABLE_END                                                                                                  \
+  {                                                                                                                    \
+    NULL, 0, CLI_FLAG, 0, NULL, NULL                                                                                   \
+  }
 
 /* What cli_next() returns besides an option's id (ids are >= 0). */
 enum { CLI_DONE = -1, CLI_ERROR = -2, CLI_POSITIONAL = -3, CLI_HELP = -4 };
@@ -42,7 +45,7 @@ struct cli {
   const char *prog; /* "sgfabric run": the prefix of every message */
   int argc;
   char **argv;
-  int next;         /* index of the next argument to read */
+  int next; /* index of the next argument to read */
   int only_positional;
   const struct cli_option *tables[CLI_MAX_TABLES];
   int n_tables;

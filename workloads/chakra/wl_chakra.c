@@ -54,26 +54,26 @@ enum cnode_kind { CN_NOOP, CN_COMPUTE, CN_COLL, CN_SEND, CN_RECV };
 /* One node of a rank's graph, as imported. */
 struct cnode {
   uint64_t id;
-  long offset;           /* byte offset of its message in the file (messages) */
+  long offset; /* byte offset of its message in the file (messages) */
   enum cnode_kind kind;
   enum wl_coll coll;
-  int group;             /* CN_COLL: index in the process-group table, -1 for every rank */
-  int peer;              /* CN_SEND: destination rank; CN_RECV: source rank */
-  uint32_t tag;          /* CN_SEND/CN_RECV: comm_tag */
-  double bytes;          /* CN_COLL/CN_SEND/CN_RECV: comm_size */
+  int group;                           /* CN_COLL: index in the process-group table, -1 for every rank */
+  int peer;                            /* CN_SEND: destination rank; CN_RECV: source rank */
+  uint32_t tag;                        /* CN_SEND/CN_RECV: comm_tag */
+  double bytes;                        /* CN_COLL/CN_SEND/CN_RECV: comm_size */
   double duration_s, flops, mem_bytes; /* CN_COMPUTE */
   int ndeps;
-  int *deps;             /* node indices (resolved ids) */
-  int op;                /* op id emitted for it, -1 for none */
-  int async;             /* its op is asynchronous (dependents must wait for it) */
-  int *eff, neff;        /* CN_NOOP: the asynchronous ops it stands for (its dependencies') */
+  int *deps;      /* node indices (resolved ids) */
+  int op;         /* op id emitted for it, -1 for none */
+  int async;      /* its op is asynchronous (dependents must wait for it) */
+  int *eff, neff; /* CN_NOOP: the asynchronous ops it stands for (its dependencies') */
 };
 
 struct crank {
   char *path;
   int n, cap;
   struct cnode *nodes;
-  int *order;            /* topological order, node indices */
+  int *order; /* topological order, node indices */
   int coll_count[WL_GROUP_COUNT];
 };
 
@@ -92,9 +92,9 @@ struct importer {
   struct crank *ranks;
   int npg, cap_pg;
   struct pgroup *pg;
-  int n_mem_nodes;       /* MEM_LOAD/MEM_STORE nodes, not modelled */
-  int n_host_colls;      /* CPU-side collective calls without comm_type/comm_size */
-  int n_missing_ctrl;    /* ctrl_deps on ids the file does not have, ignored */
+  int n_mem_nodes;    /* MEM_LOAD/MEM_STORE nodes, not modelled */
+  int n_host_colls;   /* CPU-side collective calls without comm_type/comm_size */
+  int n_missing_ctrl; /* ctrl_deps on ids the file does not have, ignored */
   char version[64];
 };
 
@@ -139,17 +139,15 @@ static int attr_int(struct importer *im, const struct crank *r, long off, const 
   case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL: *v = a->bool_val ? 1 : 0; return 1;
   case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL:
   case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FIXED64_VAL: {
-    uint64_t u = a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL ? a->uint64_val
-                                                                                     : a->fixed64_val;
+    uint64_t u = a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL ? a->uint64_val : a->fixed64_val;
     if (u > (uint64_t)INT64_MAX)
-      return failf(im, "%s: byte %ld: node %" PRIu64 ": attribute %s = %" PRIu64 " is out of range",
-                   r->path, off, n->id, name, u);
+      return failf(im, "%s: byte %ld: node %" PRIu64 ": attribute %s = %" PRIu64 " is out of range", r->path, off,
+                   n->id, name, u);
     *v = (int64_t)u;
     return 1;
   }
   default:
-    return failf(im, "%s: byte %ld: node %" PRIu64 ": attribute %s has no integer value", r->path, off,
-                 n->id, name);
+    return failf(im, "%s: byte %ld: node %" PRIu64 ": attribute %s has no integer value", r->path, off, n->id, name);
   }
 }
 
@@ -167,8 +165,8 @@ static int attr_count(struct importer *im, const struct crank *r, long off, cons
     return 0;
   }
   if (*v < 0 || *v > max)
-    return failf(im, "%s: byte %ld: node %" PRIu64 ": %s = %" PRId64 " is out of range 0..%" PRId64,
-                 r->path, off, n->id, name, *v, max);
+    return failf(im, "%s: byte %ld: node %" PRIu64 ": %s = %" PRId64 " is out of range 0..%" PRId64, r->path, off,
+                 n->id, name, *v, max);
   return 1;
 }
 
@@ -178,8 +176,7 @@ static int attr_count(struct importer *im, const struct crank *r, long off, cons
  * Chakra's converter) or comm_group; none, "" or "0" is the default group of every rank, as in
  * ASTRA-sim's Workload::extract_comm_group. Returns the table index, -1 for every rank, -2 on
  * error. */
-static int node_group(struct importer *im, const struct crank *r, long off, const ChakraProtoMsg__Node *n,
-                      int rank)
+static int node_group(struct importer *im, const struct crank *r, long off, const ChakraProtoMsg__Node *n, int rank)
 {
   const ChakraProtoMsg__AttributeProto *a = attr_find(n, "pg_name");
   if (a == NULL)
@@ -189,8 +186,9 @@ static int node_group(struct importer *im, const struct crank *r, long off, cons
   char name[64];
   if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL) {
     if (strlen(a->string_val) >= sizeof name)
-      return failf(im, "%s: byte %ld: node %" PRIu64 ": process group name longer than %zu bytes",
-                   r->path, off, n->id, sizeof name - 1), -2;
+      return failf(im, "%s: byte %ld: node %" PRIu64 ": process group name longer than %zu bytes", r->path, off, n->id,
+                   sizeof name - 1),
+             -2;
     strcpy(name, a->string_val);
   } else {
     int64_t v;
@@ -357,12 +355,14 @@ static int map_node(struct importer *im, struct crank *r, int rank, long off, co
     case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL: c->coll = WL_COLL_ALLTOALL; break;
     case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST: c->coll = WL_COLL_BROADCAST; break;
     default: {
-      static const char *names[] = {"ALL_REDUCE", "REDUCE", "ALL_GATHER", "GATHER", "SCATTER",
-                                    "BROADCAST", "ALL_TO_ALL", "REDUCE_SCATTER",
-                                    "REDUCE_SCATTER_BLOCK", "BARRIER"};
-      return failf(im, "%s: byte %ld: node %" PRIu64 " ('%s'): collective %s (comm_type %" PRId64
-                       ") is not supported (supported: ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, "
-                       "ALL_TO_ALL, BROADCAST)",
+      static const char *names[] = { "ALL_REDUCE", "REDUCE",         "ALL_GATHER",
+                                     "GATHER",     "SCATTER",        "BROADCAST",
+                                     "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK",
+                                     "BARRIER" };
+      return failf(im,
+                   "%s: byte %ld: node %" PRIu64 " ('%s'): collective %s (comm_type %" PRId64
+                   ") is not supported (supported: ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, "
+                   "ALL_TO_ALL, BROADCAST)",
                    r->path, off, n->id, n->name ? n->name : "", v < 10 ? names[v] : "unknown", v);
     }
     }
@@ -387,15 +387,16 @@ static int map_node(struct importer *im, struct crank *r, int rank, long off, co
     if (!attr_find(n, self_key))
       self = rank;
     if (self != rank)
-      return failf(im, "%s: byte %ld: node %" PRIu64 ": a %s of rank %d has %s = %" PRId64, r->path, off,
-                   n->id, send ? "send" : "receive", rank, self_key, self);
+      return failf(im, "%s: byte %ld: node %" PRIu64 ": a %s of rank %d has %s = %" PRId64, r->path, off, n->id,
+                   send ? "send" : "receive", rank, self_key, self);
     if (peer == rank)
       return failf(im, "%s: byte %ld: node %" PRIu64 ": rank %d %s itself", r->path, off, n->id, rank,
                    send ? "sends to" : "receives from");
     if (peer >= im->nranks)
-      return failf(im, "%s: byte %ld: node %" PRIu64 " %s rank %" PRId64 ", but there are only %d rank files "
-                   "(%s.%" PRId64 ".et is missing)", r->path, off, n->id, send ? "sends to" : "receives from",
-                   peer, im->nranks, im->prefix, peer);
+      return failf(im,
+                   "%s: byte %ld: node %" PRIu64 " %s rank %" PRId64 ", but there are only %d rank files "
+                   "(%s.%" PRId64 ".et is missing)",
+                   r->path, off, n->id, send ? "sends to" : "receives from", peer, im->nranks, im->prefix, peer);
     c->peer = (int)peer;
     c->tag = attr_find(n, "comm_tag") ? (uint32_t)tag : 0;
     c->bytes = (double)v;
@@ -408,12 +409,8 @@ static int map_node(struct importer *im, struct crank *r, int rank, long off, co
     c->kind = CN_NOOP;
     return 0;
   case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
-  case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
-    c->kind = CN_NOOP;
-    return 0;
-  default:
-    return failf(im, "%s: byte %ld: node %" PRIu64 ": unknown node type %d", r->path, off, n->id,
-                 (int)n->type);
+  case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE: c->kind = CN_NOOP; return 0;
+  default: return failf(im, "%s: byte %ld: node %" PRIu64 ": unknown node type %d", r->path, off, n->id, (int)n->type);
   }
 }
 
@@ -426,7 +423,7 @@ static int read_rank(struct importer *im, int rank)
   if (load_file(r->path, &buf, &size, im->err, im->errlen) != 0)
     return -1;
   int rc = -1;
-  uint64_t (*ids)[2] = NULL;
+  uint64_t(*ids)[2] = NULL;
   uint64_t **rawdeps = NULL;
   int *nraw = NULL, *ndata = NULL, cap_raw = 0;
   if (size == 0) {
@@ -445,8 +442,8 @@ static int read_rank(struct importer *im, int rank)
       goto out;
     }
     if (len > (uint64_t)(size - pos)) {
-      failf(im, "%s: byte %ld: truncated: the message announces %" PRIu64 " bytes, %ld remain",
-            r->path, off, len, size - pos);
+      failf(im, "%s: byte %ld: truncated: the message announces %" PRIu64 " bytes, %ld remain", r->path, off, len,
+            size - pos);
       goto out;
     }
     if (msg == 0) {
@@ -537,7 +534,7 @@ static int read_rank(struct importer *im, int rank)
       goto out;
     }
     for (int k = 0; k < nraw[i]; k++) {
-      uint64_t key[2] = {rawdeps[i][k], 0};
+      uint64_t key[2] = { rawdeps[i][k], 0 };
       int lo = 0, hi = r->n;
       while (lo < hi) {
         int mid = (lo + hi) / 2;
@@ -554,7 +551,8 @@ static int read_rank(struct importer *im, int rank)
         continue;
       }
       if (lo == r->n || ids[lo][0] != key[0]) {
-        failf(im, "%s: byte %ld: node %" PRIu64 " has a data dependency on node %" PRIu64 ", which the file does not have",
+        failf(im,
+              "%s: byte %ld: node %" PRIu64 " has a data dependency on node %" PRIu64 ", which the file does not have",
               r->path, c->offset, c->id, key[0]);
         goto out;
       }
@@ -646,8 +644,8 @@ static int topo_sort(struct importer *im, struct crank *r)
     int first = 0;
     while (indeg[first] == 0)
       first++;
-    failf(im, "%s: byte %ld: dependency cycle: node %" PRIu64 " (and %d other nodes) can never start",
-          r->path, r->nodes[first].offset, r->nodes[first].id, n - nout - 1);
+    failf(im, "%s: byte %ld: dependency cycle: node %" PRIu64 " (and %d other nodes) can never start", r->path,
+          r->nodes[first].offset, r->nodes[first].id, n - nout - 1);
     goto out;
   }
   rc = 0;
@@ -692,11 +690,11 @@ static int find_layout(struct importer *im, struct wl_layout *l)
     for (int tp = 1; tp <= N / pp; tp++) {
       if ((N / pp) % tp)
         continue;
-      struct wl_layout c = {N, tp, pp, 1, N / (pp * tp), 1, 1};
+      struct wl_layout c = { N, tp, pp, 1, N / (pp * tp), 1, 1 };
       int ok = 1;
       for (int g = 0; g < im->npg && ok; g++) {
         struct pgroup *p = &im->pg[g];
-        static const enum wl_group kinds[] = {WL_GROUP_WORLD, WL_GROUP_TP, WL_GROUP_DP, WL_GROUP_PP};
+        static const enum wl_group kinds[] = { WL_GROUP_WORLD, WL_GROUP_TP, WL_GROUP_DP, WL_GROUP_PP };
         p->kind = WL_GROUP_NONE;
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && p->kind == WL_GROUP_NONE; k++)
           if (group_is(&c, kinds[k], p->members, p->n, tmp))
@@ -718,9 +716,10 @@ static int find_layout(struct importer *im, struct wl_layout *l)
     for (int i = 0; i < im->pg[g].n && len < sizeof list - 100; i++)
       len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? "," : " ", im->pg[g].members[i]);
   }
-  return failf(im, "chakra:%s: the process groups are not the tp, dp and pp groups of any tp x dp x pp "
-                   "layout of %d ranks (ranks numbered tp fastest), which is what sgfabric's groups "
-                   "can express: %s",
+  return failf(im,
+               "chakra:%s: the process groups are not the tp, dp and pp groups of any tp x dp x pp "
+               "layout of %d ranks (ranks numbered tp fastest), which is what sgfabric's groups "
+               "can express: %s",
                im->prefix, N, list);
 }
 
@@ -729,8 +728,8 @@ static int find_layout(struct importer *im, struct wl_layout *l)
 struct p2p_rec {
   int src, dst;
   uint32_t tag;
-  int seq;       /* index among the messages of (src, dst, tag) in the issuer's order */
-  int rank, op;  /* where the op is */
+  int seq;      /* index among the messages of (src, dst, tag) in the issuer's order */
+  int rank, op; /* where the op is */
   double bytes;
 };
 
@@ -802,7 +801,7 @@ static int build_program(struct importer *im, int rank, struct wl_program *p, st
         deps[m++] = deps[i];
     }
     nd = m;
-    struct wl_op o = {.phase = WL_PHASE_FORWARD, .micro = -1, .layer = -1};
+    struct wl_op o = { .phase = WL_PHASE_FORWARD, .micro = -1, .layer = -1 };
     switch (c->kind) {
     case CN_NOOP:
       c->eff = malloc(sizeof *c->eff * (size_t)(nd ? nd : 1));
@@ -842,8 +841,9 @@ static int build_program(struct importer *im, int rank, struct wl_program *p, st
       goto oom;
     c->async = o.is_async;
     if (c->kind == CN_SEND || c->kind == CN_RECV) {
-      struct p2p_rec rec = {c->kind == CN_SEND ? rank : c->peer, c->kind == CN_SEND ? c->peer : rank,
-                            c->tag, c->op, rank, c->op, c->bytes};
+      struct p2p_rec rec = {
+        c->kind == CN_SEND ? rank : c->peer, c->kind == CN_SEND ? c->peer : rank, c->tag, c->op, rank, c->op, c->bytes
+      };
       if (p2p_push(c->kind == CN_SEND ? sends : recvs, rec) != 0)
         goto oom;
     }
@@ -885,11 +885,12 @@ static int check_collectives(struct importer *im, struct wl_trace *t)
           if (x->coll != y->coll || x->bytes != y->bytes) {
             int other = members[i];
             free(members);
-            return failf(im, "chakra:%s: collective #%d on the %s group of ranks %d..: rank %d issues %s of "
-                             "%.0f bytes, rank %d issues %s of %.0f bytes (the members of a group must "
-                             "issue the same collectives in the same order)",
-                         im->prefix, k + 1, wl_group_name((enum wl_group)g), rank, rank,
-                         wl_coll_name(x->coll), x->bytes, other, wl_coll_name(y->coll), y->bytes);
+            return failf(im,
+                         "chakra:%s: collective #%d on the %s group of ranks %d..: rank %d issues %s of "
+                         "%.0f bytes, rank %d issues %s of %.0f bytes (the members of a group must "
+                         "issue the same collectives in the same order)",
+                         im->prefix, k + 1, wl_group_name((enum wl_group)g), rank, rank, wl_coll_name(x->coll),
+                         x->bytes, other, wl_coll_name(y->coll), y->bytes);
           }
           a++;
           b++;
@@ -897,8 +898,9 @@ static int check_collectives(struct importer *im, struct wl_trace *t)
         if (a != p0->nops || b != pi->nops) {
           int other = members[i], ca = im->ranks[rank].coll_count[g], cb = im->ranks[other].coll_count[g];
           free(members);
-          return failf(im, "chakra:%s: rank %d issues %d collectives on its %s group, rank %d issues %d "
-                           "(the replay would deadlock)",
+          return failf(im,
+                       "chakra:%s: rank %d issues %d collectives on its %s group, rank %d issues %d "
+                       "(the replay would deadlock)",
                        im->prefix, rank, ca, wl_group_name((enum wl_group)g), other, cb);
         }
       }
@@ -913,14 +915,14 @@ static int check_collectives(struct importer *im, struct wl_trace *t)
  * then meets the k-th receive, the order MPI and NCCL guarantee), a replay tag may not. */
 static int match_p2p(struct importer *im, struct wl_trace *t, struct p2p_list *s, struct p2p_list *r)
 {
-  struct p2p_list *lists[2] = {s, r};
+  struct p2p_list *lists[2] = { s, r };
   for (int l = 0; l < 2; l++) {
     struct p2p_list *x = lists[l];
     if (x->n > 0) /* seq = op id: issue order per rank */
       qsort(x->v, (size_t)x->n, sizeof *x->v, p2p_order);
     for (int i = 0; i < x->n; i++) {
-      int same = i > 0 && x->v[i].src == x->v[i - 1].src && x->v[i].dst == x->v[i - 1].dst &&
-                 x->v[i].tag == x->v[i - 1].tag;
+      int same =
+          i > 0 && x->v[i].src == x->v[i - 1].src && x->v[i].dst == x->v[i - 1].dst && x->v[i].tag == x->v[i - 1].tag;
       x->v[i].seq = same ? x->v[i - 1].seq + 1 : 0;
       t->rank_programs[x->v[i].rank].ops[x->v[i].op].tag = (long)x->v[i].tag * (1L << 31) + x->v[i].seq;
     }
@@ -930,17 +932,17 @@ static int match_p2p(struct importer *im, struct wl_trace *t, struct p2p_list *s
     int c = i == s->n ? 1 : j == r->n ? -1 : p2p_order(&s->v[i], &r->v[j]);
     if (c != 0) {
       const struct p2p_rec *m = c < 0 ? &s->v[i] : &r->v[j];
-      return failf(im, "chakra:%s: rank %d's %s #%d %s rank %d (comm_tag %" PRIu32 ") has no matching %s "
-                       "in chakra:%s.%d.et",
-                   im->prefix, m->rank, c < 0 ? "send" : "receive", m->seq + 1,
-                   c < 0 ? "to" : "from", c < 0 ? m->dst : m->src, m->tag, c < 0 ? "receive" : "send",
-                   im->prefix, c < 0 ? m->dst : m->src);
+      return failf(im,
+                   "chakra:%s: rank %d's %s #%d %s rank %d (comm_tag %" PRIu32 ") has no matching %s "
+                   "in chakra:%s.%d.et",
+                   im->prefix, m->rank, c < 0 ? "send" : "receive", m->seq + 1, c < 0 ? "to" : "from",
+                   c < 0 ? m->dst : m->src, m->tag, c < 0 ? "receive" : "send", im->prefix, c < 0 ? m->dst : m->src);
     }
     if (s->v[i].bytes != r->v[j].bytes)
-      return failf(im, "chakra:%s: message #%d from rank %d to rank %d (comm_tag %" PRIu32 "): the send has "
-                       "%.0f bytes, the receive %.0f",
-                   im->prefix, s->v[i].seq + 1, s->v[i].src, s->v[i].dst, s->v[i].tag, s->v[i].bytes,
-                   r->v[j].bytes);
+      return failf(im,
+                   "chakra:%s: message #%d from rank %d to rank %d (comm_tag %" PRIu32 "): the send has "
+                   "%.0f bytes, the receive %.0f",
+                   im->prefix, s->v[i].seq + 1, s->v[i].src, s->v[i].dst, s->v[i].tag, s->v[i].bytes, r->v[j].bytes);
     i++;
     j++;
   }
@@ -988,9 +990,9 @@ static int file_exists(const char *path)
 
 struct wl_trace *wl_chakra_load(const char *prefix, char *err, size_t errlen)
 {
-  struct importer im = {.prefix = prefix, .err = err, .errlen = errlen};
+  struct importer im = { .prefix = prefix, .err = err, .errlen = errlen };
   struct wl_trace *t = NULL;
-  struct p2p_list sends = {0}, recvs = {0};
+  struct p2p_list sends = { 0 }, recvs = { 0 };
   /* The ranks: PREFIX.0.et up to the first missing index (ASTRA-sim reads PREFIX.<npu>.et). */
   int n = 0;
   for (;; n++) {
@@ -1001,8 +1003,10 @@ struct wl_trace *wl_chakra_load(const char *prefix, char *err, size_t errlen)
     }
     int exists = file_exists(path);
     if (!exists && n == 0) {
-      failf(&im, "%s: cannot open: %s (a Chakra trace is PREFIX.0.et, PREFIX.1.et, ..., one file per "
-                 "rank; give chakra:PREFIX)", path, strerror(errno));
+      failf(&im,
+            "%s: cannot open: %s (a Chakra trace is PREFIX.0.et, PREFIX.1.et, ..., one file per "
+            "rank; give chakra:PREFIX)",
+            path, strerror(errno));
       free(path);
       goto fail;
     }
@@ -1020,8 +1024,8 @@ struct wl_trace *wl_chakra_load(const char *prefix, char *err, size_t errlen)
     int exists = path != NULL && file_exists(path);
     free(path);
     if (exists) {
-      failf(&im, "%s.%d.et: missing, but %s.%d.et exists (one file per rank, numbered from 0 without gaps)",
-            prefix, n, prefix, k);
+      failf(&im, "%s.%d.et: missing, but %s.%d.et exists (one file per rank, numbered from 0 without gaps)", prefix, n,
+            prefix, k);
       goto fail;
     }
   }
@@ -1065,8 +1069,7 @@ struct wl_trace *wl_chakra_load(const char *prefix, char *err, size_t errlen)
   snprintf(t->generator, sizeof t->generator, "chakra-import/et-version=%s/ranks=%d",
            im.version[0] ? im.version : "unknown", n);
   t->gpu[0] = '\0'; /* the trace does not name its GPU: the platform's */
-  if (wl_trace_alloc_stages(t) != 0 ||
-      (t->rank_programs = calloc((size_t)n, sizeof *t->rank_programs)) == NULL) {
+  if (wl_trace_alloc_stages(t) != 0 || (t->rank_programs = calloc((size_t)n, sizeof *t->rank_programs)) == NULL) {
     failf(&im, "chakra:%s: out of memory", prefix);
     goto fail;
   }
@@ -1076,14 +1079,19 @@ struct wl_trace *wl_chakra_load(const char *prefix, char *err, size_t errlen)
   if (check_collectives(&im, t) != 0 || match_p2p(&im, t, &sends, &recvs) != 0)
     goto fail;
   if (im.n_mem_nodes > 0)
-    fprintf(stderr, "warning: chakra:%s: %d remote-memory nodes (MEM_LOAD/MEM_STORE) are not modelled: "
-                    "they take no time and only pass their dependencies on\n", prefix, im.n_mem_nodes);
+    fprintf(stderr,
+            "warning: chakra:%s: %d remote-memory nodes (MEM_LOAD/MEM_STORE) are not modelled: "
+            "they take no time and only pass their dependencies on\n",
+            prefix, im.n_mem_nodes);
   if (im.n_missing_ctrl > 0)
-    fprintf(stderr, "warning: chakra:%s: %d control dependencies (ctrl_deps) name nodes their file does not "
-                    "have: ignored\n", prefix, im.n_missing_ctrl);
+    fprintf(stderr,
+            "warning: chakra:%s: %d control dependencies (ctrl_deps) name nodes their file does not "
+            "have: ignored\n",
+            prefix, im.n_missing_ctrl);
   if (im.n_host_colls > 0)
-    fprintf(stderr, "warning: chakra:%s: %d CPU-side collective calls have no comm_type or comm_size (a host "
-                    "trace not linked with its device trace): timed by their duration, they move no data\n",
+    fprintf(stderr,
+            "warning: chakra:%s: %d CPU-side collective calls have no comm_type or comm_size (a host "
+            "trace not linked with its device trace): timed by their duration, they move no data\n",
             prefix, im.n_host_colls);
   free(sends.v);
   free(recvs.v);

@@ -10,7 +10,7 @@
 
 struct xfer {
   struct coll_instance *owner;
-  int src, dst;     /* member indices */
+  int src, dst; /* member indices */
   double bytes;
   double later_steps; /* pipelined ring: steps whose latency follows the transfer's end */
   double sync_s;      /* the protocol's step latency: a step lasts at least that long (sync_extra) */
@@ -19,8 +19,8 @@ struct xfer {
   int rep;            /* tree leg: the member on whose behalf it moves (its GPU names the flow) */
   double delay_s;     /* tree leg: a switch's reduction latency, paid before it starts */
   double cap_Bps;     /* tree leg: the switch's reduction rate (0: none) */
-  int waiting;      /* predecessors not done + ends not joined */
-  int succ_first;   /* successors: succ[succ_first .. succ_first + succ_count) */
+  int waiting;        /* predecessors not done + ends not joined */
+  int succ_first;     /* successors: succ[succ_first .. succ_first + succ_count) */
   int succ_count;
 };
 
@@ -30,7 +30,10 @@ struct ring {
   int first, count, finished;
   double tail_s;
 };
-struct member_ref { struct coll_instance *c; int member; }; /* timer contexts */
+struct member_ref {
+  struct coll_instance *c;
+  int member;
+}; /* timer contexts */
 
 /* The dataflow graph of a collective, as built: a function of the collective's description, not
  * of its GPUs. The description (the cache key) is every input of build(): kind, bytes, member
@@ -56,7 +59,7 @@ struct coll_shape {
   int *trees;   /* in-network algorithms: the records of their trees and rings (struct tree_record) */
   int trees_len;
   double innet[4]; /* their switches' latencies and rates: SHARP's, NVLS's */
-  int *pxn;     /* all-to-all under PXN: [2n + 1] node (first appearance) and local rank (-1: no
+  int *pxn;        /* all-to-all under PXN: [2n + 1] node (first appearance) and local rank (-1: no
                    NVLink) of each member, then GPUs per node */
   uint64_t hash;
   struct coll_shape *next; /* cache chain */
@@ -68,7 +71,7 @@ struct coll_shape {
   int n_edges, cap_edges;
   int *succ;
   int *member_first, *member_xfers; /* CSR: transfers each member sends or receives */
-  int *remaining;    /* per member: transfers, the initial value of an instance's counter */
+  int *remaining;                   /* per member: transfers, the initial value of an instance's counter */
   struct ring *rings;
   int n_rings, cap_rings;
   size_t bytes_used; /* memory of its arrays (the cache's bound) */
@@ -79,21 +82,21 @@ struct coll_instance {
   enum coll_kind kind;
   enum coll_algo algo;
   enum coll_proto proto;
-  double start_delay_s; /* kernel launch + the protocol's base latency: a member's first transfer
+  double start_delay_s;             /* kernel launch + the protocol's base latency: a member's first transfer
                            waits that long after its call */
   double step_nvlink_s, step_net_s; /* the protocol's step latencies */
   int n;
   int *gpus;
   int tag;
-  uint32_t call;  /* fabric_new_call: its flows' call, for the "why" accounting */
+  uint32_t call; /* fabric_new_call: its flows' call, for the "why" accounting */
   double bytes;
   const struct coll_shape *shape;
   struct coll_shape *own_shape; /* a shape the cache did not keep: freed with the instance */
-  struct xfer *x;    /* copies of the shape's, with this instance's counters */
+  struct xfer *x;               /* copies of the shape's, with this instance's counters */
   int nx;
   const int *succ;
   const int *member_first, *member_xfers;
-  int *remaining;    /* per member: transfers not done */
+  int *remaining; /* per member: transfers not done */
   uint8_t *joined;
   struct member_ref *refs;
   int joined_count, done_count;
@@ -150,12 +153,9 @@ void coll_params_no_protocol_cost(struct coll_params *p)
 double coll_wire_bytes(enum coll_proto proto, double bytes)
 {
   switch (proto) {
-  case COLL_PROTO_LL: /* 8-byte lines: 4 data bytes and a 4-byte flag */
-    return 8 * ceil(bytes / 4);
-  case COLL_PROTO_LL128: /* 128-byte lines: 120 data bytes and 8 flag bytes */
-    return bytes + 8 * ceil(bytes / 120);
-  default:
-    return bytes;
+  case COLL_PROTO_LL: /* 8-byte lines: 4 data bytes and a 4-byte flag */ return 8 * ceil(bytes / 4);
+  case COLL_PROTO_LL128: /* 128-byte lines: 120 data bytes and 8 flag bytes */ return bytes + 8 * ceil(bytes / 120);
+  default: return bytes;
   }
 }
 
@@ -211,9 +211,16 @@ static int add_xfer(struct coll_shape *c, int src, int dst, double bytes)
     c->cap_x = c->cap_x ? 2 * c->cap_x : 64;
     c->x = xrealloc(c->x, (size_t)c->cap_x * sizeof *c->x);
   }
-  c->x[c->nx] = (struct xfer){.owner = NULL, .src = src, .dst = dst, .bytes = coll_wire_bytes(c->proto, bytes),
-                              .later_steps = 0, .sync_s = shape_hop_sync(c, src, dst), .ring = -1, .port = -1,
-                              .rep = -1, .waiting = 2};
+  c->x[c->nx] = (struct xfer){ .owner = NULL,
+                               .src = src,
+                               .dst = dst,
+                               .bytes = coll_wire_bytes(c->proto, bytes),
+                               .later_steps = 0,
+                               .sync_s = shape_hop_sync(c, src, dst),
+                               .ring = -1,
+                               .port = -1,
+                               .rep = -1,
+                               .waiting = 2 };
   return c->nx++;
 }
 
@@ -226,8 +233,16 @@ static int add_leg(struct coll_shape *c, int member, int rep, int port, double b
     c->cap_x = c->cap_x ? 2 * c->cap_x : 64;
     c->x = xrealloc(c->x, (size_t)c->cap_x * sizeof *c->x);
   }
-  c->x[c->nx] = (struct xfer){.owner = NULL, .src = member, .dst = member, .bytes = bytes, .ring = -1, .port = port,
-                              .rep = rep, .delay_s = delay_s, .cap_Bps = cap_Bps, .waiting = member >= 0 ? 2 : 0};
+  c->x[c->nx] = (struct xfer){ .owner = NULL,
+                               .src = member,
+                               .dst = member,
+                               .bytes = bytes,
+                               .ring = -1,
+                               .port = port,
+                               .rep = rep,
+                               .delay_s = delay_s,
+                               .cap_Bps = cap_Bps,
+                               .waiting = member >= 0 ? 2 : 0 };
   return c->nx++;
 }
 
@@ -257,10 +272,7 @@ struct phase_exit {
 /* Chunk a ring member sends at a step: the data is split in k chunks (share_of), and at step s
  * member i sends chunk (i - s) mod k, as in the ring reduce-scatter and all-gather, so every step
  * moves each chunk exactly once. */
-static double ring_chunk(double total, int k, int i, int s)
-{
-  return share_of(total, k, ((i - s) % k + k) % k);
-}
+static double ring_chunk(double total, int k, int i, int s) { return share_of(total, k, ((i - s) % k + k) % k); }
 
 /* A ring over members order[0..k) of `steps` steps; the data, `total` bytes, is cut in k chunks
  * (ring_chunk). A member's first send waits for entry (its previous phase). Writes the member's
@@ -284,7 +296,7 @@ static void build_ring(struct coll_shape *c, const int *order, int k, int steps,
       c->cap_rings = c->cap_rings ? 2 * c->cap_rings : 8;
       c->rings = xrealloc(c->rings, (size_t)c->cap_rings * sizeof *c->rings);
     }
-    c->rings[c->n_rings] = (struct ring){c->nx, k, 0, 0};
+    c->rings[c->n_rings] = (struct ring){ c->nx, k, 0, 0 };
     int *edge = malloc(sizeof(int) * (size_t)k);
     for (int i = 0; i < k; i++) {
       int me = order[i];
@@ -326,7 +338,7 @@ static void build_ring(struct coll_shape *c, const int *order, int k, int steps,
     }
     if (s > 0)
       for (int i = 0; i < k; i++) {
-        add_edge(c, prev[i], cur[i]);           /* my previous send */
+        add_edge(c, prev[i], cur[i]);               /* my previous send */
         add_edge(c, prev[(i + k - 1) % k], cur[i]); /* the chunk I forward */
       }
     free(prev);
@@ -432,8 +444,8 @@ static int build_hierarchical(struct coll_shape *c, double bytes, int channel_co
   int *fill = calloc((size_t)nodes, sizeof(int));
   for (int i = 0; i < n; i++)
     local[node_of[i] * per_node + fill[node_of[i]]++] = i;
-  struct phase_exit after_rs = {malloc(sizeof(int) * (size_t)n), malloc(sizeof(int) * (size_t)n)};
-  struct phase_exit after_ar = {malloc(sizeof(int) * (size_t)n), malloc(sizeof(int) * (size_t)n)};
+  struct phase_exit after_rs = { malloc(sizeof(int) * (size_t)n), malloc(sizeof(int) * (size_t)n) };
+  struct phase_exit after_ar = { malloc(sizeof(int) * (size_t)n), malloc(sizeof(int) * (size_t)n) };
   int *rail = malloc(sizeof(int) * (size_t)nodes);
   for (int ch = 0; ch < channel_count; ch++) {
     double share = share_of(bytes, channel_count, ch);
@@ -446,8 +458,7 @@ static int build_hierarchical(struct coll_shape *c, double bytes, int channel_co
         rail[k] = local[k * per_node + l];
       /* Rail l reduces the chunk its members hold after the node's reduce-scatter: member l of
        * a node received last the chunk (l - 1) - (per_node - 2) = l + 1 mod per_node. */
-      build_ring(c, rail, nodes, 2 * (nodes - 1), share_of(share, per_node, (l + 1) % per_node), &after_rs,
-                 &after_ar);
+      build_ring(c, rail, nodes, 2 * (nodes - 1), share_of(share, per_node, (l + 1) % per_node), &after_rs, &after_ar);
       for (int k = 0; k < nodes; k++) { /* a member that had no inter-node step keeps its RS exit */
         int m = rail[k];
         if (after_ar.last_send[m] < 0)
@@ -493,10 +504,7 @@ enum { TREC_SHARP, TREC_NVLS, TREC_RING };
 static int trec_len(const int *r) { return TREC_HEAD + r[5] + (r[2] == TREC_RING ? 0 : 3 * (r[5] + r[6])); }
 
 /* A no-op transfer (port -2): complete as soon as its predecessors are (a barrier). */
-static int add_noop(struct coll_shape *c, int member)
-{
-  return add_leg(c, member, member, -2, 0, 0, 0);
-}
+static int add_noop(struct coll_shape *c, int member) { return add_leg(c, member, member, -2, 0, 0, 0); }
 
 /* One tree record over `total` bytes (the record's part): a leg up per member (its NIC or NVLink
  * port) and per switch below the root, a leg down for each. A leg carries the data once whatever
@@ -609,7 +617,7 @@ static void build_innet(struct coll_shape *c)
     }
   }
   fill += phase_fill;
-  c->rings[group] = (struct ring){first, c->nx - first, 0, fill};
+  c->rings[group] = (struct ring){ first, c->nx - first, 0, fill };
 }
 
 /* Whether every node holds the same number (> 1) of a multi-node group's members; writes the
@@ -686,7 +694,7 @@ static double predict(const struct coll_instance *c, const struct coll_params *p
       while (peer < n - 1 && !same_node(c->fab, c->gpus[0], c->gpus[peer]))
         peer++;
       double intra = (per_node - 1) * (hop_sync(c, 0, peer) + coll_wire_bytes(c->proto, S / per_node) /
-                                                                   hop_rate(c->fab, c->gpus[0], c->gpus[peer]));
+                                                                  hop_rate(c->fab, c->gpus[0], c->gpus[peer]));
       double rail_rate = fabric_port_payload_rate(c->fab, c->fab->topo->gpu_nic_port[c->gpus[0]]);
       double inter = 2 * (nodes - 1) * (c->step_net_s + coll_wire_bytes(c->proto, S / per_node / nodes) / rail_rate);
       return t + 2 * intra + inter;
@@ -699,12 +707,10 @@ static double predict(const struct coll_instance *c, const struct coll_params *p
       chunks = chunks < 1 ? 1 : chunks;
       return t + (2 * depth + chunks) * sync + coll_wire_bytes(c->proto, S) / rate;
     }
-    default:
-      return t + predict_ring(c, NULL, n, 2 * (n - 1), S);
+    default: return t + predict_ring(c, NULL, n, 2 * (n - 1), S);
     }
   case COLL_REDUCE_SCATTER:
-  case COLL_ALLGATHER:
-    return t + predict_ring(c, NULL, n, n - 1, S);
+  case COLL_ALLGATHER: return t + predict_ring(c, NULL, n, n - 1, S);
   case COLL_ALLTOALL:
     for (int j = 1; j < n; j++)
       if (hop_sync(c, 0, j) > sync)
@@ -723,7 +729,7 @@ static double predict(const struct coll_instance *c, const struct coll_params *p
  * tuner would pick, the lowest predicted time (LL, then LL128, then Simple on a tie). */
 static void set_protocol(struct coll_instance *c, const struct coll_params *p, const struct coll_desc *d)
 {
-  static const enum coll_proto order[] = {COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_SIMPLE};
+  static const enum coll_proto order[] = { COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_SIMPLE };
   enum coll_proto best = p->proto;
   if (best == COLL_PROTO_AUTO) {
     double best_t = INFINITY;
@@ -947,13 +953,14 @@ static int same_ints(const int *a, const int *b, int n)
 static int same_description(const struct coll_shape *a, const struct coll_shape *b)
 {
   return a->hash == b->hash && a->kind == b->kind && a->param_algo == b->param_algo && a->proto == b->proto &&
-         a->pipelined_rings == b->pipelined_rings && a->channels == b->channels && a->n == b->n &&
-         a->root == b->root && a->gpus_per_node == b->gpus_per_node &&
-         double_bits(a->bytes) == double_bits(b->bytes) && double_bits(a->chunk_bytes) == double_bits(b->chunk_bytes) &&
+         a->pipelined_rings == b->pipelined_rings && a->channels == b->channels && a->n == b->n && a->root == b->root &&
+         a->gpus_per_node == b->gpus_per_node && double_bits(a->bytes) == double_bits(b->bytes) &&
+         double_bits(a->chunk_bytes) == double_bits(b->chunk_bytes) &&
          double_bits(a->step_nvlink_s) == double_bits(b->step_nvlink_s) &&
          double_bits(a->step_net_s) == double_bits(b->step_net_s) && same_ints(a->node_of, b->node_of, a->n) &&
-         same_ints(a->loc, b->loc, a->n) && a->trees_len == b->trees_len && same_ints(a->trees, b->trees, a->trees_len) &&
-         memcmp(a->innet, b->innet, sizeof a->innet) == 0 && same_ints(a->pxn, b->pxn, a->pxn ? 2 * a->n + 1 : 0);
+         same_ints(a->loc, b->loc, a->n) && a->trees_len == b->trees_len &&
+         same_ints(a->trees, b->trees, a->trees_len) && memcmp(a->innet, b->innet, sizeof a->innet) == 0 &&
+         same_ints(a->pxn, b->pxn, a->pxn ? 2 * a->n + 1 : 0);
 }
 
 /* Writes, for each of the n GPUs, the number of its node (gpu / per_node) in order of first
@@ -1118,7 +1125,7 @@ static int reaches_up(const struct topo *t, int v, int root)
 /* The record head; the caller appends members and edges. */
 static void trec_head(struct ibuf *b, int phase, int mode, int tech, int part, int parts, int m, int esw)
 {
-  int h[TREC_HEAD] = {phase, mode, tech, part, parts, m, esw};
+  int h[TREC_HEAD] = { phase, mode, tech, part, parts, m, esw };
   for (int i = 0; i < TREC_HEAD; i++)
     ib_push(b, h[i]);
 }
@@ -1131,12 +1138,12 @@ static void trec_head(struct ibuf *b, int phase, int mode, int tech, int part, i
  * per job over the fat-tree, as SHARP's aggregation manager builds them (Graham et al. 2016). Returns 0, or -1 (nothing
  * appended) when a member has no NIC or no switch is above them all. */
 static int sharp_record(const struct topo *t, const int *busy, const int *gpus, const int *mem, int m, int phase,
-                        int mode, int part,
-                        int parts, struct ibuf *b)
+                        int mode, int part, int parts, struct ibuf *b)
 {
   int *leaf = sgf_xcalloc((size_t)m + 1, sizeof(int));
   int *sw = sgf_xmalloc(sizeof(int) * (size_t)t->n_nodes); /* node -> its edge, -1 */
-  int *edge = sgf_xmalloc(sizeof(int) * 3 * (size_t)(m + t->n_nodes)), *order = sgf_xmalloc(sizeof(int) * (size_t)t->n_nodes);
+  int *edge = sgf_xmalloc(sizeof(int) * 3 * (size_t)(m + t->n_nodes)),
+      *order = sgf_xmalloc(sizeof(int) * (size_t)t->n_nodes);
   int root = -1, ok = 1, esw = 0;
   for (int i = 0; i < m && ok; i++) {
     int port = t->gpu_nic_port[gpus[mem[i]]];
@@ -1383,8 +1390,8 @@ static double predict_usual(struct fabric *fab, const struct coll_params *p, con
 {
   struct coll_params q = *p;
   q.algo = COLL_ALGO_AUTO;
-  struct coll_instance c = {.fab = fab, .n = d->n, .gpus = (int *)d->gpus};
-  static const enum coll_proto order[] = {COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_SIMPLE};
+  struct coll_instance c = { .fab = fab, .n = d->n, .gpus = (int *)d->gpus };
+  static const enum coll_proto order[] = { COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_SIMPLE };
   double best = INFINITY;
   for (int i = 0; i < 3; i++) {
     if (p->proto != COLL_PROTO_AUTO && p->proto != order[i])
@@ -1490,8 +1497,8 @@ static void describe(struct coll_shape *key, const struct coll_instance *c, cons
     key->innet[3] = p->nvls_rate_Bps;
   }
   key->proto = c->proto;
-  key->pipelined_rings = p->ring_mode == COLL_RING_PIPELINED ||
-                         (p->ring_mode == COLL_RING_AUTO && fab->fidelity == FAB_FIDELITY_FLOW);
+  key->pipelined_rings =
+      p->ring_mode == COLL_RING_PIPELINED || (p->ring_mode == COLL_RING_AUTO && fab->fidelity == FAB_FIDELITY_FLOW);
   key->channels = p->channels > 0 ? p->channels : 1;
   key->n = d->n;
   key->root = d->kind == COLL_BROADCAST ? d->root : 0;
@@ -1609,8 +1616,8 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
 {
   /* The protocol first (it depends on the GPUs, through the hops' rates and latencies): the
    * shape depends on it. */
-  struct coll_instance proto = {.fab = fab, .n = d->n, .gpus = (int *)d->gpus};
-  struct ibuf trees = {NULL, 0, 0};
+  struct coll_instance proto = { .fab = fab, .n = d->n, .gpus = (int *)d->gpus };
+  struct ibuf trees = { NULL, 0, 0 };
   enum coll_algo innet = innet_resolve(fab, p, d, &trees);
   int *sharp_list = NULL, n_sharp = 0;
   if (coll_algo_needs_sharp(innet)) {
@@ -1666,7 +1673,7 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
     memset(c->joined, 0, n);
   }
   for (size_t m = 0; m < n; m++)
-    c->refs[m] = (struct member_ref){c, (int)m};
+    c->refs[m] = (struct member_ref){ c, (int)m };
   c->kind = d->kind;
   c->algo = shape->algo;
   c->tag = d->tag;
@@ -1714,7 +1721,7 @@ static int member_done(struct coll_instance *c, int m)
   if (c->done_count < c->n)
     return 0;
   if (c->finish) {
-    struct coll_report r = {c->kind, c->algo, c->proto, c->n, c->bytes, c->start_s, c->fab->now};
+    struct coll_report r = { c->kind, c->algo, c->proto, c->n, c->bytes, c->start_s, c->fab->now };
     c->finish(c->ctx, &r);
   }
   instance_free(c);
@@ -1730,7 +1737,7 @@ static int xfer_complete(struct coll_instance *c, struct xfer *x)
     if (--c->x[s].waiting == 0)
       xfer_start(c, s);
   }
-  int ends[2] = {x->src, x->dst};
+  int ends[2] = { x->src, x->dst };
   for (int e = 0; e < 2 && x->src >= 0; e++)
     if (--c->remaining[ends[e]] == 0 && c->joined[ends[e]])
       if (member_done(c, ends[e]))
@@ -1789,8 +1796,7 @@ static void xfer_finished(struct fabric *fab, struct fab_flow *flow, void *ctx)
     double step = fab->nic_latency_s + fabric_path_tail_latency(fab, flow, chunk < fab->mtu ? chunk : fab->mtu);
     /* ... and every step, the first included, what the protocol's step latency adds to the
      * fabric's (sync_extra). */
-    fabric_call_at(fab, fab->now + x->later_steps * step + (x->later_steps + 1) * sync_extra(x, step), xfer_arrived,
-                   x);
+    fabric_call_at(fab, fab->now + x->later_steps * step + (x->later_steps + 1) * sync_extra(x, step), xfer_arrived, x);
     return;
   }
   double extra = 0;
@@ -1824,8 +1830,8 @@ static void xfer_start(struct coll_instance *c, int t)
                      xfer_finished, x);
     return;
   }
-  struct fab_flow *f = fabric_post(c->fab, c->gpus[x->src], c->gpus[x->dst], x->bytes, c->fab->now, c->tag,
-                                   xfer_finished, x);
+  struct fab_flow *f =
+      fabric_post(c->fab, c->gpus[x->src], c->gpus[x->dst], x->bytes, c->fab->now, c->tag, xfer_finished, x);
   f->call = c->call;
 }
 
@@ -1877,32 +1883,29 @@ double coll_busbw_factor(enum coll_kind kind, int n)
   if (n <= 1)
     return 1;
   switch (kind) {
-  case COLL_ALLREDUCE:
-    return 2.0 * (n - 1) / n;
+  case COLL_ALLREDUCE: return 2.0 * (n - 1) / n;
   case COLL_REDUCE_SCATTER:
   case COLL_ALLGATHER:
-  case COLL_ALLTOALL:
-    return (double)(n - 1) / n;
+  case COLL_ALLTOALL: return (double)(n - 1) / n;
   case COLL_BROADCAST:
-  default:
-    return 1;
+  default: return 1;
   }
 }
 
 const char *coll_kind_name(enum coll_kind k)
 {
-  static const char *names[] = {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast"};
+  static const char *names[] = { "allreduce", "reducescatter", "allgather", "alltoall", "broadcast" };
   return k < COLL_KIND_COUNT ? names[k] : "?";
 }
 
 const char *coll_algo_name(enum coll_algo a)
 {
-  static const char *names[] = {"auto", "ring", "tree", "hierarchical", "sharp", "nvls", "nvls_tree", "nvls_sharp"};
+  static const char *names[] = { "auto", "ring", "tree", "hierarchical", "sharp", "nvls", "nvls_tree", "nvls_sharp" };
   return a < COLL_ALGO_COUNT ? names[a] : "?";
 }
 
 const char *coll_proto_name(enum coll_proto p)
 {
-  static const char *names[] = {"auto", "simple", "ll", "ll128"};
+  static const char *names[] = { "auto", "simple", "ll", "ll128" };
   return p < COLL_PROTO_COUNT ? names[p] : "?";
 }

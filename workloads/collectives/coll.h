@@ -63,12 +63,12 @@ enum coll_ring_mode { COLL_RING_AUTO, COLL_RING_STEPS, COLL_RING_PIPELINED };
 enum coll_proto { COLL_PROTO_AUTO, COLL_PROTO_SIMPLE, COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_COUNT };
 
 struct coll_params {
-  enum coll_algo algo; /* all-reduce algorithm (reduce-scatter and all-gather: ring or hierarchical) */
+  enum coll_algo algo;           /* all-reduce algorithm (reduce-scatter and all-gather: ring or hierarchical) */
   enum coll_ring_mode ring_mode; /* AUTO: pipelined at flow fidelity, steps at packet fidelity */
-  int channels;        /* parallel rings/trees a collective is split into */
-  double chunk_bytes;  /* pipelining unit of trees and broadcast chains */
-  enum coll_proto proto; /* AUTO: chosen per call by predicted time */
-  double launch_s;       /* kernel launch: each member starts that long after its call */
+  int channels;                  /* parallel rings/trees a collective is split into */
+  double chunk_bytes;            /* pipelining unit of trees and broadcast chains */
+  enum coll_proto proto;         /* AUTO: chosen per call by predicted time */
+  double launch_s;               /* kernel launch: each member starts that long after its call */
   /* Per protocol (indexed by enum coll_proto; [COLL_PROTO_AUTO] unused): the latency a call pays
    * once, and a step's latency over NVLink (both ends on one node) and over the network: NCCL's
    * end-to-end figures, so the fabric's own latency counts toward them (a step lasts the longer
@@ -78,14 +78,14 @@ struct coll_params {
   double step_latency_net_s[COLL_PROTO_COUNT];
   /* In-network reduction (coll.h's header comment). The switches' latencies are paid by every
    * pipeline step leaving a reducing switch; the rates cap each of the tree's transfers. */
-  int sharp;                /* auto may pick IB SHARP (coll/sharp) */
-  int sharp_max_trees;      /* SHARP trees a switch takes part in at once; beyond, the usual algorithm */
-  double sharp_latency_s;   /* a SHARP switch's reduction latency */
-  double sharp_rate_Bps;    /* a SHARP switch's reduction rate per tree edge */
-  int nvls;                 /* auto may pick NVLS, NVLS-tree (coll/nvls) */
-  double nvls_latency_s;    /* the NVSwitch's reduction latency */
-  double nvls_rate_Bps;     /* NVLS rate per GPU */
-  int pxn;                  /* all-to-all: relay cross-rail transfers over NVLink (coll/pxn) */
+  int sharp;              /* auto may pick IB SHARP (coll/sharp) */
+  int sharp_max_trees;    /* SHARP trees a switch takes part in at once; beyond, the usual algorithm */
+  double sharp_latency_s; /* a SHARP switch's reduction latency */
+  double sharp_rate_Bps;  /* a SHARP switch's reduction rate per tree edge */
+  int nvls;               /* auto may pick NVLS, NVLS-tree (coll/nvls) */
+  double nvls_latency_s;  /* the NVSwitch's reduction latency */
+  double nvls_rate_Bps;   /* NVLS rate per GPU */
+  int pxn;                /* all-to-all: relay cross-rail transfers over NVLink (coll/pxn) */
 };
 
 struct coll_instance;

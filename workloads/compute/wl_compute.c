@@ -25,8 +25,8 @@ void wl_compute_params_init(struct wl_compute_params *p)
   p->launch_gap_s = 4e-6;
 }
 
-double wl_compute_time(const struct wl_compute_params *p, const struct gpu_type *gpu,
-                       const struct wl_program *prog, const struct wl_op *op)
+double wl_compute_time(const struct wl_compute_params *p, const struct gpu_type *gpu, const struct wl_program *prog,
+                       const struct wl_op *op)
 {
   if (op->kind != WL_OP_COMPUTE)
     return 0;
@@ -44,8 +44,7 @@ double wl_compute_time(const struct wl_compute_params *p, const struct gpu_type 
   return wl_compute_roofline_time(p, gpu, op);
 }
 
-double wl_compute_roofline_time(const struct wl_compute_params *p, const struct gpu_type *gpu,
-                                const struct wl_op *op)
+double wl_compute_roofline_time(const struct wl_compute_params *p, const struct gpu_type *gpu, const struct wl_op *op)
 {
   if (op->kind != WL_OP_COMPUTE)
     return 0;

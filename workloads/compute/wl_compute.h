@@ -28,10 +28,9 @@ struct wl_compute_params {
 void wl_compute_params_init(struct wl_compute_params *p);
 /* Seconds the op of program prog takes on gpu; 0 for non-compute ops. prog may be NULL for an op
  * without kernel shapes. */
-double wl_compute_time(const struct wl_compute_params *p, const struct gpu_type *gpu,
-                       const struct wl_program *prog, const struct wl_op *op);
+double wl_compute_time(const struct wl_compute_params *p, const struct gpu_type *gpu, const struct wl_program *prog,
+                       const struct wl_op *op);
 /* The roofline time of the op, whatever the model. */
-double wl_compute_roofline_time(const struct wl_compute_params *p, const struct gpu_type *gpu,
-                                const struct wl_op *op);
+double wl_compute_roofline_time(const struct wl_compute_params *p, const struct gpu_type *gpu, const struct wl_op *op);
 
 #endif

@@ -25,17 +25,17 @@
 
 /* The kernel-level figures of one GPU type. */
 struct wl_kernel_gpu {
-  const char *name;     /* as in platforms/gpu_types.c */
-  int sms;              /* streaming multiprocessors: the wave size */
-  double gemm_eff;      /* E_gemm: BF16 GEMM without quantization losses, fraction of the dense peak */
-  double gemm_k0;       /* K of half efficiency (main loop against per-tile prologue/epilogue) */
-  double gemm_t0;       /* fixed seconds per GEMM */
-  double tile_alpha;    /* a tile of area A runs at (A / (256 x 128))^alpha of the largest's rate */
-  double hbm_eff;       /* fraction of HBM bandwidth streaming kernels reach */
+  const char *name;  /* as in platforms/gpu_types.c */
+  int sms;           /* streaming multiprocessors: the wave size */
+  double gemm_eff;   /* E_gemm: BF16 GEMM without quantization losses, fraction of the dense peak */
+  double gemm_k0;    /* K of half efficiency (main loop against per-tile prologue/epilogue) */
+  double gemm_t0;    /* fixed seconds per GEMM */
+  double tile_alpha; /* a tile of area A runs at (A / (256 x 128))^alpha of the largest's rate */
+  double hbm_eff;    /* fraction of HBM bandwidth streaming kernels reach */
   /* Attention, forward: E and s0 at head dims 64, 128, 256, non-causal [0] and causal [1]. */
   double attn_fwd_e[2][3], attn_fwd_s0[2][3];
   double attn_bwd_e[2][3], attn_bwd_s0[2][3];
-  int extrapolated;     /* 1: no kernel-level data, figures carried over from another type */
+  int extrapolated; /* 1: no kernel-level data, figures carried over from another type */
 };
 
 /* The row of gpu (by name), or the H100's when the type has none. */
@@ -61,11 +61,11 @@ double wl_kernel_time(const struct gpu_type *gpu, const struct wl_kernel *k, int
 /* A published kernel-level measurement the model is checked against. */
 struct wl_kernel_point {
   const char *gpu;
-  const char *what;    /* "attn fwd d128 full s4096" ... */
-  struct wl_kernel k;  /* the kernel's shape */
+  const char *what;   /* "attn fwd d128 full s4096" ... */
+  struct wl_kernel k; /* the kernel's shape */
   int backward;
-  double published;    /* TFLOP/s (GEMM, attention) or GB/s (memory) as published */
-  double tol;          /* relative error the unit test allows for this point */
+  double published; /* TFLOP/s (GEMM, attention) or GB/s (memory) as published */
+  double tol;       /* relative error the unit test allows for this point */
   const char *source;
 };
 /* The points, terminated by one whose gpu is NULL. */

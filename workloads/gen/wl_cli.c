@@ -16,62 +16,60 @@
 /* Megatron-LM's argument names (megatron/training/arguments.py) are aliases of the short ones,
  * so that a job's launch line can be pasted as it is. */
 static const struct cli_option wl_options[] = {
-    {"model", 0, CLI_VALUE, WL_OPT_MODEL, "NAME", "built-in model (the models: line below)"},
-    {"model-file", 0, CLI_VALUE, WL_OPT_MODEL_FILE, "FILE", "model description file (docs/workload-format.md)"},
-    {"gpu", 0, CLI_VALUE, WL_OPT_GPU, "TYPE", "GPU type: A100, H100, H200, B200 (H100)"},
-    {"gpus", 0, CLI_VALUE, WL_OPT_GPUS, "N", "ranks of the job (required)"},
-    {"tp", 0, CLI_VALUE, WL_OPT_TP, "T", "tensor-parallel size (1)"},
-    {"tensor-model-parallel-size", 0, CLI_VALUE, WL_OPT_TP, "T", "Megatron-LM name of --tp"},
-    {"pp", 0, CLI_VALUE, WL_OPT_PP, "P", "pipeline-parallel size (1)"},
-    {"pipeline-model-parallel-size", 0, CLI_VALUE, WL_OPT_PP, "P", "Megatron-LM name of --pp"},
-    {"vpp", 0, CLI_VALUE, WL_OPT_VPP, "V", "virtual pipeline stages per rank, interleaved 1F1B (1)"},
-    {"num-layers-per-virtual-pipeline-stage", 0, CLI_VALUE, WL_OPT_LAYERS_PER_VSTAGE, "L",
-     "Megatron-LM: layers per virtual stage, vpp = layers / (pp * L)"},
-    {"ep", 0, CLI_VALUE, WL_OPT_EP, "E", "expert-parallel size, carved out of dp (1)"},
-    {"expert-model-parallel-size", 0, CLI_VALUE, WL_OPT_EP, "E", "Megatron-LM name of --ep"},
-    {"cp", 0, CLI_VALUE, WL_OPT_CP, "C", "context-parallel size (1)"},
-    {"context-parallel-size", 0, CLI_VALUE, WL_OPT_CP, "C", "Megatron-LM name of --cp"},
-    {"seq", 0, CLI_VALUE, WL_OPT_SEQ, "S", "tokens per sequence (the model's)"},
-    {"seq-length", 0, CLI_VALUE, WL_OPT_SEQ, "S", "Megatron-LM name of --seq"},
-    {"micro-batch", 0, CLI_VALUE, WL_OPT_MICRO_BATCH, "M", "sequences per micro-batch (1)"},
-    {"micro-batch-size", 0, CLI_VALUE, WL_OPT_MICRO_BATCH, "M", "Megatron-LM name of --micro-batch"},
-    {"global-batch", 0, CLI_VALUE, WL_OPT_GLOBAL_BATCH, "B", "sequences per iteration (M x dp x 4 x pp)"},
-    {"global-batch-size", 0, CLI_VALUE, WL_OPT_GLOBAL_BATCH, "B", "Megatron-LM name of --global-batch"},
-    {"recompute", 0, CLI_OPTIONAL, WL_OPT_RECOMPUTE, "[none|selective|full]",
-     "activation recomputation: none (default), selective (the attention core), full (every layer); "
-     "--recompute alone is full"},
-    {"recompute-granularity", 0, CLI_VALUE, WL_OPT_RECOMPUTE_GRANULARITY, "full|selective",
-     "Megatron-LM name of --recompute"},
-    {"recompute-activations", 0, CLI_FLAG, WL_OPT_RECOMPUTE_ACTIVATIONS, NULL,
-     "Megatron-LM: --recompute selective"},
-    {"zero1", 0, CLI_FLAG, WL_OPT_ZERO1, NULL, "distributed optimizer (ZeRO-1)"},
-    {"use-distributed-optimizer", 0, CLI_FLAG, WL_OPT_ZERO1, NULL, "Megatron-LM name of --zero1"},
-    {"sequence-parallel", 0, CLI_FLAG, WL_OPT_SEQUENCE_PARALLEL, NULL,
-     "TP communication as all-gather/reduce-scatter"},
-    {"grad-bf16", 0, CLI_FLAG, WL_OPT_GRAD_BF16, NULL, "reduce gradients in BF16 (default FP32)"},
-    {"overlap-grad-reduce", 0, CLI_FLAG, WL_OPT_OVERLAP_GRAD_REDUCE, NULL,
-     "reduce gradient buckets during the backward (default)"},
-    {"no-overlap-grad-reduce", 0, CLI_FLAG, WL_OPT_NO_OVERLAP_GRAD_REDUCE, NULL,
-     "reduce them after the backward, blocking (Megatron-LM before overlapping)"},
-    {"overlap-param-gather", 0, CLI_FLAG, WL_OPT_OVERLAP_PARAM_GATHER, NULL,
-     "with --zero1: all-gather parameters in buckets during the forward"},
-    {"no-overlap-param-gather", 0, CLI_FLAG, WL_OPT_NO_OVERLAP_PARAM_GATHER, NULL,
-     "with --zero1: all-gather them after the optimizer step (default)"},
-    {"tied-embeddings", 0, CLI_FLAG, WL_OPT_TIED_EMBEDDINGS, NULL,
-     "output layer shares the embedding: all-reduce of its gradient between first and last stage "
-     "(default: the model's; gpt3-175b ties)"},
-    {"no-tied-embeddings", 0, CLI_FLAG, WL_OPT_NO_TIED_EMBEDDINGS, NULL, "separate output layer"},
-    {"untie-embeddings-and-output-weights", 0, CLI_FLAG, WL_OPT_NO_TIED_EMBEDDINGS, NULL,
-     "Megatron-LM name of --no-tied-embeddings"},
-    {"grad-norm", 0, CLI_FLAG, WL_OPT_GRAD_NORM, NULL,
-     "gradient norm for clipping: a kernel and an all-reduce of one value (default)"},
-    {"no-grad-norm", 0, CLI_FLAG, WL_OPT_NO_GRAD_NORM, NULL, "no gradient clipping"},
-    {"ignore-memory", 0, CLI_FLAG, WL_OPT_IGNORE_MEMORY, NULL,
-     "generate a job that does not fit in GPU memory (with a warning) instead of refusing it"},
-    {"bucket-params", 0, CLI_VALUE, WL_OPT_BUCKET_PARAMS, "N", "gradient bucket size in elements (40000000)"},
-    {"seed", 0, CLI_VALUE, WL_OPT_SEED, "N", "seed of every random choice (1)"},
-    {"out", 'o', CLI_VALUE, WL_OPT_OUT, "FILE", "the trace to write"},
-    CLI_TABLE_END,
+  { "model", 0, CLI_VALUE, WL_OPT_MODEL, "NAME", "built-in model (the models: line below)" },
+  { "model-file", 0, CLI_VALUE, WL_OPT_MODEL_FILE, "FILE", "model description file (docs/workload-format.md)" },
+  { "gpu", 0, CLI_VALUE, WL_OPT_GPU, "TYPE", "GPU type: A100, H100, H200, B200 (H100)" },
+  { "gpus", 0, CLI_VALUE, WL_OPT_GPUS, "N", "ranks of the job (required)" },
+  { "tp", 0, CLI_VALUE, WL_OPT_TP, "T", "tensor-parallel size (1)" },
+  { "tensor-model-parallel-size", 0, CLI_VALUE, WL_OPT_TP, "T", "Megatron-LM name of --tp" },
+  { "pp", 0, CLI_VALUE, WL_OPT_PP, "P", "pipeline-parallel size (1)" },
+  { "pipeline-model-parallel-size", 0, CLI_VALUE, WL_OPT_PP, "P", "Megatron-LM name of --pp" },
+  { "vpp", 0, CLI_VALUE, WL_OPT_VPP, "V", "virtual pipeline stages per rank, interleaved 1F1B (1)" },
+  { "num-layers-per-virtual-pipeline-stage", 0, CLI_VALUE, WL_OPT_LAYERS_PER_VSTAGE, "L",
+    "Megatron-LM: layers per virtual stage, vpp = layers / (pp * L)" },
+  { "ep", 0, CLI_VALUE, WL_OPT_EP, "E", "expert-parallel size, carved out of dp (1)" },
+  { "expert-model-parallel-size", 0, CLI_VALUE, WL_OPT_EP, "E", "Megatron-LM name of --ep" },
+  { "cp", 0, CLI_VALUE, WL_OPT_CP, "C", "context-parallel size (1)" },
+  { "context-parallel-size", 0, CLI_VALUE, WL_OPT_CP, "C", "Megatron-LM name of --cp" },
+  { "seq", 0, CLI_VALUE, WL_OPT_SEQ, "S", "tokens per sequence (the model's)" },
+  { "seq-length", 0, CLI_VALUE, WL_OPT_SEQ, "S", "Megatron-LM name of --seq" },
+  { "micro-batch", 0, CLI_VALUE, WL_OPT_MICRO_BATCH, "M", "sequences per micro-batch (1)" },
+  { "micro-batch-size", 0, CLI_VALUE, WL_OPT_MICRO_BATCH, "M", "Megatron-LM name of --micro-batch" },
+  { "global-batch", 0, CLI_VALUE, WL_OPT_GLOBAL_BATCH, "B", "sequences per iteration (M x dp x 4 x pp)" },
+  { "global-batch-size", 0, CLI_VALUE, WL_OPT_GLOBAL_BATCH, "B", "Megatron-LM name of --global-batch" },
+  { "recompute", 0, CLI_OPTIONAL, WL_OPT_RECOMPUTE, "[none|selective|full]",
+    "activation recomputation: none (default), selective (the attention core), full (every layer); "
+    "--recompute alone is full" },
+  { "recompute-granularity", 0, CLI_VALUE, WL_OPT_RECOMPUTE_GRANULARITY, "full|selective",
+    "Megatron-LM name of --recompute" },
+  { "recompute-activations", 0, CLI_FLAG, WL_OPT_RECOMPUTE_ACTIVATIONS, NULL, "Megatron-LM: --recompute selective" },
+  { "zero1", 0, CLI_FLAG, WL_OPT_ZERO1, NULL, "distributed optimizer (ZeRO-1)" },
+  { "use-distributed-optimizer", 0, CLI_FLAG, WL_OPT_ZERO1, NULL, "Megatron-LM name of --zero1" },
+  { "sequence-parallel", 0, CLI_FLAG, WL_OPT_SEQUENCE_PARALLEL, NULL, "TP communication as all-gather/reduce-scatter" },
+  { "grad-bf16", 0, CLI_FLAG, WL_OPT_GRAD_BF16, NULL, "reduce gradients in BF16 (default FP32)" },
+  { "overlap-grad-reduce", 0, CLI_FLAG, WL_OPT_OVERLAP_GRAD_REDUCE, NULL,
+    "reduce gradient buckets during the backward (default)" },
+  { "no-overlap-grad-reduce", 0, CLI_FLAG, WL_OPT_NO_OVERLAP_GRAD_REDUCE, NULL,
+    "reduce them after the backward, blocking (Megatron-LM before overlapping)" },
+  { "overlap-param-gather", 0, CLI_FLAG, WL_OPT_OVERLAP_PARAM_GATHER, NULL,
+    "with --zero1: all-gather parameters in buckets during the forward" },
+  { "no-overlap-param-gather", 0, CLI_FLAG, WL_OPT_NO_OVERLAP_PARAM_GATHER, NULL,
+    "with --zero1: all-gather them after the optimizer step (default)" },
+  { "tied-embeddings", 0, CLI_FLAG, WL_OPT_TIED_EMBEDDINGS, NULL,
+    "output layer shares the embedding: all-reduce of its gradient between first and last stage "
+    "(default: the model's; gpt3-175b ties)" },
+  { "no-tied-embeddings", 0, CLI_FLAG, WL_OPT_NO_TIED_EMBEDDINGS, NULL, "separate output layer" },
+  { "untie-embeddings-and-output-weights", 0, CLI_FLAG, WL_OPT_NO_TIED_EMBEDDINGS, NULL,
+    "Megatron-LM name of --no-tied-embeddings" },
+  { "grad-norm", 0, CLI_FLAG, WL_OPT_GRAD_NORM, NULL,
+    "gradient norm for clipping: a kernel and an all-reduce of one value (default)" },
+  { "no-grad-norm", 0, CLI_FLAG, WL_OPT_NO_GRAD_NORM, NULL, "no gradient clipping" },
+  { "ignore-memory", 0, CLI_FLAG, WL_OPT_IGNORE_MEMORY, NULL,
+    "generate a job that does not fit in GPU memory (with a warning) instead of refusing it" },
+  { "bucket-params", 0, CLI_VALUE, WL_OPT_BUCKET_PARAMS, "N", "gradient bucket size in elements (40000000)" },
+  { "seed", 0, CLI_VALUE, WL_OPT_SEED, "N", "seed of every random choice (1)" },
+  { "out", 'o', CLI_VALUE, WL_OPT_OUT, "FILE", "the trace to write" },
+  CLI_TABLE_END,
 };
 
 const struct cli_option *wl_cli_options(void) { return wl_options; }
@@ -106,13 +104,9 @@ int workload_cli_main(int argc, char **argv)
   for (int id; (id = cli_next(&c)) != CLI_DONE;) {
     int bad = 0;
     switch (id) {
-    case CLI_ERROR:
-      return CLI_USAGE;
-    case CLI_HELP:
-      usage(stdout);
-      return 0;
-    case CLI_POSITIONAL:
-      return cli_unexpected(&c);
+    case CLI_ERROR: return CLI_USAGE;
+    case CLI_HELP: usage(stdout); return 0;
+    case CLI_POSITIONAL: return cli_unexpected(&c);
     case WL_OPT_MODEL: model = c.value; break;
     case WL_OPT_MODEL_FILE: model_file = c.value; break;
     case WL_OPT_GPU: snprintf(p.gpu, sizeof p.gpu, "%s", c.value); break;
@@ -120,7 +114,10 @@ int workload_cli_main(int argc, char **argv)
     case WL_OPT_GPUS: bad = cli_int(&c, 1, INT_MAX, &p.layout.gpus); break;
     case WL_OPT_TP: bad = cli_int(&c, 1, INT_MAX, &p.layout.tp); break;
     case WL_OPT_PP: bad = cli_int(&c, 1, INT_MAX, &p.layout.pp); break;
-    case WL_OPT_VPP: bad = cli_int(&c, 1, INT_MAX, &p.layout.vpp); vpp_given = 1; break;
+    case WL_OPT_VPP:
+      bad = cli_int(&c, 1, INT_MAX, &p.layout.vpp);
+      vpp_given = 1;
+      break;
     case WL_OPT_LAYERS_PER_VSTAGE: bad = cli_int(&c, 1, INT_MAX, &layers_per_vstage); break;
     case WL_OPT_EP: bad = cli_int(&c, 1, INT_MAX, &p.layout.ep); break;
     case WL_OPT_CP: bad = cli_int(&c, 1, INT_MAX, &p.layout.cp); break;
@@ -216,8 +213,10 @@ int workload_cli_main(int argc, char **argv)
   wl_memory_describe(&mem, t->gpu, mem_text, sizeof mem_text);
   if (mem.total > mem.capacity) {
     if (!ignore_memory) {
-      fprintf(stderr, PROG ": the job does not fit in GPU memory: %s; use --recompute selective or full, more tp, pp "
-                      "or cp, --zero1 or a smaller micro-batch, or --ignore-memory to generate it anyway\n", mem_text);
+      fprintf(stderr,
+              PROG ": the job does not fit in GPU memory: %s; use --recompute selective or full, more tp, pp "
+                   "or cp, --zero1 or a smaller micro-batch, or --ignore-memory to generate it anyway\n",
+              mem_text);
       wl_trace_free(t);
       return CLI_USAGE;
     }
@@ -231,8 +230,8 @@ int workload_cli_main(int argc, char **argv)
   const struct wl_layout *l = &t->layout;
   printf("workload %s: model=%s gpus=%d tp=%d pp=%d vpp=%d dp=%d ep=%d cp=%d gpu=%s "
          "microbatches=%d model_flops=%.6g hardware_flops=%.6g layers_per_stage=",
-         out, t->model.name, l->gpus, l->tp, l->pp, l->vpp, l->dp, l->ep, l->cp, t->gpu,
-         t->microbatches, t->model_flops, t->hardware_flops);
+         out, t->model.name, l->gpus, l->tp, l->pp, l->vpp, l->dp, l->ep, l->cp, t->gpu, t->microbatches,
+         t->model_flops, t->hardware_flops);
   for (int s = 0; s < l->pp; s++)
     printf("%s%d", s ? "," : "", t->stage_layers[s]);
   printf("\nmemory per GPU, %s%s\n", mem_text, mem.total > mem.capacity ? ": does not fit" : "");

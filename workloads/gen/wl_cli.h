@@ -44,7 +44,7 @@ enum wl_cli_option {
 const struct cli_option *wl_cli_options(void);
 
 /* The rule for the global batch when --global-batch is not given, for --help texts. */
-#define WL_CLI_DEFAULT_GLOBAL_BATCH_RULE \
+#define WL_CLI_DEFAULT_GLOBAL_BATCH_RULE                                                                               \
   "default global batch: micro-batch x dp x 4 x pp (4*pp micro-batches per data-parallel replica)"
 
 #endif

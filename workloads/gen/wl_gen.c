@@ -22,12 +22,12 @@ struct gen {
   struct wl_program *prog;
   struct wl_layer_params lp;
   int stage, nv, moe;
-  double tokens;          /* tokens of one micro-batch on one rank: b * s / cp */
-  double kvd;             /* key/value width: kv_heads * head_dim */
-  double dense_pending;   /* gradient elements not yet in a bucket */
+  double tokens;        /* tokens of one micro-batch on one rank: b * s / cp */
+  double kvd;           /* key/value width: kv_heads * head_dim */
+  double dense_pending; /* gradient elements not yet in a bucket */
   double expert_pending;
   int last_dense, last_expert; /* id of the last bucket of each kind, -1 if none */
-  double dense_params;    /* this rank's parameters on this stage */
+  double dense_params;         /* this rank's parameters on this stage */
   double expert_params;
   double expert_per_layer_local; /* expert parameters of one layer on this rank */
   /* --overlap-param-gather: the async all-gather each layer's first forward waits for (-1: none
@@ -44,7 +44,7 @@ struct gen {
 void wl_gen_params_init(struct wl_gen_params *p)
 {
   memset(p, 0, sizeof *p);
-  p->layout = (struct wl_layout){0, 1, 1, 1, 1, 1, 1};
+  p->layout = (struct wl_layout){ 0, 1, 1, 1, 1, 1, 1 };
   snprintf(p->gpu, sizeof p->gpu, "H100");
   p->micro_batch = 1;
   p->grad_bytes = 4;
@@ -56,12 +56,12 @@ void wl_gen_params_init(struct wl_gen_params *p)
   p->seed = 1;
 }
 
-#define CHECK(cond, ...)                                                                     \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      snprintf(err, errlen, __VA_ARGS__);                                                    \
-      return -1;                                                                             \
-    }                                                                                        \
+#define CHECK(cond, ...)                                                                                               \
+  do {                                                                                                                 \
+    if (!(cond)) {                                                                                                     \
+      snprintf(err, errlen, __VA_ARGS__);                                                                              \
+      return -1;                                                                                                       \
+    }                                                                                                                  \
   } while (0)
 
 int wl_gen_check(struct wl_gen_params *p, char *err, size_t errlen)
@@ -73,31 +73,29 @@ int wl_gen_check(struct wl_gen_params *p, char *err, size_t errlen)
   CHECK(l->gpus >= 1 && l->tp >= 1 && l->pp >= 1 && l->vpp >= 1 && l->ep >= 1 && l->cp >= 1,
         "gpus, tp, pp, vpp, ep and cp must all be at least 1");
   long mp = (long)l->tp * l->pp * l->cp;
-  CHECK(l->gpus % mp == 0, "gpus=%d is not divisible by tp*pp*cp = %d*%d*%d = %ld", l->gpus,
-        l->tp, l->pp, l->cp, mp);
+  CHECK(l->gpus % mp == 0, "gpus=%d is not divisible by tp*pp*cp = %d*%d*%d = %ld", l->gpus, l->tp, l->pp, l->cp, mp);
   l->dp = (int)(l->gpus / mp);
   char msg[200];
   CHECK(wl_layout_check(l, msg, sizeof msg) == 0, "%s", msg);
   CHECK(m->hidden % m->heads == 0, "hidden=%d not divisible by heads=%d", m->hidden, m->heads);
   CHECK(m->heads % l->tp == 0, "heads=%d not divisible by tp=%d", m->heads, l->tp);
-  CHECK(m->kv_heads % l->tp == 0, "kv-heads=%d not divisible by tp=%d (Megatron needs whole "
-        "query groups per TP rank)", m->kv_heads, l->tp);
+  CHECK(m->kv_heads % l->tp == 0,
+        "kv-heads=%d not divisible by tp=%d (Megatron needs whole "
+        "query groups per TP rank)",
+        m->kv_heads, l->tp);
   CHECK(m->ffn % l->tp == 0, "ffn=%d not divisible by tp=%d", m->ffn, l->tp);
   CHECK(p->seq % l->cp == 0, "seq=%d not divisible by cp=%d", p->seq, l->cp);
-  CHECK(!p->seq_parallel || (p->seq / l->cp) % l->tp == 0,
-        "sequence parallelism needs seq/cp=%d divisible by tp=%d", p->seq / l->cp, l->tp);
+  CHECK(!p->seq_parallel || (p->seq / l->cp) % l->tp == 0, "sequence parallelism needs seq/cp=%d divisible by tp=%d",
+        p->seq / l->cp, l->tp);
   CHECK(l->vpp == 1 || l->pp > 1, "vpp=%d needs pp > 1", l->vpp);
-  CHECK(l->ep == 1 || m->experts > 0, "ep=%d but %s is not a mixture-of-experts model", l->ep,
-        m->name);
-  CHECK(m->experts == 0 || m->experts % l->ep == 0, "ep=%d does not divide experts=%d", l->ep,
-        m->experts);
+  CHECK(l->ep == 1 || m->experts > 0, "ep=%d but %s is not a mixture-of-experts model", l->ep, m->name);
+  CHECK(m->experts == 0 || m->experts % l->ep == 0, "ep=%d does not divide experts=%d", l->ep, m->experts);
   CHECK(p->micro_batch >= 1, "micro-batch=%d must be at least 1", p->micro_batch);
   if (p->global_batch <= 0)
     p->global_batch = (long)p->micro_batch * l->dp * 4 * l->pp;
   long per_step = (long)p->micro_batch * l->dp;
-  CHECK(p->global_batch % per_step == 0,
-        "global-batch=%ld not divisible by micro-batch*dp = %d*%d = %ld", p->global_batch,
-        p->micro_batch, l->dp, per_step);
+  CHECK(p->global_batch % per_step == 0, "global-batch=%ld not divisible by micro-batch*dp = %d*%d = %ld",
+        p->global_batch, p->micro_batch, l->dp, per_step);
   long mb = p->global_batch / per_step;
   CHECK(mb <= WL_MAX_MICROBATCHES, "global-batch=%ld gives %ld micro-batches, more than the limit of %d",
         p->global_batch, mb, WL_MAX_MICROBATCHES);
@@ -105,10 +103,12 @@ int wl_gen_check(struct wl_gen_params *p, char *err, size_t errlen)
   /* Every layer of a stage emits at least its forward and backward GEMMs per micro-batch: refuse
    * before generating when that alone passes the op limit of a program. */
   double min_ops = 2.0 * (m->layers / l->pp) * (double)mb;
-  CHECK(min_ops <= WL_MAX_OPS, "%d layers over pp=%d with %ld micro-batches need at least %.0f ops per stage, more "
-        "than the limit of %d", m->layers, l->pp, mb, min_ops, WL_MAX_OPS);
-  CHECK(l->vpp == 1 || mb % l->pp == 0,
-        "interleaved schedule needs the micro-batch count %ld divisible by pp=%d", mb, l->pp);
+  CHECK(min_ops <= WL_MAX_OPS,
+        "%d layers over pp=%d with %ld micro-batches need at least %.0f ops per stage, more "
+        "than the limit of %d",
+        m->layers, l->pp, mb, min_ops, WL_MAX_OPS);
+  CHECK(l->vpp == 1 || mb % l->pp == 0, "interleaved schedule needs the micro-batch count %ld divisible by pp=%d", mb,
+        l->pp);
   CHECK(p->grad_bytes == 2 || p->grad_bytes == 4, "grad bytes %d must be 2 or 4", p->grad_bytes);
   CHECK(wl_recompute_name(p->recompute) != NULL, "recompute %d must be none (0), full (1) or selective (2)",
         p->recompute);
@@ -144,8 +144,10 @@ int wl_gen_balance(int layers, int pp, int vpp, int *vl, char *err, size_t errle
   vl[0]--;
   vl[nv - 1]--;
   for (int i = 0; i < nv; i++)
-    CHECK(vl[i] >= 1, "layers=%d cannot be balanced over pp*vpp = %d*%d virtual stages "
-          "(virtual stage %d would get no layer)", layers, pp, vpp, i);
+    CHECK(vl[i] >= 1,
+          "layers=%d cannot be balanced over pp*vpp = %d*%d virtual stages "
+          "(virtual stage %d would get no layer)",
+          layers, pp, vpp, i);
   return 0;
 }
 
@@ -183,21 +185,20 @@ struct klist {
 static void kl_gemm(struct klist *l, double x, double m, double n, double k, int count)
 {
   if (x < 1.5) {
-    l->k[l->n++] = (struct wl_kernel){.type = WL_K_GEMM, .count = count, .a = m, .b = n, .c = k};
+    l->k[l->n++] = (struct wl_kernel){ .type = WL_K_GEMM, .count = count, .a = m, .b = n, .c = k };
   } else {
-    l->k[l->n++] = (struct wl_kernel){.type = WL_K_GEMM, .count = count, .a = m, .b = k, .c = n};
-    l->k[l->n++] = (struct wl_kernel){.type = WL_K_GEMM, .count = count, .a = k, .b = n, .c = m};
+    l->k[l->n++] = (struct wl_kernel){ .type = WL_K_GEMM, .count = count, .a = m, .b = k, .c = n };
+    l->k[l->n++] = (struct wl_kernel){ .type = WL_K_GEMM, .count = count, .a = k, .b = n, .c = m };
   }
 }
 
 static void kl_mem(struct klist *l, enum wl_ew_kind kind, double bytes)
 {
   if (bytes > 0)
-    l->k[l->n++] = (struct wl_kernel){.type = WL_K_MEM, .sub = kind, .count = 1, .a = bytes};
+    l->k[l->n++] = (struct wl_kernel){ .type = WL_K_MEM, .sub = kind, .count = 1, .a = bytes };
 }
 
-static int coll(struct gen *g, const struct wl_op *ctx, enum wl_coll c, enum wl_group grp,
-                double bytes, int is_async)
+static int coll(struct gen *g, const struct wl_op *ctx, enum wl_coll c, enum wl_group grp, double bytes, int is_async)
 {
   if (wl_group_size(g->t, grp) <= 1)
     return -1;
@@ -210,8 +211,7 @@ static int coll(struct gen *g, const struct wl_op *ctx, enum wl_coll c, enum wl_
   return add(g, &o, NULL, 0);
 }
 
-static void p2p(struct gen *g, const struct wl_op *ctx, enum wl_op_kind k, int peer, long tag,
-                double bytes)
+static void p2p(struct gen *g, const struct wl_op *ctx, enum wl_op_kind k, int peer, long tag, double bytes)
 {
   struct wl_op o = *ctx;
   o.kind = k;
@@ -233,8 +233,7 @@ static double act_bytes(const struct gen *g, int sliced)
 /* TP exchange after a row-parallel block: all-reduce, or reduce-scatter with SP. */
 static void tp_reduce(struct gen *g, const struct wl_op *ctx)
 {
-  coll(g, ctx, g->p->seq_parallel ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALLREDUCE, WL_GROUP_TP,
-       act_bytes(g, 0), 0);
+  coll(g, ctx, g->p->seq_parallel ? WL_COLL_REDUCE_SCATTER : WL_COLL_ALLREDUCE, WL_GROUP_TP, act_bytes(g, 0), 0);
 }
 
 /* TP exchange before a column-parallel block: an all-gather with SP, nothing otherwise. */
@@ -251,10 +250,15 @@ static void attention_core(struct gen *g, const struct wl_op *ctx, double x)
   double T = g->tokens, tp = g->p->layout.tp, h = m->hidden, cp = g->p->layout.cp;
   /* FlashAttention over this rank's heads/tp: s/cp queries against the s keys (causal, as GPT and
    * Llama are); its backward (x = 2) is one kernel too. */
-  struct wl_kernel k = {.type = WL_K_ATTN, .sub = 1, .count = 1, .a = g->p->micro_batch * (double)m->heads / tp,
-                        .b = T / g->p->micro_batch, .c = (double)g->p->seq, .d = h / m->heads};
-  compute_k(g, ctx, WL_CC_ATTN, x * 4 * T * g->p->seq * h / tp,
-            x * BF16 * (2 * T * h + 2 * cp * T * g->kvd) / tp, &k, 1);
+  struct wl_kernel k = { .type = WL_K_ATTN,
+                         .sub = 1,
+                         .count = 1,
+                         .a = g->p->micro_batch * (double)m->heads / tp,
+                         .b = T / g->p->micro_batch,
+                         .c = (double)g->p->seq,
+                         .d = h / m->heads };
+  compute_k(g, ctx, WL_CC_ATTN, x * 4 * T * g->p->seq * h / tp, x * BF16 * (2 * T * h + 2 * cp * T * g->kvd) / tp, &k,
+            1);
 }
 
 static void layer_attention(struct gen *g, const struct wl_op *ctx, double x)
@@ -262,7 +266,7 @@ static void layer_attention(struct gen *g, const struct wl_op *ctx, double x)
   const struct wl_model *m = &g->p->model;
   double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
   /* Column-parallel QKV projection, row-parallel output projection. */
-  struct klist l = {.n = 0};
+  struct klist l = { .n = 0 };
   kl_gemm(&l, x, T, (h + 2 * g->kvd) / tp, h, 1);
   kl_gemm(&l, x, T, h, h / tp, 1);
   compute_k(g, ctx, WL_CC_GEMM, x * 2 * T * g->lp.attn / tp,
@@ -279,7 +283,7 @@ static void layer_mlp(struct gen *g, const struct wl_op *ctx, double x)
   /* fc1 (column-parallel; gate and up together for a gated MLP), fc2 (row-parallel). MoE: the
    * router, then each local expert's fc1 and fc2 on its share of the routed tokens (T * topk spread
    * evenly over the experts, ep of which run on this rank's group). */
-  struct klist l = {.n = 0};
+  struct klist l = { .n = 0 };
   double up = m->gated_mlp ? 2.0 : 1.0;
   if (g->moe) {
     int local = m->experts / g->p->layout.ep > 0 ? m->experts / g->p->layout.ep : 1;
@@ -301,11 +305,10 @@ static void layer_elemwise(struct gen *g, const struct wl_op *ctx, double x)
   double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
   /* Two norms (read+write), two residual adds (2 reads + 1 write), the activation function
    * (gated: read 2, write 1 ffn-wide), rotary on q and k. Counting assumption. */
-  double elems = 4 * h + 6 * h + 3.0 * m->ffn * (m->topk ? m->topk : 1) / tp +
-                 2 * (h + g->kvd) / tp;
+  double elems = 4 * h + 6 * h + 3.0 * m->ffn * (m->topk ? m->topk : 1) / tp + 2 * (h + g->kvd) / tp;
   /* The same bytes as kernels: two norms, two residual adds, the activation, rotary; softmax and
    * dropout of attention are inside FlashAttention, the bias-dropout-add is the residual kernel. */
-  struct klist l = {.n = 0};
+  struct klist l = { .n = 0 };
   double b = x * BF16 * T;
   kl_mem(&l, WL_EW_NORM, b * 2 * h);
   kl_mem(&l, WL_EW_NORM, b * 2 * h);
@@ -319,8 +322,7 @@ static void layer_elemwise(struct gen *g, const struct wl_op *ctx, double x)
 static void a2a(struct gen *g, const struct wl_op *ctx)
 {
   if (g->moe)
-    coll(g, ctx, WL_COLL_ALLTOALL, WL_GROUP_EP,
-         g->tokens * g->p->model.topk * g->p->model.hidden * BF16, 0);
+    coll(g, ctx, WL_COLL_ALLTOALL, WL_GROUP_EP, g->tokens * g->p->model.topk * g->p->model.hidden * BF16, 0);
 }
 
 static double kv_bytes(const struct gen *g)
@@ -390,8 +392,8 @@ static void bucket_flush(struct gen *g, const struct wl_op *ctx, int expert)
   o.layer = -1;
   /* Without overlap (Megatron-LM before --overlap-grad-reduce) the buckets are reduced after the
    * backward, each blocking the stream (finalize_model_grads). */
-  int id = coll(g, &o, c, expert ? WL_GROUP_DP_EP : WL_GROUP_DP, *pending * g->p->grad_bytes,
-                g->p->overlap_grad_reduce);
+  int id =
+      coll(g, &o, c, expert ? WL_GROUP_DP_EP : WL_GROUP_DP, *pending * g->p->grad_bytes, g->p->overlap_grad_reduce);
   if (id >= 0)
     *(expert ? &g->last_expert : &g->last_dense) = id;
   *pending = 0;
@@ -453,14 +455,14 @@ static void step_forward(struct gen *g, int micro, int chunk)
 {
   const struct wl_model *m = &g->p->model;
   int vs = chunk * g->p->layout.pp + g->stage;
-  struct wl_op ctx = {.phase = WL_PHASE_FORWARD, .micro = micro, .chunk = chunk, .layer = -1};
+  struct wl_op ctx = { .phase = WL_PHASE_FORWARD, .micro = micro, .chunk = chunk, .layer = -1 };
   double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
   int L = m->layers;
   if (vs > 0) {
     p2p(g, &ctx, WL_OP_RECV, -1, p2p_tag(g, micro, vs - 1, 0), act_bytes(g, 1));
   } else {
     gather_wait(g, &ctx, L);
-    struct wl_kernel emb = {.type = WL_K_MEM, .sub = WL_EW_EMBED, .count = 1, .a = 2 * BF16 * T * h};
+    struct wl_kernel emb = { .type = WL_K_MEM, .sub = WL_EW_EMBED, .count = 1, .a = 2 * BF16 * T * h };
     compute_k(g, &ctx, WL_CC_ELEMWISE, 0, 2 * BF16 * T * h, &emb, 1);
     tp_reduce(g, &ctx);
   }
@@ -476,7 +478,7 @@ static void step_forward(struct gen *g, int micro, int chunk)
     /* The output layer and the vocab-parallel cross-entropy over its FP32 logits (read the
      * logits, write the softmax kept for the backward: 8 bytes a logit). The roofline counts the
      * GEMM alone (mem= as before); the kernel model adds the cross-entropy kernel. */
-    struct klist l = {.n = 0};
+    struct klist l = { .n = 0 };
     kl_gemm(&l, 1, T, m->vocab / tp, h, 1);
     kl_mem(&l, WL_EW_XENT, 8 * T * (double)m->vocab / tp);
     compute_k(g, &ctx, WL_CC_GEMM, 2 * T * h * m->vocab / tp,
@@ -490,7 +492,7 @@ static void step_backward(struct gen *g, int micro, int chunk)
 {
   const struct wl_model *m = &g->p->model;
   int vs = chunk * g->p->layout.pp + g->stage, last = micro == g->t->microbatches - 1;
-  struct wl_op ctx = {.phase = WL_PHASE_BACKWARD, .micro = micro, .chunk = chunk, .layer = -1};
+  struct wl_op ctx = { .phase = WL_PHASE_BACKWARD, .micro = micro, .chunk = chunk, .layer = -1 };
   double T = g->tokens, tp = g->p->layout.tp, h = m->hidden;
   double dense_layer = g->lp.attn / tp + g->lp.norms + g->lp.router + g->lp.mlp / tp;
   if (vs < g->nv - 1) {
@@ -498,7 +500,7 @@ static void step_backward(struct gen *g, int micro, int chunk)
   } else {
     /* Cross-entropy's backward (read the kept softmax, write the logits' gradient in BF16), then
      * the output layer's two GEMMs. */
-    struct klist l = {.n = 0};
+    struct klist l = { .n = 0 };
     kl_mem(&l, WL_EW_XENT, 6 * T * (double)m->vocab / tp);
     kl_gemm(&l, 2, T, m->vocab / tp, h, 1);
     compute_k(g, &ctx, WL_CC_GEMM, 2 * 2 * T * h * m->vocab / tp,
@@ -525,7 +527,7 @@ static void step_backward(struct gen *g, int micro, int chunk)
   }
   ctx.layer = -1;
   if (vs == 0) {
-    struct wl_kernel emb = {.type = WL_K_MEM, .sub = WL_EW_EMBED, .count = 1, .a = 2 * BF16 * T * h};
+    struct wl_kernel emb = { .type = WL_K_MEM, .sub = WL_EW_EMBED, .count = 1, .a = 2 * BF16 * T * h };
     compute_k(g, &ctx, WL_CC_ELEMWISE, 0, 2 * BF16 * T * h, &emb, 1);
     if (last)
       bucket_add(g, &ctx, h * (double)m->vocab / tp, 0);
@@ -550,7 +552,7 @@ static void flush_after_backward(struct gen *g, const struct wl_op *ctx, int exp
 
 static void stage_tail(struct gen *g)
 {
-  struct wl_op ctx = {.phase = WL_PHASE_OPTIMIZER, .micro = -1, .layer = -1};
+  struct wl_op ctx = { .phase = WL_PHASE_OPTIMIZER, .micro = -1, .layer = -1 };
   const struct wl_gen_params *p = g->p;
   const struct wl_layout *l = &p->layout;
   const struct wl_model *m = &p->model;
@@ -585,13 +587,17 @@ static void stage_tail(struct gen *g)
    * distributed optimizer whose shards split the data-parallel group too (get_grad_norm_fp32 on
    * the optimizer's grad-stats group). Latency-bound: a few microseconds per hop. */
   if (p->grad_norm) {
-    struct wl_kernel gn = {.type = WL_K_MEM, .sub = WL_EW_GRADNORM, .count = 1, .a = p->grad_bytes * (dense + expert)};
+    struct wl_kernel gn = {
+      .type = WL_K_MEM, .sub = WL_EW_GRADNORM, .count = 1, .a = p->grad_bytes * (dense + expert)
+    };
     compute_k(g, &ctx, WL_CC_ELEMWISE, 0, p->grad_bytes * (dense + expert), &gn, gn.a > 0);
     coll(g, &ctx, WL_COLL_ALLREDUCE, p->zero1 ? WL_GROUP_WORLD : WL_GROUP_MP, 4, 0);
   }
   /* The Adam step is memory-bound: ADAM_BYTES_PER_PARAM of optimizer state and gradients read
    * and written per local parameter, at the HBM bandwidth the compute model gives. */
-  struct wl_kernel adam = {.type = WL_K_MEM, .sub = WL_EW_ADAM, .count = 1, .a = ADAM_BYTES_PER_PARAM * (dense + expert)};
+  struct wl_kernel adam = {
+    .type = WL_K_MEM, .sub = WL_EW_ADAM, .count = 1, .a = ADAM_BYTES_PER_PARAM * (dense + expert)
+  };
   compute_k(g, &ctx, WL_CC_OPTIMIZER, 0, adam.a, &adam, adam.a > 0);
   if (p->zero1 && !p->overlap_param_gather) {
     coll(g, &ctx, WL_COLL_ALLGATHER, WL_GROUP_DP, BF16 * g->dense_params, 0);
@@ -631,7 +637,7 @@ static int plan_param_gather(struct gen *g)
   }
   for (int i = 0; i < nslots; i++)
     g->gather_dense[i] = g->gather_expert[i] = -1;
-  struct wl_op ctx = {.phase = WL_PHASE_OPTIMIZER, .micro = -1, .layer = -1};
+  struct wl_op ctx = { .phase = WL_PHASE_OPTIMIZER, .micro = -1, .layer = -1 };
   double tp = l->tp, size = bucket_size(g), dpend = 0, epend = 0;
   double dense_layer = g->lp.attn / tp + g->lp.norms + g->lp.router + g->lp.mlp / tp;
   int nd = 0, ne = 0;
@@ -670,13 +676,18 @@ static int plan_param_gather(struct gen *g)
   return 0;
 }
 
-static int build_stage(struct wl_trace *t, const struct wl_gen_params *p, int stage,
-                       struct wl_sched_step *steps)
+static int build_stage(struct wl_trace *t, const struct wl_gen_params *p, int stage, struct wl_sched_step *steps)
 {
   const struct wl_layout *l = &p->layout;
-  struct gen g = {.p = p, .t = t, .prog = &t->programs[stage], .stage = stage,
-                  .nv = l->pp * l->vpp, .last_dense = -1, .last_expert = -1,
-                  .waited_dense = -1, .waited_expert = -1};
+  struct gen g = { .p = p,
+                   .t = t,
+                   .prog = &t->programs[stage],
+                   .stage = stage,
+                   .nv = l->pp * l->vpp,
+                   .last_dense = -1,
+                   .last_expert = -1,
+                   .waited_dense = -1,
+                   .waited_expert = -1 };
   wl_model_layer_params(&p->model, &g.lp);
   g.moe = p->model.experts > 0 && l->ep > 1;
   g.tokens = (double)p->micro_batch * p->seq / l->cp;
@@ -723,11 +734,10 @@ struct wl_trace *wl_generate(struct wl_gen_params *p, char *err, size_t errlen)
   t->grad_bytes = p->grad_bytes;
   t->seed = p->seed;
   t->model.seq = p->seq;
-  snprintf(t->generator, sizeof t->generator, "sgfabric-workload/%s/bucket=%.0f",
-           l->vpp > 1 ? "interleaved" : "1f1b", p->bucket_params);
+  snprintf(t->generator, sizeof t->generator, "sgfabric-workload/%s/bucket=%.0f", l->vpp > 1 ? "interleaved" : "1f1b",
+           p->bucket_params);
   t->model_flops = wl_model_flops_per_iteration(&p->model, p->global_batch, p->seq);
-  t->hardware_flops =
-      wl_hardware_flops_per_iteration(&p->model, p->global_batch, p->seq, p->recompute);
+  t->hardware_flops = wl_hardware_flops_per_iteration(&p->model, p->global_batch, p->seq, p->recompute);
   if (wl_trace_alloc_stages(t) != 0)
     goto fail_oom;
   int nv = l->pp * l->vpp;

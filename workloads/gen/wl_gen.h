@@ -13,21 +13,21 @@
 
 struct wl_gen_params {
   struct wl_model model;
-  struct wl_layout layout;   /* dp is derived: gpus / (tp*pp*cp) */
+  struct wl_layout layout; /* dp is derived: gpus / (tp*pp*cp) */
   char gpu[32];
-  int seq;                   /* tokens per sequence (default: the model's) */
-  int micro_batch;           /* sequences per micro-batch */
-  long global_batch;         /* sequences per iteration */
-  int recompute;             /* enum wl_recompute: none, full, selective (attention core only) */
-  int zero1;                 /* distributed optimizer (ZeRO-1) */
-  int overlap_grad_reduce;   /* gradient buckets reduced during the backward (1), or after it */
-  int overlap_param_gather;  /* ZeRO-1: parameters all-gathered during the forward (1), or after
+  int seq;                  /* tokens per sequence (default: the model's) */
+  int micro_batch;          /* sequences per micro-batch */
+  long global_batch;        /* sequences per iteration */
+  int recompute;            /* enum wl_recompute: none, full, selective (attention core only) */
+  int zero1;                /* distributed optimizer (ZeRO-1) */
+  int overlap_grad_reduce;  /* gradient buckets reduced during the backward (1), or after it */
+  int overlap_param_gather; /* ZeRO-1: parameters all-gathered during the forward (1), or after
                               * the optimizer step */
-  int tied_embeddings;       /* -1: the model's; 0 or 1 overrides it */
-  int grad_norm;             /* gradient norm for clipping: a kernel and a small all-reduce */
-  int seq_parallel;          /* TP communication as all-gather/reduce-scatter */
-  int grad_bytes;            /* gradient element size in the DP reduction: 4 (FP32) or 2 */
-  double bucket_params;      /* gradient bucket size in elements */
+  int tied_embeddings;      /* -1: the model's; 0 or 1 overrides it */
+  int grad_norm;            /* gradient norm for clipping: a kernel and a small all-reduce */
+  int seq_parallel;         /* TP communication as all-gather/reduce-scatter */
+  int grad_bytes;           /* gradient element size in the DP reduction: 4 (FP32) or 2 */
+  double bucket_params;     /* gradient bucket size in elements */
   long seed;
 };
 

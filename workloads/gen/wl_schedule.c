@@ -5,13 +5,13 @@ int wl_schedule_1f1b(int p, int s, int m, struct wl_sched_step *out)
 {
   int warmup = p - s - 1 < m ? p - s - 1 : m, n = 0, f = 0, b = 0;
   for (int i = 0; i < warmup; i++)
-    out[n++] = (struct wl_sched_step){0, f++, 0};
+    out[n++] = (struct wl_sched_step){ 0, f++, 0 };
   for (int i = 0; i < m - warmup; i++) {
-    out[n++] = (struct wl_sched_step){0, f++, 0};
-    out[n++] = (struct wl_sched_step){1, b++, 0};
+    out[n++] = (struct wl_sched_step){ 0, f++, 0 };
+    out[n++] = (struct wl_sched_step){ 1, b++, 0 };
   }
   while (b < m)
-    out[n++] = (struct wl_sched_step){1, b++, 0};
+    out[n++] = (struct wl_sched_step){ 1, b++, 0 };
   return n;
 }
 
@@ -20,7 +20,7 @@ int wl_schedule_1f1b(int p, int s, int m, struct wl_sched_step *out)
 static struct wl_sched_step interleaved_step(int p, int v, int k, int backward)
 {
   int chunk = (k / p) % v;
-  struct wl_sched_step st = {backward, (k / (p * v)) * p + k % p, backward ? v - 1 - chunk : chunk};
+  struct wl_sched_step st = { backward, (k / (p * v)) * p + k % p, backward ? v - 1 - chunk : chunk };
   return st;
 }
 

@@ -123,8 +123,7 @@ int wl_memory_stage(const struct wl_trace *t, int stage, struct wl_memory *out)
   out->stage = stage;
   out->weights = BF16 * params;
   out->gradients = (double)t->grad_bytes * params;
-  out->optimizer = OPTIMIZER_BYTES_PER_PARAM *
-                   (t->zero1 ? dense / l->dp + expert / ((double)l->dp / l->ep) : params);
+  out->optimizer = OPTIMIZER_BYTES_PER_PARAM * (t->zero1 ? dense / l->dp + expert / ((double)l->dp / l->ep) : params);
   double peak_layers;
   int peak_mb, peak_embed;
   if (inflight(t, stage, &peak_layers, &peak_mb, &peak_embed) != 0)

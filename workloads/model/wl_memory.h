@@ -43,7 +43,6 @@
 #include "wl_model.h"
 #include "wl_trace.h"
 
-
 /* Activation bytes one transformer layer keeps for one micro-batch of b sequences of seq tokens
  * (each rank holds seq/cp of them), on a rank of tp-way tensor parallelism, with (sp = 1) or
  * without sequence parallelism, under the recompute mode (enum wl_recompute). */
@@ -51,16 +50,16 @@ double wl_mem_layer_activations(const struct wl_model *m, int seq, int micro_bat
                                 int recompute);
 
 struct wl_memory {
-  int stage;                /* the pipeline stage these figures are for */
-  double weights;           /* bytes per GPU */
+  int stage;      /* the pipeline stage these figures are for */
+  double weights; /* bytes per GPU */
   double gradients;
   double optimizer;
-  double activations;       /* transformer layers' activations of the micro-batches in flight */
-  double other;             /* embedding and output-layer buffers (first and last stage) */
+  double activations; /* transformer layers' activations of the micro-batches in flight */
+  double other;       /* embedding and output-layer buffers (first and last stage) */
   double total;
-  double inflight_layers;   /* layer-micro-batches whose activations are held at the peak */
-  int inflight_microbatches;/* micro-batches in flight at the peak (all chunks) */
-  double capacity;          /* HBM bytes of the trace's GPU, 0 if unknown */
+  double inflight_layers;    /* layer-micro-batches whose activations are held at the peak */
+  int inflight_microbatches; /* micro-batches in flight at the peak (all chunks) */
+  double capacity;           /* HBM bytes of the trace's GPU, 0 if unknown */
 };
 
 /* The parameters a rank of stage holds: dense (tensor-parallel share) and expert (its experts'

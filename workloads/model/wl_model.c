@@ -16,14 +16,15 @@
  * input embedding (Radford et al. 2019; Megatron-LM's default, --untie-embeddings-and-output-weights
  * unties), Llama 3 and Mixtral do not (their released checkpoints have a separate lm_head). */
 static const struct wl_model presets[] = {
-    {"gpt3-175b", 96, 12288, 96, 96, 49152, 51200, 2048, 0, 0, 0, 1},
-    {"llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, 0, 0, 1, 0},
-    {"llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, 0, 0, 1, 0},
-    {"llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, 0, 0, 1, 0},
-    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096, 8, 2, 1, 0},
+  { "gpt3-175b", 96, 12288, 96, 96, 49152, 51200, 2048, 0, 0, 0, 1 },
+  { "llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, 0, 0, 1, 0 },
+  { "llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, 0, 0, 1, 0 },
+  { "llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, 0, 0, 1, 0 },
+  { "mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096, 8, 2, 1, 0 },
 };
-static const char *const preset_names[] = {"gpt3-175b", "llama3-8b", "llama3-70b",
-                                           "llama3-405b", "mixtral-8x7b", NULL};
+static const char *const preset_names[] = {
+  "gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", NULL
+};
 
 const char *const *wl_model_preset_names(void) { return preset_names; }
 
@@ -67,11 +68,20 @@ static int split_key_value(char *line, char **key, char **value)
 
 int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, size_t errlen)
 {
-  struct { const char *key; int *v; } keys[] = {
-      {"layers", &m->layers}, {"hidden", &m->hidden}, {"heads", &m->heads},
-      {"kv-heads", &m->kv_heads}, {"ffn", &m->ffn}, {"vocab", &m->vocab}, {"seq", &m->seq},
-      {"experts", &m->experts}, {"top-k", &m->topk}, {"gated", &m->gated_mlp},
-      {"tied-embeddings", &m->tied_embeddings}};
+  struct {
+    const char *key;
+    int *v;
+  } keys[] = { { "layers", &m->layers },
+               { "hidden", &m->hidden },
+               { "heads", &m->heads },
+               { "kv-heads", &m->kv_heads },
+               { "ffn", &m->ffn },
+               { "vocab", &m->vocab },
+               { "seq", &m->seq },
+               { "experts", &m->experts },
+               { "top-k", &m->topk },
+               { "gated", &m->gated_mlp },
+               { "tied-embeddings", &m->tied_embeddings } };
   const int nkeys = sizeof keys / sizeof keys[0];
   memset(m, 0, sizeof *m);
   m->gated_mlp = 1;
@@ -108,12 +118,11 @@ int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, siz
       snprintf(err, errlen, "%s:%d: unknown key '%.63s'", path, lineno, key);
       rc = -1;
     } else if (text_parse_index(val, 1LL << 30, &v) != 0) {
-      snprintf(err, errlen, "%s:%d: %s: '%.63s' is not a non-negative integer (at most %d)", path, lineno, key,
-               val, 1 << 30);
+      snprintf(err, errlen, "%s:%d: %s: '%.63s' is not a non-negative integer (at most %d)", path, lineno, key, val,
+               1 << 30);
       rc = -1;
     } else if (strcmp(key, "layers") == 0 && v > WL_MAX_LAYERS) {
-      snprintf(err, errlen, "%s:%d: layers: %lld is more than the limit of %d layers", path, lineno, v,
-               WL_MAX_LAYERS);
+      snprintf(err, errlen, "%s:%d: layers: %lld is more than the limit of %d layers", path, lineno, v, WL_MAX_LAYERS);
       rc = -1;
     } else {
       *keys[k].v = (int)v;
@@ -124,9 +133,13 @@ int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, siz
     return -1;
   if (m->kv_heads < 0)
     m->kv_heads = m->heads;
-  const char *missing = m->layers < 1 ? "layers" : m->hidden < 1 ? "hidden"
-                      : m->heads < 1  ? "heads"  : m->ffn < 1    ? "ffn"
-                      : m->vocab < 1  ? "vocab"  : m->seq < 1    ? "seq" : NULL;
+  const char *missing = m->layers < 1   ? "layers"
+                        : m->hidden < 1 ? "hidden"
+                        : m->heads < 1  ? "heads"
+                        : m->ffn < 1    ? "ffn"
+                        : m->vocab < 1  ? "vocab"
+                        : m->seq < 1    ? "seq"
+                                        : NULL;
   if (missing != NULL) {
     snprintf(err, errlen, "%s:%d: '%s' missing or zero", path, lineno, missing);
     return -1;
@@ -136,8 +149,7 @@ int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, siz
     return -1;
   }
   if (m->experts > 0 && (m->topk < 1 || m->topk > m->experts)) {
-    snprintf(err, errlen, "%s:%d: top-k=%d must be in 1..experts=%d", path, lineno, m->topk,
-             m->experts);
+    snprintf(err, errlen, "%s:%d: top-k=%d must be in 1..experts=%d", path, lineno, m->topk, m->experts);
     return -1;
   }
   return 0;
@@ -181,8 +193,7 @@ double wl_model_layer_fwd_flops_per_token(const struct wl_model *m, int seq)
   return 2.0 * matmul + 4.0 * seq * (double)m->hidden;
 }
 
-static double forward_flops(const struct wl_model *m, long global_batch, int seq,
-                            int with_logits)
+static double forward_flops(const struct wl_model *m, long global_batch, int seq, int with_logits)
 {
   double tokens = (double)global_batch * seq;
   double logits = with_logits ? 2.0 * m->hidden * (double)m->vocab : 0;
@@ -194,8 +205,7 @@ double wl_model_flops_per_iteration(const struct wl_model *m, long global_batch,
   return 3.0 * forward_flops(m, global_batch, seq, 1);
 }
 
-double wl_hardware_flops_per_iteration(const struct wl_model *m, long global_batch, int seq,
-                                       int recompute)
+double wl_hardware_flops_per_iteration(const struct wl_model *m, long global_batch, int seq, int recompute)
 {
   double f = wl_model_flops_per_iteration(m, global_batch, seq);
   /* Full recomputation re-runs every layer's forward but not the output layer, which is
@@ -209,7 +219,7 @@ double wl_hardware_flops_per_iteration(const struct wl_model *m, long global_bat
   return f;
 }
 
-static const char *const recompute_names[] = {"none", "full", "selective"};
+static const char *const recompute_names[] = { "none", "full", "selective" };
 
 const char *wl_recompute_name(int recompute)
 {

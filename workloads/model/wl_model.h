@@ -37,11 +37,11 @@ int wl_model_read(FILE *in, const char *path, struct wl_model *m, char *err, siz
 
 /* Parameter counts of one transformer layer, unsharded. */
 struct wl_layer_params {
-  double attn;      /* Q, K, V and output projections */
-  double mlp;       /* dense MLP (0 for MoE) */
-  double expert;    /* one expert's MLP (0 for dense) */
-  double router;    /* MoE gate */
-  double norms;     /* the two norm weight vectors */
+  double attn;   /* Q, K, V and output projections */
+  double mlp;    /* dense MLP (0 for MoE) */
+  double expert; /* one expert's MLP (0 for dense) */
+  double router; /* MoE gate */
+  double norms;  /* the two norm weight vectors */
 };
 void wl_model_layer_params(const struct wl_model *m, struct wl_layer_params *p);
 /* Total parameters (embedding and untied output layer included). */
@@ -54,8 +54,7 @@ double wl_model_flops_per_iteration(const struct wl_model *m, long global_batch,
 /* Hardware FLOPs: model FLOPs plus, with full recomputation (WL_RECOMPUTE_FULL), one more forward
  * of every layer, with selective recomputation one more forward of every layer's attention core
  * (4*s*h FLOPs per token per layer: scores and context). */
-double wl_hardware_flops_per_iteration(const struct wl_model *m, long global_batch, int seq,
-                                       int recompute);
+double wl_hardware_flops_per_iteration(const struct wl_model *m, long global_batch, int seq, int recompute);
 /* flops / (iteration_s * gpus * peak_flops): MFU with model FLOPs, HFU with hardware FLOPs. */
 double wl_flops_utilization(double flops, double iteration_s, int gpus, double peak_flops);
 

@@ -23,32 +23,32 @@
 struct stream {
   int *queue;
   int head, tail, cap;
-  int busy; /* op in flight, -1 when idle */
+  int busy;          /* op in flight, -1 when idle */
   double busy_since; /* when it started (timeline) */
 };
 
 struct rank_state {
   struct replay_job *job;
   int rank, gpu;
-  int micro_started;   /* micro-batches this rank has started (progress report) */
+  int micro_started; /* micro-batches this rank has started (progress report) */
   const struct wl_program *prog;
   const double *op_time; /* per op of prog: its compute time (0 for other ops), shared by the ranks
                           * that run the same program */
-  uint8_t *done;       /* per op */
+  uint8_t *done;         /* per op */
   sg_sem_t sem;
-  int waiting_op;      /* op the actor is blocked on, -1 when running */
+  int waiting_op; /* op the actor is blocked on, -1 when running */
   struct stream streams[WL_GROUP_COUNT];
   int coll_seq[WL_GROUP_COUNT];
-  int outstanding;     /* communication ops issued and not done */
+  int outstanding; /* communication ops issued and not done */
   double compute_s, exposed_s[WL_GROUP_COUNT], bubble_s, end_s;
   double compute_class_s[WL_CC_COUNT]; /* compute_s per kernel class */
   int finished;
-  double msg_sent_s;   /* when the message the actor last waited for was sent */
+  double msg_sent_s; /* when the message the actor last waited for was sent */
   /* Per group: the last collective whose members had all joined, and when they had. */
   int joined_op[WL_GROUP_COUNT];
   double joined_s[WL_GROUP_COUNT];
-  double slowdown;     /* its GPU's compute time multiplier (straggler.h) */
-  struct fab_rng rng;  /* its compute noise */
+  double slowdown;    /* its GPU's compute time multiplier (straggler.h) */
+  struct fab_rng rng; /* its compute noise */
 };
 
 /* A collective call matched across its members: (group kind, first member, sequence). */
@@ -69,10 +69,10 @@ struct message {
   int src, dst;
   long tag;
   struct message *next; /* hash chain, or the free list */
-  int sent;          /* the send was posted */
-  int arrived;       /* its transfer completed */
-  int recv_op;       /* the receiver's op waiting for it, -1 */
-  double sent_s;     /* when the send was posted */
+  int sent;             /* the send was posted */
+  int arrived;          /* its transfer completed */
+  int recv_op;          /* the receiver's op waiting for it, -1 */
+  double sent_s;        /* when the send was posted */
 };
 
 #define TABLE_BITS 16
@@ -85,26 +85,26 @@ struct replay_job {
   struct replay_config cfg;
   struct rank_state *ranks;
   int n_ranks;
-  double **op_time;                /* per program of the trace: its ops' compute times */
+  double **op_time; /* per program of the trace: its ops' compute times */
   int n_op_time;
   struct coll_call *calls[TABLE_SIZE];
   struct message *messages[TABLE_SIZE];
-  struct message *free_messages;   /* recycled messages */
-  struct send_ctx *free_sends;     /* recycled send contexts */
-  int *gpus_scratch;               /* coll_issue's member GPUs */
+  struct message *free_messages; /* recycled messages */
+  struct send_ctx *free_sends;   /* recycled send contexts */
+  int *gpus_scratch;             /* coll_issue's member GPUs */
   int gpus_scratch_n;
   struct replay_coll_stats coll[COLL_KIND_COUNT][WL_GROUP_COUNT];
   struct replay_coll_stats p2p[WL_GROUP_COUNT];
   double next_progress_s;
   int finished;
-  long activity;       /* ops done and kernels run so far: the link sampler's sign of life */
-  int computing;       /* ranks in a compute sleep */
-  double *link_last;   /* [ports] the link sampler's last value (-1: none yet), */
-  double *link_tx;     /* and the port's tx_bytes then (packet fidelity) */
-  int *link_name;      /* [ports] counter names */
+  long activity;         /* ops done and kernels run so far: the link sampler's sign of life */
+  int computing;         /* ranks in a compute sleep */
+  double *link_last;     /* [ports] the link sampler's last value (-1: none yet), */
+  double *link_tx;       /* and the port's tx_bytes then (packet fidelity) */
+  int *link_name;        /* [ports] counter names */
   double link_sampled_s; /* date of the last sample */
-  struct timeline *tl; /* NULL: no timeline, no cost */
-  struct {             /* the timeline's string ids */
+  struct timeline *tl;   /* NULL: no timeline, no cost */
+  struct {               /* the timeline's string ids */
     int compute[WL_PHASE_COUNT], wait[WL_GROUP_COUNT], comm[COLL_KIND_COUNT][WL_GROUP_COUNT], send[WL_GROUP_COUNT];
     int algo[COLL_ALGO_COUNT];
     int bubble, iteration, program, idle;
@@ -161,17 +161,12 @@ static void sync_clock(void)
 static enum coll_kind coll_of(enum wl_coll c)
 {
   switch (c) {
-  case WL_COLL_REDUCE_SCATTER:
-    return COLL_REDUCE_SCATTER;
-  case WL_COLL_ALLGATHER:
-    return COLL_ALLGATHER;
-  case WL_COLL_ALLTOALL:
-    return COLL_ALLTOALL;
-  case WL_COLL_BROADCAST:
-    return COLL_BROADCAST;
+  case WL_COLL_REDUCE_SCATTER: return COLL_REDUCE_SCATTER;
+  case WL_COLL_ALLGATHER: return COLL_ALLGATHER;
+  case WL_COLL_ALLTOALL: return COLL_ALLTOALL;
+  case WL_COLL_BROADCAST: return COLL_BROADCAST;
   case WL_COLL_ALLREDUCE:
-  default:
-    return COLL_ALLREDUCE;
+  default: return COLL_ALLREDUCE;
   }
 }
 
@@ -225,9 +220,9 @@ static void coll_finished(void *ctx, const struct coll_report *report)
   st->algo_mask |= 1 << report->algo;
   st->proto_mask |= 1 << report->proto;
   if (g_replay.tl) { /* from the first member's call to the last member's completion */
-    struct timeline_span span = timeline_span_init(TL_COLL_PID, TL_TID_COLL0 + (int)call->group,
-                                                   g_replay.id.comm[report->kind][call->group],
-                                                   g_replay.id.cat_coll, report->start_s, report->end_s);
+    struct timeline_span span =
+        timeline_span_init(TL_COLL_PID, TL_TID_COLL0 + (int)call->group, g_replay.id.comm[report->kind][call->group],
+                           g_replay.id.cat_coll, report->start_s, report->end_s);
     span.bytes = report->bytes;
     span.busbw_GBps = time > 0 ? report->bytes * coll_busbw_factor(report->kind, report->n) / time / 1e9 : 0;
     span.members = report->n;
@@ -270,7 +265,9 @@ static void coll_issue(struct rank_state *r, int op)
     int *gpus = g_replay.gpus_scratch;
     for (int i = 0; i < n; i++)
       gpus[i] = g_replay.cfg.rank_gpu[call->ranks[i]];
-    struct coll_desc d = {coll_of(o->coll), o->bytes, n, gpus, 0, (int)o->group, g_replay.cfg.fab->topo->gpus_per_node};
+    struct coll_desc d = {
+      coll_of(o->coll), o->bytes, n, gpus, 0, (int)o->group, g_replay.cfg.fab->topo->gpus_per_node
+    };
     call->instance = coll_create(g_replay.cfg.fab, &g_replay.cfg.coll, &d, coll_member_done, coll_finished, call);
     call->next = g_replay.calls[h];
     g_replay.calls[h] = call;
@@ -366,7 +363,7 @@ static void send_issue(struct rank_state *r, int op)
     g_replay.free_sends = sc->free_next;
   else
     sc = xmalloc(sizeof *sc);
-  *sc = (struct send_ctx){g_job, r->rank, op, m, NULL};
+  *sc = (struct send_ctx){ g_job, r->rank, op, m, NULL };
   struct replay_coll_stats *st = &g_replay.p2p[o->group];
   st->count++;
   st->bytes += o->bytes;
@@ -418,8 +415,7 @@ static void wait_for(struct rank_state *r, int op)
    * slowest stage to reach it: the schedule's imbalance, pipeline bubble as a receive waiting for
    * an unsent message is; then for its transfer, exposed communication. */
   double joined = start;
-  if (o->kind == WL_OP_COLL && (o->group == WL_GROUP_EMB || o->group == WL_GROUP_MP) &&
-      r->joined_op[o->group] == op)
+  if (o->kind == WL_OP_COLL && (o->group == WL_GROUP_EMB || o->group == WL_GROUP_MP) && r->joined_op[o->group] == op)
     joined = r->joined_s[o->group] < start ? start : r->joined_s[o->group] > end ? end : r->joined_s[o->group];
   r->bubble_s += joined - start;
   r->exposed_s[o->group] += end - joined;
@@ -499,7 +495,7 @@ static void rank_actor(int argc, char **argv)
     switch (o->kind) {
     case WL_OP_COMPUTE: {
       /* A run of compute ops without dependencies is one kernel sequence: one sleep. */
-      double duration = 0, by_class[WL_CC_COUNT] = {0};
+      double duration = 0, by_class[WL_CC_COUNT] = { 0 };
       int last = op;
       while (last < p->nops && p->ops[last].kind == WL_OP_COMPUTE && (last == op || p->ops[last].ndeps == 0)) {
         double t = r->op_time[last];
@@ -541,13 +537,9 @@ static void rank_actor(int argc, char **argv)
       if (!o->is_async)
         wait_for(r, op);
       break;
-    case WL_OP_RECV:
-      recv_issue(r, op);
-      break;
+    case WL_OP_RECV: recv_issue(r, op); break;
     case WL_OP_WAIT:
-    default:
-      r->done[op] = 1;
-      break;
+    default: r->done[op] = 1; break;
     }
     op++;
   }
@@ -592,7 +584,8 @@ static int timeline_setup(char *err, size_t errlen)
       bad |= (g_replay.id.comm[k][g] = timeline_intern(tl, name)) < 0;
     }
     if (g != WL_GROUP_NONE)
-      bad |= timeline_name_thread(tl, TL_TID_STREAM0 + g, group) != 0 || timeline_name_thread(tl, TL_TID_COLL0 + g, group) != 0;
+      bad |= timeline_name_thread(tl, TL_TID_STREAM0 + g, group) != 0 ||
+             timeline_name_thread(tl, TL_TID_COLL0 + g, group) != 0;
   }
   /* The in-network algorithms' names are interned when first used: a timeline without them
    * stays as it was. */
@@ -794,7 +787,7 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
       snprintf(err, errlen, "rank %d is placed on %s, which the platform does not have", rank, host);
       return -1;
     }
-    char *args[] = {name, index, job_index, NULL};
+    char *args[] = { name, index, job_index, NULL };
     sg_actor_create(name, h, rank_actor, 3, args);
   }
   if (g_replay.tl && cfg->link_sample_s > 0) {
@@ -835,7 +828,7 @@ static double typical_end_s(const struct wl_trace *t, const struct rank_state *r
   for (int rank = 0; rank < n; rank++) {
     struct wl_coord c;
     wl_rank_coord(t, rank, &c);
-    e[rank] = (struct stage_end){c.pp, ranks[rank].end_s};
+    e[rank] = (struct stage_end){ c.pp, ranks[rank].end_s };
   }
   qsort(e, (size_t)n, sizeof *e, stage_end_order);
   double typical = 0;
@@ -907,10 +900,12 @@ int replay_finish(int job, struct replay_results *out, char *err, size_t errlen)
     }
     out->other_s += (out->iteration_s - accounted) / n;
     if (g_replay.tl) { /* every rank's iteration track ends where the iteration ends */
-      tl_span(TL_RANK_PID(rank), TL_TID_ITERATION, g_replay.id.iteration, g_replay.id.cat_iteration, 0, out->iteration_s);
+      tl_span(TL_RANK_PID(rank), TL_TID_ITERATION, g_replay.id.iteration, g_replay.id.cat_iteration, 0,
+              out->iteration_s);
       tl_span(TL_RANK_PID(rank), TL_TID_ITERATION, g_replay.id.program, g_replay.id.cat_iteration, 0, r->end_s);
       if (r->end_s < out->iteration_s)
-        tl_span(TL_RANK_PID(rank), TL_TID_ITERATION, g_replay.id.idle, g_replay.id.cat_idle, r->end_s, out->iteration_s);
+        tl_span(TL_RANK_PID(rank), TL_TID_ITERATION, g_replay.id.idle, g_replay.id.cat_idle, r->end_s,
+                out->iteration_s);
     }
     free(r->done);
     for (int g = 0; g < WL_GROUP_COUNT; g++)

@@ -23,17 +23,17 @@
 struct replay_config {
   const struct wl_trace *trace;
   struct fabric *fab;
-  const int *rank_gpu;           /* [gpus] GPU of each rank */
-  const struct gpu_type *gpu;    /* compute peak and HBM */
+  const int *rank_gpu;        /* [gpus] GPU of each rank */
+  const struct gpu_type *gpu; /* compute peak and HBM */
   struct wl_compute_params compute;
   struct coll_params coll;
-  int progress;                  /* print progress on stderr */
-  struct timeline *timeline;     /* NULL, or where the spans of the iteration go (timeline.h) */
-  double link_sample_s;          /* > 0 with a timeline: every link direction's utilisation is
+  int progress;               /* print progress on stderr */
+  struct timeline *timeline;  /* NULL, or where the spans of the iteration go (timeline.h) */
+  double link_sample_s;       /* > 0 with a timeline: every link direction's utilisation is
                                   * sampled this often into it */
-  const double *gpu_slowdown;    /* NULL, or per platform GPU: its compute time multiplier */
-  double jitter_sigma;           /* log-normal noise of each compute run (straggler.h), 0: none */
-  uint64_t seed;                 /* the run's: the noise's streams */
+  const double *gpu_slowdown; /* NULL, or per platform GPU: its compute time multiplier */
+  double jitter_sigma;        /* log-normal noise of each compute run (straggler.h), 0: none */
+  uint64_t seed;              /* the run's: the noise's streams */
 };
 
 /* Statistics of one (collective, group) pair, over every instance. */
@@ -48,21 +48,21 @@ struct replay_coll_stats {
 };
 
 struct replay_results {
-  double iteration_s;                       /* last rank's end */
-  double compute_s;                         /* mean over ranks */
-  double compute_class_s[WL_CC_COUNT];      /* compute_s per kernel class, mean over ranks */
-  double exposed_s[WL_GROUP_COUNT];         /* mean over ranks, per group */
-  double bubble_s;                          /* mean over ranks */
-  double straggler_s;                       /* mean over ranks: waiting past the typical end */
-  double other_s;                           /* mean over ranks: the rest (waiting at the end) */
-  double typical_end_s;                     /* latest over stages of the stage's median end */
-  struct {                                  /* the rank that computed longest (lowest index on ties) */
+  double iteration_s;                  /* last rank's end */
+  double compute_s;                    /* mean over ranks */
+  double compute_class_s[WL_CC_COUNT]; /* compute_s per kernel class, mean over ranks */
+  double exposed_s[WL_GROUP_COUNT];    /* mean over ranks, per group */
+  double bubble_s;                     /* mean over ranks */
+  double straggler_s;                  /* mean over ranks: waiting past the typical end */
+  double other_s;                      /* mean over ranks: the rest (waiting at the end) */
+  double typical_end_s;                /* latest over stages of the stage's median end */
+  struct {                             /* the rank that computed longest (lowest index on ties) */
     int rank, gpu;
     double compute_s;
   } slowest_compute;
-  struct {                                  /* the rank that ended the iteration (lowest index on ties) */
+  struct { /* the rank that ended the iteration (lowest index on ties) */
     int rank, gpu, stage;
-    double exposed_s[WL_GROUP_COUNT];       /* its own waits, per group */
+    double exposed_s[WL_GROUP_COUNT]; /* its own waits, per group */
   } slowest;
   struct replay_coll_stats coll[COLL_KIND_COUNT][WL_GROUP_COUNT];
   struct replay_coll_stats p2p[WL_GROUP_COUNT];

@@ -8,19 +8,19 @@
 #include <string.h>
 
 const struct param_def straggler_param_table[] = {
-    {"straggler/slow-gpus", PARAM_TEXT, UNIT_NONE, "", 0, 0, NULL,
-     "GPUs that compute slower: a comma list of GPU:FACTOR (GPU as the platform numbers them, FACTOR >= 1 "
-     "multiplies every compute time), e.g. 3:1.2,17:1.5",
-     "slow GPUs holding up synchronous training at scale (Jiang et al., MegaScale, NSDI'24)"},
-    {"straggler/throttled-fraction", PARAM_REAL, UNIT_NONE, "0", 0, 1, NULL,
-     "Fraction of the platform's GPUs that are throttled (each chosen with the run's seed)",
-     "thermal or power throttling of a few GPUs in a fleet (MegaScale, NSDI'24)"},
-    {"straggler/throttle-factor", PARAM_REAL, UNIT_NONE, "1.1", 1, 100, NULL,
-     "Compute time multiplier of a throttled GPU", "assumption: a clock 10 % down"},
-    {"straggler/jitter", PARAM_REAL, UNIT_NONE, "0", 0, 2, NULL,
-     "Sigma of the log-normal noise (mean 1) on each run of compute kernels, drawn per rank with the run's seed",
-     "kernel-time variability; 0: every run takes its modelled time"},
-    {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+  { "straggler/slow-gpus", PARAM_TEXT, UNIT_NONE, "", 0, 0, NULL,
+    "GPUs that compute slower: a comma list of GPU:FACTOR (GPU as the platform numbers them, FACTOR >= 1 "
+    "multiplies every compute time), e.g. 3:1.2,17:1.5",
+    "slow GPUs holding up synchronous training at scale (Jiang et al., MegaScale, NSDI'24)" },
+  { "straggler/throttled-fraction", PARAM_REAL, UNIT_NONE, "0", 0, 1, NULL,
+    "Fraction of the platform's GPUs that are throttled (each chosen with the run's seed)",
+    "thermal or power throttling of a few GPUs in a fleet (MegaScale, NSDI'24)" },
+  { "straggler/throttle-factor", PARAM_REAL, UNIT_NONE, "1.1", 1, 100, NULL,
+    "Compute time multiplier of a throttled GPU", "assumption: a clock 10 % down" },
+  { "straggler/jitter", PARAM_REAL, UNIT_NONE, "0", 0, 2, NULL,
+    "Sigma of the log-normal noise (mean 1) on each run of compute kernels, drawn per rank with the run's seed",
+    "kernel-time variability; 0: every run takes its modelled time" },
+  { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
 };
 
 void straggler_register_params(void) { param_register(straggler_param_table); }

@@ -81,7 +81,7 @@ int timeline_name_process(struct timeline *tl, int pid, const char *name, int so
     tl->procs = p;
     tl->cap_procs = cap;
   }
-  tl->procs[tl->n_procs++] = (struct process_name){pid, sort_index, id};
+  tl->procs[tl->n_procs++] = (struct process_name){ pid, sort_index, id };
   return 0;
 }
 
@@ -107,20 +107,20 @@ void timeline_set_lane_process(struct timeline *tl, int pid)
 
 struct timeline_span timeline_span_init(int pid, int tid, int name, int cat, double start_s, double end_s)
 {
-  return (struct timeline_span){.kind = TIMELINE_SPAN,
-                                .start_s = start_s,
-                                .end_s = end_s > start_s ? end_s : start_s,
-                                .pid = pid,
-                                .tid = tid,
-                                .name = name,
-                                .cat = cat,
-                                .micro = TIMELINE_NO_INT,
-                                .layer = TIMELINE_NO_INT,
-                                .ops = TIMELINE_NO_INT,
-                                .members = TIMELINE_NO_INT,
-                                .algo = -1,
-                                .bytes = TIMELINE_NO_NUMBER,
-                                .busbw_GBps = TIMELINE_NO_NUMBER};
+  return (struct timeline_span){ .kind = TIMELINE_SPAN,
+                                 .start_s = start_s,
+                                 .end_s = end_s > start_s ? end_s : start_s,
+                                 .pid = pid,
+                                 .tid = tid,
+                                 .name = name,
+                                 .cat = cat,
+                                 .micro = TIMELINE_NO_INT,
+                                 .layer = TIMELINE_NO_INT,
+                                 .ops = TIMELINE_NO_INT,
+                                 .members = TIMELINE_NO_INT,
+                                 .algo = -1,
+                                 .bytes = TIMELINE_NO_NUMBER,
+                                 .busbw_GBps = TIMELINE_NO_NUMBER };
 }
 
 void timeline_add(struct timeline *tl, const struct timeline_span *span)
@@ -219,7 +219,7 @@ int timeline_write(struct timeline *tl, FILE *f, const char *other_json)
   if (o == NULL)
     return -1;
   for (long i = 0; i < tl->n; i++)
-    o[i] = (struct order){&tl->spans[i], i, -1};
+    o[i] = (struct order){ &tl->spans[i], i, -1 };
   g_sort_strings = tl->strings;
   qsort(o, (size_t)tl->n, sizeof *o, span_order);
   /* Lanes: on a lane process, a span goes to the first lane of its tid free at its start
@@ -257,8 +257,9 @@ int timeline_write(struct timeline *tl, FILE *f, const char *other_json)
   free(lane_end);
   qsort(o, (size_t)tl->n, sizeof *o, span_order);
 
-  fprintf(f, "{\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"generator\": \"sgfabric\", \"time_unit\": \"us\", "
-             "\"events\": %ld, \"max_events\": %ld, \"dropped_events\": %ld%s%s},\n\"traceEvents\": [",
+  fprintf(f,
+          "{\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"generator\": \"sgfabric\", \"time_unit\": \"us\", "
+          "\"events\": %ld, \"max_events\": %ld, \"dropped_events\": %ld%s%s},\n\"traceEvents\": [",
           tl->n, tl->max, tl->dropped, other_json ? ", " : "", other_json ? other_json : "");
   int first = 1;
   for (int i = 0; i < tl->n_procs; i++) {

@@ -26,7 +26,7 @@ struct timeline;
 enum timeline_kind { TIMELINE_SPAN, TIMELINE_COUNTER };
 struct timeline_span {
   double start_s, end_s;
-  int kind;                       /* enum timeline_kind */
+  int kind; /* enum timeline_kind */
   int pid, tid;
   int name, cat;
   int micro, layer, ops, members; /* TIMELINE_NO_INT when unset */

@@ -25,7 +25,7 @@
 #define SIMAI_MAX_TOKENS 256
 
 struct simai_row {
-  uint64_t name_hash;                  /* FNV-1a of the row's name (block recognition) */
+  uint64_t name_hash; /* FNV-1a of the row's name (block recognition) */
   double fwd_s, ig_s, wg_s, update_s;
   enum wl_coll fwd_coll, ig_coll, wg_coll;
   enum wl_group fwd_group, ig_group, wg_group;
@@ -58,20 +58,22 @@ static int fail(struct simai_file *f, const char *fmt, ...)
   return -1;
 }
 
-static const struct { const char *name; enum wl_coll coll; } comm_types[] = {
-    {"NONE", WL_COLL_NONE},
-    {"ALLREDUCE", WL_COLL_ALLREDUCE},
-    {"ALLGATHER", WL_COLL_ALLGATHER},
-    {"REDUCESCATTER", WL_COLL_REDUCE_SCATTER},
-    {"ALLTOALL", WL_COLL_ALLTOALL},
-    /* astra-sim's All_Reduce_All_to_All is an all-reduce whose phases run as all-to-alls;
+static const struct {
+  const char *name;
+  enum wl_coll coll;
+} comm_types[] = {
+  { "NONE", WL_COLL_NONE },
+  { "ALLREDUCE", WL_COLL_ALLREDUCE },
+  { "ALLGATHER", WL_COLL_ALLGATHER },
+  { "REDUCESCATTER", WL_COLL_REDUCE_SCATTER },
+  { "ALLTOALL", WL_COLL_ALLTOALL },
+  /* astra-sim's All_Reduce_All_to_All is an all-reduce whose phases run as all-to-alls;
      * the result is an all-reduce and the algorithm is the replay's choice. */
-    {"ALLREDUCEALLTOALL", WL_COLL_ALLREDUCE},
-    {"BROADCAST", WL_COLL_BROADCAST},
+  { "ALLREDUCEALLTOALL", WL_COLL_ALLREDUCE },
+  { "BROADCAST", WL_COLL_BROADCAST },
 };
 
-int wl_simai_comm_type(const char *s, enum wl_group default_group, enum wl_coll *coll,
-                       enum wl_group *group)
+int wl_simai_comm_type(const char *s, enum wl_group default_group, enum wl_coll *coll, enum wl_group *group)
 {
   char base[64];
   size_t n = strlen(s);
@@ -99,8 +101,7 @@ int wl_simai_comm_type(const char *s, enum wl_group default_group, enum wl_coll 
 
 /* A whole number: an integer, or a float with no fractional part ("8388608.0": AICB divides
  * pp_comm by tp in Python and writes the float; SimAI's std::stoi reads its integral part). */
-static int parse_num(struct simai_file *f, const char *what, const char *s, int allow_neg,
-                     long *v)
+static int parse_num(struct simai_file *f, const char *what, const char *s, int allow_neg, long *v)
 {
   char *end;
   errno = 0;
@@ -123,8 +124,7 @@ static int parse_num(struct simai_file *f, const char *what, const char *s, int 
 
 static int policy_defaults(struct simai_file *f, const char *policy)
 {
-  if (strcmp(policy, "HYBRID_TRANSFORMER") == 0 ||
-      strcmp(policy, "HYBRID_TRANSFORMER_FWD_IN_BCKWD") == 0) {
+  if (strcmp(policy, "HYBRID_TRANSFORMER") == 0 || strcmp(policy, "HYBRID_TRANSFORMER_FWD_IN_BCKWD") == 0) {
     f->fwd_default = WL_GROUP_TP;
     f->wg_default = WL_GROUP_DP;
   } else if (strcmp(policy, "DATA") == 0) {
@@ -134,8 +134,10 @@ static int policy_defaults(struct simai_file *f, const char *policy)
     f->fwd_default = WL_GROUP_WORLD;
     f->wg_default = WL_GROUP_WORLD;
   } else {
-    return fail(f, "unsupported SimAI policy '%s' (supported: HYBRID_TRANSFORMER, "
-                   "HYBRID_TRANSFORMER_FWD_IN_BCKWD, DATA, MICRO)", policy);
+    return fail(f,
+                "unsupported SimAI policy '%s' (supported: HYBRID_TRANSFORMER, "
+                "HYBRID_TRANSFORMER_FWD_IN_BCKWD, DATA, MICRO)",
+                policy);
   }
   return 0;
 }
@@ -169,11 +171,19 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
     if (colon)
       tok[i][len - 1] = '\0';
     const char *key = tok[i];
-    struct { const char *k; long *v; long min; } keys[] = {
-        {"model_parallel_NPU_group", &tp, 1}, {"ep", &ep, 1}, {"pp", &pp, 1},
-        {"vpp", &vpp, 0}, {"ga", &f->ga, 1}, {"all_gpus", &gpus, 1},
-        {"pp_comm", &f->pp_comm, 0}, {"checkpoints", &ckpt, 0},
-        {"checkpoint_initiates", &ckpt_init, 0}};
+    struct {
+      const char *k;
+      long *v;
+      long min;
+    } keys[] = { { "model_parallel_NPU_group", &tp, 1 },
+                 { "ep", &ep, 1 },
+                 { "pp", &pp, 1 },
+                 { "vpp", &vpp, 0 },
+                 { "ga", &f->ga, 1 },
+                 { "all_gpus", &gpus, 1 },
+                 { "pp_comm", &f->pp_comm, 0 },
+                 { "checkpoints", &ckpt, 0 },
+                 { "checkpoint_initiates", &ckpt_init, 0 } };
     size_t k = 0;
     while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k].k, key) != 0)
       k++;
@@ -185,8 +195,7 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
         if (vlen == 0 || tok[i + 1][vlen - 1] != ':')
           i++;
       }
-      int w = snprintf(unknown + unknown_len, sizeof unknown - unknown_len, "%s'%s'",
-                       unknown_len ? ", " : "", key);
+      int w = snprintf(unknown + unknown_len, sizeof unknown - unknown_len, "%s'%s'", unknown_len ? ", " : "", key);
       if (w > 0 && (size_t)w < sizeof unknown - unknown_len)
         unknown_len += (size_t)w;
       continue;
@@ -203,20 +212,17 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
     /* SimAI reads the parallelism keys only for the transformer policies and runs DATA and
      * MICRO without model parallelism: a pipeline there would be one it never simulated. */
     if (pp > 1)
-      return fail(f, "pp %ld with policy %s: SimAI runs %s without a pipeline (pp must be 1)", pp,
-                  policy, policy);
+      return fail(f, "pp %ld with policy %s: SimAI runs %s without a pipeline (pp must be 1)", pp, policy, policy);
     tp = 1;
   }
   if (unknown_len > 0)
-    fprintf(stderr, "warning: %s:1: ignoring header fields SimAI does not read: %s\n", f->path,
-            unknown);
+    fprintf(stderr, "warning: %s:1: ignoring header fields SimAI does not read: %s\n", f->path, unknown);
   if (gpus == 0) {
     if (f->platform_gpus <= 0)
       return fail(f, "no all_gpus in the header, and no platform to take the GPU count from "
                      "(sgfabric run uses the platform's GPUs)");
     gpus = f->platform_gpus;
-    fprintf(stderr, "note: %s:1: no all_gpus in the header: the job spans the platform's %ld GPUs\n",
-            f->path, gpus);
+    fprintf(stderr, "note: %s:1: no all_gpus in the header: the job spans the platform's %ld GPUs\n", f->path, gpus);
   }
   if (ckpt != 0 || ckpt_init != 0)
     return fail(f, "checkpoints/checkpoint_initiates lists are not supported (must be 0)");
@@ -229,15 +235,15 @@ static int parse_header(struct simai_file *f, char *line, struct wl_layout *l)
   /* Without the activation size the stages would run uncoupled (no bubble); SimAI warns that
    * its input "may cause simulation error" and AICB always writes pp_comm when pp > 1. */
   if (pp > 1 && f->pp_comm == 0)
-    return fail(f, "pp %ld needs pp_comm, the bytes of the activation a stage sends to the next per "
-                   "micro-batch (missing or 0)", pp);
+    return fail(f,
+                "pp %ld needs pp_comm, the bytes of the activation a stage sends to the next per "
+                "micro-batch (missing or 0)",
+                pp);
   if (tp > gpus || pp > gpus || ep > gpus)
-    return fail(f, "group larger than the job: tp=%ld pp=%ld ep=%ld, all_gpus=%ld", tp, pp, ep,
-                gpus);
+    return fail(f, "group larger than the job: tp=%ld pp=%ld ep=%ld, all_gpus=%ld", tp, pp, ep, gpus);
   if (gpus % (tp * pp) != 0)
-    return fail(f, "all_gpus=%ld not divisible by model_parallel_NPU_group*pp = %ld", gpus,
-                tp * pp);
-  *l = (struct wl_layout){(int)gpus, (int)tp, (int)pp, 1, (int)(gpus / (tp * pp)), (int)ep, 1};
+    return fail(f, "all_gpus=%ld not divisible by model_parallel_NPU_group*pp = %ld", gpus, tp * pp);
+  *l = (struct wl_layout){ (int)gpus, (int)tp, (int)pp, 1, (int)(gpus / (tp * pp)), (int)ep, 1 };
   char msg[200];
   if (wl_layout_check(l, msg, sizeof msg) != 0)
     return fail(f, "%s", msg);
@@ -256,21 +262,18 @@ static int parse_row(struct simai_file *f, char *line, struct simai_row *r)
 {
   char *tok[SIMAI_FIELDS + 1];
   int n = 0;
-  for (char *s = strtok(line, " \t\r\n"); s != NULL && n <= SIMAI_FIELDS;
-       s = strtok(NULL, " \t\r\n"))
+  for (char *s = strtok(line, " \t\r\n"); s != NULL && n <= SIMAI_FIELDS; s = strtok(NULL, " \t\r\n"))
     tok[n++] = s;
   if (n != SIMAI_FIELDS)
-    return fail(f, n < SIMAI_FIELDS ? "truncated row: %d fields, expected %d"
-                                    : "row has more than %d fields", n < SIMAI_FIELDS ? n : SIMAI_FIELDS,
-                SIMAI_FIELDS);
+    return fail(f, n < SIMAI_FIELDS ? "truncated row: %d fields, expected %d" : "row has more than %d fields",
+                n < SIMAI_FIELDS ? n : SIMAI_FIELDS, SIMAI_FIELDS);
   long dep, t[4], b[3];
-  const char *names[] = {"forward compute time", "input-grad compute time",
-                         "weight-grad compute time", "update time"};
-  const char *bnames[] = {"forward comm bytes", "input-grad comm bytes",
-                          "weight-grad comm bytes"};
+  const char *names[] = { "forward compute time", "input-grad compute time", "weight-grad compute time",
+                          "update time" };
+  const char *bnames[] = { "forward comm bytes", "input-grad comm bytes", "weight-grad comm bytes" };
   if (parse_num(f, "dependency", tok[1], 1, &dep) != 0)
     return -1;
-  const int tcol[4] = {2, 5, 8, 11}, bcol[3] = {4, 7, 10}, ccol[3] = {3, 6, 9};
+  const int tcol[4] = { 2, 5, 8, 11 }, bcol[3] = { 4, 7, 10 }, ccol[3] = { 3, 6, 9 };
   for (int i = 0; i < 4; i++)
     if (parse_num(f, names[i], tok[tcol[i]], 0, &t[i]) != 0)
       return -1;
@@ -280,9 +283,9 @@ static int parse_row(struct simai_file *f, char *line, struct simai_row *r)
     if (b[i] > WL_MAX_BYTES)
       return fail(f, "%s %ld is more than the limit of 2^50 bytes", bnames[i], b[i]);
   }
-  enum wl_coll *colls[3] = {&r->fwd_coll, &r->ig_coll, &r->wg_coll};
-  enum wl_group *groups[3] = {&r->fwd_group, &r->ig_group, &r->wg_group};
-  enum wl_group defaults[3] = {f->fwd_default, f->fwd_default, f->wg_default};
+  enum wl_coll *colls[3] = { &r->fwd_coll, &r->ig_coll, &r->wg_coll };
+  enum wl_group *groups[3] = { &r->fwd_group, &r->ig_group, &r->wg_group };
+  enum wl_group defaults[3] = { f->fwd_default, f->fwd_default, f->wg_default };
   for (int i = 0; i < 3; i++)
     if (wl_simai_comm_type(tok[ccol[i]], defaults[i], colls[i], groups[i]) != 0)
       return fail(f, "unknown comm type '%s' in row '%s'", tok[ccol[i]], tok[0]);
@@ -356,8 +359,8 @@ static int rows_alike(const struct simai_row *a, const struct simai_row *b)
          a->wg_bytes == b->wg_bytes;
 }
 
-int wl_simai_find_blocks(int nrows, int ga, int (*alike)(int i, int j, void *ctx), void *ctx,
-                         int *prologue, int *block_len)
+int wl_simai_find_blocks(int nrows, int ga, int (*alike)(int i, int j, void *ctx), void *ctx, int *prologue,
+                         int *block_len)
 {
   if (ga < 2 || nrows < ga)
     return 0;
@@ -401,9 +404,11 @@ static int find_structure(struct simai_file *f, int pp)
   }
   if (f->ga > 1 && pp > 1) {
     f->line = 1;
-    return fail(f, "pp %d with ga %ld: the rows do not hold %ld repeated micro-batch blocks (rows "
-                   "with the same names, comm types and sizes, as AICB writes them), so the "
-                   "micro-batches cannot be scheduled through the pipeline", pp, f->ga, f->ga);
+    return fail(f,
+                "pp %d with ga %ld: the rows do not hold %ld repeated micro-batch blocks (rows "
+                "with the same names, comm types and sizes, as AICB writes them), so the "
+                "micro-batches cannot be scheduled through the pipeline",
+                pp, f->ga, f->ga);
   }
   /* One pass over the rows, as SimAI runs them: every row belongs to one micro-batch. */
   f->prologue = 0;
@@ -412,10 +417,7 @@ static int find_structure(struct simai_file *f, int pp)
   return 0;
 }
 
-static int emit(struct wl_program *p, struct wl_op o)
-{
-  return wl_program_add(p, &o, NULL, 0);
-}
+static int emit(struct wl_program *p, struct wl_op o) { return wl_program_add(p, &o, NULL, 0); }
 
 static int emit_compute(struct wl_program *p, struct wl_op ctx, double s, enum wl_cclass c)
 {
@@ -427,8 +429,8 @@ static int emit_compute(struct wl_program *p, struct wl_op ctx, double s, enum w
   return emit(p, ctx);
 }
 
-static int emit_coll(struct wl_program *p, struct wl_op ctx, enum wl_coll c, enum wl_group g,
-                     double bytes, int is_async)
+static int emit_coll(struct wl_program *p, struct wl_op ctx, enum wl_coll c, enum wl_group g, double bytes,
+                     int is_async)
 {
   if (c == WL_COLL_NONE)
     return 0;
@@ -451,7 +453,7 @@ struct builder {
  * it before the next layer). */
 static int forward_rows(struct builder *b, int first, int end, int micro)
 {
-  struct wl_op ctx = {.phase = WL_PHASE_FORWARD, .micro = micro};
+  struct wl_op ctx = { .phase = WL_PHASE_FORWARD, .micro = micro };
   for (int i = first; i < end; i++) {
     const struct simai_row *r = &b->f->rows[i];
     ctx.layer = i;
@@ -466,7 +468,7 @@ static int forward_rows(struct builder *b, int first, int end, int micro)
  * weight-grad compute and its collective, which SimAI issues non-blocking (async here). */
 static int backward_rows(struct builder *b, int first, int end, int micro)
 {
-  struct wl_op ctx = {.phase = WL_PHASE_BACKWARD, .micro = micro};
+  struct wl_op ctx = { .phase = WL_PHASE_BACKWARD, .micro = micro };
   for (int i = end - 1; i >= first; i--) {
     const struct simai_row *r = &b->f->rows[i];
     ctx.layer = i;
@@ -485,9 +487,15 @@ static int backward_rows(struct builder *b, int first, int end, int micro)
 
 static int p2p(struct builder *b, enum wl_op_kind kind, enum wl_phase ph, int micro, int peer)
 {
-  struct wl_op o = {.kind = kind, .phase = ph, .micro = micro, .layer = -1, .group = WL_GROUP_PP,
-                    .peer = peer, .tag = 2L * micro + (ph == WL_PHASE_BACKWARD),
-                    .bytes = (double)b->f->pp_comm, .is_async = kind == WL_OP_SEND};
+  struct wl_op o = { .kind = kind,
+                     .phase = ph,
+                     .micro = micro,
+                     .layer = -1,
+                     .group = WL_GROUP_PP,
+                     .peer = peer,
+                     .tag = 2L * micro + (ph == WL_PHASE_BACKWARD),
+                     .bytes = (double)b->f->pp_comm,
+                     .is_async = kind == WL_OP_SEND };
   return emit(b->p, o);
 }
 
@@ -524,10 +532,9 @@ static int backward_block(struct builder *b, int m)
  * right after the last block's forward (forward, then backward, as in SimAI's pass, where it
  * sits between the last forward and the first backward); the prologue backward; then a wait for
  * the weight-gradient collectives and one optimizer op of the rows' update times. */
-static int build_program(const struct simai_file *f, const struct wl_trace *t, int stage,
-                         struct wl_program *p)
+static int build_program(const struct simai_file *f, const struct wl_trace *t, int stage, struct wl_program *p)
 {
-  struct builder b = {.f = f, .p = p, .stage = stage, .pp = t->layout.pp};
+  struct builder b = { .f = f, .p = p, .stage = stage, .pp = t->layout.pp };
   int m = f->nblocks, epilogue = f->prologue + m * f->block_len, rc = -1;
   struct wl_sched_step *steps = malloc(sizeof *steps * 2 * (size_t)m);
   b.pending = malloc(sizeof *b.pending * (size_t)f->nrows);
@@ -540,13 +547,12 @@ static int build_program(const struct simai_file *f, const struct wl_trace *t, i
     if (steps[k].is_backward ? backward_block(&b, steps[k].micro) : forward_block(&b, steps[k].micro))
       goto out;
     if (!steps[k].is_backward && steps[k].micro == m - 1 &&
-        (forward_rows(&b, epilogue, f->nrows, -1) != 0 ||
-         backward_rows(&b, epilogue, f->nrows, -1) != 0))
+        (forward_rows(&b, epilogue, f->nrows, -1) != 0 || backward_rows(&b, epilogue, f->nrows, -1) != 0))
       goto out;
   }
   if (backward_rows(&b, 0, f->prologue, -1) != 0)
     goto out;
-  struct wl_op ctx = {.phase = WL_PHASE_OPTIMIZER, .micro = -1, .layer = -1};
+  struct wl_op ctx = { .phase = WL_PHASE_OPTIMIZER, .micro = -1, .layer = -1 };
   if (b.npending > 0) {
     ctx.kind = WL_OP_WAIT;
     if (wl_program_add(p, &ctx, b.pending, b.npending) < 0)
@@ -578,7 +584,7 @@ struct wl_trace *wl_simai_load(const char *path, int platform_gpus, char *err, s
 
 struct wl_trace *wl_simai_read(FILE *stream, const char *path, int platform_gpus, char *err, size_t errlen)
 {
-  struct simai_file f = {.path = path, .err = err, .errlen = errlen, .platform_gpus = platform_gpus};
+  struct simai_file f = { .path = path, .err = err, .errlen = errlen, .platform_gpus = platform_gpus };
   struct wl_trace *t = NULL;
   struct text_input in;
   text_input_init(&in, stream, path, 8190);
@@ -594,8 +600,8 @@ struct wl_trace *wl_simai_read(FILE *stream, const char *path, int platform_gpus
   t->microbatches = (int)f.ga;
   t->global_batch = f.ga * l.dp;
   snprintf(t->model.name, sizeof t->model.name, "simai");
-  snprintf(t->generator, sizeof t->generator, "simai-import/prologue=%d/blocks=%dx%d/epilogue=%d",
-           f.prologue, f.nblocks, f.block_len, f.nrows - f.prologue - f.nblocks * f.block_len);
+  snprintf(t->generator, sizeof t->generator, "simai-import/prologue=%d/blocks=%dx%d/epilogue=%d", f.prologue,
+           f.nblocks, f.block_len, f.nrows - f.prologue - f.nblocks * f.block_len);
   /* No GPU type: the file does not say (AICB's published traces are A100 measurements), so the
    * replay takes the platform's. */
   t->gpu[0] = '\0';

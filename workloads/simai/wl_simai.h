@@ -16,14 +16,13 @@ struct wl_trace *wl_simai_read(FILE *in, const char *path, int platform_gpus, ch
 
 /* Parses a SimAI comm type ("ALLGATHER_DP_EP"); default_group applies without a suffix.
  * Returns 0, or -1 for an unknown type. NONE gives WL_COLL_NONE. */
-int wl_simai_comm_type(const char *s, enum wl_group default_group, enum wl_coll *coll,
-                       enum wl_group *group);
+int wl_simai_comm_type(const char *s, enum wl_group default_group, enum wl_coll *coll, enum wl_group *group);
 
 /* Finds ga repeated micro-batch blocks in nrows rows: the longest len, then the smallest
  * prologue, such that rows [prologue, prologue + ga·len) are ga copies of one sequence of len
  * rows (alike(i, j, ctx) says whether rows i and j match) and cover more than half the rows.
  * Returns 1 when found, 0 otherwise (always 0 for ga < 2). */
-int wl_simai_find_blocks(int nrows, int ga, int (*alike)(int i, int j, void *ctx), void *ctx,
-                         int *prologue, int *block_len);
+int wl_simai_find_blocks(int nrows, int ga, int (*alike)(int i, int j, void *ctx), void *ctx, int *prologue,
+                         int *block_len);
 
 #endif

@@ -6,17 +6,15 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const group_names[WL_GROUP_COUNT] = {"none", "tp", "cp", "dp", "ep",
-                                                        "dp_ep", "pp", "world", "emb", "mp"};
-static const char *const kind_names[WL_OP_KIND_COUNT] = {"compute", "coll", "send", "recv",
-                                                         "wait"};
-static const char *const coll_names[WL_COLL_COUNT] = {"none", "allreduce", "reducescatter",
-                                                      "allgather", "alltoall", "broadcast"};
-static const char *const cclass_names[WL_CC_COUNT] = {"gemm", "attn", "elemwise", "optimizer"};
-static const char *const phase_names[WL_PHASE_COUNT] = {"fwd", "bwd", "recompute", "opt"};
-static const char *const ew_names[WL_EW_COUNT] = {"norm",    "act",  "residual", "rotary",
-                                                  "dropout", "softmax", "xent", "embed",
-                                                  "gradnorm", "adam", "other"};
+static const char *const group_names[WL_GROUP_COUNT] = { "none",  "tp", "cp",    "dp",  "ep",
+                                                         "dp_ep", "pp", "world", "emb", "mp" };
+static const char *const kind_names[WL_OP_KIND_COUNT] = { "compute", "coll", "send", "recv", "wait" };
+static const char *const coll_names[WL_COLL_COUNT] = { "none",      "allreduce", "reducescatter",
+                                                       "allgather", "alltoall",  "broadcast" };
+static const char *const cclass_names[WL_CC_COUNT] = { "gemm", "attn", "elemwise", "optimizer" };
+static const char *const phase_names[WL_PHASE_COUNT] = { "fwd", "bwd", "recompute", "opt" };
+static const char *const ew_names[WL_EW_COUNT] = { "norm", "act",   "residual", "rotary", "dropout", "softmax",
+                                                   "xent", "embed", "gradnorm", "adam",   "other" };
 
 static int name_parse(const char *const *names, int n, const char *s)
 {
@@ -41,25 +39,29 @@ int wl_ew_kind_parse(const char *s) { return name_parse(ew_names, WL_EW_COUNT, s
 
 int wl_layout_check(const struct wl_layout *l, char *err, size_t errlen)
 {
-  const struct { const char *name; int v; } dims[] = {
-      {"gpus", l->gpus}, {"tp", l->tp}, {"pp", l->pp}, {"vpp", l->vpp},
-      {"dp", l->dp},     {"ep", l->ep}, {"cp", l->cp}};
+  const struct {
+    const char *name;
+    int v;
+  } dims[] = { { "gpus", l->gpus }, { "tp", l->tp }, { "pp", l->pp }, { "vpp", l->vpp },
+               { "dp", l->dp },     { "ep", l->ep }, { "cp", l->cp } };
   for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
     if (dims[i].v < 1) {
       snprintf(err, errlen, "%s=%d must be at least 1", dims[i].name, dims[i].v);
       return -1;
     }
-  const struct { const char *name; int v; } groups[] = {
-      {"tp", l->tp}, {"pp", l->pp}, {"dp", l->dp}, {"ep", l->ep}, {"cp", l->cp}};
+  const struct {
+    const char *name;
+    int v;
+  } groups[] = { { "tp", l->tp }, { "pp", l->pp }, { "dp", l->dp }, { "ep", l->ep }, { "cp", l->cp } };
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
     if (groups[i].v > l->gpus) {
-      snprintf(err, errlen, "group %s of %d ranks is larger than the job (%d gpus)",
-               groups[i].name, groups[i].v, l->gpus);
+      snprintf(err, errlen, "group %s of %d ranks is larger than the job (%d gpus)", groups[i].name, groups[i].v,
+               l->gpus);
       return -1;
     }
   if ((long)l->tp * l->cp * l->dp * l->pp != l->gpus) {
-    snprintf(err, errlen, "tp*cp*dp*pp = %d*%d*%d*%d = %ld differs from gpus=%d", l->tp, l->cp,
-             l->dp, l->pp, (long)l->tp * l->cp * l->dp * l->pp, l->gpus);
+    snprintf(err, errlen, "tp*cp*dp*pp = %d*%d*%d*%d = %ld differs from gpus=%d", l->tp, l->cp, l->dp, l->pp,
+             (long)l->tp * l->cp * l->dp * l->pp, l->gpus);
     return -1;
   }
   if (l->dp % l->ep != 0) {
@@ -124,7 +126,10 @@ static int member(const struct wl_trace *t, const struct wl_coord *c0, enum wl_g
   case WL_GROUP_DP_EP: c.dp = c.ep + t->layout.ep * i; break;
   case WL_GROUP_PP: c.pp = i; break;
   case WL_GROUP_EMB: c.pp = i == 0 ? 0 : t->layout.pp - 1; break;
-  case WL_GROUP_MP: c.tp = i % t->layout.tp; c.pp = i / t->layout.tp; break;
+  case WL_GROUP_MP:
+    c.tp = i % t->layout.tp;
+    c.pp = i / t->layout.tp;
+    break;
   default: return i;
   }
   return wl_coord_rank(t, &c);
@@ -195,7 +200,7 @@ struct wl_trace *wl_trace_new(void)
   if (t == NULL)
     return NULL;
   t->version = WL_FORMAT_VERSION;
-  t->layout = (struct wl_layout){1, 1, 1, 1, 1, 1, 1};
+  t->layout = (struct wl_layout){ 1, 1, 1, 1, 1, 1, 1 };
   t->micro_batch = 1;
   t->global_batch = 1;
   t->microbatches = 1;

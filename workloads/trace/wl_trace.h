@@ -127,8 +127,8 @@ enum wl_ew_kind {
 
 struct wl_kernel {
   enum wl_ktype type;
-  int sub;      /* ATTN: 1 causal, 0 not; MEM: enum wl_ew_kind */
-  int count;    /* identical kernels launched (>= 1): "M:N:Kx8" for 8 experts' GEMMs */
+  int sub;   /* ATTN: 1 causal, 0 not; MEM: enum wl_ew_kind */
+  int count; /* identical kernels launched (>= 1): "M:N:Kx8" for 8 experts' GEMMs */
   double a, b, c, d;
 };
 #define WL_MAX_OP_KERNELS 64 /* kernels one op may list */
@@ -136,30 +136,30 @@ struct wl_kernel {
 struct wl_op {
   enum wl_op_kind kind;
   enum wl_phase phase;
-  int micro;            /* micro-batch index, -1 outside micro-batches */
-  int chunk;            /* virtual pipeline chunk (interleaved schedule), 0 otherwise */
-  int layer;            /* global layer index (SimAI: row index), -1 when none */
-  int is_async;         /* 1: issued without blocking the main stream */
-  enum wl_group group;  /* COLL/SEND/RECV: the group; NONE otherwise */
-  enum wl_coll coll;    /* COLL: which collective */
-  double bytes;         /* COLL: buffer size per rank (all-gather: gathered output); P2P: message */
-  int peer;             /* SEND/RECV: offset in the group's member list (+1 next, -1 previous) */
-  long tag;             /* SEND/RECV: message identity, unique per (sender, receiver) pair */
-  enum wl_cclass cclass;/* COMPUTE: kernel class */
-  double flops;         /* COMPUTE: floating-point operations of this rank */
-  double mem_bytes;     /* COMPUTE: HBM bytes read plus written */
-  double duration_s;    /* COMPUTE: > 0 means a fixed duration that replaces the roofline */
-  int ndeps;            /* number of dependencies */
-  int dep_first;        /* index of the first one in wl_program.deps */
-  int nkern;            /* COMPUTE: kernels listed (0: none, roofline) */
-  int kern_first;       /* index of the first one in wl_program.kern */
+  int micro;             /* micro-batch index, -1 outside micro-batches */
+  int chunk;             /* virtual pipeline chunk (interleaved schedule), 0 otherwise */
+  int layer;             /* global layer index (SimAI: row index), -1 when none */
+  int is_async;          /* 1: issued without blocking the main stream */
+  enum wl_group group;   /* COLL/SEND/RECV: the group; NONE otherwise */
+  enum wl_coll coll;     /* COLL: which collective */
+  double bytes;          /* COLL: buffer size per rank (all-gather: gathered output); P2P: message */
+  int peer;              /* SEND/RECV: offset in the group's member list (+1 next, -1 previous) */
+  long tag;              /* SEND/RECV: message identity, unique per (sender, receiver) pair */
+  enum wl_cclass cclass; /* COMPUTE: kernel class */
+  double flops;          /* COMPUTE: floating-point operations of this rank */
+  double mem_bytes;      /* COMPUTE: HBM bytes read plus written */
+  double duration_s;     /* COMPUTE: > 0 means a fixed duration that replaces the roofline */
+  int ndeps;             /* number of dependencies */
+  int dep_first;         /* index of the first one in wl_program.deps */
+  int nkern;             /* COMPUTE: kernels listed (0: none, roofline) */
+  int kern_first;        /* index of the first one in wl_program.kern */
 };
 
 struct wl_program {
   int nops, cap_ops;
-  struct wl_op *ops;    /* op id = index in this array */
+  struct wl_op *ops; /* op id = index in this array */
   int ndeps, cap_deps;
-  int *deps;            /* pool of op ids; an op's deps are deps[dep_first .. +ndeps) */
+  int *deps; /* pool of op ids; an op's deps are deps[dep_first .. +ndeps) */
   int nkern, cap_kern;
   struct wl_kernel *kern; /* pool of kernel shapes; an op's are kern[kern_first .. +nkern) */
 };
@@ -167,10 +167,10 @@ struct wl_program {
 struct wl_model {
   char name[64];
   int layers, hidden, heads, kv_heads, ffn, vocab, seq;
-  int experts;          /* 0 for a dense model */
-  int topk;             /* experts active per token (MoE) */
-  int gated_mlp;        /* 1: SwiGLU (three matrices), 0: GeLU (two) */
-  int tied_embeddings;  /* 1: the output layer shares the input embedding's matrix (Megatron-LM's
+  int experts;         /* 0 for a dense model */
+  int topk;            /* experts active per token (MoE) */
+  int gated_mlp;       /* 1: SwiGLU (three matrices), 0: GeLU (two) */
+  int tied_embeddings; /* 1: the output layer shares the input embedding's matrix (Megatron-LM's
                          * default for GPT; Llama 3 and Mixtral untie them) */
 };
 
@@ -182,22 +182,22 @@ struct wl_trace {
   int version;
   struct wl_model model;
   struct wl_layout layout;
-  char gpu[32];               /* GPU type name, see platforms/gpu_types.h */
-  int micro_batch;            /* sequences per micro-batch */
-  long global_batch;          /* sequences per iteration */
-  int microbatches;           /* m = global / (micro * dp) */
-  int recompute;              /* full activation recomputation */
-  int zero1;                  /* distributed optimizer: reduce-scatter + all-gather */
-  int seq_parallel;           /* TP in the all-gather/reduce-scatter form */
-  int grad_bytes;             /* bytes per gradient element in DP reduction (4: FP32) */
+  char gpu[32];      /* GPU type name, see platforms/gpu_types.h */
+  int micro_batch;   /* sequences per micro-batch */
+  long global_batch; /* sequences per iteration */
+  int microbatches;  /* m = global / (micro * dp) */
+  int recompute;     /* full activation recomputation */
+  int zero1;         /* distributed optimizer: reduce-scatter + all-gather */
+  int seq_parallel;  /* TP in the all-gather/reduce-scatter form */
+  int grad_bytes;    /* bytes per gradient element in DP reduction (4: FP32) */
   long seed;
-  char generator[128];        /* who wrote the trace and how ("sgfabric-workload 1f1b") */
-  int *stage_layers;          /* [pp] transformer layers per physical stage */
-  int *stage_first_layer;     /* [pp*vpp] first global layer of each virtual stage */
-  int *vstage_layers;         /* [pp*vpp] layers of each virtual stage, in vs = chunk*pp+s */
-  double model_flops;         /* per iteration, without recomputation (0 if unknown) */
-  double hardware_flops;      /* per iteration, with recomputation (0 if unknown) */
-  struct wl_program *programs;/* [pp] program of each pipeline stage */
+  char generator[128];         /* who wrote the trace and how ("sgfabric-workload 1f1b") */
+  int *stage_layers;           /* [pp] transformer layers per physical stage */
+  int *stage_first_layer;      /* [pp*vpp] first global layer of each virtual stage */
+  int *vstage_layers;          /* [pp*vpp] layers of each virtual stage, in vs = chunk*pp+s */
+  double model_flops;          /* per iteration, without recomputation (0 if unknown) */
+  double hardware_flops;       /* per iteration, with recomputation (0 if unknown) */
+  struct wl_program *programs; /* [pp] program of each pipeline stage */
   /* [gpus] one program per rank, or NULL: traces recorded per rank (Chakra) do not share one
    * program per stage; when set, wl_rank_program returns these and programs is unused. */
   struct wl_program *rank_programs;

@@ -35,21 +35,34 @@ static void header_fields_init(struct header_fields *h, struct wl_trace *t)
   struct wl_model *m = &t->model;
   struct wl_layout *l = &t->layout;
   const struct header_fields fields = {
-      .model = {{"name", F_STR, m->name, sizeof m->name}, {"layers", F_INT, &m->layers, 0},
-                {"hidden", F_INT, &m->hidden, 0}, {"heads", F_INT, &m->heads, 0},
-                {"kv_heads", F_INT, &m->kv_heads, 0}, {"ffn", F_INT, &m->ffn, 0},
-                {"vocab", F_INT, &m->vocab, 0}, {"seq", F_INT, &m->seq, 0},
-                {"experts", F_INT, &m->experts, 0}, {"topk", F_INT, &m->topk, 0},
-                {"gated", F_INT, &m->gated_mlp, 0}, {"tied", F_INT, &m->tied_embeddings, 0}},
-      .layout = {{"gpus", F_INT, &l->gpus, 0}, {"tp", F_INT, &l->tp, 0}, {"pp", F_INT, &l->pp, 0},
-                 {"vpp", F_INT, &l->vpp, 0}, {"dp", F_INT, &l->dp, 0}, {"ep", F_INT, &l->ep, 0},
-                 {"cp", F_INT, &l->cp, 0}},
-      .batch = {{"micro", F_INT, &t->micro_batch, 0}, {"global", F_LONG, &t->global_batch, 0},
-                {"microbatches", F_INT, &t->microbatches, 0}, {"recompute", F_INT, &t->recompute, 0},
-                {"zero1", F_INT, &t->zero1, 0}, {"seq_parallel", F_INT, &t->seq_parallel, 0},
-                {"grad_bytes", F_INT, &t->grad_bytes, 0}},
-      .generator = {{"seed", F_LONG, &t->seed, 0}, {"by", F_STR, t->generator, sizeof t->generator}},
-      .flops = {{"model", F_DOUBLE, &t->model_flops, 0}, {"hardware", F_DOUBLE, &t->hardware_flops, 0}},
+    .model = { { "name", F_STR, m->name, sizeof m->name },
+               { "layers", F_INT, &m->layers, 0 },
+               { "hidden", F_INT, &m->hidden, 0 },
+               { "heads", F_INT, &m->heads, 0 },
+               { "kv_heads", F_INT, &m->kv_heads, 0 },
+               { "ffn", F_INT, &m->ffn, 0 },
+               { "vocab", F_INT, &m->vocab, 0 },
+               { "seq", F_INT, &m->seq, 0 },
+               { "experts", F_INT, &m->experts, 0 },
+               { "topk", F_INT, &m->topk, 0 },
+               { "gated", F_INT, &m->gated_mlp, 0 },
+               { "tied", F_INT, &m->tied_embeddings, 0 } },
+    .layout = { { "gpus", F_INT, &l->gpus, 0 },
+                { "tp", F_INT, &l->tp, 0 },
+                { "pp", F_INT, &l->pp, 0 },
+                { "vpp", F_INT, &l->vpp, 0 },
+                { "dp", F_INT, &l->dp, 0 },
+                { "ep", F_INT, &l->ep, 0 },
+                { "cp", F_INT, &l->cp, 0 } },
+    .batch = { { "micro", F_INT, &t->micro_batch, 0 },
+               { "global", F_LONG, &t->global_batch, 0 },
+               { "microbatches", F_INT, &t->microbatches, 0 },
+               { "recompute", F_INT, &t->recompute, 0 },
+               { "zero1", F_INT, &t->zero1, 0 },
+               { "seq_parallel", F_INT, &t->seq_parallel, 0 },
+               { "grad_bytes", F_INT, &t->grad_bytes, 0 } },
+    .generator = { { "seed", F_LONG, &t->seed, 0 }, { "by", F_STR, t->generator, sizeof t->generator } },
+    .flops = { { "model", F_DOUBLE, &t->model_flops, 0 }, { "hardware", F_DOUBLE, &t->hardware_flops, 0 } },
   };
   *h = fields;
 }
@@ -121,16 +134,13 @@ static void write_op(FILE *out, const struct wl_program *p, int id)
     write_kernels(out, p, o);
     break;
   case WL_OP_COLL:
-    fprintf(out, " coll=%s group=%s bytes=%.17g", wl_coll_name(o->coll), wl_group_name(o->group),
-            o->bytes);
+    fprintf(out, " coll=%s group=%s bytes=%.17g", wl_coll_name(o->coll), wl_group_name(o->group), o->bytes);
     break;
   case WL_OP_SEND:
   case WL_OP_RECV:
-    fprintf(out, " group=%s peer=%+d tag=%ld bytes=%.17g", wl_group_name(o->group), o->peer,
-            o->tag, o->bytes);
+    fprintf(out, " group=%s peer=%+d tag=%ld bytes=%.17g", wl_group_name(o->group), o->peer, o->tag, o->bytes);
     break;
-  default:
-    break;
+  default: break;
   }
   if (o->is_async)
     fprintf(out, " async");
@@ -267,7 +277,7 @@ static int parse_long(struct reader *r, const char *key, const char *s, long *v,
 
 static int parse_int(struct reader *r, const char *key, const char *s, int *v, int allow_neg)
 {
-  long x = 0;  /* set on success; initialised for -Wmaybe-uninitialized */
+  long x = 0; /* set on success; initialised for -Wmaybe-uninitialized */
   if (parse_long(r, key, s, &x, allow_neg) != 0)
     return -1;
   if (x > 2147483647L || x < -2147483647L)
@@ -295,7 +305,6 @@ static int parse_int_list(struct reader *r, const char *key, char *s, int *out, 
     return fail(r, "field '%s': expected %d values", key, n);
   return 0;
 }
-
 
 /* Parses "key=value" tokens tok[first..] into the table; unknown keys are errors. */
 static int parse_fields(struct reader *r, int first, const struct field *fields, int nfields)
@@ -344,11 +353,9 @@ static int parse_dim(struct reader *r, const char *key, const char *entry, const
 }
 
 /* Parses one list field (gemm=, attn= or ew=) into k[*n ..]; 0 or -1 with a message. */
-static int parse_kernels(struct reader *r, const char *key, char *val, enum wl_ktype type, struct wl_kernel *k,
-                         int *n)
+static int parse_kernels(struct reader *r, const char *key, char *val, enum wl_ktype type, struct wl_kernel *k, int *n)
 {
-  static const char *const forms[WL_K_COUNT] = {"M:N:K[xCOUNT]", "BH:SQ:SKV:D:causal|full",
-                                                "KIND:BYTES[xCOUNT]"};
+  static const char *const forms[WL_K_COUNT] = { "M:N:K[xCOUNT]", "BH:SQ:SKV:D:causal|full", "KIND:BYTES[xCOUNT]" };
   if (*val == '\0')
     return fail(r, "field '%s' is empty (expected a comma list of %s)", key, forms[type]);
   for (char *e = val, *next; e != NULL; e = next) {
@@ -361,7 +368,7 @@ static int parse_kernels(struct reader *r, const char *key, char *val, enum wl_k
       return fail(r, "field '%s': more than %d kernels in one op", key, WL_MAX_OP_KERNELS);
     char entry[128];
     snprintf(entry, sizeof entry, "%s", e);
-    struct wl_kernel kk = {.type = type, .count = 1};
+    struct wl_kernel kk = { .type = type, .count = 1 };
     char *part[6];
     int np = 0;
     for (char *q = e;; q++) {
@@ -389,12 +396,14 @@ static int parse_kernels(struct reader *r, const char *key, char *val, enum wl_k
         kk.count = (int)c;
       }
     }
-    double *dims[4] = {&kk.a, &kk.b, &kk.c, &kk.d};
+    double *dims[4] = { &kk.a, &kk.b, &kk.c, &kk.d };
     if (type == WL_K_MEM) {
       int kind = wl_ew_kind_parse(part[0]);
       if (kind < 0)
-        return fail(r, "field '%s': unknown kernel kind '%s' in '%s' (norm, act, residual, rotary, dropout, "
-                    "softmax, xent, embed, gradnorm, adam, other)", key, part[0], entry);
+        return fail(r,
+                    "field '%s': unknown kernel kind '%s' in '%s' (norm, act, residual, rotary, dropout, "
+                    "softmax, xent, embed, gradnorm, adam, other)",
+                    key, part[0], entry);
       kk.sub = kind;
       if (parse_dim(r, key, entry, part[1], &kk.a) != 0)
         return -1;
@@ -417,9 +426,9 @@ static int parse_kernels(struct reader *r, const char *key, char *val, enum wl_k
 
 static int parse_op(struct reader *r, struct wl_program *p, int *deps_buf, int max_deps)
 {
-  struct wl_op o = {.micro = -1, .layer = -1};
+  struct wl_op o = { .micro = -1, .layer = -1 };
   struct wl_kernel kbuf[WL_MAX_OP_KERNELS];
-  int nk = 0, seen_k[WL_K_COUNT] = {0};
+  int nk = 0, seen_k[WL_K_COUNT] = { 0 };
   int id = 0, ndeps = 0, has_bytes = 0, has_group = 0, has_coll = 0, has_peer = 0, has_work = 0;
   if (r->ntok < 2)
     return fail(r, "truncated op line");
@@ -525,8 +534,7 @@ static int parse_op(struct reader *r, struct wl_program *p, int *deps_buf, int m
     if (ndeps == 0)
       return fail(r, "wait op needs deps=");
     break;
-  default:
-    break;
+  default: break;
   }
   if (p->nops >= WL_MAX_OPS)
     return fail(r, "more than the limit of %d ops in one program", WL_MAX_OPS);
@@ -547,10 +555,9 @@ static int check_group_sizes(struct reader *r, const struct wl_trace *t, const s
     return fail(r, "group emb on stage %d: only the first and last pipeline stages are its members", stage);
   if (wl_group_size(t, o->group) < 1)
     return fail(r, "group %s is empty in this layout", wl_group_name(o->group));
-  if ((o->kind == WL_OP_SEND || o->kind == WL_OP_RECV) &&
-      (o->peer == 0 || abs(o->peer) >= wl_group_size(t, o->group)))
-    return fail(r, "peer offset %+d outside group %s of %d ranks", o->peer,
-                wl_group_name(o->group), wl_group_size(t, o->group));
+  if ((o->kind == WL_OP_SEND || o->kind == WL_OP_RECV) && (o->peer == 0 || abs(o->peer) >= wl_group_size(t, o->group)))
+    return fail(r, "peer offset %+d outside group %s of %d ranks", o->peer, wl_group_name(o->group),
+                wl_group_size(t, o->group));
   return 0;
 }
 
@@ -564,8 +571,7 @@ static int load_body(struct reader *r, struct wl_trace *t)
   if (parse_int(r, "version", r->tok[1], &t->version, 0) != 0)
     return -1;
   if (t->version != WL_FORMAT_VERSION)
-    return fail(r, "unsupported format version %d (this build reads %d)", t->version,
-                WL_FORMAT_VERSION);
+    return fail(r, "unsupported format version %d (this build reads %d)", t->version, WL_FORMAT_VERSION);
   struct wl_layout *l = &t->layout;
   struct header_fields h;
   header_fields_init(&h, t);
@@ -624,15 +630,13 @@ static int load_body(struct reader *r, struct wl_trace *t)
       int s = 0, nops = 0;
       if (r->ntok != 3 || strncmp(r->tok[2], "ops=", 4) != 0)
         return fail(r, "expected 'program STAGE ops=N'");
-      if (parse_int(r, "program", r->tok[1], &s, 0) != 0 ||
-          parse_int(r, "ops", r->tok[2] + 4, &nops, 0) != 0)
+      if (parse_int(r, "program", r->tok[1], &s, 0) != 0 || parse_int(r, "ops", r->tok[2] + 4, &nops, 0) != 0)
         return -1;
       if (s != nprog || s >= l->pp)
         return fail(r, "program %d out of order or beyond pp=%d", s, l->pp);
       struct wl_program *p = &t->programs[s];
       while ((rc = next_line(r)) == 0 && strcmp(r->tok[0], "end") != 0) {
-        if (parse_op(r, p, deps_buf, 4096) != 0 ||
-            check_group_sizes(r, t, &p->ops[p->nops - 1], s) != 0)
+        if (parse_op(r, p, deps_buf, 4096) != 0 || check_group_sizes(r, t, &p->ops[p->nops - 1], s) != 0)
           return -1;
       }
       if (rc < 0)
@@ -659,7 +663,7 @@ static int load_body(struct reader *r, struct wl_trace *t)
 
 struct wl_trace *wl_trace_read(FILE *in, const char *path, char *err, size_t errlen)
 {
-  struct reader r = {.path = path, .err = err, .errlen = errlen};
+  struct reader r = { .path = path, .err = err, .errlen = errlen };
   text_input_init(&r.in, in, path, LINE_MAX_CHARS - 2);
   struct wl_trace *t = wl_trace_new();
   if (t == NULL)

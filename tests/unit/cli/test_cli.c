@@ -12,13 +12,13 @@
 enum { OPT_OUT, OPT_SEED, OPT_ZERO1, OPT_TP, OPT_RECOMPUTE };
 
 static const struct cli_option table[] = {
-    {"out", 'o', CLI_VALUE, OPT_OUT, "DIR", "output"},
-    {"seed", 0, CLI_VALUE, OPT_SEED, "N", "seed"},
-    {"zero1", 0, CLI_FLAG, OPT_ZERO1, NULL, "flag"},
-    {"tp", 0, CLI_VALUE, OPT_TP, "T", "tp"},
-    {"tensor-model-parallel-size", 0, CLI_VALUE, OPT_TP, "T", NULL},
-    {"recompute", 0, CLI_OPTIONAL, OPT_RECOMPUTE, "[MODE]", "optional value"},
-    CLI_TABLE_END,
+  { "out", 'o', CLI_VALUE, OPT_OUT, "DIR", "output" },
+  { "seed", 0, CLI_VALUE, OPT_SEED, "N", "seed" },
+  { "zero1", 0, CLI_FLAG, OPT_ZERO1, NULL, "flag" },
+  { "tp", 0, CLI_VALUE, OPT_TP, "T", "tp" },
+  { "tensor-model-parallel-size", 0, CLI_VALUE, OPT_TP, "T", NULL },
+  { "recompute", 0, CLI_OPTIONAL, OPT_RECOMPUTE, "[MODE]", "optional value" },
+  CLI_TABLE_END,
 };
 
 /* Parses argv (NULL-terminated) and records "id=value" per option, or "E" for an error. */
@@ -51,19 +51,19 @@ static void parse(const char **args, char *trace, size_t len)
 static void test_cli_value_forms_are_equal(void)
 {
   char a[256], b[256], s[256];
-  parse((const char *[]){"--out", "d", "--seed", "7", "--zero1", NULL}, a, sizeof a);
-  parse((const char *[]){"--out=d", "--seed=7", "--zero1", NULL}, b, sizeof b);
-  parse((const char *[]){"-o", "d", "--seed", "7", "--zero1", NULL}, s, sizeof s);
+  parse((const char *[]){ "--out", "d", "--seed", "7", "--zero1", NULL }, a, sizeof a);
+  parse((const char *[]){ "--out=d", "--seed=7", "--zero1", NULL }, b, sizeof b);
+  parse((const char *[]){ "-o", "d", "--seed", "7", "--zero1", NULL }, s, sizeof s);
   CU_ASSERT_STRING_EQUAL(a, "0=d;1=7;2=;");
   CU_ASSERT_STRING_EQUAL(a, b);
   CU_ASSERT_STRING_EQUAL(a, s);
-  parse((const char *[]){"-od", NULL}, s, sizeof s);
+  parse((const char *[]){ "-od", NULL }, s, sizeof s);
   CU_ASSERT_STRING_EQUAL(s, "0=d;");
   /* An alias returns the id of the option it names. */
-  parse((const char *[]){"--tensor-model-parallel-size=4", NULL}, s, sizeof s);
+  parse((const char *[]){ "--tensor-model-parallel-size=4", NULL }, s, sizeof s);
   CU_ASSERT_STRING_EQUAL(s, "3=4;");
   /* After "--" everything is positional (CLI_POSITIONAL = -3). */
-  parse((const char *[]){"--", "--out", NULL}, s, sizeof s);
+  parse((const char *[]){ "--", "--out", NULL }, s, sizeof s);
   CU_ASSERT_STRING_EQUAL(s, "-3=--out;");
 }
 
@@ -72,32 +72,32 @@ static void test_cli_value_forms_are_equal(void)
 static void test_cli_optional_value(void)
 {
   char t[256];
-  parse((const char *[]){"--recompute", NULL}, t, sizeof t);
+  parse((const char *[]){ "--recompute", NULL }, t, sizeof t);
   CU_ASSERT_STRING_EQUAL(t, "4=;");
-  parse((const char *[]){"--recompute", "--zero1", NULL}, t, sizeof t);
+  parse((const char *[]){ "--recompute", "--zero1", NULL }, t, sizeof t);
   CU_ASSERT_STRING_EQUAL(t, "4=;2=;");
-  parse((const char *[]){"--recompute", "selective", "--zero1", NULL}, t, sizeof t);
+  parse((const char *[]){ "--recompute", "selective", "--zero1", NULL }, t, sizeof t);
   CU_ASSERT_STRING_EQUAL(t, "4=selective;2=;");
-  parse((const char *[]){"--recompute=full", "-o", "d", NULL}, t, sizeof t);
+  parse((const char *[]){ "--recompute=full", "-o", "d", NULL }, t, sizeof t);
   CU_ASSERT_STRING_EQUAL(t, "4=full;0=d;");
-  parse((const char *[]){"--recompute=", NULL}, t, sizeof t);
+  parse((const char *[]){ "--recompute=", NULL }, t, sizeof t);
   CU_ASSERT_STRING_EQUAL(t, "E;");
 }
 
 static void test_cli_refusals(void)
 {
   char t[256];
-  parse((const char *[]){"--outt", "d", NULL}, t, sizeof t);
+  parse((const char *[]){ "--outt", "d", NULL }, t, sizeof t);
   CU_ASSERT_STRING_EQUAL(t, "E;");
-  parse((const char *[]){"--ou", "d", NULL}, t, sizeof t); /* no abbreviations */
+  parse((const char *[]){ "--ou", "d", NULL }, t, sizeof t); /* no abbreviations */
   CU_ASSERT_STRING_EQUAL(t, "E;");
-  parse((const char *[]){"--seed", NULL}, t, sizeof t);
+  parse((const char *[]){ "--seed", NULL }, t, sizeof t);
   CU_ASSERT_STRING_EQUAL(t, "E;");
-  parse((const char *[]){"--seed=", NULL}, t, sizeof t);
+  parse((const char *[]){ "--seed=", NULL }, t, sizeof t);
   CU_ASSERT_STRING_EQUAL(t, "E;");
-  parse((const char *[]){"--zero1=1", NULL}, t, sizeof t);
+  parse((const char *[]){ "--zero1=1", NULL }, t, sizeof t);
   CU_ASSERT_STRING_EQUAL(t, "E;");
-  parse((const char *[]){"-x", NULL}, t, sizeof t);
+  parse((const char *[]){ "-x", NULL }, t, sizeof t);
   CU_ASSERT_STRING_EQUAL(t, "E;");
 }
 
@@ -109,7 +109,7 @@ static void test_cli_integers_are_strict(void)
   CU_ASSERT_EQUAL(v, 42);
   CU_ASSERT_EQUAL(cli_parse_long("-3", -5, 5, &v), 0);
   CU_ASSERT_EQUAL(v, -3);
-  const char *junk[] = {"", " 1", "1 ", "+1", "0x10", "1e3", "8.0", "12abc", "-", "--1"};
+  const char *junk[] = { "", " 1", "1 ", "+1", "0x10", "1e3", "8.0", "12abc", "-", "--1" };
   for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
     CU_ASSERT_EQUAL(cli_parse_long(junk[i], LONG_MIN, LONG_MAX, &v), -1);
   CU_ASSERT_EQUAL(cli_parse_long("101", 0, 100, &v), -1);
@@ -125,14 +125,14 @@ static void test_cli_edit_distance(void)
   CU_ASSERT_EQUAL(cli_edit_distance("fabric", "fabric"), 0);
   CU_ASSERT_EQUAL(cli_edit_distance("fabirc", "fabric"), 1); /* one transposition */
   CU_ASSERT_EQUAL(cli_edit_distance("radx", "radix"), 1);
-  CU_ASSERT_EQUAL(cli_edit_distance("H100", "h100"), 0);    /* case is ignored */
+  CU_ASSERT_EQUAL(cli_edit_distance("H100", "h100"), 0); /* case is ignored */
   CU_ASSERT_EQUAL(cli_edit_distance("kitten", "sitting"), 3);
   CU_ASSERT_EQUAL(cli_edit_distance("", "abc"), 3);
 }
 
 static void test_cli_suggestions(void)
 {
-  const char *models[] = {"gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", NULL};
+  const char *models[] = { "gpt3-175b", "llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", NULL };
   char m[128] = "x";
   cli_did_you_mean(m, sizeof m, "llama3-8", models, NULL);
   CU_ASSERT_STRING_EQUAL(m, "x (did you mean llama3-8b?)");
@@ -142,7 +142,7 @@ static void test_cli_suggestions(void)
   strcpy(m, "x");
   cli_did_you_mean(m, sizeof m, "resnet50", models, NULL); /* nothing close: no suggestion */
   CU_ASSERT_STRING_EQUAL(m, "x");
-  const char *fabrics[] = {"ideal", "ib", "roce", NULL};
+  const char *fabrics[] = { "ideal", "ib", "roce", NULL };
   strcpy(m, "x");
   cli_did_you_mean(m, sizeof m, "rocev2", fabrics, "--fabric ");
   CU_ASSERT_STRING_EQUAL(m, "x (did you mean --fabric roce?)");
@@ -151,11 +151,11 @@ static void test_cli_suggestions(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "cli";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"test_cli_value_forms_are_equal", test_cli_value_forms_are_equal},
-    {"test_cli_optional_value", test_cli_optional_value},
-    {"test_cli_refusals", test_cli_refusals},
-    {"test_cli_integers_are_strict", test_cli_integers_are_strict},
-    {"test_cli_edit_distance", test_cli_edit_distance},
-    {"test_cli_suggestions", test_cli_suggestions},
-    {NULL, NULL},
+  { "test_cli_value_forms_are_equal", test_cli_value_forms_are_equal },
+  { "test_cli_optional_value", test_cli_optional_value },
+  { "test_cli_refusals", test_cli_refusals },
+  { "test_cli_integers_are_strict", test_cli_integers_are_strict },
+  { "test_cli_edit_distance", test_cli_edit_distance },
+  { "test_cli_suggestions", test_cli_suggestions },
+  { NULL, NULL },
 };

@@ -83,7 +83,7 @@ static void test_exhausted_allocation_names_size(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "check";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"failed_check_names_file_line_and_reason", test_check_in_child},
-    {"exhausted_allocation_names_size", test_exhausted_allocation_names_size},
-    {NULL, NULL},
+  { "failed_check_names_file_line_and_reason", test_check_in_child },
+  { "exhausted_allocation_names_size", test_exhausted_allocation_names_size },
+  { NULL, NULL },
 };

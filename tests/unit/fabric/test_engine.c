@@ -65,7 +65,7 @@ static void test_engine_single_flow_analytic(void)
   struct platform *p = load_shipped("tiny-16.xml");
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   const double S = 1e6;
-  struct flow_spec f = {0, 8, S, 0};
+  struct flow_spec f = { 0, 8, S, 0 };
   struct record r;
   double cut_through = S / RATE + NIC_LAT + 4 * LINK_LAT + 3 * SWITCH_LAT;
   double packet = run_flows(p, FAB_FIDELITY_PACKET, NULL, &f, 1, &r);
@@ -88,8 +88,8 @@ static void test_engine_two_flows_share_receiver(void)
   struct platform *p = load_shipped("tiny-16.xml");
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   const double S = 4e6;
-  struct flow_spec one = {8, 0, S, 0};
-  struct flow_spec two[2] = {{8, 0, S, 0}, {12, 0, S, 0}};
+  struct flow_spec one = { 8, 0, S, 0 };
+  struct flow_spec two[2] = { { 8, 0, S, 0 }, { 12, 0, S, 0 } };
   struct record r;
   for (int fid = 0; fid < 2; fid++) {
     double alone = run_flows(p, (fab_fidelity)fid, NULL, &one, 1, &r);
@@ -105,10 +105,10 @@ static void test_engine_two_flows_share_receiver(void)
 static void test_engine_flow_matches_packet_on_incast(void)
 {
   /* 8 senders and 1 receiver on one switch. */
-  struct platform p = {.topo = topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT)};
+  struct platform p = { .topo = topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT) };
   struct flow_spec f[8];
   for (int i = 0; i < 8; i++)
-    f[i] = (struct flow_spec){1 + i, 0, 16e6, 0};
+    f[i] = (struct flow_spec){ 1 + i, 0, 16e6, 0 };
   struct record r;
   double packet = run_flows(&p, FAB_FIDELITY_PACKET, NULL, f, 8, &r);
   for (int i = 0; i < 8; i++) /* every sender gets 1/8 of the receiver's link */
@@ -128,7 +128,7 @@ static int make_permutation(int n, uint64_t seed, struct flow_spec *f, double by
   rng_seed(&rng, seed);
   rng_derangement(&rng, n, perm);
   for (int i = 0; i < n; i++)
-    f[i] = (struct flow_spec){i, perm[i], bytes, 0};
+    f[i] = (struct flow_spec){ i, perm[i], bytes, 0 };
   return n;
 }
 
@@ -189,11 +189,11 @@ static void test_engine_same_seed_same_result(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "engine";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"engine_single_flow_analytic", test_engine_single_flow_analytic},
-    {"engine_two_flows_share_receiver", test_engine_two_flows_share_receiver},
-    {"engine_flow_matches_packet_on_incast", test_engine_flow_matches_packet_on_incast},
-    {"engine_flow_matches_packet_on_permutation", test_engine_flow_matches_packet_on_permutation},
-    {"engine_max_min_rates", test_engine_max_min_rates},
-    {"engine_same_seed_same_result", test_engine_same_seed_same_result},
-    {NULL, NULL},
+  { "engine_single_flow_analytic", test_engine_single_flow_analytic },
+  { "engine_two_flows_share_receiver", test_engine_two_flows_share_receiver },
+  { "engine_flow_matches_packet_on_incast", test_engine_flow_matches_packet_on_incast },
+  { "engine_flow_matches_packet_on_permutation", test_engine_flow_matches_packet_on_permutation },
+  { "engine_max_min_rates", test_engine_max_min_rates },
+  { "engine_same_seed_same_result", test_engine_same_seed_same_result },
+  { NULL, NULL },
 };

@@ -88,7 +88,7 @@ static void test_route_avoids_failed_links(void)
 
 static void test_route_three_tiers(void)
 {
-  const char *opts[] = {"--gpus", "64", "--tiers", "3", "--radix", "8", "--gpus-per-node", "4"};
+  const char *opts[] = { "--gpus", "64", "--tiers", "3", "--radix", "8", "--gpus-per-node", "4" };
   struct platform *p = load_generated(opts, 8);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   struct topo *t = p->topo;
@@ -150,13 +150,14 @@ static void test_flow_rerouted(void)
   for (int fail = 0; fail < 2; fail++) {
     struct fabric *fab = fabric_new(p->topo, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
-    struct done_rec r = {0, 0};
+    struct done_rec r = { 0, 0 };
     struct fab_flow *fl = fabric_post(fab, 0, 12, 10e6, 0, 0, on_done, &r);
     fabric_advance(fab, 10e-6);
     CU_ASSERT_EQUAL_FATAL(fl->hops, 4);
     if (fail) {
       char text[256];
-      snprintf(text, sizeof text, "time_us,action,target\n50,down,%s\n", p->topo->links[p->topo->ports[fl->path[1]].link].name);
+      snprintf(text, sizeof text, "time_us,action,target\n50,down,%s\n",
+               p->topo->links[p->topo->ports[fl->path[1]].link].name);
       struct fab_failures *f = schedule(p->topo, text);
       CU_ASSERT_PTR_NOT_NULL_FATAL(f);
       CU_ASSERT_EQUAL_FATAL(fabric_failures_install(fab, f, 1.0, err, sizeof err), 0);
@@ -180,7 +181,8 @@ static void test_flow_rerouted(void)
     topo_compute_downsets(p->topo);
   }
   double rate = p->topo->ports[p->topo->gpu_nic_port[0]].rate_Bps;
-  fprintf(stderr, "\n    finish %.3f us, with the failure %.3f us, %.0f bytes resent", finish[0] * 1e6, finish[1] * 1e6, retx);
+  fprintf(stderr, "\n    finish %.3f us, with the failure %.3f us, %.0f bytes resent", finish[0] * 1e6, finish[1] * 1e6,
+          retx);
   CU_ASSERT_DOUBLE_EQUAL(finish[1] - finish[0], retx / rate, 1e-9);
   param_set_free(params);
   platform_free(p);
@@ -197,7 +199,7 @@ static void test_no_path_timeout(void)
   for (int repaired = 0; repaired < 2; repaired++) {
     struct fabric *fab = fabric_new(p->topo, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
-    struct done_rec r = {0, 0};
+    struct done_rec r = { 0, 0 };
     fabric_post(fab, 0, 12, 10e6, 0, 0, on_done, &r);
     struct fab_failures *f = schedule(p->topo, repaired ? "time_us,action,target\n50,down,gpu0\n1000,up,gpu0\n"
                                                         : "time_us,action,target\n50,down,gpu0--leaf0\n");
@@ -208,7 +210,9 @@ static void test_no_path_timeout(void)
       CU_ASSERT_EQUAL(r.n, 0);
       CU_ASSERT(fabric_stalled(fab));
       CU_ASSERT_DOUBLE_EQUAL(fabric_failures_job_failed(fab->failures), 50e-6 + 2e-3, 1e-12);
-      CU_ASSERT_PTR_NOT_NULL(strstr(fabric_stall_message(fab), "transfer GPU 0 -> GPU 12 made no progress since 0.000050 s (link gpu0--leaf0 down"));
+      CU_ASSERT_PTR_NOT_NULL(
+          strstr(fabric_stall_message(fab),
+                 "transfer GPU 0 -> GPU 12 made no progress since 0.000050 s (link gpu0--leaf0 down"));
       CU_ASSERT_EQUAL(fab->failures->events[0].flows_unroutable, 1);
     } else {
       CU_ASSERT_EQUAL(r.n, 1);
@@ -228,9 +232,13 @@ static void test_schedule_errors(void)
 {
   struct platform *p = load_shipped("tiny-16.xml");
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  const char *bad[] = {"time,action,target\n1,down,gpu0\n", "time_us,action,target\n-1,down,gpu0\n",
-                       "time_us,action,target\n1,off,gpu0\n", "time_us,action,target\n1,down,leaf9--spine0\n",
-                       "time_us,action,target\n1,down,gpu0--nvs0\n", "time_us,action,target\n", "time_us,action,target\n1,down\n"};
+  const char *bad[] = { "time,action,target\n1,down,gpu0\n",
+                        "time_us,action,target\n-1,down,gpu0\n",
+                        "time_us,action,target\n1,off,gpu0\n",
+                        "time_us,action,target\n1,down,leaf9--spine0\n",
+                        "time_us,action,target\n1,down,gpu0--nvs0\n",
+                        "time_us,action,target\n",
+                        "time_us,action,target\n1,down\n" };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     struct fab_failures *f = schedule(p->topo, bad[i]);
     CU_ASSERT_PTR_NULL(f);
@@ -241,10 +249,10 @@ static void test_schedule_errors(void)
 
 const char sgf_unit_suite[] = "failures";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"route_avoids_failed_links", test_route_avoids_failed_links},
-    {"route_three_tiers", test_route_three_tiers},
-    {"flow_rerouted", test_flow_rerouted},
-    {"no_path_timeout", test_no_path_timeout},
-    {"schedule_errors", test_schedule_errors},
-    {NULL, NULL},
+  { "route_avoids_failed_links", test_route_avoids_failed_links },
+  { "route_three_tiers", test_route_three_tiers },
+  { "flow_rerouted", test_flow_rerouted },
+  { "no_path_timeout", test_no_path_timeout },
+  { "schedule_errors", test_schedule_errors },
+  { NULL, NULL },
 };

@@ -15,15 +15,15 @@
 /* Senders and receivers on distinct nodes of ft2-128 (8 GPUs per node): pairs 0 and 1 share a
  * receiver, so the capped flow (0) has a component of at least 2 flows; the others are spread
  * so that the fabric has several components. */
-static const int SRC[N_FLOWS] = {8, 16, 40, 56, 72, 88, 104, 120};
-static const int DST[N_FLOWS] = {0, 0, 32, 48, 64, 80, 96, 112};
+static const int SRC[N_FLOWS] = { 8, 16, 40, 56, 72, 88, 104, 120 };
+static const int DST[N_FLOWS] = { 0, 0, 32, 48, 64, 80, 96, 112 };
 
 struct capper {
-  int targeted;              /* 1: fabric_flow_caps_changed_for, 0: fabric_flow_caps_changed */
-  int phase;                 /* 0: waiting for every flow, 1: capped, 2: recomputed */
+  int targeted; /* 1: fabric_flow_caps_changed_for, 0: fabric_flow_caps_changed */
+  int phase;    /* 0: waiting for every flow, 1: capped, 2: recomputed */
   struct fab_flow *flows[N_FLOWS];
   uint64_t recomputed_before;
-  uint64_t recomputed_by_cap;/* flows visited by the recomputation the cap change caused */
+  uint64_t recomputed_by_cap; /* flows visited by the recomputation the cap change caused */
   double rate_before[N_FLOWS], rate_after[N_FLOWS];
   double fct[N_FLOWS];
   int done;
@@ -67,7 +67,7 @@ static void capper_done(struct fabric *fab, struct fab_flow *flow, void *ctx)
 /* Flows of the capped flow's component, from the paths (flows linked by shared ports). */
 static int component_size(struct fab_flow *const *flows)
 {
-  int in[N_FLOWS] = {1};
+  int in[N_FLOWS] = { 1 };
   for (int grew = 1; grew;) {
     grew = 0;
     for (int i = 0; i < N_FLOWS; i++)
@@ -141,6 +141,6 @@ static void test_caps_changed_for_matches_full_recompute(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "flow_caps";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"caps_changed_for_matches_full_recompute", test_caps_changed_for_matches_full_recompute},
-    {NULL, NULL},
+  { "caps_changed_for_matches_full_recompute", test_caps_changed_for_matches_full_recompute },
+  { NULL, NULL },
 };

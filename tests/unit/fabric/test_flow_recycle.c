@@ -110,6 +110,6 @@ static void test_stale_completion_on_recycled_slot(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "flow_recycle";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"stale_completion_on_recycled_slot", test_stale_completion_on_recycled_slot},
-    {NULL, NULL},
+  { "stale_completion_on_recycled_slot", test_stale_completion_on_recycled_slot },
+  { NULL, NULL },
 };

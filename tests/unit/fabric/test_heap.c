@@ -173,7 +173,7 @@ static void test_heap_crowded_bucket_uses_far_part(void)
   for (int i = 0; i < N; i++)
     heap_push(&h, 4.0001e-6 + (double)rng_below(&r, 64) * 1e-20, 0, (uint32_t)i + 1, NULL);
   CU_ASSERT(h.far_size > N / 2);
-  struct fab_event ev, last = {.time = -1};
+  struct fab_event ev, last = { .time = -1 };
   int count = 0, bad = 0;
   while (heap_pop(&h, &ev) == 0) {
     bad += ev.time < last.time || (ev.time == last.time && ev.seq < last.seq);
@@ -206,11 +206,11 @@ static void test_rng_same_seed_same_draws(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "heap";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"heap_orders_by_time", test_heap_orders_by_time},
-    {"heap_breaks_ties_by_insertion", test_heap_breaks_ties_by_insertion},
-    {"heap_order_under_changing_density", test_heap_order_under_changing_density},
-    {"heap_matches_sorted_reference", test_heap_matches_sorted_reference},
-    {"heap_crowded_bucket_uses_far_part", test_heap_crowded_bucket_uses_far_part},
-    {"rng_same_seed_same_draws", test_rng_same_seed_same_draws},
-    {NULL, NULL},
+  { "heap_orders_by_time", test_heap_orders_by_time },
+  { "heap_breaks_ties_by_insertion", test_heap_breaks_ties_by_insertion },
+  { "heap_order_under_changing_density", test_heap_order_under_changing_density },
+  { "heap_matches_sorted_reference", test_heap_matches_sorted_reference },
+  { "heap_crowded_bucket_uses_far_part", test_heap_crowded_bucket_uses_far_part },
+  { "rng_same_seed_same_draws", test_rng_same_seed_same_draws },
+  { NULL, NULL },
 };

@@ -64,7 +64,7 @@ static void check_all_pairs(const struct platform *p, int stride)
     for (int b = 0; b < t->n_gpus; b++) {
       if (a == b || a / t->gpus_per_node == b / t->gpus_per_node)
         continue;
-      struct walk w = {t, b, 2 * turning_level(t, a, b), 0, 0};
+      struct walk w = { t, b, 2 * turning_level(t, a, b), 0, 0 };
       walk(&w, t->gpu_node[a], 0, 0, 0);
       CU_ASSERT_EQUAL(w.bad, 0);
       CU_ASSERT(w.paths >= 1);
@@ -82,7 +82,7 @@ static void test_route_two_tier_minimal_up_down(void)
   const struct topo *t = p->topo;
   int a = 0, b = 8 * 8; /* node 8: another rail group, same rail */
   CU_ASSERT_NOT_EQUAL(t->gpu_leaf[a], t->gpu_leaf[b]);
-  struct walk w = {t, b, 4, 0, 0};
+  struct walk w = { t, b, 4, 0, 0 };
   walk(&w, t->gpu_node[a], 0, 0, 0);
   CU_ASSERT_EQUAL(w.paths, 8); /* ft2-128: 8 spines */
   platform_free(p);
@@ -90,7 +90,7 @@ static void test_route_two_tier_minimal_up_down(void)
 
 static void test_route_three_tier_minimal_up_down(void)
 {
-  const char *opts[] = {"--gpus", "128", "--gpus-per-node", "4", "--tiers", "3", "--radix", "8"};
+  const char *opts[] = { "--gpus", "128", "--gpus-per-node", "4", "--tiers", "3", "--radix", "8" };
   struct platform *p = load_generated(opts, 8);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   const struct topo *t = p->topo;
@@ -99,7 +99,7 @@ static void test_route_three_tier_minimal_up_down(void)
   /* Across pods a k-ary fat-tree of radix k has (k/2)^2 minimal paths. */
   int a = 0, b = t->n_gpus - 1;
   CU_ASSERT_EQUAL(turning_level(t, a, b), 3);
-  struct walk w = {t, b, 6, 0, 0};
+  struct walk w = { t, b, 6, 0, 0 };
   walk(&w, t->gpu_node[a], 0, 0, 0);
   CU_ASSERT_EQUAL(w.bad, 0);
   CU_ASSERT_EQUAL(w.paths, 16);
@@ -127,7 +127,7 @@ static void test_route_hash_spreads_flows(void)
   struct platform *p = load_shipped("ft2-128.xml");
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   const struct topo *t = p->topo;
-  int used[64] = {0};
+  int used[64] = { 0 };
   int ports[ROUTE_MAX_HOPS];
   for (uint64_t key = 0; key < 800; key++) {
     int hops = route_hashed_path(t, 0, 64, key, 5, ports, ROUTE_MAX_HOPS);
@@ -145,9 +145,9 @@ static void test_route_hash_spreads_flows(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "route";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"route_two_tier_minimal_up_down", test_route_two_tier_minimal_up_down},
-    {"route_three_tier_minimal_up_down", test_route_three_tier_minimal_up_down},
-    {"route_intra_node_uses_nvlink", test_route_intra_node_uses_nvlink},
-    {"route_hash_spreads_flows", test_route_hash_spreads_flows},
-    {NULL, NULL},
+  { "route_two_tier_minimal_up_down", test_route_two_tier_minimal_up_down },
+  { "route_three_tier_minimal_up_down", test_route_three_tier_minimal_up_down },
+  { "route_intra_node_uses_nvlink", test_route_intra_node_uses_nvlink },
+  { "route_hash_spreads_flows", test_route_hash_spreads_flows },
+  { NULL, NULL },
 };

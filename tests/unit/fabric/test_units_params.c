@@ -33,8 +33,8 @@ static void test_units_parse_rates_times_sizes(void)
 static void test_units_refuse_bad_text(void)
 {
   double v = 123;
-  CU_ASSERT_EQUAL(unit_parse_rate("400", &v), -1);      /* a rate needs its unit */
-  CU_ASSERT_EQUAL(unit_parse_rate("-5Gbps", &v), -1);   /* negative */
+  CU_ASSERT_EQUAL(unit_parse_rate("400", &v), -1);    /* a rate needs its unit */
+  CU_ASSERT_EQUAL(unit_parse_rate("-5Gbps", &v), -1); /* negative */
   CU_ASSERT_EQUAL(unit_parse_rate("fastGbps", &v), -1);
   CU_ASSERT_EQUAL(unit_parse_time("1", &v), -1);
   CU_ASSERT_EQUAL(unit_parse_time("1parsec", &v), -1);
@@ -132,10 +132,10 @@ static void test_json_strings_and_numbers(void)
 static void test_param_text_values_are_range_checked(void)
 {
   static const struct param_def defs[] = {
-      {"test/latency", PARAM_TEXT, UNIT_SECONDS, "keep", 0, 1e-3, "keep", "a keyword or a duration", ""},
-      {"test/mode", PARAM_TEXT, UNIT_NONE, "auto", 0, 0, "auto|on|off", "one of three words", ""},
-      {"test/free", PARAM_TEXT, UNIT_NONE, "any", 0, 0, NULL, "free text", ""},
-      {NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL},
+    { "test/latency", PARAM_TEXT, UNIT_SECONDS, "keep", 0, 1e-3, "keep", "a keyword or a duration", "" },
+    { "test/mode", PARAM_TEXT, UNIT_NONE, "auto", 0, 0, "auto|on|off", "one of three words", "" },
+    { "test/free", PARAM_TEXT, UNIT_NONE, "any", 0, 0, NULL, "free text", "" },
+    { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
   };
   param_register(defs);
   struct param_set *set = param_set_new();
@@ -207,8 +207,8 @@ static void test_text_parse_index(void)
   CU_ASSERT(text_parse_index("0", 15, &v) == 0 && v == 0);
   CU_ASSERT(text_parse_index("15", 15, &v) == 0 && v == 15);
   CU_ASSERT(text_parse_index("9223372036854775807", 9223372036854775807LL, &v) == 0 && v == 9223372036854775807LL);
-  const char *bad[] = {"16", "4294967296", "99999999999999999999", "-1", "+1", " 1", "1 ", "1junk", "0x1",
-                       "1e3", "01", "", NULL};
+  const char *bad[] = { "16", "4294967296", "99999999999999999999", "-1", "+1", " 1", "1 ", "1junk", "0x1", "1e3", "01",
+                        "",   NULL };
   for (int i = 0; bad[i]; i++)
     CU_ASSERT_EQUAL(text_parse_index(bad[i], 15, &v), -1);
   CU_ASSERT_EQUAL(text_parse_index("7", 5, &v), -1); /* one digit above a small maximum */
@@ -219,14 +219,14 @@ static void test_text_parse_index(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "units_params";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"units_parse_rates_times_sizes", test_units_parse_rates_times_sizes},
-    {"units_refuse_bad_text", test_units_refuse_bad_text},
-    {"param_defaults_and_overrides", test_param_defaults_and_overrides},
-    {"param_errors_name_the_parameter", test_param_errors_name_the_parameter},
-    {"units_refuse_overflow_after_scaling", test_units_refuse_overflow_after_scaling},
-    {"json_strings_and_numbers", test_json_strings_and_numbers},
-    {"param_text_values_are_range_checked", test_param_text_values_are_range_checked},
-    {"text_input_lines", test_text_input_lines},
-    {"text_parse_index", test_text_parse_index},
-    {NULL, NULL},
+  { "units_parse_rates_times_sizes", test_units_parse_rates_times_sizes },
+  { "units_refuse_bad_text", test_units_refuse_bad_text },
+  { "param_defaults_and_overrides", test_param_defaults_and_overrides },
+  { "param_errors_name_the_parameter", test_param_errors_name_the_parameter },
+  { "units_refuse_overflow_after_scaling", test_units_refuse_overflow_after_scaling },
+  { "json_strings_and_numbers", test_json_strings_and_numbers },
+  { "param_text_values_are_range_checked", test_param_text_values_are_range_checked },
+  { "text_input_lines", test_text_input_lines },
+  { "text_parse_index", test_text_parse_index },
+  { NULL, NULL },
 };

@@ -32,7 +32,7 @@ static void retry(struct fabric *fab, void *ptr, uint32_t arg)
   fabric_port_kick(fab, (int)arg);
 }
 
-static const struct fab_model livelock_model = {.name = "livelock", .may_send = refuse, .on_event = retry};
+static const struct fab_model livelock_model = { .name = "livelock", .may_send = refuse, .on_event = retry };
 
 /* Runs one 1 MB transfer from GPU 0 to GPU 1 with the watchdog at threshold; returns the fabric. */
 static struct fabric *run_one(const struct fab_model *model, const char *threshold, struct topo *t,
@@ -116,9 +116,9 @@ static void test_watchdog_off(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "watchdog";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"watchdog_same_date", test_watchdog_same_date},
-    {"watchdog_no_delivery", test_watchdog_no_delivery},
-    {"watchdog_silent_on_progress", test_watchdog_silent_on_progress},
-    {"watchdog_off", test_watchdog_off},
-    {NULL, NULL},
+  { "watchdog_same_date", test_watchdog_same_date },
+  { "watchdog_no_delivery", test_watchdog_no_delivery },
+  { "watchdog_silent_on_progress", test_watchdog_silent_on_progress },
+  { "watchdog_off", test_watchdog_off },
+  { NULL, NULL },
 };

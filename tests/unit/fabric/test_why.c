@@ -29,7 +29,7 @@ static char *run_why(uint32_t (*call)(int i), int enable)
   char *text = NULL;
   size_t len = 0;
   FILE *out = open_memstream(&text, &len);
-  const char *names[FAB_MAX_TAGS] = {"tp", "pp", "dp"};
+  const char *names[FAB_MAX_TAGS] = { "tp", "pp", "dp" };
   int rc = fab_why_write_json(fab, out, fab->now, names, FAB_MAX_TAGS);
   CU_ASSERT_EQUAL(rc, enable ? 0 : -1);
   fclose(out);
@@ -80,6 +80,6 @@ static void test_why_collisions(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "why";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"why_collisions", test_why_collisions},
-    {NULL, NULL},
+  { "why_collisions", test_why_collisions },
+  { NULL, NULL },
 };

@@ -9,8 +9,8 @@ static void test_ib_incast_is_lossless_and_fair(void)
   struct topo *t = topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT);
   struct xfer x[8];
   for (int i = 0; i < 8; i++)
-    x[i] = (struct xfer){.src = 1 + i, .dst = 0, .bytes = 2e6};
-  const char *cfg[] = {"ib/buffer-per-vl:32KiB", NULL};
+    x[i] = (struct xfer){ .src = 1 + i, .dst = 0, .bytes = 2e6 };
+  const char *cfg[] = { "ib/buffer-per-vl:32KiB", NULL };
   struct run r;
   run_begin(&r, t, FAB_FIDELITY_PACKET, cfg, x, 8);
   int down = t->ports[t->gpu_nic_port[0]].peer_port;
@@ -52,7 +52,7 @@ static void test_ib_incast_is_lossless_and_fair(void)
 /* Steady rate of one flow between two dates. */
 static double steady_rate(struct topo *t, const char *const *cfg, double bytes, fab_fidelity fid)
 {
-  struct xfer x = {.src = 0, .dst = 1, .bytes = bytes};
+  struct xfer x = { .src = 0, .dst = 1, .bytes = bytes };
   struct run r;
   run_begin(&r, t, fid, cfg, &x, 1);
   if (fid == FAB_FIDELITY_FLOW) {
@@ -80,13 +80,13 @@ static void test_ib_credit_window_limits_long_links(void)
   double rtt = 2 * 10e-6 + SWITCH_LAT + 4122 / RATE + 256e-9;
   /* 10 us is 2 km of fibre: beyond 2,048 blocks of credit only a long-haul link advertises its
    * buffer (IBTA Vol.1 7.9.4, 12-bit FCCL/FCTBS). */
-  const char *small[] = {"ib/buffer-per-vl:256KiB", "ib/long-haul:on", NULL};
-  const char *large[] = {"ib/buffer-per-vl:2MiB", "ib/long-haul:on", NULL};
+  const char *small[] = { "ib/buffer-per-vl:256KiB", "ib/long-haul:on", NULL };
+  const char *large[] = { "ib/buffer-per-vl:2MiB", "ib/long-haul:on", NULL };
   double expect = floor(4096 / 65) * 4096 / rtt; /* 256 KiB = 4,096 blocks: 63 packets */
   double got_small = steady_rate(t, small, 64e6, FAB_FIDELITY_PACKET);
   double got_large = steady_rate(t, large, 64e6, FAB_FIDELITY_PACKET);
   /* Without the long-haul option the 2 MiB buffer advertises 2,048 blocks = 128 KiB. */
-  const char *capped[] = {"ib/buffer-per-vl:2MiB", NULL};
+  const char *capped[] = { "ib/buffer-per-vl:2MiB", NULL };
   double got_capped = steady_rate(t, capped, 64e6, FAB_FIDELITY_PACKET);
   double got_capped_flow = steady_rate(t, capped, 64e6, FAB_FIDELITY_FLOW);
   double capped_window = floor(2048 / 65) * 4096; /* 2,048 blocks: 31 packets */
@@ -94,11 +94,12 @@ static void test_ib_credit_window_limits_long_links(void)
           got_capped / 1e9, got_capped_flow / 1e9, capped_window / rtt / 1e9);
   CU_ASSERT(within(got_capped, capped_window / rtt, 0.02));
   CU_ASSERT(within(got_capped_flow, capped_window / rtt, 0.02));
-  fprintf(stderr,
-          "\n    10 us links, BDP %.0f B: 256 KiB/VL -> %.3f GB/s (buffer/RTT %.3f GB/s, %+.2f%%); 2 MiB/VL -> %.3f GB/s "
-          "(%.2f%% of line)\n",
-          RATE * rtt, got_small / 1e9, expect / 1e9, 100 * (got_small - expect) / expect, got_large / 1e9,
-          100 * got_large / RATE);
+  fprintf(
+      stderr,
+      "\n    10 us links, BDP %.0f B: 256 KiB/VL -> %.3f GB/s (buffer/RTT %.3f GB/s, %+.2f%%); 2 MiB/VL -> %.3f GB/s "
+      "(%.2f%% of line)\n",
+      RATE * rtt, got_small / 1e9, expect / 1e9, 100 * (got_small - expect) / expect, got_large / 1e9,
+      100 * got_large / RATE);
   CU_ASSERT(within(got_small, expect, 0.02));
   CU_ASSERT(within(got_large, RATE, 0.02));
   topo_free(t);
@@ -112,7 +113,7 @@ static void shift_flows(const struct topo *t, int shift, double bytes, struct xf
   for (int g = 0; g < t->n_gpus; g++)
     by_rank[lft.rank[g]] = g;
   for (int r = 0; r < t->n_gpus; r++)
-    x[r] = (struct xfer){.src = by_rank[r], .dst = by_rank[(r + shift) % t->n_gpus], .bytes = bytes};
+    x[r] = (struct xfer){ .src = by_rank[r], .dst = by_rank[(r + shift) % t->n_gpus], .bytes = bytes };
   ib_lft_free(&lft);
 }
 
@@ -142,8 +143,8 @@ static void test_ib_routing_dmodk_shift_and_ar_permutation(void)
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   struct topo *t = p->topo;
   static struct xfer x[128];
-  const char *dmodk[] = {"ib/routing:dmodk", NULL};
-  const char *ar[] = {"ib/routing:ar", NULL};
+  const char *dmodk[] = { "ib/routing:dmodk", NULL };
+  const char *ar[] = { "ib/routing:ar", NULL };
   double mean, min;
   shift_flows(t, 13, 4e6, x);
   run_all(t, FAB_FIDELITY_PACKET, dmodk, x, 128, NULL);
@@ -168,7 +169,7 @@ static void test_ib_routing_dmodk_shift_and_ar_permutation(void)
   free(load);
   ib_lft_free(&lft);
   for (int i = 0; i < 128; i++)
-    x[i] = (struct xfer){.src = i, .dst = perm[i], .bytes = 4e6};
+    x[i] = (struct xfer){ .src = i, .dst = perm[i], .bytes = 4e6 };
   run_all(t, FAB_FIDELITY_PACKET, dmodk, x, 128, NULL);
   double s_mean, s_min;
   summarise(x, 128, &s_mean, &s_min);
@@ -190,8 +191,8 @@ static void test_ib_routing_dmodk_shift_and_ar_permutation(void)
 static void test_ib_vl_arbitration_shares_one_to_three(void)
 {
   struct topo *t = topo_single_switch(3, RATE, LINK_LAT, SWITCH_LAT);
-  struct xfer x[2] = {{.src = 1, .dst = 0, .tag = 0, .bytes = 8e6}, {.src = 2, .dst = 0, .tag = 1, .bytes = 8e6}};
-  const char *cfg[] = {"ib/num-vls:2", "ib/vlarb-low:0:64,1:192", NULL};
+  struct xfer x[2] = { { .src = 1, .dst = 0, .tag = 0, .bytes = 8e6 }, { .src = 2, .dst = 0, .tag = 1, .bytes = 8e6 } };
+  const char *cfg[] = { "ib/num-vls:2", "ib/vlarb-low:0:64,1:192", NULL };
   struct run r;
   run_begin(&r, t, FAB_FIDELITY_PACKET, cfg, x, 2);
   fabric_advance(r.fab, 20e-6);
@@ -207,7 +208,7 @@ static void test_ib_vl_arbitration_shares_one_to_three(void)
   CU_ASSERT(within(b1 / b0, 3, 0.05));
   CU_ASSERT(within((b0 + b1) / 120e-6, RATE, 0.02));
   /* Without weights the link splits evenly: the 1:3 comes from the tables. */
-  const char *even[] = {"ib/num-vls:2", NULL};
+  const char *even[] = { "ib/num-vls:2", NULL };
   run_begin(&r, t, FAB_FIDELITY_PACKET, even, x, 2);
   fabric_advance(r.fab, 20e-6);
   f0 = r.fab->ports[t->gpu_nic_port[1]].ring;
@@ -225,7 +226,7 @@ static void test_ib_vl_arbitration_shares_one_to_three(void)
 static void expect_refused(const char *cfg, const char *name)
 {
   struct topo *t = topo_single_switch(2, RATE, LINK_LAT, SWITCH_LAT);
-  const char *list[] = {cfg, NULL};
+  const char *list[] = { cfg, NULL };
   struct param_set *set = ib_params_with(list);
   char err[256] = "";
   struct fabric *fab = fabric_new(t, set, ib_model(), FAB_FIDELITY_PACKET, 1, err, sizeof err);
@@ -255,7 +256,7 @@ static void test_ib_bad_parameters_are_refused(void)
   ib_register_params();
   struct param_set *set = param_set_new();
   char err[256];
-  const char *bad[] = {"ib/switch-latency:fast", "ib/switch-latency:2ms", "ib/nic-latency:1e300h", NULL};
+  const char *bad[] = { "ib/switch-latency:fast", "ib/switch-latency:2ms", "ib/nic-latency:1e300h", NULL };
   for (int i = 0; bad[i]; i++) {
     CU_ASSERT_EQUAL(param_set_cfg(set, bad[i], err, sizeof err), -1);
     fprintf(stderr, "    --cfg=%s -> %s\n", bad[i], err);
@@ -273,7 +274,7 @@ static double ib_goodput(fab_fidelity fid, const char *const *cfg)
   struct topo *t = topo_single_switch(2, RATE, LINK_LAT, SWITCH_LAT);
   double fct[2];
   for (int i = 0; i < 2; i++) {
-    struct xfer x = {.src = 0, .dst = 1, .bytes = (i + 1) * 16.0 * 1048576};
+    struct xfer x = { .src = 0, .dst = 1, .bytes = (i + 1) * 16.0 * 1048576 };
     struct run r;
     run_begin(&r, t, fid, cfg, &x, 1);
     run_end(&r);
@@ -287,10 +288,12 @@ static void test_ib_framing_goodput(void)
 {
   const double expect = RATE * 4096 / 4122;
   double packet = ib_goodput(FAB_FIDELITY_PACKET, NULL), flow = ib_goodput(FAB_FIDELITY_FLOW, NULL);
-  const char *bare[] = {"ib/frame-overhead:0", NULL};
+  const char *bare[] = { "ib/frame-overhead:0", NULL };
   double packet_bare = ib_goodput(FAB_FIDELITY_PACKET, bare);
-  fprintf(stderr, "\n    one flow at 400 Gb/s: goodput %.4f GB/s packet, %.4f GB/s flow (4096/4122 of line: %.4f); "
-          "no framing %.4f GB/s\n", packet / 1e9, flow / 1e9, expect / 1e9, packet_bare / 1e9);
+  fprintf(stderr,
+          "\n    one flow at 400 Gb/s: goodput %.4f GB/s packet, %.4f GB/s flow (4096/4122 of line: %.4f); "
+          "no framing %.4f GB/s\n",
+          packet / 1e9, flow / 1e9, expect / 1e9, packet_bare / 1e9);
   CU_ASSERT(fabs(packet - expect) <= 1e-3 * expect);
   CU_ASSERT(fabs(flow - expect) <= 1e-3 * expect);
   CU_ASSERT(fabs(packet_bare - RATE) <= 1e-3 * RATE);
@@ -299,11 +302,11 @@ static void test_ib_framing_goodput(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "ib_packet";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"incast is lossless and fair", test_ib_incast_is_lossless_and_fair},
-    {"credit window limits long links", test_ib_credit_window_limits_long_links},
-    {"D-mod-K shift, AR permutation", test_ib_routing_dmodk_shift_and_ar_permutation},
-    {"VL arbitration shares 1:3", test_ib_vl_arbitration_shares_one_to_three},
-    {"bad parameters are refused", test_ib_bad_parameters_are_refused},
-    {"framing goodput", test_ib_framing_goodput},
-    {NULL, NULL},
+  { "incast is lossless and fair", test_ib_incast_is_lossless_and_fair },
+  { "credit window limits long links", test_ib_credit_window_limits_long_links },
+  { "D-mod-K shift, AR permutation", test_ib_routing_dmodk_shift_and_ar_permutation },
+  { "VL arbitration shares 1:3", test_ib_vl_arbitration_shares_one_to_three },
+  { "bad parameters are refused", test_ib_bad_parameters_are_refused },
+  { "framing goodput", test_ib_framing_goodput },
+  { NULL, NULL },
 };

@@ -40,7 +40,7 @@ static void test_ib_vlarb_weights_one_to_three(void)
   tab.high_limit = 255;
   struct ib_vlarb_state s;
   memset(&s, 0, sizeof s);
-  int sent[2] = {0, 0};
+  int sent[2] = { 0, 0 };
   for (int i = 0; i < 400; i++) {
     int vl = ib_vlarb_pick(&tab, &s, 3);
     CU_ASSERT_FATAL(vl == 0 || vl == 1);
@@ -69,7 +69,7 @@ static void test_ib_vlarb_high_priority_limit(void)
     seq[i] = ib_vlarb_pick(&tab, &s, 3);
     ib_vlarb_charge(&tab, &s, 4096);
   }
-  int expected[6] = {1, 1, 0, 1, 1, 0};
+  int expected[6] = { 1, 1, 0, 1, 1, 0 };
   CU_ASSERT_EQUAL(memcmp(seq, expected, sizeof seq), 0);
   /* IBTA Vol.1 7.6.9: with LimitOfHighPriority 0 a single high-priority packet goes before the
    * low-priority table gets an opportunity (formerly 0 starved the high table: every pick went
@@ -80,7 +80,7 @@ static void test_ib_vlarb_high_priority_limit(void)
     seq[i] = ib_vlarb_pick(&tab, &s, 3);
     ib_vlarb_charge(&tab, &s, i % 2 ? 4096 : 256); /* one packet, whatever its size */
   }
-  int alternate[6] = {1, 0, 1, 0, 1, 0};
+  int alternate[6] = { 1, 0, 1, 0, 1, 0 };
   CU_ASSERT_EQUAL(memcmp(seq, alternate, sizeof seq), 0);
   CU_ASSERT_EQUAL(ib_vlarb_pick(&tab, &s, 1u << 1), 1); /* no low packet waiting: high goes on */
   ib_vlarb_charge(&tab, &s, 4096);
@@ -133,11 +133,11 @@ static void test_ib_lft_shift_is_collision_free(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "ib_units";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"credit blocks round up", test_ib_credit_blocks_round_up},
-    {"credit stall when zero", test_ib_credit_stall_when_zero},
-    {"VL arbitration weights 1:3", test_ib_vlarb_weights_one_to_three},
-    {"VL arbitration high-priority limit", test_ib_vlarb_high_priority_limit},
-    {"tables naming a missing VL refused", test_ib_vlarb_parse_refuses_missing_vl},
-    {"D-mod-K shift permutations collision-free", test_ib_lft_shift_is_collision_free},
-    {NULL, NULL},
+  { "credit blocks round up", test_ib_credit_blocks_round_up },
+  { "credit stall when zero", test_ib_credit_stall_when_zero },
+  { "VL arbitration weights 1:3", test_ib_vlarb_weights_one_to_three },
+  { "VL arbitration high-priority limit", test_ib_vlarb_high_priority_limit },
+  { "tables naming a missing VL refused", test_ib_vlarb_parse_refuses_missing_vl },
+  { "D-mod-K shift permutations collision-free", test_ib_lft_shift_is_collision_free },
+  { NULL, NULL },
 };

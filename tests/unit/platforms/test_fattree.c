@@ -26,11 +26,11 @@ static struct fattree_spec spec_of(int gpus, int per_node, int tiers, int radix,
 
 struct tally {
   long gpus, routers[4], nvlinks, fabric_links, links_per_level[4];
-  long leaf_gpus[MAX_LEAVES];       /* GPUs attached to each leaf */
-  int leaf_rail[MAX_LEAVES];        /* rail of the first GPU seen on each leaf, -1 if none */
-  int mixed_rails;                  /* a leaf holds GPUs of two rails */
+  long leaf_gpus[MAX_LEAVES]; /* GPUs attached to each leaf */
+  int leaf_rail[MAX_LEAVES];  /* rail of the first GPU seen on each leaf, -1 if none */
+  int mixed_rails;            /* a leaf holds GPUs of two rails */
   int per_node;
-  int bad_names;                    /* a link id is not "<lower>--<upper>" */
+  int bad_names; /* a link id is not "<lower>--<upper>" */
 };
 
 static void on_gpu(void *ctx, int gpu, int node, const char *name)
@@ -61,8 +61,8 @@ static int level_of(const char *name)
   return 0;
 }
 
-static void on_link(void *ctx, const char *name, const char *lower, const char *upper,
-                    double rate, double latency, int is_nvlink)
+static void on_link(void *ctx, const char *name, const char *lower, const char *upper, double rate, double latency,
+                    int is_nvlink)
 {
   struct tally *t = ctx;
   char expect[160];
@@ -91,7 +91,7 @@ static void on_link(void *ctx, const char *name, const char *lower, const char *
 
 static void tally_of(const struct fattree_spec *s, struct tally *t)
 {
-  static const struct fattree_visitor v = {.gpu = on_gpu, .router = on_router, .link = on_link};
+  static const struct fattree_visitor v = { .gpu = on_gpu, .router = on_router, .link = on_link };
   memset(t, 0, sizeof(*t));
   for (int i = 0; i < MAX_LEAVES; i++)
     t->leaf_rail[i] = -1;
@@ -207,8 +207,8 @@ static void test_fattree_oversubscription_splits_ports(void)
 
 static void test_fattree_rail_leaf_holds_one_rail(void)
 {
-  const struct fattree_spec specs[] = {spec_of(128, 8, 2, 16, 1), spec_of(1024, 8, 2, 64, 1),
-                                       spec_of(10240, 8, 3, 64, 1), spec_of(24, 4, 2, 8, 1)};
+  const struct fattree_spec specs[] = { spec_of(128, 8, 2, 16, 1), spec_of(1024, 8, 2, 64, 1),
+                                        spec_of(10240, 8, 3, 64, 1), spec_of(24, 4, 2, 8, 1) };
   for (size_t n = 0; n < sizeof(specs) / sizeof(specs[0]); n++) {
     const struct fattree_spec *s = &specs[n];
     struct fattree_counts c;
@@ -230,12 +230,12 @@ static void test_fattree_rail_mapping_formula(void)
   struct fattree_spec s = spec_of(128, 8, 2, 16, 1);
   CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 0), 0);
   CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 7), 7);
-  CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 8), 0);   /* node 1, rail 0 */
-  CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 63), 7);  /* node 7, rail 7 */
-  CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 64), 8);  /* node 8: second group */
+  CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 8), 0);  /* node 1, rail 0 */
+  CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 63), 7); /* node 7, rail 7 */
+  CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 64), 8); /* node 8: second group */
   CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 127), 15);
   s.rail_optimized = 0;
-  CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 8), 1);   /* leaf = gpu / 8 */
+  CU_ASSERT_EQUAL(fattree_leaf_of_gpu(&s, 8), 1); /* leaf = gpu / 8 */
 }
 
 static void test_fattree_three_tier_pods(void)
@@ -470,20 +470,20 @@ static void test_fattree_formats_units(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "fattree";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"test_fattree_kary_three_tier_counts_match_formulas", test_fattree_kary_three_tier_counts_match_formulas},
-    {"test_fattree_two_tier_full_counts", test_fattree_two_tier_full_counts},
-    {"test_fattree_partial_last_leaf", test_fattree_partial_last_leaf},
-    {"test_fattree_oversubscription_splits_ports", test_fattree_oversubscription_splits_ports},
-    {"test_fattree_rail_leaf_holds_one_rail", test_fattree_rail_leaf_holds_one_rail},
-    {"test_fattree_rail_mapping_formula", test_fattree_rail_mapping_formula},
-    {"test_fattree_three_tier_pods", test_fattree_three_tier_pods},
-    {"test_fattree_shipped_sizes", test_fattree_shipped_sizes},
-    {"test_fattree_pgft_string", test_fattree_pgft_string},
-    {"test_fattree_refuses_impossible_specs", test_fattree_refuses_impossible_specs},
-    {"test_fattree_setter_refuses_bad_values", test_fattree_setter_refuses_bad_values},
-    {"test_fattree_setter_reads_units", test_fattree_setter_reads_units},
-    {"test_fattree_default_nvlink_follows_gpu", test_fattree_default_nvlink_follows_gpu},
-    {"test_fattree_props_read_back", test_fattree_props_read_back},
-    {"test_fattree_formats_units", test_fattree_formats_units},
-    {NULL, NULL},
+  { "test_fattree_kary_three_tier_counts_match_formulas", test_fattree_kary_three_tier_counts_match_formulas },
+  { "test_fattree_two_tier_full_counts", test_fattree_two_tier_full_counts },
+  { "test_fattree_partial_last_leaf", test_fattree_partial_last_leaf },
+  { "test_fattree_oversubscription_splits_ports", test_fattree_oversubscription_splits_ports },
+  { "test_fattree_rail_leaf_holds_one_rail", test_fattree_rail_leaf_holds_one_rail },
+  { "test_fattree_rail_mapping_formula", test_fattree_rail_mapping_formula },
+  { "test_fattree_three_tier_pods", test_fattree_three_tier_pods },
+  { "test_fattree_shipped_sizes", test_fattree_shipped_sizes },
+  { "test_fattree_pgft_string", test_fattree_pgft_string },
+  { "test_fattree_refuses_impossible_specs", test_fattree_refuses_impossible_specs },
+  { "test_fattree_setter_refuses_bad_values", test_fattree_setter_refuses_bad_values },
+  { "test_fattree_setter_reads_units", test_fattree_setter_reads_units },
+  { "test_fattree_default_nvlink_follows_gpu", test_fattree_default_nvlink_follows_gpu },
+  { "test_fattree_props_read_back", test_fattree_props_read_back },
+  { "test_fattree_formats_units", test_fattree_formats_units },
+  { NULL, NULL },
 };

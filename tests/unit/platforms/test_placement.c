@@ -19,7 +19,7 @@ static int place(enum placement_policy p, const int *sizes, int n, uint64_t seed
 
 static int disjoint(int **rank_gpu, const int *sizes, int n)
 {
-  int used[GPUS] = {0};
+  int used[GPUS] = { 0 };
   for (int j = 0; j < n; j++)
     for (int r = 0; r < sizes[j]; r++) {
       int g = rank_gpu[j][r];
@@ -37,7 +37,7 @@ static void free_all(int **rank_gpu, int n)
 
 static void test_contiguous_packs_gpu_by_gpu(void)
 {
-  int sizes[] = {12, 8}, *out[2];
+  int sizes[] = { 12, 8 }, *out[2];
   CU_ASSERT_EQUAL_FATAL(place(PLACE_CONTIGUOUS, sizes, 2, 1, out), 0);
   CU_ASSERT(disjoint(out, sizes, 2));
   CU_ASSERT_EQUAL(out[0][11], 11);
@@ -47,19 +47,19 @@ static void test_contiguous_packs_gpu_by_gpu(void)
 
 static void test_rail_aligned_gives_whole_nodes(void)
 {
-  int sizes[] = {12, 8}, *out[2];
+  int sizes[] = { 12, 8 }, *out[2];
   CU_ASSERT_EQUAL_FATAL(place(PLACE_RAIL_ALIGNED, sizes, 2, 1, out), 0);
   CU_ASSERT(disjoint(out, sizes, 2));
   for (int j = 0; j < 2; j++)
     for (int r = 0; r < sizes[j]; r++)
       CU_ASSERT_EQUAL(out[j][r] % PER_NODE, r % PER_NODE); /* rank r on rail r mod 8 */
-  CU_ASSERT_EQUAL(out[1][0], 16); /* job 0 took nodes 0 and 1 (4 GPUs of node 1 idle) */
+  CU_ASSERT_EQUAL(out[1][0], 16);                          /* job 0 took nodes 0 and 1 (4 GPUs of node 1 idle) */
   free_all(out, 2);
 }
 
 static void test_fragmented_deals_nodes_round_robin(void)
 {
-  int sizes[] = {16, 16, 8}, *out[3];
+  int sizes[] = { 16, 16, 8 }, *out[3];
   CU_ASSERT_EQUAL_FATAL(place(PLACE_FRAGMENTED, sizes, 3, 1, out), 0);
   CU_ASSERT(disjoint(out, sizes, 3));
   /* nodes 0, 3 to job 0; 1, 4 to job 1; 2 to job 2 */
@@ -75,7 +75,7 @@ static void test_fragmented_deals_nodes_round_robin(void)
 
 static void test_random_is_seeded(void)
 {
-  int sizes[] = {24, 24}, *a[2], *b[2], *c[2];
+  int sizes[] = { 24, 24 }, *a[2], *b[2], *c[2];
   CU_ASSERT_EQUAL_FATAL(place(PLACE_RANDOM, sizes, 2, 7, a), 0);
   CU_ASSERT_EQUAL_FATAL(place(PLACE_RANDOM, sizes, 2, 7, b), 0);
   CU_ASSERT_EQUAL_FATAL(place(PLACE_RANDOM, sizes, 2, 8, c), 0);
@@ -93,9 +93,9 @@ static void test_random_is_seeded(void)
 
 static void test_refusals(void)
 {
-  int too_many[] = {40, 32}, *out[2];
+  int too_many[] = { 40, 32 }, *out[2];
   CU_ASSERT_EQUAL(place(PLACE_CONTIGUOUS, too_many, 2, 1, out), -1);
-  int nodes[] = {60, 2}; /* 62 GPUs fit GPU by GPU, but need 9 whole nodes of 8 */
+  int nodes[] = { 60, 2 }; /* 62 GPUs fit GPU by GPU, but need 9 whole nodes of 8 */
   CU_ASSERT_EQUAL(place(PLACE_CONTIGUOUS, nodes, 2, 1, out), 0);
   free_all(out, 2);
   CU_ASSERT_EQUAL(place(PLACE_RAIL_ALIGNED, nodes, 2, 1, out), -1);
@@ -111,10 +111,10 @@ static void test_refusals(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "placement";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"contiguous_packs_gpu_by_gpu", test_contiguous_packs_gpu_by_gpu},
-    {"rail_aligned_gives_whole_nodes", test_rail_aligned_gives_whole_nodes},
-    {"fragmented_deals_nodes_round_robin", test_fragmented_deals_nodes_round_robin},
-    {"random_is_seeded", test_random_is_seeded},
-    {"refusals", test_refusals},
-    {NULL, NULL},
+  { "contiguous_packs_gpu_by_gpu", test_contiguous_packs_gpu_by_gpu },
+  { "rail_aligned_gives_whole_nodes", test_rail_aligned_gives_whole_nodes },
+  { "fragmented_deals_nodes_round_robin", test_fragmented_deals_nodes_round_robin },
+  { "random_is_seeded", test_random_is_seeded },
+  { "refusals", test_refusals },
+  { NULL, NULL },
 };

@@ -26,8 +26,9 @@ static void test_dcqcn_two_flows_converge(void)
   enum { SEEDS = 8, WINDOWS = 600 };
   const double second_start = 1e-3, w = 1e-3;
   struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
-  const char *cfg[] = {"roce/dcqcn:paper", NULL};
-  struct dcqcn_params paper = {1.0 / 256, 1, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0};
+  const char *cfg[] = { "roce/dcqcn:paper", NULL };
+  struct dcqcn_params paper = { 1.0 / 256,          1, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0,
+                                DCQCN_CLAMP_ALWAYS, 0, 0 };
   double p_star = dcqcn_fixed_point_p(&paper, 2, G100, 4096);
   double kmin = 5e3 * G100 / 5e9, kmax = 200e3 * G100 / 5e9;
   double q_star = kmin + p_star / 0.01 * (kmax - kmin);
@@ -39,12 +40,12 @@ static void test_dcqcn_two_flows_converge(void)
     char err[256];
     struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_PACKET, (uint64_t)seed, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
-    struct fab_flow *f[2] = {fabric_post(fab, 0, 2, 40e9, 0, 0, NULL, NULL),
-                             fabric_post(fab, 1, 2, 40e9, second_start, 0, NULL, NULL)};
+    struct fab_flow *f[2] = { fabric_post(fab, 0, 2, 40e9, 0, 0, NULL, NULL),
+                              fabric_post(fab, 1, 2, 40e9, second_start, 0, NULL, NULL) };
     int port = t->ports[t->gpu_nic_port[2]].peer_port; /* switch -> receiver */
     fabric_advance(fab, second_start);
-    const double base[2] = {f[0]->delivered, f[1]->delivered};
-    double last[2] = {f[0]->delivered, f[1]->delivered}, last_out = 0, q_sum = 0, share = 0, conv_bytes = 0;
+    const double base[2] = { f[0]->delivered, f[1]->delivered };
+    double last[2] = { f[0]->delivered, f[1]->delivered }, last_out = 0, q_sum = 0, share = 0, conv_bytes = 0;
     int q_n = 0, share_n = 0, band_n = 0, in_band = 0;
     for (int k = 1; k <= WINDOWS; k++) {
       double now = second_start + k * w;
@@ -78,13 +79,15 @@ static void test_dcqcn_two_flows_converge(void)
     }
     conv[seed - 1] = last_out;
     reach[seed - 1] = conv_bytes;
-    CU_ASSERT(conv_bytes < 2 * WINDOWS * w / 3);    /* every seed converges, */
-    CU_ASSERT(fabs(share / share_n - 0.5) <= 0.05); /* and holds equal shares within 10% */
+    CU_ASSERT(conv_bytes < 2 * WINDOWS * w / 3);      /* every seed converges, */
+    CU_ASSERT(fabs(share / share_n - 0.5) <= 0.05);   /* and holds equal shares within 10% */
     converged_seeds += last_out < (WINDOWS - 10) * w; /* in the band for the last 10 ms at least */
     double fraction = (double)in_band / band_n;
-    fprintf(stderr, "  [dcqcn seed %d] bytes since the join within 10%% after %.0f ms; last 1 ms window outside 10%% at %.0f ms, "
-            "%.0f%% of 1 ms windows within 10%% after 50 ms, share of flow 0 %.3f, mean queue %.1f KB\n",
-            seed, conv_bytes * 1e3, last_out * 1e3, 100 * fraction, share / share_n, q_sum / q_n / 1e3);
+    fprintf(
+        stderr,
+        "  [dcqcn seed %d] bytes since the join within 10%% after %.0f ms; last 1 ms window outside 10%% at %.0f ms, "
+        "%.0f%% of 1 ms windows within 10%% after 50 ms, share of flow 0 %.3f, mean queue %.1f KB\n",
+        seed, conv_bytes * 1e3, last_out * 1e3, 100 * fraction, share / share_n, q_sum / q_n / 1e3);
     share_all += share / share_n / SEEDS;
     q_all += q_sum / q_n / SEEDS;
     if (fraction < worst_fraction)
@@ -97,7 +100,8 @@ static void test_dcqcn_two_flows_converge(void)
     reach_max = fmax(reach_max, reach[i]);
     reach_mean += reach[i] / SEEDS;
   }
-  fprintf(stderr, "  [dcqcn] %d seeds: convergence (bytes since the join within 10%%) mean %.1f ms, worst %.0f ms; share of "
+  fprintf(stderr,
+          "  [dcqcn] %d seeds: convergence (bytes since the join within 10%%) mean %.1f ms, worst %.0f ms; share of "
           "flow 0 %.3f; %.0f%% of windows within 10%% (worst seed); last excursion of the %.0f ms run at "
           "%.0f/%.0f/%.0f/%.0f/%.0f/%.0f/%.0f/%.0f ms (%d of %d seeds in the band for the last 10 ms); mean queue "
           "%.1f KB vs fluid q* %.1f KB (p* %.2e)\n",
@@ -118,9 +122,9 @@ static void test_pfc_incast_lossless(void)
   struct topo *t = topo_single_switch(17, G400, 100e-9, 300e-9);
   struct flow_def flows[16];
   for (int i = 0; i < 16; i++)
-    flows[i] = (struct flow_def){i + 1, 0, 2e6, 0};
+    flows[i] = (struct flow_def){ i + 1, 0, 2e6, 0 };
   struct run_result r;
-  const char *on[] = {"roce/dcqcn:off", "roce/buffer:9MB", NULL};
+  const char *on[] = { "roce/dcqcn:off", "roce/buffer:9MB", NULL };
   roce_run(t, FAB_FIDELITY_PACKET, 1, on, flows, 16, &r);
   fprintf(stderr, "\n  [pfc on]  drops %llu, pauses %llu, paused %.1f us, peak buffer %.0f KB, mean FCT %.1f us\n",
           (unsigned long long)r.drops, (unsigned long long)r.pauses, r.paused_s * 1e6, r.peak_buffer / 1e3,
@@ -129,9 +133,10 @@ static void test_pfc_incast_lossless(void)
   CU_ASSERT_EQUAL(r.drops, 0);
   CU_ASSERT(r.pauses > 0);
   CU_ASSERT(r.paused_s > 0);
-  const char *off[] = {"roce/dcqcn:off", "roce/pfc:off", "roce/buffer:200KB", NULL};
+  const char *off[] = { "roce/dcqcn:off", "roce/pfc:off", "roce/buffer:200KB", NULL };
   roce_run(t, FAB_FIDELITY_PACKET, 1, off, flows, 16, &r);
-  fprintf(stderr, "  [pfc off] drops %llu (buffer %llu), retransmitted %.0f KB, delivered %.0f of %.0f bytes, "
+  fprintf(stderr,
+          "  [pfc off] drops %llu (buffer %llu), retransmitted %.0f KB, delivered %.0f of %.0f bytes, "
           "mean FCT %.1f us\n",
           (unsigned long long)r.drops, (unsigned long long)r.buffer_drops, r.retrans_B / 1e3, r.delivered, 32e6,
           r.mean_fct * 1e6);
@@ -152,16 +157,16 @@ static void test_pfc_hpcc_headroom_lossless(void)
   struct platform *pl = load_shipped("tiny-16.xml");
   struct flow_def flows[8];
   for (int i = 0; i < 8; i++)
-    flows[i] = (struct flow_def){8 + i, 0, 4194304, 0};
+    flows[i] = (struct flow_def){ 8 + i, 0, 4194304, 0 };
   struct run_result r;
-  const char *hpcc[] = {"roce/dcqcn:off", "roce/pfc-headroom:hpcc", NULL};
+  const char *hpcc[] = { "roce/dcqcn:off", "roce/pfc-headroom:hpcc", NULL };
   roce_run(pl->topo, FAB_FIDELITY_PACKET, 1, hpcc, flows, 8, &r);
   fprintf(stderr, "\n  [hpcc headroom] drops %llu, pauses %llu, last FCT %.1f us\n", (unsigned long long)r.drops,
           (unsigned long long)r.pauses, r.max_fct * 1e6);
   CU_ASSERT_EQUAL(r.done, 8);
   CU_ASSERT_EQUAL(r.drops, 0);
   CU_ASSERT(r.pauses > 0);
-  const char *small[] = {"roce/dcqcn:off", "roce/pfc-headroom:16000", NULL};
+  const char *small[] = { "roce/dcqcn:off", "roce/pfc-headroom:16000", NULL };
   roce_run(pl->topo, FAB_FIDELITY_PACKET, 1, small, flows, 8, &r);
   fprintf(stderr, "  [headroom 16000 B] drops %llu\n", (unsigned long long)r.drops);
   CU_ASSERT(r.drops > 0);
@@ -177,9 +182,9 @@ static void test_pfc_hpcc_headroom_lossless(void)
 static void test_lossy_dynamic_threshold(void)
 {
   struct topo *t = topo_single_switch(3, G400, 1e-6, 300e-9);
-  struct flow_def flows[] = {{1, 0, 4e6, 0}, {2, 0, 4e6, 0}};
+  struct flow_def flows[] = { { 1, 0, 4e6, 0 }, { 2, 0, 4e6, 0 } };
   struct run_result r;
-  const char *dt[] = {"roce/dcqcn:off", "roce/pfc:off", "roce/buffer:2MB", NULL};
+  const char *dt[] = { "roce/dcqcn:off", "roce/pfc:off", "roce/buffer:2MB", NULL };
   roce_run(t, FAB_FIDELITY_PACKET, 1, dt, flows, 2, &r);
   fprintf(stderr, "\n  [lossy, alpha 1] drops %llu, peak buffer %.0f KB of 2000 KB, last FCT %.1f us\n",
           (unsigned long long)r.drops, r.peak_buffer / 1e3, r.max_fct * 1e6);
@@ -187,7 +192,7 @@ static void test_lossy_dynamic_threshold(void)
   CU_ASSERT(r.buffer_drops > 0);
   CU_ASSERT(r.peak_buffer <= 1e6 + 2 * 4096); /* alpha / (1 + alpha) of the buffer, plus the frame in service */
   CU_ASSERT(r.peak_buffer > 1e6 - 2 * 4096);
-  const char *full[] = {"roce/dcqcn:off", "roce/pfc:off", "roce/buffer:2MB", "roce/lossy-alpha:64", NULL};
+  const char *full[] = { "roce/dcqcn:off", "roce/pfc:off", "roce/buffer:2MB", "roce/lossy-alpha:64", NULL };
   roce_run(t, FAB_FIDELITY_PACKET, 1, full, flows, 2, &r);
   fprintf(stderr, "  [lossy, alpha 64] drops %llu, peak buffer %.0f KB\n", (unsigned long long)r.drops,
           r.peak_buffer / 1e3);
@@ -203,8 +208,10 @@ static void spreading_case_at(double rate_Bps, fab_fidelity fid, const char *dcq
                               const char *flow_opt, double *victim_gbps, double *pauses)
 {
   struct topo *t = leaf_spine(2, 5, 1, rate_Bps, 1e-6);
-  struct flow_def flows[] = {{2, 0, 2e6, 0}, {3, 0, 2e6, 0}, {4, 0, 2e6, 0}, {5, 0, 2e6, 0}, {6, 1, 2e6, 0}};
-  const char *cfg[] = {dcqcn, "roce/buffer:9MB", pfc, flow_opt, NULL};
+  struct flow_def flows[] = {
+    { 2, 0, 2e6, 0 }, { 3, 0, 2e6, 0 }, { 4, 0, 2e6, 0 }, { 5, 0, 2e6, 0 }, { 6, 1, 2e6, 0 }
+  };
+  const char *cfg[] = { dcqcn, "roce/buffer:9MB", pfc, flow_opt, NULL };
   struct run_result r;
   roce_run(t, fid, 1, cfg, flows, 5, &r);
   *victim_gbps = 2e6 * 8 / r.fct[4] / 1e9;
@@ -225,15 +232,17 @@ static void test_pfc_congestion_spreading(void)
   spreading_case(FAB_FIDELITY_PACKET, "roce/pfc:off", &off, &pauses_off);
   spreading_case(FAB_FIDELITY_FLOW, "roce/pfc:on", &on_f, &pauses);
   spreading_case(FAB_FIDELITY_FLOW, "roce/pfc:off", &off_f, &pauses);
-  fprintf(stderr, "\n  [spreading] victim goodput packet: PFC on %.1f Gb/s, PFC off %.1f Gb/s; "
-          "flow: PFC on %.1f, off %.1f Gb/s\n", on, off, on_f, off_f);
+  fprintf(stderr,
+          "\n  [spreading] victim goodput packet: PFC on %.1f Gb/s, PFC off %.1f Gb/s; "
+          "flow: PFC on %.1f, off %.1f Gb/s\n",
+          on, off, on_f, off_f);
   CU_ASSERT(on < 0.8 * off); /* packet: the victim slows with PFC on, not with PFC off */
   CU_ASSERT(off > 40);
   /* flow: the victim slows with PFC on, by the packet model's criterion (the former bound,
    * 0.6, held the flow model below the packet model's own ratio, 32.2 / 49.2 = 0.65) */
   CU_ASSERT(on_f < 0.8 * off_f);
-  CU_ASSERT(fabs(off_f - off) < 0.05 * off);  /* flow vs packet, PFC off: FIFO shares (measured 0.0%) */
-  CU_ASSERT(fabs(on_f - on) < 0.10 * on);     /* PFC on: measured 4.0% low (31% before the timed onset) */
+  CU_ASSERT(fabs(off_f - off) < 0.05 * off); /* flow vs packet, PFC off: FIFO shares (measured 0.0%) */
+  CU_ASSERT(fabs(on_f - on) < 0.10 * on);    /* PFC on: measured 4.0% low (31% before the timed onset) */
 }
 
 /* 3b. The same with DCQCN on (nic preset). Flow fidelity's senders inject at their DCQCN floor
@@ -257,7 +266,8 @@ static void test_dcqcn_on_fifo_and_spreading(void)
                     &pauses);
   spreading_case_at(G400, FAB_FIDELITY_FLOW, "roce/dcqcn:nic", "roce/pfc:on", "roce/flow-fifo:off", &maxmin400,
                     &pauses);
-  fprintf(stderr, "\n  [DCQCN nic, spreading] victim goodput, 100 Gb/s: packet %.1f, flow %.1f, max-min %.1f Gb/s; "
+  fprintf(stderr,
+          "\n  [DCQCN nic, spreading] victim goodput, 100 Gb/s: packet %.1f, flow %.1f, max-min %.1f Gb/s; "
           "400 Gb/s: packet %.1f, flow %.1f, flow without spreading %.1f, max-min %.1f Gb/s\n",
           pkt100, flow100, maxmin100, pkt400, flow400, nospread400, maxmin400);
   CU_ASSERT(fabs(flow100 - maxmin100) < 1e-6 * maxmin100); /* DCQCN holds: nothing throttles the victim */
@@ -276,17 +286,19 @@ static void test_dcqcn_on_fifo_and_spreading(void)
  * run 2 % faster than its share (12.8 us early on 659 us). */
 static void test_fifo_shares_as_payload(void)
 {
-  const char *cfg[] = {"roce/dcqcn:off", "roce/pfc:on", NULL};
+  const char *cfg[] = { "roce/dcqcn:off", "roce/pfc:on", NULL };
   struct topo *t = leaf_spine(2, 4, 2, G400, 1e-6);
-  struct flow_def alone[] = {{0, 5, 16e6, 0}};
-  struct flow_def shared[] = {{0, 5, 16e6, 0}, {0, 4, 256e6, 0}, {6, 4, 256e6, 0}};
+  struct flow_def alone[] = { { 0, 5, 16e6, 0 } };
+  struct flow_def shared[] = { { 0, 5, 16e6, 0 }, { 0, 4, 256e6, 0 }, { 6, 4, 256e6, 0 } };
   struct run_result a, b;
   roce_run(t, FAB_FIDELITY_FLOW, 1, cfg, alone, 1, &a);
   roce_run(t, FAB_FIDELITY_FLOW, 1, cfg, shared, 3, &b);
   double payload_Bps = G400 * 4096 / (4096 + 82);
   double expected = a.fct[0] + 16e6 / payload_Bps; /* latency + 2S/P */
-  fprintf(stderr, "\n  [FIFO shares as payload] FCT alone %.3f us, beside a congested flow %.3f us, expected "
-          "%.3f us\n", 1e6 * a.fct[0], 1e6 * b.fct[0], 1e6 * expected);
+  fprintf(stderr,
+          "\n  [FIFO shares as payload] FCT alone %.3f us, beside a congested flow %.3f us, expected "
+          "%.3f us\n",
+          1e6 * a.fct[0], 1e6 * b.fct[0], 1e6 * expected);
   CU_ASSERT(fabs(b.fct[0] - expected) < 1e-3 * expected);
   topo_free(t);
 }
@@ -301,17 +313,19 @@ static void test_flow_estimates_track_packet(void)
   struct topo *t = topo_single_switch(9, G400, 1e-6, 300e-9);
   struct flow_def flows[8];
   for (int i = 0; i < 8; i++)
-    flows[i] = (struct flow_def){i + 1, 0, 4e6, 0};
+    flows[i] = (struct flow_def){ i + 1, 0, 4e6, 0 };
   struct run_result pkt, flow, maxmin;
   roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, 8, &pkt);
   roce_run(t, FAB_FIDELITY_FLOW, 1, NULL, flows, 8, &flow);
-  const char *off[] = {"roce/flow-fifo:off", NULL};
+  const char *off[] = { "roce/flow-fifo:off", NULL };
   roce_run(t, FAB_FIDELITY_FLOW, 1, off, flows, 8, &maxmin);
-  fprintf(stderr, "\n  [estimates, 8 x 4 MB at 400 Gb/s] packet / flow estimate: ECN marks %llu / %.0f, CNPs %llu / "
+  fprintf(stderr,
+          "\n  [estimates, 8 x 4 MB at 400 Gb/s] packet / flow estimate: ECN marks %llu / %.0f, CNPs %llu / "
           "%.0f, cuts - / %.0f, paused %.1f / %.1f us (summed over ports)\n",
           (unsigned long long)pkt.marks, flow.est_marks, (unsigned long long)pkt.cnps, flow.est_cnps, flow.est_cuts,
           pkt.paused_s * 1e6, flow.est_paused_s * 1e6);
-  fprintf(stderr, "  packet: peak buffer %.0f KB, mean FCT %.1f us, last %.1f us; flow: mean %.1f, last %.1f us\n", pkt.peak_buffer / 1e3, pkt.mean_fct * 1e6, pkt.max_fct * 1e6, flow.mean_fct * 1e6, flow.max_fct * 1e6);
+  fprintf(stderr, "  packet: peak buffer %.0f KB, mean FCT %.1f us, last %.1f us; flow: mean %.1f, last %.1f us\n",
+          pkt.peak_buffer / 1e3, pkt.mean_fct * 1e6, pkt.max_fct * 1e6, flow.mean_fct * 1e6, flow.max_fct * 1e6);
   CU_ASSERT(!pkt.estimated && flow.estimated && !maxmin.estimated);
   CU_ASSERT(flow.est_marks > 0.6 * pkt.marks && flow.est_marks < 1.6 * pkt.marks);
   CU_ASSERT(flow.est_cnps > 0.6 * pkt.cnps && flow.est_cnps < 1.6 * pkt.cnps);
@@ -329,9 +343,9 @@ static double expected_max_occupancy(int n)
 {
   double e = 0, prev = 0;
   for (int m = 1; m <= n; m++) {
-    double poly[65] = {1};
+    double poly[65] = { 1 };
     for (int b = 0; b < n; b++) {
-      double next[65] = {0};
+      double next[65] = { 0 };
       for (int i = 0; i <= n; i++) {
         double fact = 1;
         for (int k = 0; k <= m && i + k <= n; k++) {
@@ -355,8 +369,8 @@ static double ecmp_imbalance(struct topo *t, int n, const char *qps, int seeds, 
 {
   struct flow_def flows[16];
   for (int i = 0; i < n; i++)
-    flows[i] = (struct flow_def){i, n + i, 64 * 4096, 0};
-  const char *cfg[] = {"roce/dcqcn:off", qps, NULL};
+    flows[i] = (struct flow_def){ i, n + i, 64 * 4096, 0 };
+  const char *cfg[] = { "roce/dcqcn:off", qps, NULL };
   int leaf0 = topo_find_node(t, "leaf0");
   double sum = 0;
   for (int s = 1; s <= seeds; s++) {
@@ -390,8 +404,10 @@ static void test_ecmp_collisions_balls_into_bins(void)
   double one = ecmp_imbalance(t, n, "roce/qps-per-conn:1", seeds, FAB_FIDELITY_PACKET);
   double eight = ecmp_imbalance(t, n, "roce/qps-per-conn:8", seeds, FAB_FIDELITY_PACKET);
   double one_flow = ecmp_imbalance(t, n, "roce/qps-per-conn:1", seeds, FAB_FIDELITY_FLOW);
-  fprintf(stderr, "\n  [ecmp] %d flows on %d uplinks, %d seeds: mean max/mean load %.3f (balls-into-bins %.3f), "
-          "8 QPs per connection %.3f, flow fidelity %.3f\n", n, n, seeds, one, expected, eight, one_flow);
+  fprintf(stderr,
+          "\n  [ecmp] %d flows on %d uplinks, %d seeds: mean max/mean load %.3f (balls-into-bins %.3f), "
+          "8 QPs per connection %.3f, flow fidelity %.3f\n",
+          n, n, seeds, one, expected, eight, one_flow);
   CU_ASSERT(fabs(one - expected) < 0.1 * expected);
   CU_ASSERT(eight < one - 0.5);
   CU_ASSERT_DOUBLE_EQUAL(one_flow, one, 1e-9); /* the same paths at both fidelities */
@@ -402,23 +418,24 @@ static void test_ecmp_collisions_balls_into_bins(void)
 static void test_gbn_goodput_under_loss(void)
 {
   struct topo *t = topo_single_switch(2, G400, 2e-6, 300e-9);
-  const char *rates[] = {"0", "1e-5", "1e-4", "1e-3", "1e-2"};
-  struct flow_def f = {0, 1, 32e6, 0};
+  const char *rates[] = { "0", "1e-5", "1e-4", "1e-3", "1e-2" };
+  struct flow_def f = { 0, 1, 32e6, 0 };
   double prev = INFINITY, at_1e3 = 0;
   fprintf(stderr, "\n");
   for (int i = 0; i < 5; i++) {
     char drop[64];
     snprintf(drop, sizeof drop, "roce/drop-rate:%s", rates[i]);
-    const char *cfg[] = {"roce/dcqcn:off", drop, NULL};
+    const char *cfg[] = { "roce/dcqcn:off", drop, NULL };
     struct run_result r, rf;
     roce_run(t, FAB_FIDELITY_PACKET, 7, cfg, &f, 1, &r);
     roce_run(t, FAB_FIDELITY_FLOW, 7, cfg, &f, 1, &rf);
     double goodput = f.bytes / r.fct[0] / G400;
     double p = atof(rates[i]), rtt = 2 * (2 * 2e-6 + 300e-9), w = ceil(G400 * rtt / 4096) + 1;
     double path = 1 - pow(1 - p, 2), model = (1 - path) / (1 + path * w);
-    fprintf(stderr, "  [loss %-5s] goodput %.3f of line rate (go-back-N model %.3f, flow fidelity %.3f), "
-            "drops %llu, retransmitted %.1f MB\n", rates[i], goodput, model, f.bytes / rf.fct[0] / G400,
-            (unsigned long long)r.drops, r.retrans_B / 1e6);
+    fprintf(stderr,
+            "  [loss %-5s] goodput %.3f of line rate (go-back-N model %.3f, flow fidelity %.3f), "
+            "drops %llu, retransmitted %.1f MB\n",
+            rates[i], goodput, model, f.bytes / rf.fct[0] / G400, (unsigned long long)r.drops, r.retrans_B / 1e6);
     CU_ASSERT_EQUAL(r.done, 1);
     CU_ASSERT(goodput <= prev + 1e-9);
     prev = goodput;
@@ -440,11 +457,11 @@ static void test_rto_from_last_progress(void)
 {
   const double lat = 1e-6, sw = 300e-9, rto = 100e-6;
   struct topo *t = topo_single_switch(2, G400, lat, sw);
-  struct flow_def f = {0, 1, 8 * 4096, 0};
+  struct flow_def f = { 0, 1, 8 * 4096, 0 };
   struct run_result clean, r;
-  const char *none[] = {"roce/dcqcn:off", "roce/rto:100us", NULL};
+  const char *none[] = { "roce/dcqcn:off", "roce/rto:100us", NULL };
   roce_run(t, FAB_FIDELITY_PACKET, 1, none, &f, 1, &clean);
-  const char *lossy[] = {"roce/dcqcn:off", "roce/rto:100us", "roce/drop-rate:0.05", NULL};
+  const char *lossy[] = { "roce/dcqcn:off", "roce/rto:100us", "roce/drop-rate:0.05", NULL };
   int found = 0;
   for (uint64_t seed = 1; seed <= 400 && !found; seed++) {
     roce_run(t, FAB_FIDELITY_PACKET, seed, lossy, &f, 1, &r);
@@ -472,7 +489,7 @@ static double roce_goodput(fab_fidelity fid, const char *const *cfg)
   struct run_result r;
   double fct[2];
   for (int i = 0; i < 2; i++) {
-    struct flow_def f = {0, 1, (i + 1) * 16.0 * 1048576, 0};
+    struct flow_def f = { 0, 1, (i + 1) * 16.0 * 1048576, 0 };
     roce_run(t, fid, 1, cfg, &f, 1, &r);
     CU_ASSERT_EQUAL(r.done, 1);
     fct[i] = r.fct[0];
@@ -485,10 +502,12 @@ static void test_framing_goodput(void)
 {
   const double expect = G400 * 4096 / 4178;
   double packet = roce_goodput(FAB_FIDELITY_PACKET, NULL), flow = roce_goodput(FAB_FIDELITY_FLOW, NULL);
-  const char *bare[] = {"roce/frame-overhead:0", NULL};
+  const char *bare[] = { "roce/frame-overhead:0", NULL };
   double packet_bare = roce_goodput(FAB_FIDELITY_PACKET, bare);
-  fprintf(stderr, "\n  [framing] one flow at 400 Gb/s: goodput %.4f GB/s packet, %.4f GB/s flow (4096/4178 of line: "
-          "%.4f); no framing %.4f GB/s\n", packet / 1e9, flow / 1e9, expect / 1e9, packet_bare / 1e9);
+  fprintf(stderr,
+          "\n  [framing] one flow at 400 Gb/s: goodput %.4f GB/s packet, %.4f GB/s flow (4096/4178 of line: "
+          "%.4f); no framing %.4f GB/s\n",
+          packet / 1e9, flow / 1e9, expect / 1e9, packet_bare / 1e9);
   CU_ASSERT(rel(packet, expect) <= 1e-3);
   CU_ASSERT(rel(flow, expect) <= 1e-3);
   CU_ASSERT(rel(packet_bare, G400) <= 1e-3);
@@ -501,8 +520,8 @@ static void test_flow_matches_packet(void)
   fprintf(stderr, "\n");
   {
     struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
-    struct flow_def flows[] = {{0, 2, 250e6, 0}, {1, 2, 250e6, 0}};
-    const char *cfg[] = {"roce/dcqcn:paper", NULL};
+    struct flow_def flows[] = { { 0, 2, 250e6, 0 }, { 1, 2, 250e6, 0 } };
+    const char *cfg[] = { "roce/dcqcn:paper", NULL };
     roce_run(t, FAB_FIDELITY_PACKET, 1, cfg, flows, 2, &p);
     roce_run(t, FAB_FIDELITY_FLOW, 1, cfg, flows, 2, &f);
     fprintf(stderr, "  [flow vs packet] 2-to-1 DCQCN: packet %.1f us, flow %.1f us (%.1f%%)\n", p.mean_fct * 1e6,
@@ -514,12 +533,12 @@ static void test_flow_matches_packet(void)
     struct topo *t = topo_single_switch(17, G400, 100e-9, 300e-9);
     struct flow_def flows[16];
     for (int i = 0; i < 16; i++)
-      flows[i] = (struct flow_def){i + 1, 0, 1e6, 0};
-    const char *cfg[] = {"roce/dcqcn:off", "roce/buffer:9MB", NULL};
+      flows[i] = (struct flow_def){ i + 1, 0, 1e6, 0 };
+    const char *cfg[] = { "roce/dcqcn:off", "roce/buffer:9MB", NULL };
     roce_run(t, FAB_FIDELITY_PACKET, 1, cfg, flows, 16, &p);
     roce_run(t, FAB_FIDELITY_FLOW, 1, cfg, flows, 16, &f);
-    fprintf(stderr, "  [flow vs packet] 16-to-1 PFC incast: packet %.1f us, flow %.1f us (%.1f%%)\n",
-            p.mean_fct * 1e6, f.mean_fct * 1e6, 100 * rel(f.mean_fct, p.mean_fct));
+    fprintf(stderr, "  [flow vs packet] 16-to-1 PFC incast: packet %.1f us, flow %.1f us (%.1f%%)\n", p.mean_fct * 1e6,
+            f.mean_fct * 1e6, 100 * rel(f.mean_fct, p.mean_fct));
     CU_ASSERT(rel(f.mean_fct, p.mean_fct) < 0.05);
     topo_free(t);
   }
@@ -527,8 +546,8 @@ static void test_flow_matches_packet(void)
     struct topo *t = leaf_spine(2, 8, 8, G100, 1e-6);
     struct flow_def flows[8];
     for (int i = 0; i < 8; i++)
-      flows[i] = (struct flow_def){i, 8 + i, 4e6, 0};
-    const char *cfg[] = {"roce/dcqcn:off", NULL};
+      flows[i] = (struct flow_def){ i, 8 + i, 4e6, 0 };
+    const char *cfg[] = { "roce/dcqcn:off", NULL };
     double worst = 0;
     for (uint64_t s = 1; s <= 5; s++) {
       roce_run(t, FAB_FIDELITY_PACKET, s, cfg, flows, 8, &p);
@@ -555,13 +574,14 @@ static void test_flow_matches_packet(void)
       perm[j] = tmp;
     }
     for (int i = 0; i < 128; i++)
-      flows[i] = (struct flow_def){i, perm[i], 4e6, 0};
-    const char *cfg[] = {"roce/dcqcn:off", NULL};
+      flows[i] = (struct flow_def){ i, perm[i], 4e6, 0 };
+    const char *cfg[] = { "roce/dcqcn:off", NULL };
     roce_run(pl->topo, FAB_FIDELITY_PACKET, 1, cfg, flows, 128, &p);
     roce_run(pl->topo, FAB_FIDELITY_FLOW, 1, cfg, flows, 128, &f);
-    fprintf(stderr, "  [flow vs packet] 128-GPU permutation, DCQCN off: packet %.1f us, flow %.1f us (%.1f%%), "
-            "marks %llu\n", p.mean_fct * 1e6, f.mean_fct * 1e6, 100 * rel(f.mean_fct, p.mean_fct),
-            (unsigned long long)p.marks);
+    fprintf(stderr,
+            "  [flow vs packet] 128-GPU permutation, DCQCN off: packet %.1f us, flow %.1f us (%.1f%%), "
+            "marks %llu\n",
+            p.mean_fct * 1e6, f.mean_fct * 1e6, 100 * rel(f.mean_fct, p.mean_fct), (unsigned long long)p.marks);
     CU_ASSERT(rel(f.mean_fct, p.mean_fct) < 0.05); /* measured 3.4% with FIFO shares (5.4% with max-min) */
     platform_free(pl);
   }
@@ -577,16 +597,16 @@ static void test_nic_incast_recovers(void)
   struct platform *pl = load_shipped("tiny-16.xml");
   struct flow_def flows[8];
   for (int i = 0; i < 8; i++)
-    flows[i] = (struct flow_def){8 + i, 0, 4194304, 0};
+    flows[i] = (struct flow_def){ 8 + i, 0, 4194304, 0 };
   const double ideal = 8 * 4194304 / 50e9;
   struct run_result r;
-  const char *nic[] = {"roce/dcqcn:nic", NULL};
+  const char *nic[] = { "roce/dcqcn:nic", NULL };
   roce_run(pl->topo, FAB_FIDELITY_PACKET, 1, nic, flows, 8, &r);
   fprintf(stderr, "\n  [nic incast] mean FCT %.1f us, last %.1f us, bottleneck utilisation %.3f, CNPs %llu\n",
           r.mean_fct * 1e6, r.max_fct * 1e6, ideal / r.max_fct, (unsigned long long)r.cnps);
   CU_ASSERT_EQUAL(r.done, 8);
   CU_ASSERT(ideal / r.max_fct > 0.9); /* measured 0.998 */
-  const char *clamped[] = {"roce/dcqcn:nic", "roce/dcqcn-clamp-target:on", NULL};
+  const char *clamped[] = { "roce/dcqcn:nic", "roce/dcqcn-clamp-target:on", NULL };
   roce_run(pl->topo, FAB_FIDELITY_PACKET, 1, clamped, flows, 8, &r);
   fprintf(stderr, "  [nic incast, clamp-target on] mean FCT %.1f us, last %.1f us, utilisation %.3f\n",
           r.mean_fct * 1e6, r.max_fct * 1e6, ideal / r.max_fct);
@@ -598,7 +618,7 @@ static void test_nic_incast_recovers(void)
   struct topo *t = topo_single_switch(17, G100, 1e-6, 300e-9);
   struct flow_def sixteen[16];
   for (int i = 0; i < 16; i++)
-    sixteen[i] = (struct flow_def){i, 16, 4e6, 0};
+    sixteen[i] = (struct flow_def){ i, 16, 4e6, 0 };
   roce_run(t, FAB_FIDELITY_PACKET, 1, nic, sixteen, 16, &r);
   const double drain = 16 * 4e6 / G100;
   fprintf(stderr, "  [nic incast 16->1, 100 Gb/s] mean FCT %.1f us, last %.1f us, %.2f x the drain time\n",
@@ -611,19 +631,19 @@ static void test_nic_incast_recovers(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "roce_fabric";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"dcqcn_two_flows_converge", test_dcqcn_two_flows_converge},
-    {"pfc_incast_lossless", test_pfc_incast_lossless},
-    {"pfc_hpcc_headroom_lossless", test_pfc_hpcc_headroom_lossless},
-    {"lossy_dynamic_threshold", test_lossy_dynamic_threshold},
-    {"pfc_congestion_spreading", test_pfc_congestion_spreading},
-    {"dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading},
-    {"fifo_shares_as_payload", test_fifo_shares_as_payload},
-    {"flow_estimates_track_packet", test_flow_estimates_track_packet},
-    {"ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins},
-    {"gbn_goodput_under_loss", test_gbn_goodput_under_loss},
-    {"rto_from_last_progress", test_rto_from_last_progress},
-    {"framing_goodput", test_framing_goodput},
-    {"flow_matches_packet", test_flow_matches_packet},
-    {"nic_incast_recovers", test_nic_incast_recovers},
-    {NULL, NULL},
+  { "dcqcn_two_flows_converge", test_dcqcn_two_flows_converge },
+  { "pfc_incast_lossless", test_pfc_incast_lossless },
+  { "pfc_hpcc_headroom_lossless", test_pfc_hpcc_headroom_lossless },
+  { "lossy_dynamic_threshold", test_lossy_dynamic_threshold },
+  { "pfc_congestion_spreading", test_pfc_congestion_spreading },
+  { "dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading },
+  { "fifo_shares_as_payload", test_fifo_shares_as_payload },
+  { "flow_estimates_track_packet", test_flow_estimates_track_packet },
+  { "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins },
+  { "gbn_goodput_under_loss", test_gbn_goodput_under_loss },
+  { "rto_from_last_progress", test_rto_from_last_progress },
+  { "framing_goodput", test_framing_goodput },
+  { "flow_matches_packet", test_flow_matches_packet },
+  { "nic_incast_recovers", test_nic_incast_recovers },
+  { NULL, NULL },
 };

@@ -7,7 +7,9 @@
 
 #define G100 12.5e9
 
-static const struct dcqcn_params g_paper = {1.0 / 256, 1, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0};
+static const struct dcqcn_params g_paper = {
+  1.0 / 256, 1, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0
+};
 
 /* q* of N flows at a 100 Gb/s port, paper preset (Kmin/Kmax scaled from 40 Gb/s). */
 static double q_star(int n)
@@ -27,7 +29,7 @@ struct incast {
 static void run_incast(int n, const char *fluid, double horizon, struct incast *out)
 {
   struct topo *t = topo_single_switch(n + 1, G100, 1e-6, 300e-9);
-  const char *cfg[] = {"roce/dcqcn:paper", fluid, "roce/fluid-rp:ode", NULL};
+  const char *cfg[] = { "roce/dcqcn:paper", fluid, "roce/fluid-rp:ode", NULL };
   struct param_set *ps = roce_params_with(cfg);
   char err[256];
   struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
@@ -72,7 +74,8 @@ static void test_fluid_two_flows_fixed_point(void)
   struct incast r, off;
   run_incast(2, "roce/fluid:on", 60e-3, &r);
   run_incast(2, "roce/fluid:off", 60e-3, &off);
-  fprintf(stderr, "\n  [fluid 2->1] mean queue %.1f KB vs q* %.1f KB, rates %.2f..%.2f Gb/s (C/2 = 50), settled at "
+  fprintf(stderr,
+          "\n  [fluid 2->1] mean queue %.1f KB vs q* %.1f KB, rates %.2f..%.2f Gb/s (C/2 = 50), settled at "
           "%.2f ms, peak queue %.0f KB, marks est %.0f, CNPs est %.0f, %llu steps; fluid off: queue %.1f KB\n",
           r.q_mean / 1e3, q_star(2) / 1e3, r.rate_min * 8e-9, r.rate_max * 8e-9, r.settle_s * 1e3, r.peak_q / 1e3,
           r.marks_est, r.cnps_est, (unsigned long long)r.steps, off.q_mean / 1e3);
@@ -85,7 +88,7 @@ static void test_fluid_two_flows_fixed_point(void)
   CU_ASSERT(fabs(r.rate_min - c / 2) < 0.01 * c / 2 && fabs(r.rate_max - c / 2) < 0.01 * c / 2);
   CU_ASSERT(r.marks_est > 0 && r.cnps_est > 0);
   CU_ASSERT(r.peak_q > r.q_mean); /* the line-rate start overshoots */
-  CU_ASSERT(off.q_mean == 0);    /* without the fluid model there is no queue */
+  CU_ASSERT(off.q_mean == 0);     /* without the fluid model there is no queue */
 }
 
 /* (b) 2 -> 1 with 20 MB each, paper preset: flow against packet mean FCT (packet: mean of 3
@@ -93,9 +96,9 @@ static void test_fluid_two_flows_fixed_point(void)
 static void test_fluid_flow_matches_packet(void)
 {
   struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
-  struct flow_def flows[] = {{0, 2, 20e6, 0}, {1, 2, 20e6, 0}};
-  const char *cfg[] = {"roce/dcqcn:paper", "roce/fluid:on", "roce/fluid-rp:ode", NULL};
-  const char *cfg_off[] = {"roce/dcqcn:paper", "roce/fluid:off", NULL};
+  struct flow_def flows[] = { { 0, 2, 20e6, 0 }, { 1, 2, 20e6, 0 } };
+  const char *cfg[] = { "roce/dcqcn:paper", "roce/fluid:on", "roce/fluid-rp:ode", NULL };
+  const char *cfg_off[] = { "roce/dcqcn:paper", "roce/fluid:off", NULL };
   struct run_result p, f, m;
   double packet = 0;
   for (uint64_t s = 1; s <= 3; s++) {
@@ -105,8 +108,10 @@ static void test_fluid_flow_matches_packet(void)
   roce_run(t, FAB_FIDELITY_FLOW, 1, cfg, flows, 2, &f);
   roce_run(t, FAB_FIDELITY_FLOW, 1, cfg_off, flows, 2, &m);
   double gap = fabs(f.mean_fct - packet) / packet, gap_mm = fabs(m.mean_fct - packet) / packet;
-  fprintf(stderr, "\n  [fluid (ode) flow vs packet] 2->1 20 MB paper: packet %.1f us (3 seeds), flow fluid %.1f us (%.1f%%), "
-          "max-min only %.1f us (%.1f%%)\n", packet * 1e6, f.mean_fct * 1e6, 100 * gap, m.mean_fct * 1e6, 100 * gap_mm);
+  fprintf(stderr,
+          "\n  [fluid (ode) flow vs packet] 2->1 20 MB paper: packet %.1f us (3 seeds), flow fluid %.1f us (%.1f%%), "
+          "max-min only %.1f us (%.1f%%)\n",
+          packet * 1e6, f.mean_fct * 1e6, 100 * gap, m.mean_fct * 1e6, 100 * gap_mm);
   /* Target (gap <= 5%, better than max-min) not met yet: docs/roce.md. Asserted: the fluid
    * model slows the start-up (over-reduction) while max-min does not. */
   CU_ASSERT(f.mean_fct > m.mean_fct);
@@ -116,17 +121,18 @@ static void test_fluid_flow_matches_packet(void)
 /* (c) 10- and 64-flow incasts: steady-state queue against q*, convergence time. */
 static void test_fluid_incasts(void)
 {
-  const int sizes[] = {10, 64};
+  const int sizes[] = { 10, 64 };
   fprintf(stderr, "\n");
   for (int k = 0; k < 2; k++) {
     struct incast r;
     int n = sizes[k];
     run_incast(n, "roce/fluid:on", 60e-3, &r);
     double qs = q_star(n);
-    fprintf(stderr, "  [fluid %d->1] mean queue %.1f KB vs q* %.1f KB (%+.1f%%), rates %.3f..%.3f Gb/s (C/N = %.3f), "
-            "settled at %.2f ms, peak queue %.0f KB, %llu steps\n", n, r.q_mean / 1e3, qs / 1e3,
-            100 * (r.q_mean - qs) / qs, r.rate_min * 8e-9, r.rate_max * 8e-9, 100.0 / n, r.settle_s * 1e3,
-            r.peak_q / 1e3, (unsigned long long)r.steps);
+    fprintf(stderr,
+            "  [fluid %d->1] mean queue %.1f KB vs q* %.1f KB (%+.1f%%), rates %.3f..%.3f Gb/s (C/N = %.3f), "
+            "settled at %.2f ms, peak queue %.0f KB, %llu steps\n",
+            n, r.q_mean / 1e3, qs / 1e3, 100 * (r.q_mean - qs) / qs, r.rate_min * 8e-9, r.rate_max * 8e-9, 100.0 / n,
+            r.settle_s * 1e3, r.peak_q / 1e3, (unsigned long long)r.steps);
     CU_ASSERT(fabs(r.rate_max - r.rate_min) < 0.02 * G100 / n);
     CU_ASSERT(r.peak_q > 0 && r.steps > 0);
   }
@@ -155,23 +161,23 @@ static void same_with_and_without_fluid(struct topo *t, const char *const *cfg, 
 static void test_fluid_dcqcn_off_unchanged(void)
 {
   struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
-  struct flow_def two[] = {{0, 2, 20e6, 0}, {1, 2, 20e6, 0}};
-  const char *off[] = {"roce/dcqcn:off", NULL};
+  struct flow_def two[] = { { 0, 2, 20e6, 0 }, { 1, 2, 20e6, 0 } };
+  const char *off[] = { "roce/dcqcn:off", NULL };
   same_with_and_without_fluid(t, off, two, 2);
   topo_free(t);
 
   t = topo_single_switch(17, 50e9, 100e-9, 300e-9);
   struct flow_def staggered[16];
   for (int i = 0; i < 16; i++)
-    staggered[i] = (struct flow_def){i + 1, 0, 1e6, i * 1e-6};
-  const char *buffer[] = {"roce/dcqcn:off", "roce/buffer:9MB", NULL};
+    staggered[i] = (struct flow_def){ i + 1, 0, 1e6, i * 1e-6 };
+  const char *buffer[] = { "roce/dcqcn:off", "roce/buffer:9MB", NULL };
   same_with_and_without_fluid(t, buffer, staggered, 16);
   topo_free(t);
 
   t = leaf_spine(2, 5, 1, G100, 1e-6);
-  struct flow_def tree[] = {{2, 0, 2e6, 0}, {3, 0, 2e6, 0}, {4, 0, 2e6, 0}, {5, 0, 2e6, 0}, {6, 1, 2e6, 0}};
-  const char *pfc_on[] = {"roce/dcqcn:off", "roce/buffer:9MB", "roce/pfc:on", NULL};
-  const char *pfc_off[] = {"roce/dcqcn:off", "roce/buffer:9MB", "roce/pfc:off", NULL};
+  struct flow_def tree[] = { { 2, 0, 2e6, 0 }, { 3, 0, 2e6, 0 }, { 4, 0, 2e6, 0 }, { 5, 0, 2e6, 0 }, { 6, 1, 2e6, 0 } };
+  const char *pfc_on[] = { "roce/dcqcn:off", "roce/buffer:9MB", "roce/pfc:on", NULL };
+  const char *pfc_off[] = { "roce/dcqcn:off", "roce/buffer:9MB", "roce/pfc:off", NULL };
   same_with_and_without_fluid(t, pfc_on, tree, 5);
   same_with_and_without_fluid(t, pfc_off, tree, 5);
   topo_free(t);
@@ -205,26 +211,27 @@ static void compare_case(struct topo *t, const char *preset, const struct flow_d
 {
   char pre[64];
   snprintf(pre, sizeof pre, "roce/dcqcn:%s", preset);
-  const char *on[] = {pre, "roce/fluid:on", NULL}, *off[] = {pre, "roce/fluid:off", NULL};
+  const char *on[] = { pre, "roce/fluid:on", NULL }, *off[] = { pre, "roce/fluid:off", NULL };
   static struct run_result f, m;
   double packet = packet_mean(t, on, flows, n, 3);
   roce_run(t, FAB_FIDELITY_FLOW, 1, on, flows, n, &f);
   roce_run(t, FAB_FIDELITY_FLOW, 1, off, flows, n, &m);
   *gap_fluid = (f.mean_fct - packet) / packet;
   *gap_mm = (m.mean_fct - packet) / packet;
-  fprintf(stderr, "  [fluid vs packet] %-18s %-5s packet %9.1f us (3 seeds), fluid %9.1f us (%+.1f%%), max-min %9.1f us "
-          "(%+.1f%%)\n", name, preset, packet * 1e6, f.mean_fct * 1e6, 100 * *gap_fluid, m.mean_fct * 1e6,
-          100 * *gap_mm);
+  fprintf(stderr,
+          "  [fluid vs packet] %-18s %-5s packet %9.1f us (3 seeds), fluid %9.1f us (%+.1f%%), max-min %9.1f us "
+          "(%+.1f%%)\n",
+          name, preset, packet * 1e6, f.mean_fct * 1e6, 100 * *gap_fluid, m.mean_fct * 1e6, 100 * *gap_mm);
 }
 
 static void test_fluid_vs_packet_incasts(void)
 {
-  static const char *const presets[] = {"paper", "nic"};
+  static const char *const presets[] = { "paper", "nic" };
   fprintf(stderr, "\n");
   for (int k = 0; k < 2; k++) {
     double gf, gm;
     struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
-    struct flow_def two[] = {{0, 2, 20e6, 0}, {1, 2, 20e6, 0}};
+    struct flow_def two[] = { { 0, 2, 20e6, 0 }, { 1, 2, 20e6, 0 } };
     compare_case(t, presets[k], two, 2, "2->1 20 MB", &gf, &gm);
     if (k == 0) /* paper: the machine tracks packet fidelity (measured +0.1%; ode +17.8%) */
       CU_ASSERT(fabs(gf) < 0.05);
@@ -232,7 +239,7 @@ static void test_fluid_vs_packet_incasts(void)
     t = topo_single_switch(17, G100, 1e-6, 300e-9);
     struct flow_def sixteen[16];
     for (int i = 0; i < 16; i++)
-      sixteen[i] = (struct flow_def){i, 16, 4e6, 0};
+      sixteen[i] = (struct flow_def){ i, 16, 4e6, 0 };
     compare_case(t, presets[k], sixteen, 16, "16->1 4 MB", &gf, &gm);
     if (k == 0) /* paper: the deep start-up cuts and the R_AI climb (measured 0.0%; max-min -47%) */
       CU_ASSERT(fabs(gf) < 0.05 && fabs(gm) > 0.3);
@@ -240,7 +247,7 @@ static void test_fluid_vs_packet_incasts(void)
     struct platform *pl = load_shipped("tiny-16.xml");
     struct flow_def eight[8];
     for (int i = 0; i < 8; i++)
-      eight[i] = (struct flow_def){8 + i, 0, 4194304, 0};
+      eight[i] = (struct flow_def){ 8 + i, 0, 4194304, 0 };
     compare_case(pl->topo, presets[k], eight, 8, "tiny-16 8->1 4 MB", &gf, &gm);
     platform_free(pl);
   }
@@ -253,12 +260,13 @@ static void test_fluid_auto_follows_preset(void)
   struct topo *t = topo_single_switch(17, G100, 1e-6, 300e-9);
   struct flow_def sixteen[16];
   for (int i = 0; i < 16; i++)
-    sixteen[i] = (struct flow_def){i, 16, 4e6, 0};
-  static const char *const presets[] = {"paper", "nic"};
+    sixteen[i] = (struct flow_def){ i, 16, 4e6, 0 };
+  static const char *const presets[] = { "paper", "nic" };
   for (int k = 0; k < 2; k++) {
     char pre[64];
     snprintf(pre, sizeof pre, "roce/dcqcn:%s", presets[k]);
-    const char *dflt[] = {pre, NULL}, *on[] = {pre, "roce/fluid:on", NULL}, *off[] = {pre, "roce/fluid:off", NULL};
+    const char *dflt[] = { pre, NULL }, *on[] = { pre, "roce/fluid:on", NULL },
+               *off[] = { pre, "roce/fluid:off", NULL };
     static struct run_result d, f, m;
     roce_run(t, FAB_FIDELITY_FLOW, 1, dflt, sixteen, 16, &d);
     roce_run(t, FAB_FIDELITY_FLOW, 1, on, sixteen, 16, &f);
@@ -274,11 +282,11 @@ static void test_fluid_auto_follows_preset(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "roce_fluid";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"fluid_two_flows_fixed_point", test_fluid_two_flows_fixed_point},
-    {"fluid_flow_matches_packet", test_fluid_flow_matches_packet},
-    {"fluid_incasts", test_fluid_incasts},
-    {"fluid_dcqcn_off_unchanged", test_fluid_dcqcn_off_unchanged},
-    {"fluid_vs_packet_incasts", test_fluid_vs_packet_incasts},
-    {"fluid_auto_follows_preset", test_fluid_auto_follows_preset},
-    {NULL, NULL},
+  { "fluid_two_flows_fixed_point", test_fluid_two_flows_fixed_point },
+  { "fluid_flow_matches_packet", test_fluid_flow_matches_packet },
+  { "fluid_incasts", test_fluid_incasts },
+  { "fluid_dcqcn_off_unchanged", test_fluid_dcqcn_off_unchanged },
+  { "fluid_vs_packet_incasts", test_fluid_vs_packet_incasts },
+  { "fluid_auto_follows_preset", test_fluid_auto_follows_preset },
+  { NULL, NULL },
 };

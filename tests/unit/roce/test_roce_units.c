@@ -13,12 +13,14 @@
 #include "test_support.h"
 #include "cunit_main.h"
 
-static const struct dcqcn_params g_paper = {1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0};
+static const struct dcqcn_params g_paper = {
+  1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0
+};
 
 static void test_dcqcn_cut_and_recovery(void)
 {
   struct dcqcn_vars v;
-  struct dcqcn_stats s = {0};
+  struct dcqcn_stats s = { 0 };
   dcqcn_init(&g_paper, &v, 12.5e9);
   CU_ASSERT_DOUBLE_EQUAL(v.rc_Bps, 12.5e9, 1); /* starts at line rate */
   CU_ASSERT(dcqcn_on_cnp(&g_paper, &v, &s, 0));
@@ -47,20 +49,21 @@ static void test_dcqcn_cut_and_recovery(void)
  * recovery climbs back halfway to it at once; a cut after a timer increase clamps RT to RC. */
 static void test_dcqcn_firmware_clamp(void)
 {
-  struct dcqcn_params nic = {1.0 / 256, 1.0, 55e-6, 300e-6, 32767, 1, 5e6 / 8, 50e6 / 8, 1e6 / 8, 4e-6,
-                             DCQCN_CLAMP_AFTER_TIMER, 0.5, 1};
+  struct dcqcn_params nic = {
+    1.0 / 256, 1.0, 55e-6, 300e-6, 32767, 1, 5e6 / 8, 50e6 / 8, 1e6 / 8, 4e-6, DCQCN_CLAMP_AFTER_TIMER, 0.5, 1
+  };
   struct dcqcn_vars v;
-  struct dcqcn_stats s = {0};
+  struct dcqcn_stats s = { 0 };
   const double line = 50e9;
   dcqcn_init(&nic, &v, line);
   for (int i = 0; i < 6; i++) /* six cuts 5 us apart, no increase in between */
     CU_ASSERT(dcqcn_on_cnp(&nic, &v, &s, i * 5e-6));
   CU_ASSERT_DOUBLE_EQUAL(v.rc_Bps, line / 64, 1); /* alpha = 1 (per window: not raised by a CNP) */
   CU_ASSERT_DOUBLE_EQUAL(v.alpha, 1.0, 1e-12);
-  CU_ASSERT_DOUBLE_EQUAL(v.rt_Bps, line, 1); /* no timer increase since the cuts: RT kept */
-  dcqcn_on_bytes(&nic, &v, &s, 32767); /* F = 1: one fast-recovery step, */
+  CU_ASSERT_DOUBLE_EQUAL(v.rt_Bps, line, 1);                   /* no timer increase since the cuts: RT kept */
+  dcqcn_on_bytes(&nic, &v, &s, 32767);                         /* F = 1: one fast-recovery step, */
   CU_ASSERT_DOUBLE_EQUAL(v.rc_Bps, (line + line / 64) / 2, 1); /* halfway back to the line rate */
-  dcqcn_on_rate_timer(&nic, &v, &s);  /* a timer increase (additive: one counter past F) */
+  dcqcn_on_rate_timer(&nic, &v, &s);                           /* a timer increase (additive: one counter past F) */
   double rc = v.rc_Bps;
   CU_ASSERT(dcqcn_on_cnp(&nic, &v, &s, 1e-3));
   CU_ASSERT_DOUBLE_EQUAL(v.rt_Bps, rc, 1); /* a cut after a timer increase clamps RT <- RC */
@@ -92,7 +95,7 @@ static void test_dcqcn_firmware_clamp(void)
 
 static void test_ecn_red_profile(void)
 {
-  struct ecn_red_params ref = {5e3, 200e3, 0.01}, p;
+  struct ecn_red_params ref = { 5e3, 200e3, 0.01 }, p;
   ecn_red_scale(&p, &ref, 5e9, 12.5e9);
   CU_ASSERT_DOUBLE_EQUAL(p.kmin_B, 12.5e3, 1e-6);
   CU_ASSERT_DOUBLE_EQUAL(ecn_red_probability(&p, 12e3), 0, 0);
@@ -102,8 +105,8 @@ static void test_ecn_red_profile(void)
 
 static void test_pfc_pause_and_resume(void)
 {
-  struct pfc_params p = {1, PFC_STATIC, 10e3, 6e3, 0, 0, 65535};
-  struct pfc_pg pg = {0};
+  struct pfc_params p = { 1, PFC_STATIC, 10e3, 6e3, 0, 0, 65535 };
+  struct pfc_pg pg = { 0 };
   CU_ASSERT_EQUAL(pfc_admit(&p, &pg, 4e3, 10e3, 20e3), PFC_ADMIT_SHARED);
   CU_ASSERT_EQUAL(pfc_admit(&p, &pg, 4e3, 10e3, 20e3), PFC_ADMIT_SHARED);
   CU_ASSERT(!pfc_should_pause(&p, &pg, 10e3));
@@ -118,7 +121,7 @@ static void test_pfc_pause_and_resume(void)
   CU_ASSERT_DOUBLE_EQUAL(pfc_headroom_mlx5(50e9, 25e-9, 4096), 311.8 * 400 + 2.72 * 4096, 1);
   /* 65535 quanta at 100 Gb/s: 335.5 us */
   CU_ASSERT_DOUBLE_EQUAL(pfc_pause_time_s(&p, 12.5e9), 335.5e-6, 0.1e-6);
-  struct pfc_params d = {1, PFC_DYNAMIC, 0, 0, 0.125, 3e3, 65535};
+  struct pfc_params d = { 1, PFC_DYNAMIC, 0, 0, 0.125, 3e3, 65535 };
   CU_ASSERT_DOUBLE_EQUAL(pfc_xoff(&d, 8e6), 1e6, 1e-6);
 }
 
@@ -128,8 +131,8 @@ static void test_pfc_pause_and_resume(void)
  * nothing of its own is left to release). */
 static void test_pfc_resume_escape(void)
 {
-  struct pfc_params d = {1, PFC_DYNAMIC, 0, 0, 0.125, 3e3, 65535};
-  struct pfc_pg pg = {.shared_B = 4096, .headroom_B = 0, .is_xoff = 1};
+  struct pfc_params d = { 1, PFC_DYNAMIC, 0, 0, 0.125, 3e3, 65535 };
+  struct pfc_pg pg = { .shared_B = 4096, .headroom_B = 0, .is_xoff = 1 };
   double xoff = pfc_xoff(&d, 16e3); /* 2 KB of free shared buffer x 1/8 */
   CU_ASSERT_DOUBLE_EQUAL(xoff, 2e3, 1e-9);
   CU_ASSERT(pfc_xon(&d, xoff) < 0);
@@ -156,7 +159,7 @@ static void test_gbn_nack_once_and_go_back(void)
 {
   struct gbn_rx rx;
   struct gbn_tx tx;
-  struct gbn_stats s = {0};
+  struct gbn_stats s = { 0 };
   gbn_rx_init(&rx);
   gbn_tx_init(&tx);
   CU_ASSERT_EQUAL(gbn_rx_receive(&rx, &s, 0), GBN_ACCEPT);
@@ -197,23 +200,23 @@ static void refused(const char *const *cfg, const char *name)
 
 static void test_roce_bad_parameters_refused(void)
 {
-  refused((const char *const[]){"roce/ecn-kmin:300KB", "roce/ecn-kmax:200KB", NULL}, "roce/ecn-kmin");
-  refused((const char *const[]){"roce/ecn-pmax:1.5", NULL}, "roce/ecn-pmax");
-  refused((const char *const[]){"roce/pfc-threshold:static", "roce/pfc-xoff:50KB", "roce/pfc-xon:60KB", NULL},
+  refused((const char *const[]){ "roce/ecn-kmin:300KB", "roce/ecn-kmax:200KB", NULL }, "roce/ecn-kmin");
+  refused((const char *const[]){ "roce/ecn-pmax:1.5", NULL }, "roce/ecn-pmax");
+  refused((const char *const[]){ "roce/pfc-threshold:static", "roce/pfc-xoff:50KB", "roce/pfc-xon:60KB", NULL },
           "roce/pfc-xon");
-  refused((const char *const[]){"roce/pfc-headroom:1000", NULL}, "roce/pfc-headroom");
-  refused((const char *const[]){"roce/dcqcn:fancy", NULL}, "roce/dcqcn");
-  refused((const char *const[]){"roce/dcqcn-rai:fast", NULL}, "roce/dcqcn-rai");
-  refused((const char *const[]){"roce/dcqcn-clamp-target:maybe", NULL}, "roce/dcqcn-clamp-target");
-  refused((const char *const[]){"roce/dcqcn-min-dec-factor:120", NULL}, "roce/dcqcn-min-dec-factor");
-  refused((const char *const[]){"roce/dcqcn-alpha-update:sometimes", NULL}, "roce/dcqcn-alpha-update");
+  refused((const char *const[]){ "roce/pfc-headroom:1000", NULL }, "roce/pfc-headroom");
+  refused((const char *const[]){ "roce/dcqcn:fancy", NULL }, "roce/dcqcn");
+  refused((const char *const[]){ "roce/dcqcn-rai:fast", NULL }, "roce/dcqcn-rai");
+  refused((const char *const[]){ "roce/dcqcn-clamp-target:maybe", NULL }, "roce/dcqcn-clamp-target");
+  refused((const char *const[]){ "roce/dcqcn-min-dec-factor:120", NULL }, "roce/dcqcn-min-dec-factor");
+  refused((const char *const[]){ "roce/dcqcn-alpha-update:sometimes", NULL }, "roce/dcqcn-alpha-update");
   /* Text parameters with a unit are range-checked when set, like the numeric ones. */
-  refused((const char *const[]){"roce/dcqcn-rai:1e300TBps", NULL}, "roce/dcqcn-rai");
-  refused((const char *const[]){"roce/dcqcn-rhai:1000Tbps", NULL}, "roce/dcqcn-rhai");
-  refused((const char *const[]){"roce/dcqcn-byte-counter:1e300TB", NULL}, "roce/dcqcn-byte-counter");
-  refused((const char *const[]){"roce/dcqcn-timer:2h", NULL}, "roce/dcqcn-timer");
-  refused((const char *const[]){"roce/dcqcn-g:2", NULL}, "roce/dcqcn-g");
-  refused((const char *const[]){"roce/pfc-headroom:-1KB", NULL}, "roce/pfc-headroom");
+  refused((const char *const[]){ "roce/dcqcn-rai:1e300TBps", NULL }, "roce/dcqcn-rai");
+  refused((const char *const[]){ "roce/dcqcn-rhai:1000Tbps", NULL }, "roce/dcqcn-rhai");
+  refused((const char *const[]){ "roce/dcqcn-byte-counter:1e300TB", NULL }, "roce/dcqcn-byte-counter");
+  refused((const char *const[]){ "roce/dcqcn-timer:2h", NULL }, "roce/dcqcn-timer");
+  refused((const char *const[]){ "roce/dcqcn-g:2", NULL }, "roce/dcqcn-g");
+  refused((const char *const[]){ "roce/pfc-headroom:-1KB", NULL }, "roce/pfc-headroom");
 }
 
 /* The configuration a roce fabric reads from cfg (a NULL-terminated --cfg list) on a two-GPU switch
@@ -248,7 +251,7 @@ static void test_dcqcn_nic_alpha_firmware(void)
   CU_ASSERT_EQUAL(c.dcqcn.alpha_per_window, 1);
   CU_ASSERT_DOUBLE_EQUAL(c.dcqcn.alpha_init, 1023.0 / 1024, 1e-15);
   struct dcqcn_vars v;
-  struct dcqcn_stats s = {0};
+  struct dcqcn_stats s = { 0 };
   dcqcn_init(&c.dcqcn, &v, 50e9);
   CU_ASSERT(dcqcn_on_cnp(&c.dcqcn, &v, &s, 0));
   dcqcn_on_alpha_timer(&c.dcqcn, &v); /* the window with the CNP: (1019 alpha + 5) / 1024 */
@@ -264,8 +267,8 @@ static void test_dcqcn_nic_alpha_firmware(void)
  * counter times 10, the timers and g unchanged; a user value still wins over the preset. */
 static void test_dcqcn_paper_scaled(void)
 {
-  struct roce_config paper = config_of((const char *const[]){"roce/dcqcn:paper", NULL}, 50e9);
-  struct roce_config scaled = config_of((const char *const[]){"roce/dcqcn:paper-scaled", NULL}, 50e9);
+  struct roce_config paper = config_of((const char *const[]){ "roce/dcqcn:paper", NULL }, 50e9);
+  struct roce_config scaled = config_of((const char *const[]){ "roce/dcqcn:paper-scaled", NULL }, 50e9);
   CU_ASSERT_DOUBLE_EQUAL(paper.dcqcn.rai_Bps, 40e6 / 8, 1e-6);
   CU_ASSERT_DOUBLE_EQUAL(scaled.dcqcn_scale, 10, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL(scaled.dcqcn.rai_Bps, 400e6 / 8, 1e-3);
@@ -276,9 +279,10 @@ static void test_dcqcn_paper_scaled(void)
   CU_ASSERT_DOUBLE_EQUAL(scaled.dcqcn.g, paper.dcqcn.g, 0);
   CU_ASSERT_EQUAL(scaled.dcqcn.clamp, paper.dcqcn.clamp);
   CU_ASSERT_EQUAL(scaled.fluid, paper.fluid);
-  struct roce_config at40 = config_of((const char *const[]){"roce/dcqcn:paper-scaled", NULL}, 5e9);
+  struct roce_config at40 = config_of((const char *const[]){ "roce/dcqcn:paper-scaled", NULL }, 5e9);
   CU_ASSERT_DOUBLE_EQUAL(at40.dcqcn.rai_Bps, paper.dcqcn.rai_Bps, 1e-6); /* 40 GbE: the paper itself */
-  struct roce_config set = config_of((const char *const[]){"roce/dcqcn:paper-scaled", "roce/dcqcn-rai:80Mbps", NULL}, 50e9);
+  struct roce_config set =
+      config_of((const char *const[]){ "roce/dcqcn:paper-scaled", "roce/dcqcn-rai:80Mbps", NULL }, 50e9);
   CU_ASSERT_DOUBLE_EQUAL(set.dcqcn.rai_Bps, 80e6 / 8, 1e-6);
 }
 
@@ -294,12 +298,12 @@ static void test_dcqcn_paper_scaled(void)
  * with it). */
 static void test_dcqcn_floor_rate(void)
 {
-  const double rates[] = {12.5e9, 25e9, 50e9, 100e9};
+  const double rates[] = { 12.5e9, 25e9, 50e9, 100e9 };
   double nic[4], paper[4];
   fprintf(stderr, "\n");
   for (int i = 0; i < 4; i++) {
     struct roce_config n = config_of(NULL, rates[i]);
-    struct roce_config p = config_of((const char *const[]){"roce/dcqcn:paper", NULL}, rates[i]);
+    struct roce_config p = config_of((const char *const[]){ "roce/dcqcn:paper", NULL }, rates[i]);
     nic[i] = roce_dcqcn_floor_fraction(&n.dcqcn, rates[i], 4096, 4178, n.cnp_interval_s, 2e-6);
     paper[i] = roce_dcqcn_floor_fraction(&p.dcqcn, rates[i], 4096, 4178, p.cnp_interval_s, 2e-6);
     fprintf(stderr, "  [floor] %.0f Gb/s: nic %.4f, paper %.4f of the line rate\n", rates[i] * 8e-9, nic[i], paper[i]);
@@ -310,12 +314,13 @@ static void test_dcqcn_floor_rate(void)
   CU_ASSERT(nic[0] < 0.02);
   CU_ASSERT(nic[2] > 0.8 && nic[2] <= 1);
   CU_ASSERT(nic[3] > nic[2]);
-  struct roce_config slow = config_of((const char *const[]){"roce/dcqcn-byte-counter:100GB", "roce/dcqcn-timer:1s",
-                                                            NULL}, 50e9);
+  struct roce_config slow =
+      config_of((const char *const[]){ "roce/dcqcn-byte-counter:100GB", "roce/dcqcn-timer:1s", NULL }, 50e9);
   double floor = roce_dcqcn_floor_fraction(&slow.dcqcn, 50e9, 4096, 4178, slow.cnp_interval_s, 2e-6);
-  fprintf(stderr, "  [floor] no increase: %.3g of the line rate (minimum rate %.3g)\n", floor, slow.dcqcn.min_rate_Bps / 50e9);
+  fprintf(stderr, "  [floor] no increase: %.3g of the line rate (minimum rate %.3g)\n", floor,
+          slow.dcqcn.min_rate_Bps / 50e9);
   CU_ASSERT(floor < 1e-3); /* the increases are what keep the 400 Gb/s floor high */
-  struct roce_floor_cache cache = {0};
+  struct roce_floor_cache cache = { 0 };
   double a = roce_dcqcn_floor_cached(&cache, &slow.dcqcn, 50e9, 4096, 4178, slow.cnp_interval_s, 2e-6);
   double b = roce_dcqcn_floor_cached(&cache, &slow.dcqcn, 50e9, 4096, 4178, slow.cnp_interval_s, 2e-6);
   CU_ASSERT(a == floor && b == floor && cache.n == 1);
@@ -324,16 +329,16 @@ static void test_dcqcn_floor_rate(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "roce_units";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"dcqcn_cut_and_recovery", test_dcqcn_cut_and_recovery},
-    {"dcqcn_firmware_clamp", test_dcqcn_firmware_clamp},
-    {"ecn_red_profile", test_ecn_red_profile},
-    {"pfc_pause_and_resume", test_pfc_pause_and_resume},
-    {"pfc_resume_escape", test_pfc_resume_escape},
-    {"pfc_headroom_inflight", test_pfc_headroom_inflight},
-    {"gbn_nack_once_and_go_back", test_gbn_nack_once_and_go_back},
-    {"roce_bad_parameters_refused", test_roce_bad_parameters_refused},
-    {"dcqcn_nic_alpha_firmware", test_dcqcn_nic_alpha_firmware},
-    {"dcqcn_paper_scaled", test_dcqcn_paper_scaled},
-    {"dcqcn_floor_rate", test_dcqcn_floor_rate},
-    {NULL, NULL},
+  { "dcqcn_cut_and_recovery", test_dcqcn_cut_and_recovery },
+  { "dcqcn_firmware_clamp", test_dcqcn_firmware_clamp },
+  { "ecn_red_profile", test_ecn_red_profile },
+  { "pfc_pause_and_resume", test_pfc_pause_and_resume },
+  { "pfc_resume_escape", test_pfc_resume_escape },
+  { "pfc_headroom_inflight", test_pfc_headroom_inflight },
+  { "gbn_nack_once_and_go_back", test_gbn_nack_once_and_go_back },
+  { "roce_bad_parameters_refused", test_roce_bad_parameters_refused },
+  { "dcqcn_nic_alpha_firmware", test_dcqcn_nic_alpha_firmware },
+  { "dcqcn_paper_scaled", test_dcqcn_paper_scaled },
+  { "dcqcn_floor_rate", test_dcqcn_floor_rate },
+  { NULL, NULL },
 };

@@ -111,7 +111,7 @@ static void test_escaping_and_counters(void)
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"name\": \"rank \\\"0\\\"\""));
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"name\": \"a\\\\b\""));
   long first = pos(out, "{\"ph\": \"C\", \"name\": \"l1 s0>s1\", \"pid\": 7, \"tid\": 0, \"ts\": 1, "
-                            "\"args\": {\"utilisation\": 0.25}}");
+                        "\"args\": {\"utilisation\": 0.25}}");
   long second = pos(out, "\"ts\": 2, \"args\": {\"utilisation\": 0.5}}");
   CU_ASSERT(first >= 0 && second > first);
   CU_ASSERT_PTR_NULL(strstr(out, "\"pid\": 7, \"tid\": 0, \"ts\": 0, \"args\": {\"name\"")); /* no thread name */
@@ -122,9 +122,9 @@ static void test_escaping_and_counters(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "timeline";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"timeline_lanes", test_lanes},
-    {"timeline_order_and_determinism", test_order_and_determinism},
-    {"timeline_limit", test_limit},
-    {"timeline_escaping_and_counters", test_escaping_and_counters},
-    {NULL, NULL},
+  { "timeline_lanes", test_lanes },
+  { "timeline_order_and_determinism", test_order_and_determinism },
+  { "timeline_limit", test_limit },
+  { "timeline_escaping_and_counters", test_escaping_and_counters },
+  { NULL, NULL },
 };

@@ -106,7 +106,7 @@ static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo,
   for (int a = COLL_ALGO_RING; algo && a < COLL_ALGO_COUNT; a++)
     if (!strcmp(algo, coll_algo_name((enum coll_algo)a)))
       p.algo = (enum coll_algo)a;
-  struct coll_desc d = {kind, bytes, n, gpus, root, TAG, gpus_per_node};
+  struct coll_desc d = { kind, bytes, n, gpus, root, TAG, gpus_per_node };
   struct coll_instance *c = coll_create(fab, &p, &d, on_member_done, on_finish, o);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   o->transfers = coll_transfer_count(c);
@@ -137,7 +137,7 @@ static int within(double value, double expected, double tolerance)
   return fabs(value - expected) <= tolerance * fabs(expected);
 }
 
-static const char *const fidelity_name[] = {"packet", "flow"};
+static const char *const fidelity_name[] = { "packet", "flow" };
 
 /* Ring all-reduce, 4 GPUs on 4 nodes of one switch: path = 2 links + 1 switch. A large buffer
  * (busbw reaches the line rate) and a small one (the latency terms are 40% of a step, so a missing
@@ -146,7 +146,7 @@ static void ring_single_switch(double S)
 {
   const int N = 4;
   struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
-  int gpus[4] = {0, 1, 2, 3};
+  int gpus[4] = { 0, 1, 2, 3 };
   double step = S / (N * RATE) + NIC_LAT + 2 * LINK_LAT + SWITCH_LAT;
   double expected = 2 * (N - 1) * step;
   int large = S >= 16e6;
@@ -163,8 +163,8 @@ static void ring_single_switch(double S)
     fprintf(stderr,
             "\n    ring all-reduce %.3g MB, %d GPUs, single switch, %s: %.3f us, expected %.3f us (%+.4f%%); "
             "algbw %.2f GB/s, busbw %.2f GB/s (line rate %.0f GB/s)",
-            S / 1e6, N, fidelity_name[fid], time * 1e6, expected * 1e6, 100 * (time - expected) / expected,
-            algbw / 1e9, busbw / 1e9, RATE / 1e9);
+            S / 1e6, N, fidelity_name[fid], time * 1e6, expected * 1e6, 100 * (time - expected) / expected, algbw / 1e9,
+            busbw / 1e9, RATE / 1e9);
     CU_ASSERT(within(time, expected, 0.01));
     /* Every byte crossed the fabric: 2(N-1) steps of N transfers of S/N. */
     CU_ASSERT(within(o.fabric_bytes, 2.0 * (N - 1) * S, 1e-12));
@@ -193,7 +193,7 @@ static void test_coll_ring_allreduce_analytic_single_switch(void)
  * the ring 0..7 crosses leaves at 3->4 and 7->0 (4 links, 3 switches); those steps pace the ring. */
 static void test_coll_ring_allreduce_analytic_fat_tree(void)
 {
-  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "1", "--radix", "8"};
+  const char *opts[] = { "--gpus", "8", "--gpus-per-node", "1", "--radix", "8" };
   struct platform *p = load_generated(opts, 6);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   CU_ASSERT_EQUAL_FATAL(p->topo->n_gpus, 8);
@@ -201,8 +201,8 @@ static void test_coll_ring_allreduce_analytic_fat_tree(void)
   CU_ASSERT_EQUAL(p->topo->gpu_leaf[3], 0);
   CU_ASSERT_EQUAL(p->topo->gpu_leaf[4], 1);
   const int N = 8;
-  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-  const double sizes[2] = {16e6, 512e3}; /* 512 KB: the latency terms are a third of a step */
+  int gpus[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+  const double sizes[2] = { 16e6, 512e3 }; /* 512 KB: the latency terms are a third of a step */
   for (int k = 0; k < 4; k++) {
     int fid = k % 2;
     double S = sizes[k / 2];
@@ -213,10 +213,10 @@ static void test_coll_ring_allreduce_analytic_fat_tree(void)
     CU_ASSERT_EQUAL(o.algo, COLL_ALGO_RING);
     double time = o.report.end_s - o.report.start_s;
     double busbw = S / time * 2.0 * (N - 1) / N;
-    fprintf(stderr,
-            "\n    ring all-reduce %.3g MB, %d GPUs, fat-tree, %s: %.3f us, expected %.3f us (%+.4f%%); busbw %.2f GB/s",
-            S / 1e6, N, fidelity_name[fid], time * 1e6, expected * 1e6, 100 * (time - expected) / expected,
-            busbw / 1e9);
+    fprintf(
+        stderr,
+        "\n    ring all-reduce %.3g MB, %d GPUs, fat-tree, %s: %.3f us, expected %.3f us (%+.4f%%); busbw %.2f GB/s",
+        S / 1e6, N, fidelity_name[fid], time * 1e6, expected * 1e6, 100 * (time - expected) / expected, busbw / 1e9);
     CU_ASSERT(within(time, expected, 0.01));
     CU_ASSERT(within(o.fabric_bytes, 2.0 * (N - 1) * S, 1e-12));
   }
@@ -229,14 +229,14 @@ static void test_coll_tree_allreduce_bytes(void)
   const int N = 8;
   const double S = 16e6; /* 8 MB per tree: 2 chunks of 4 MB */
   struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
-  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  int gpus[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
   struct outcome tree, ring;
   run_coll(t, FAB_FIDELITY_PACKET, "tree", COLL_ALLREDUCE, S, gpus, N, 0, 1, &tree);
   run_coll(t, FAB_FIDELITY_PACKET, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &ring);
   double time = tree.report.end_s - tree.report.start_s;
   double ring_time = ring.report.end_s - ring.report.start_s;
-  fprintf(stderr, "\n    tree all-reduce %.0f MB, %d GPUs: %.3f us (ring %.3f us), %d transfers, %.0f fabric bytes", S / 1e6, N,
-          time * 1e6, ring_time * 1e6, tree.transfers, tree.fabric_bytes);
+  fprintf(stderr, "\n    tree all-reduce %.0f MB, %d GPUs: %.3f us (ring %.3f us), %d transfers, %.0f fabric bytes",
+          S / 1e6, N, time * 1e6, ring_time * 1e6, tree.transfers, tree.fabric_bytes);
   CU_ASSERT_EQUAL(tree.algo, COLL_ALGO_TREE);
   CU_ASSERT_EQUAL(tree.report.algo, COLL_ALGO_TREE);
   CU_ASSERT_EQUAL(tree.transfers, 2 /* trees */ * 2 /* chunks */ * 2 * (N - 1) /* up + down */);
@@ -266,7 +266,7 @@ static void hierarchical_case(int nodes, int per_node)
   char gpus_text[8], per_node_text[8];
   snprintf(gpus_text, sizeof gpus_text, "%d", nodes * per_node);
   snprintf(per_node_text, sizeof per_node_text, "%d", per_node);
-  const char *opts[] = {"--gpus", gpus_text, "--gpus-per-node", per_node_text, "--radix", "8"};
+  const char *opts[] = { "--gpus", gpus_text, "--gpus-per-node", per_node_text, "--radix", "8" };
   struct platform *p = load_generated(opts, 6);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   CU_ASSERT_EQUAL_FATAL(p->topo->gpus_per_node, per_node);
@@ -280,7 +280,8 @@ static void hierarchical_case(int nodes, int per_node)
   double expected_fabric = 2.0 * (L - 1) * S;     /* g rails x 2(L-1) steps x L transfers x S/(gL) */
   double expected_nvlink = 2.0 * L * (g - 1) * S; /* L nodes x 2 phases x (g-1) steps x g x S/g */
   double time = h.report.end_s - h.report.start_s;
-  fprintf(stderr, "\n    hierarchical all-reduce %.0f MB, %d nodes x %d GPUs: %.3f us, fabric %.0f B (expected %.0f), "
+  fprintf(stderr,
+          "\n    hierarchical all-reduce %.0f MB, %d nodes x %d GPUs: %.3f us, fabric %.0f B (expected %.0f), "
           "NVLink %.0f B (expected %.0f)",
           S / 1e6, L, g, time * 1e6, h.fabric_bytes, expected_fabric, h.nvlink_bytes, expected_nvlink);
   CU_ASSERT_EQUAL(h.algo, COLL_ALGO_HIERARCHICAL);
@@ -313,7 +314,7 @@ static void test_coll_alltoall_pairs(void)
   const int N = 4;
   const double S = 16e6;
   struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
-  int gpus[4] = {0, 1, 2, 3};
+  int gpus[4] = { 0, 1, 2, 3 };
   for (int fid = 0; fid < 2; fid++) {
     struct outcome o;
     run_coll(t, (fab_fidelity)fid, NULL, COLL_ALLTOALL, S, gpus, N, 0, 1, &o);
@@ -338,7 +339,7 @@ static void test_coll_broadcast_delivers(void)
   const int N = 4, root = 2;
   const double S = 10e6; /* 2 chunks of 5 MB with the default 4 MB chunk */
   struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
-  int gpus[4] = {0, 1, 2, 3};
+  int gpus[4] = { 0, 1, 2, 3 };
   struct outcome o;
   run_coll(t, FAB_FIDELITY_PACKET, NULL, COLL_BROADCAST, S, gpus, N, root, 1, &o);
   for (int j = 0; j < N; j++) {
@@ -372,12 +373,18 @@ static void test_coll_uneven_sizes_whole_bytes(void)
     int n;
     double factor; /* fabric bytes / S */
   } cases[] = {
-      {COLL_ALLREDUCE, "ring", 1001, 16, 2 * 15},       {COLL_ALLREDUCE, "ring", 1000, 3, 2 * 2},
-      {COLL_ALLREDUCE, "ring", 218169344, 3, 2 * 2},    {COLL_ALLREDUCE, "ring", 4096.0 * 3 + 1, 3, 2 * 2},
-      {COLL_ALLREDUCE, "tree", 1001, 16, 2 * 15},       {COLL_ALLREDUCE, "tree", 8000001, 3, 2 * 2},
-      {COLL_REDUCE_SCATTER, NULL, 1001, 16, 15},        {COLL_ALLGATHER, NULL, 1000, 3, 2},
-      {COLL_ALLTOALL, NULL, 1001, 3, 2},                {COLL_ALLTOALL, NULL, 5, 16, 15},
-      {COLL_BROADCAST, NULL, 8000001, 3, 2},            {COLL_ALLREDUCE, "ring", 7, 16, 2 * 15},
+    { COLL_ALLREDUCE, "ring", 1001, 16, 2 * 15 },
+    { COLL_ALLREDUCE, "ring", 1000, 3, 2 * 2 },
+    { COLL_ALLREDUCE, "ring", 218169344, 3, 2 * 2 },
+    { COLL_ALLREDUCE, "ring", 4096.0 * 3 + 1, 3, 2 * 2 },
+    { COLL_ALLREDUCE, "tree", 1001, 16, 2 * 15 },
+    { COLL_ALLREDUCE, "tree", 8000001, 3, 2 * 2 },
+    { COLL_REDUCE_SCATTER, NULL, 1001, 16, 15 },
+    { COLL_ALLGATHER, NULL, 1000, 3, 2 },
+    { COLL_ALLTOALL, NULL, 1001, 3, 2 },
+    { COLL_ALLTOALL, NULL, 5, 16, 15 },
+    { COLL_BROADCAST, NULL, 8000001, 3, 2 },
+    { COLL_ALLREDUCE, "ring", 7, 16, 2 * 15 },
   };
   int gpus[MAXG];
   for (int i = 0; i < MAXG; i++)
@@ -397,7 +404,7 @@ static void test_coll_uneven_sizes_whole_bytes(void)
   }
   /* Hierarchical: the rails carry the node's reduce-scatter chunks (251, 250, 250, 250 B of
    * 1001), split again over the nodes. */
-  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "4", "--radix", "8"};
+  const char *opts[] = { "--gpus", "8", "--gpus-per-node", "4", "--radix", "8" };
   struct platform *p = load_generated(opts, 6);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   struct outcome h;
@@ -419,16 +426,16 @@ static void test_coll_protocol_costs_ring(void)
   const int N = 4;
   const double S = 4.0 * 120 * N * 100; /* S/N a multiple of 4 and 120: whole lines */
   struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
-  int gpus[4] = {0, 1, 2, 3};
-  const enum coll_proto protos[3] = {COLL_PROTO_SIMPLE, COLL_PROTO_LL, COLL_PROTO_LL128};
-  const double wire[3] = {S / N, 2 * S / N, S / N * 128 / 120};
+  int gpus[4] = { 0, 1, 2, 3 };
+  const enum coll_proto protos[3] = { COLL_PROTO_SIMPLE, COLL_PROTO_LL, COLL_PROTO_LL128 };
+  const double wire[3] = { S / N, 2 * S / N, S / N * 128 / 120 };
   struct coll_params p;
   coll_params_init(&p);
   p.launch_s = 3e-6;
   for (int k = 0; k < 3; k++) {
     p.base_latency_s[protos[k]] = (k + 2) * 1e-6;
     p.step_latency_net_s[protos[k]] = (k + 1) * 1.5e-6; /* above NIC + path: 0.83 us */
-    p.step_latency_nvlink_s[protos[k]] = 1; /* no NVLink hop here: must not count */
+    p.step_latency_nvlink_s[protos[k]] = 1;             /* no NVLink hop here: must not count */
   }
   g_params = &p;
   for (int k = 0; k < 3; k++) {
@@ -463,7 +470,7 @@ static void test_coll_protocol_costs_ring(void)
     CU_ASSERT(within(o.report.end_s - o.report.start_s, expected, 1e-6));
   }
   g_params = NULL;
-  CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_LL, 5), 16);     /* two 8-byte lines */
+  CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_LL, 5), 16);       /* two 8-byte lines */
   CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_LL128, 121), 137); /* two lines' flags */
   CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_SIMPLE, 121), 121);
   topo_free(t);
@@ -474,10 +481,10 @@ static void test_coll_protocol_costs_ring(void)
  * above NVLink's own latency), whatever the network's is. */
 static void test_coll_protocol_nvlink_steps(void)
 {
-  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "4", "--radix", "8"};
+  const char *opts[] = { "--gpus", "8", "--gpus-per-node", "4", "--radix", "8" };
   struct platform *pf = load_generated(opts, 6);
   CU_ASSERT_PTR_NOT_NULL_FATAL(pf);
-  int gpus[4] = {0, 1, 2, 3};
+  int gpus[4] = { 0, 1, 2, 3 };
   struct coll_params p;
   coll_params_init(&p);
   coll_params_no_protocol_cost(&p);
@@ -506,9 +513,9 @@ static void test_coll_protocol_auto(void)
 {
   const int N = 4;
   struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
-  int gpus[4] = {0, 1, 2, 3};
-  const double sizes[] = {64, 64e3, 4e6, 256e6};
-  const enum coll_proto expect[] = {COLL_PROTO_LL, COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_SIMPLE};
+  int gpus[4] = { 0, 1, 2, 3 };
+  const double sizes[] = { 64, 64e3, 4e6, 256e6 };
+  const enum coll_proto expect[] = { COLL_PROTO_LL, COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_SIMPLE };
   struct coll_params p;
   coll_params_init(&p);
   g_params = &p;
@@ -561,13 +568,13 @@ static double tx_between(const struct topo *t, const double *tx, int from_level,
  * root and receives one S back; one spine only is used. */
 static void test_coll_sharp_tree_bytes(void)
 {
-  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "1", "--radix", "8"};
+  const char *opts[] = { "--gpus", "8", "--gpus-per-node", "1", "--radix", "8" };
   struct platform *p = load_generated(opts, 6);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   const struct topo *t = p->topo;
   const int N = 8;
   const double S = 16e6;
-  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  int gpus[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
   double *tx = calloc((size_t)t->n_ports, sizeof(double));
   g_model_name = "ib";
   g_port_tx = tx;
@@ -602,8 +609,8 @@ static void test_coll_sharp_tree_bytes(void)
   run_coll(p->topo, FAB_FIDELITY_FLOW, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &ring);
   CU_ASSERT(within(ring.fabric_bytes, 2.0 * (N - 1) * S, 1e-12));
   double t_sharp = sh.report.end_s - sh.report.start_s, t_ring = ring.report.end_s - ring.report.start_s;
-  fprintf(stderr, "\n    sharp all-reduce %.0f MB, %d GPUs: %.3f us, fabric %.0f B; ring %.3f us, fabric %.0f B", S / 1e6,
-          N, t_sharp * 1e6, sh.fabric_bytes, t_ring * 1e6, ring.fabric_bytes);
+  fprintf(stderr, "\n    sharp all-reduce %.0f MB, %d GPUs: %.3f us, fabric %.0f B; ring %.3f us, fabric %.0f B",
+          S / 1e6, N, t_sharp * 1e6, sh.fabric_bytes, t_ring * 1e6, ring.fabric_bytes);
   /* S on each NIC, pipelined: about S/B, where the ring needs 2(N-1)/N S/B. */
   CU_ASSERT(t_sharp >= S / RATE);
   CU_ASSERT(t_sharp < 1.15 * S / RATE);
@@ -633,7 +640,7 @@ static void test_coll_sharp_needs_ib(void)
   CU_ASSERT_EQUAL(coll_params_check(&p, fab, err, sizeof err), 0);
   fabric_free(fab);
   param_set_free(params);
-  int gpus[4] = {0, 1, 2, 3};
+  int gpus[4] = { 0, 1, 2, 3 };
   struct outcome o;
   run_coll(t, FAB_FIDELITY_FLOW, "sharp", COLL_ALLREDUCE, 4e6, gpus, 4, 0, 1, &o);
   CU_ASSERT_EQUAL(o.algo, COLL_ALGO_RING);
@@ -662,12 +669,12 @@ static void test_coll_sharp_max_trees(void)
   coll_params_no_protocol_cost(&p);
   p.algo = COLL_ALGO_SHARP;
   CU_ASSERT_EQUAL(p.sharp_max_trees, 2);
-  int pairs[3][2] = {{0, 1}, {2, 3}, {4, 5}};
+  int pairs[3][2] = { { 0, 1 }, { 2, 3 }, { 4, 5 } };
   struct outcome o[3];
   struct coll_instance *c[3];
   memset(o, 0, sizeof o);
   for (int k = 0; k < 3; k++) {
-    struct coll_desc d = {COLL_ALLREDUCE, 8e6, 2, pairs[k], 0, TAG, 1};
+    struct coll_desc d = { COLL_ALLREDUCE, 8e6, 2, pairs[k], 0, TAG, 1 };
     c[k] = coll_create(fab, &p, &d, on_member_done, on_finish, &o[k]);
     o[k].algo = coll_algorithm(c[k]);
   }
@@ -685,7 +692,7 @@ static void test_coll_sharp_max_trees(void)
   /* Given back: a new one gets a tree. */
   struct outcome again;
   memset(&again, 0, sizeof again);
-  struct coll_desc d = {COLL_ALLREDUCE, 8e6, 2, pairs[2], 0, TAG, 1};
+  struct coll_desc d = { COLL_ALLREDUCE, 8e6, 2, pairs[2], 0, TAG, 1 };
   struct coll_instance *x = coll_create(fab, &p, &d, on_member_done, on_finish, &again);
   CU_ASSERT_EQUAL(coll_algorithm(x), COLL_ALGO_SHARP);
   coll_join(x, 0);
@@ -701,7 +708,7 @@ static void test_coll_sharp_max_trees(void)
  * takes a root spine the first does not use (the candidate in the fewest running trees). */
 static void test_coll_sharp_roots_spread(void)
 {
-  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "1", "--radix", "8"};
+  const char *opts[] = { "--gpus", "8", "--gpus-per-node", "1", "--radix", "8" };
   struct platform *pl = load_generated(opts, 6);
   CU_ASSERT_PTR_NOT_NULL_FATAL(pl);
   struct topo *t = pl->topo;
@@ -715,10 +722,10 @@ static void test_coll_sharp_roots_spread(void)
   coll_params_init(&p);
   coll_params_no_protocol_cost(&p);
   p.algo = COLL_ALGO_SHARP;
-  int a[2] = {0, 4}, b[2] = {1, 5}; /* GPU i is on leaf i/4 */
+  int a[2] = { 0, 4 }, b[2] = { 1, 5 }; /* GPU i is on leaf i/4 */
   struct outcome o[2];
   memset(o, 0, sizeof o);
-  struct coll_desc da = {COLL_ALLREDUCE, 8e6, 2, a, 0, TAG, 1}, db = {COLL_ALLREDUCE, 8e6, 2, b, 0, TAG, 1};
+  struct coll_desc da = { COLL_ALLREDUCE, 8e6, 2, a, 0, TAG, 1 }, db = { COLL_ALLREDUCE, 8e6, 2, b, 0, TAG, 1 };
   struct coll_instance *ca = coll_create(fab, &p, &da, on_member_done, on_finish, &o[0]);
   struct coll_instance *cb = coll_create(fab, &p, &db, on_member_done, on_finish, &o[1]);
   CU_ASSERT_EQUAL(coll_algorithm(ca), COLL_ALGO_SHARP);
@@ -748,17 +755,17 @@ static void test_coll_sharp_roots_spread(void)
  * (all-reduce); reduce-scatter brings down S/N, all-gather sends up S/N. At the NVLS rate. */
 static void test_coll_nvls_bytes(void)
 {
-  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "8"};
+  const char *opts[] = { "--gpus", "8", "--gpus-per-node", "8" };
   struct platform *p = load_generated(opts, 4);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   const struct topo *t = p->topo;
   const int N = 8;
   const double S = 64e6;
-  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  int gpus[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
   double *tx = calloc((size_t)t->n_ports, sizeof(double));
   g_port_tx = tx;
-  const enum coll_kind kinds[3] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
-  const double up[3] = {S, S, S / N}, down[3] = {S, S / N, S};
+  const enum coll_kind kinds[3] = { COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER };
+  const double up[3] = { S, S, S / N }, down[3] = { S, S / N, S };
   struct coll_params defaults;
   coll_params_init(&defaults);
   for (int k = 0; k < 3; k++) {
@@ -787,7 +794,7 @@ static void test_coll_nvls_bytes(void)
   CU_ASSERT(within(ring.nvlink_bytes, 2.0 * (N - 1) * S, 1e-12));
   /* NVLS across nodes is not to be had: a ring. */
   struct outcome multi;
-  const char *opts2[] = {"--gpus", "8", "--gpus-per-node", "4", "--radix", "8"};
+  const char *opts2[] = { "--gpus", "8", "--gpus-per-node", "4", "--radix", "8" };
   struct platform *p2 = load_generated(opts2, 6);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p2);
   run_coll(p2->topo, FAB_FIDELITY_FLOW, "nvls", COLL_ALLREDUCE, S, gpus, N, 0, 4, &multi);
@@ -802,13 +809,13 @@ static void test_coll_nvls_bytes(void)
  * down each NIC, the ring 2(L-1)/L S/g. */
 static void test_coll_nvls_hierarchical_bytes(void)
 {
-  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "4", "--radix", "8"};
+  const char *opts[] = { "--gpus", "8", "--gpus-per-node", "4", "--radix", "8" };
   struct platform *p = load_generated(opts, 6);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   const struct topo *t = p->topo;
   const int N = 8, g = 4, L = 2;
   const double S = 16e6;
-  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  int gpus[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
   double *tx = calloc((size_t)t->n_ports, sizeof(double));
   g_port_tx = tx;
   g_model_name = "ib";
@@ -856,10 +863,10 @@ static void test_coll_nvls_hierarchical_bytes(void)
  * one (LL ring) for a small one, as NCCL's tuner picks by predicted time; off: unchanged. */
 static void test_coll_auto_in_network(void)
 {
-  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "8"};
+  const char *opts[] = { "--gpus", "8", "--gpus-per-node", "8" };
   struct platform *p = load_generated(opts, 4);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  int gpus[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
   struct coll_params q;
   coll_params_init(&q);
   g_params = &q;
@@ -880,13 +887,13 @@ static void test_coll_auto_in_network(void)
  * to the rail's GPU of its node first): same fabric bytes, no leaf-to-spine bytes, more NVLink. */
 static void test_coll_pxn_alltoall(void)
 {
-  const char *opts[] = {"--gpus", "8", "--gpus-per-node", "4", "--rail-optimized"};
+  const char *opts[] = { "--gpus", "8", "--gpus-per-node", "4", "--rail-optimized" };
   struct platform *p = load_generated(opts, 5);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   const struct topo *t = p->topo;
   const int N = 8, g = 4;
   const double S = 8e6;
-  int gpus[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  int gpus[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
   double *tx = calloc((size_t)t->n_ports, sizeof(double));
   struct coll_params q;
   coll_params_init(&q);
@@ -910,7 +917,8 @@ static void test_coll_pxn_alltoall(void)
     for (int j = 0; j < N; j++)
       if (i / g != j / g && i % g != j % g)
         CU_ASSERT_EQUAL(g_rec.pair_bytes[i][j], 0);
-  fprintf(stderr, "\n    all-to-all %.0f MB, 2x4 rail-optimized: spine bytes %.0f without PXN, %.0f with; %.3f us, %.3f us",
+  fprintf(stderr,
+          "\n    all-to-all %.0f MB, 2x4 rail-optimized: spine bytes %.0f without PXN, %.0f with; %.3f us, %.3f us",
           S / 1e6, spine_off, spine_on, (off.report.end_s - off.report.start_s) * 1e6,
           (on.report.end_s - on.report.start_s) * 1e6);
   g_params = NULL;
@@ -922,24 +930,24 @@ static void test_coll_pxn_alltoall(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "collectives";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"coll_ring_allreduce_analytic_single_switch", test_coll_ring_allreduce_analytic_single_switch},
-    {"coll_ring_allreduce_analytic_fat_tree", test_coll_ring_allreduce_analytic_fat_tree},
-    {"coll_tree_allreduce_bytes", test_coll_tree_allreduce_bytes},
-    {"coll_hierarchical_2x4", test_coll_hierarchical_2x4},
-    {"coll_hierarchical_4x2", test_coll_hierarchical_4x2},
-    {"coll_alltoall_pairs", test_coll_alltoall_pairs},
-    {"coll_broadcast_delivers", test_coll_broadcast_delivers},
-    {"coll_uneven_sizes_whole_bytes", test_coll_uneven_sizes_whole_bytes},
-    {"coll_protocol_costs_ring", test_coll_protocol_costs_ring},
-    {"coll_protocol_nvlink_steps", test_coll_protocol_nvlink_steps},
-    {"coll_protocol_auto", test_coll_protocol_auto},
-    {"coll_sharp_tree_bytes", test_coll_sharp_tree_bytes},
-    {"coll_sharp_needs_ib", test_coll_sharp_needs_ib},
-    {"coll_sharp_max_trees", test_coll_sharp_max_trees},
-    {"coll_sharp_roots_spread", test_coll_sharp_roots_spread},
-    {"coll_nvls_bytes", test_coll_nvls_bytes},
-    {"coll_nvls_hierarchical_bytes", test_coll_nvls_hierarchical_bytes},
-    {"coll_auto_in_network", test_coll_auto_in_network},
-    {"coll_pxn_alltoall", test_coll_pxn_alltoall},
-    {NULL, NULL},
+  { "coll_ring_allreduce_analytic_single_switch", test_coll_ring_allreduce_analytic_single_switch },
+  { "coll_ring_allreduce_analytic_fat_tree", test_coll_ring_allreduce_analytic_fat_tree },
+  { "coll_tree_allreduce_bytes", test_coll_tree_allreduce_bytes },
+  { "coll_hierarchical_2x4", test_coll_hierarchical_2x4 },
+  { "coll_hierarchical_4x2", test_coll_hierarchical_4x2 },
+  { "coll_alltoall_pairs", test_coll_alltoall_pairs },
+  { "coll_broadcast_delivers", test_coll_broadcast_delivers },
+  { "coll_uneven_sizes_whole_bytes", test_coll_uneven_sizes_whole_bytes },
+  { "coll_protocol_costs_ring", test_coll_protocol_costs_ring },
+  { "coll_protocol_nvlink_steps", test_coll_protocol_nvlink_steps },
+  { "coll_protocol_auto", test_coll_protocol_auto },
+  { "coll_sharp_tree_bytes", test_coll_sharp_tree_bytes },
+  { "coll_sharp_needs_ib", test_coll_sharp_needs_ib },
+  { "coll_sharp_max_trees", test_coll_sharp_max_trees },
+  { "coll_sharp_roots_spread", test_coll_sharp_roots_spread },
+  { "coll_nvls_bytes", test_coll_nvls_bytes },
+  { "coll_nvls_hierarchical_bytes", test_coll_nvls_hierarchical_bytes },
+  { "coll_auto_in_network", test_coll_auto_in_network },
+  { "coll_pxn_alltoall", test_coll_pxn_alltoall },
+  { NULL, NULL },
 };

@@ -43,8 +43,7 @@ static void test_wl_flops_moe_counts_topk_experts_only(void)
   struct wl_layer_params p;
   wl_model_layer_params(&moe, &p);
   double extra = 2.0 * (moe.topk - 1) * p.expert + 2.0 * p.router; /* per token, per layer */
-  double diff = wl_model_flops_per_iteration(&moe, 8, 4096) -
-                wl_model_flops_per_iteration(&dense, 8, 4096);
+  double diff = wl_model_flops_per_iteration(&moe, 8, 4096) - wl_model_flops_per_iteration(&dense, 8, 4096);
   CU_ASSERT(close_rel(diff, 3.0 * 8 * 4096 * moe.layers * extra, 1e-9));
   /* Mixtral 8x7B: 46.7B total, 12.9B active parameters (Jiang et al. 2024). */
   CU_ASSERT(close_rel(wl_model_params_total(&moe), 46.7e9, 0.01));
@@ -60,9 +59,9 @@ static void test_wl_flops_llama3_8b_param_count(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "wl_flops";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"gpt3_matches_megatron_formula", test_wl_flops_gpt3_matches_megatron_formula},
-    {"mfu_and_hfu_differ_by_recompute_term", test_wl_flops_mfu_and_hfu_differ_by_recompute_term},
-    {"moe_counts_topk_experts_only", test_wl_flops_moe_counts_topk_experts_only},
-    {"llama3_8b_param_count", test_wl_flops_llama3_8b_param_count},
-    {NULL, NULL},
+  { "gpt3_matches_megatron_formula", test_wl_flops_gpt3_matches_megatron_formula },
+  { "mfu_and_hfu_differ_by_recompute_term", test_wl_flops_mfu_and_hfu_differ_by_recompute_term },
+  { "moe_counts_topk_experts_only", test_wl_flops_moe_counts_topk_experts_only },
+  { "llama3_8b_param_count", test_wl_flops_llama3_8b_param_count },
+  { NULL, NULL },
 };

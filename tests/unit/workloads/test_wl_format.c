@@ -18,12 +18,10 @@ static void ops_equal(const struct wl_program *a, const struct wl_program *b)
     const struct wl_op *x = &a->ops[i], *y = &b->ops[i];
     int nx, ny;
     const int *dx = wl_op_deps(a, x, &nx), *dy = wl_op_deps(b, y, &ny);
-    int same = x->kind == y->kind && x->phase == y->phase && x->micro == y->micro &&
-               x->chunk == y->chunk && x->layer == y->layer && x->is_async == y->is_async &&
-               x->group == y->group && x->coll == y->coll && x->bytes == y->bytes &&
-               x->peer == y->peer && x->tag == y->tag && x->cclass == y->cclass &&
-               x->flops == y->flops && x->mem_bytes == y->mem_bytes &&
-               x->duration_s == y->duration_s && nx == ny &&
+    int same = x->kind == y->kind && x->phase == y->phase && x->micro == y->micro && x->chunk == y->chunk &&
+               x->layer == y->layer && x->is_async == y->is_async && x->group == y->group && x->coll == y->coll &&
+               x->bytes == y->bytes && x->peer == y->peer && x->tag == y->tag && x->cclass == y->cclass &&
+               x->flops == y->flops && x->mem_bytes == y->mem_bytes && x->duration_s == y->duration_s && nx == ny &&
                (nx == 0 || memcmp(dx, dy, (size_t)nx * sizeof *dx) == 0);
     CU_ASSERT(same);
     if (!same)
@@ -64,14 +62,14 @@ static void test_wl_format_round_trip(void)
   struct wl_gen_params p;
   wl_gen_params_init(&p);
   wl_model_preset("llama3-8b", &p.model);
-  p.layout = (struct wl_layout){32, 2, 4, 2, 1, 1, 2};
+  p.layout = (struct wl_layout){ 32, 2, 4, 2, 1, 1, 2 };
   p.global_batch = 16;
   p.recompute = 1;
   p.zero1 = 1;
   round_trip(p, WL_TEST_BIN_DIR "/rt-llama.trace");
   wl_gen_params_init(&p);
   wl_model_preset("mixtral-8x7b", &p.model);
-  p.layout = (struct wl_layout){16, 2, 2, 1, 1, 2, 1};
+  p.layout = (struct wl_layout){ 16, 2, 2, 1, 1, 2, 1 };
   p.global_batch = 8;
   p.seq_parallel = 1;
   round_trip(p, WL_TEST_BIN_DIR "/rt-mixtral.trace");
@@ -80,7 +78,7 @@ static void test_wl_format_round_trip(void)
 static void test_wl_format_rank_order_and_groups(void)
 {
   struct wl_trace *t = wl_trace_new();
-  t->layout = (struct wl_layout){64, 2, 2, 1, 8, 4, 2};
+  t->layout = (struct wl_layout){ 64, 2, 2, 1, 8, 4, 2 };
   struct wl_coord c;
   /* rank = tp + 2*(cp + 2*(dp + 8*pp)) */
   CU_ASSERT_EQUAL(wl_rank_coord(t, 2 * (1 + 2 * (5 + 8 * 1)) + 1, &c), 0);
@@ -100,7 +98,7 @@ static void test_wl_format_rank_order_and_groups(void)
   CU_ASSERT_EQUAL(wl_group_members(t, 3, WL_GROUP_PP, m, 64), 2);
   CU_ASSERT(m[0] == 3 && m[1] == 35);
   CU_ASSERT_EQUAL(wl_group_index(t, 35, WL_GROUP_PP), 1);
-  struct wl_op send = {.kind = WL_OP_SEND, .group = WL_GROUP_PP, .peer = +1};
+  struct wl_op send = { .kind = WL_OP_SEND, .group = WL_GROUP_PP, .peer = +1 };
   CU_ASSERT_EQUAL(wl_op_peer_rank(t, 35, &send), 3);
   CU_ASSERT_EQUAL(wl_rank_coord(t, 64, &c), -1);
   wl_trace_free(t);
@@ -140,18 +138,22 @@ static void test_wl_format_bogus_native_refused(void)
 
 static void test_wl_format_simai_comm_types(void)
 {
-  static const struct { const char *s; enum wl_group def; enum wl_coll c; enum wl_group g; }
-  cases[] = {
-      {"ALLREDUCE", WL_GROUP_TP, WL_COLL_ALLREDUCE, WL_GROUP_TP},
-      {"ALLGATHER", WL_GROUP_TP, WL_COLL_ALLGATHER, WL_GROUP_TP},
-      {"REDUCESCATTER", WL_GROUP_DP, WL_COLL_REDUCE_SCATTER, WL_GROUP_DP},
-      {"ALLTOALL", WL_GROUP_TP, WL_COLL_ALLTOALL, WL_GROUP_TP},
-      {"ALLREDUCEALLTOALL", WL_GROUP_DP, WL_COLL_ALLREDUCE, WL_GROUP_DP},
-      {"BROADCAST", WL_GROUP_TP, WL_COLL_BROADCAST, WL_GROUP_TP},
-      {"ALLTOALL_EP", WL_GROUP_TP, WL_COLL_ALLTOALL, WL_GROUP_EP},
-      {"ALLGATHER_DP_EP", WL_GROUP_DP, WL_COLL_ALLGATHER, WL_GROUP_DP_EP},
-      {"ALLREDUCEALLTOALL_DP_EP", WL_GROUP_DP, WL_COLL_ALLREDUCE, WL_GROUP_DP_EP},
-      {"NONE", WL_GROUP_TP, WL_COLL_NONE, WL_GROUP_NONE},
+  static const struct {
+    const char *s;
+    enum wl_group def;
+    enum wl_coll c;
+    enum wl_group g;
+  } cases[] = {
+    { "ALLREDUCE", WL_GROUP_TP, WL_COLL_ALLREDUCE, WL_GROUP_TP },
+    { "ALLGATHER", WL_GROUP_TP, WL_COLL_ALLGATHER, WL_GROUP_TP },
+    { "REDUCESCATTER", WL_GROUP_DP, WL_COLL_REDUCE_SCATTER, WL_GROUP_DP },
+    { "ALLTOALL", WL_GROUP_TP, WL_COLL_ALLTOALL, WL_GROUP_TP },
+    { "ALLREDUCEALLTOALL", WL_GROUP_DP, WL_COLL_ALLREDUCE, WL_GROUP_DP },
+    { "BROADCAST", WL_GROUP_TP, WL_COLL_BROADCAST, WL_GROUP_TP },
+    { "ALLTOALL_EP", WL_GROUP_TP, WL_COLL_ALLTOALL, WL_GROUP_EP },
+    { "ALLGATHER_DP_EP", WL_GROUP_DP, WL_COLL_ALLGATHER, WL_GROUP_DP_EP },
+    { "ALLREDUCEALLTOALL_DP_EP", WL_GROUP_DP, WL_COLL_ALLREDUCE, WL_GROUP_DP_EP },
+    { "NONE", WL_GROUP_TP, WL_COLL_NONE, WL_GROUP_NONE },
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     enum wl_coll c;
@@ -174,11 +176,9 @@ static void test_wl_format_bogus_simai_refused(void)
   expect_load_error("simai:" BOGUS("simai-bad-policy.txt"), "1", "unsupported SimAI policy");
   expect_load_error("simai:" BOGUS("simai-pp-no-pp-comm.txt"), "1", "pp 2 needs pp_comm");
   expect_load_error("simai:" BOGUS("simai-pp-zero-pp-comm.txt"), "1", "pp 2 needs pp_comm");
-  expect_load_error("simai:" BOGUS("simai-pp-ga-no-blocks.txt"), "1",
-                    "do not hold 4 repeated micro-batch blocks");
+  expect_load_error("simai:" BOGUS("simai-pp-ga-no-blocks.txt"), "1", "do not hold 4 repeated micro-batch blocks");
   expect_load_error("simai:" BOGUS("simai-micro-pipeline.txt"), "1", "pp 2 with policy MICRO");
-  expect_load_error("simai:" BOGUS("simai-fractional.txt"), "1",
-                    "pp_comm: '1048576.5' is not a whole number");
+  expect_load_error("simai:" BOGUS("simai-fractional.txt"), "1", "pp_comm: '1048576.5' is not a whole number");
   /* Without a platform (sgfabric deployment) a file without all_gpus has no job size. */
   expect_load_error("simai:" BOGUS("simai-no-all-gpus.txt"), "1", "no all_gpus in the header");
 }
@@ -201,9 +201,10 @@ static int model_from(const char *text, struct wl_model *m, char *err, size_t er
 static void test_wl_format_model_file_syntax(void)
 {
   static const char *const forms[] = {
-      "name tiny\nlayers 2\nhidden 64\nheads 4\nkv-heads 2\nffn 256\nvocab 1000\nseq 128\n",
-      "name: tiny\nlayers: 2\nhidden:64\nheads :4\nkv-heads: 2 # grouped\nffn: 256\nvocab: 1000\nseq: 128\n",
-      "# a comment line\nname = tiny\r\nlayers = 2\r\n\n  hidden\t64\nheads=4\nkv-heads=2\nffn=256\nvocab=1000\nseq=128\n",
+    "name tiny\nlayers 2\nhidden 64\nheads 4\nkv-heads 2\nffn 256\nvocab 1000\nseq 128\n",
+    "name: tiny\nlayers: 2\nhidden:64\nheads :4\nkv-heads: 2 # grouped\nffn: 256\nvocab: 1000\nseq: 128\n",
+    "# a comment line\nname = tiny\r\nlayers = 2\r\n\n  "
+    "hidden\t64\nheads=4\nkv-heads=2\nffn=256\nvocab=1000\nseq=128\n",
   };
   char err[256];
   for (int i = 0; i < 3; i++) {
@@ -213,8 +214,8 @@ static void test_wl_format_model_file_syntax(void)
       fprintf(stderr, "\nform %d refused: %s\n", i, err);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     CU_ASSERT_STRING_EQUAL(m.name, "tiny");
-    CU_ASSERT(m.layers == 2 && m.hidden == 64 && m.heads == 4 && m.kv_heads == 2 && m.ffn == 256 &&
-              m.vocab == 1000 && m.seq == 128 && m.gated_mlp == 1);
+    CU_ASSERT(m.layers == 2 && m.hidden == 64 && m.heads == 4 && m.kv_heads == 2 && m.ffn == 256 && m.vocab == 1000 &&
+              m.seq == 128 && m.gated_mlp == 1);
   }
   struct wl_model m;
   CU_ASSERT_EQUAL(model_from("layers 2 3\n", &m, err, sizeof err), -1);
@@ -260,14 +261,18 @@ static void test_wl_format_tied_and_selective(void)
     ops_equal(&t->programs[s], &u->programs[s]);
   wl_trace_free(t);
   wl_trace_free(u);
-  const char *head = "sgf-workload 1\n"
-                     "model name=x layers=3 hidden=64 heads=4 kv_heads=4 ffn=256 vocab=100 seq=16 experts=0 topk=0 gated=1\n"
-                     "layout gpus=3 tp=1 pp=3 vpp=1 dp=1 ep=1 cp=1\n"
-                     "gpu H100\n";
+  const char *head =
+      "sgf-workload 1\n"
+      "model name=x layers=3 hidden=64 heads=4 kv_heads=4 ffn=256 vocab=100 seq=16 experts=0 topk=0 gated=1\n"
+      "layout gpus=3 tp=1 pp=3 vpp=1 dp=1 ep=1 cp=1\n"
+      "gpu H100\n";
   char text[2048];
-  snprintf(text, sizeof text, "%sbatch micro=1 global=1 microbatches=1 recompute=0 zero1=0 seq_parallel=0 grad_bytes=4\n"
-           "stages layers=1,1,1 vfirst=0,1,2 vlayers=1,1,1\nprogram 0 ops=1\n0 coll ph=opt coll=allreduce group=emb bytes=8\nend\n"
-           "program 1 ops=0\nend\nprogram 2 ops=1\n0 coll ph=opt coll=allreduce group=emb bytes=8\nend\n", head);
+  snprintf(text, sizeof text,
+           "%sbatch micro=1 global=1 microbatches=1 recompute=0 zero1=0 seq_parallel=0 grad_bytes=4\n"
+           "stages layers=1,1,1 vfirst=0,1,2 vlayers=1,1,1\nprogram 0 ops=1\n0 coll ph=opt coll=allreduce group=emb "
+           "bytes=8\nend\n"
+           "program 1 ops=0\nend\nprogram 2 ops=1\n0 coll ph=opt coll=allreduce group=emb bytes=8\nend\n",
+           head);
   t = trace_from(text, err, sizeof err);
   if (t == NULL)
     fprintf(stderr, "\n%s\n", err);
@@ -278,15 +283,17 @@ static void test_wl_format_tied_and_selective(void)
     CU_ASSERT_EQUAL(wl_group_index(t, 1, WL_GROUP_EMB), -1);
   }
   wl_trace_free(t);
-  snprintf(text, sizeof text, "%sbatch micro=1 global=1 microbatches=1 recompute=0 zero1=0 seq_parallel=0 grad_bytes=4\n"
+  snprintf(text, sizeof text,
+           "%sbatch micro=1 global=1 microbatches=1 recompute=0 zero1=0 seq_parallel=0 grad_bytes=4\n"
            "stages layers=1,1,1 vfirst=0,1,2 vlayers=1,1,1\nprogram 0 ops=0\nend\n"
-           "program 1 ops=1\n0 coll ph=opt coll=allreduce group=emb bytes=8\nend\n", head);
+           "program 1 ops=1\n0 coll ph=opt coll=allreduce group=emb bytes=8\nend\n",
+           head);
   t = trace_from(text, err, sizeof err);
   CU_ASSERT_PTR_NULL(t);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "group emb on stage 1"));
   wl_trace_free(t);
-  snprintf(text, sizeof text, "%sbatch micro=1 global=1 microbatches=1 recompute=3 zero1=0 seq_parallel=0 grad_bytes=4\n",
-           head);
+  snprintf(text, sizeof text,
+           "%sbatch micro=1 global=1 microbatches=1 recompute=3 zero1=0 seq_parallel=0 grad_bytes=4\n", head);
   t = trace_from(text, err, sizeof err);
   CU_ASSERT_PTR_NULL(t);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "field 'recompute': 3"));
@@ -296,12 +303,12 @@ static void test_wl_format_tied_and_selective(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "wl_format";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"round_trip", test_wl_format_round_trip},
-    {"rank_order_and_groups", test_wl_format_rank_order_and_groups},
-    {"bogus_native_refused", test_wl_format_bogus_native_refused},
-    {"simai_comm_types", test_wl_format_simai_comm_types},
-    {"bogus_simai_refused", test_wl_format_bogus_simai_refused},
-    {"model_file_syntax", test_wl_format_model_file_syntax},
-    {"tied_and_selective", test_wl_format_tied_and_selective},
-    {NULL, NULL},
+  { "round_trip", test_wl_format_round_trip },
+  { "rank_order_and_groups", test_wl_format_rank_order_and_groups },
+  { "bogus_native_refused", test_wl_format_bogus_native_refused },
+  { "simai_comm_types", test_wl_format_simai_comm_types },
+  { "bogus_simai_refused", test_wl_format_bogus_simai_refused },
+  { "model_file_syntax", test_wl_format_model_file_syntax },
+  { "tied_and_selective", test_wl_format_tied_and_selective },
+  { NULL, NULL },
 };

@@ -81,9 +81,10 @@ static void test_wl_gen_405b_on_16_stages_is_balanced(void)
 static void test_wl_gen_cli_records_405b_balance(void)
 {
   const char *out = WL_TEST_BIN_DIR "/llama405b.trace";
-  char *argv[] = {"workload", "--model", "llama3-405b", "--gpus", "256", "--tp", "8", "--pp",
-                  "16", "--global-batch", "32", "--gpu", "H100", "--recompute", "--sequence-parallel",
-                  "--seed", "7", "-o", (char *)out};
+  char *argv[] = { "workload", "--model", "llama3-405b", "--gpus",      "256",
+                   "--tp",     "8",       "--pp",        "16",          "--global-batch",
+                   "32",       "--gpu",   "H100",        "--recompute", "--sequence-parallel",
+                   "--seed",   "7",       "-o",          (char *)out };
   /* --sequence-parallel: without it the full-recompute checkpoints of stage 1's 15 micro-batches
    * in flight take 97 GB with the model states (wl_memory.h), more than an H100 has. */
   CU_ASSERT_EQUAL_FATAL(workload_cli_main(19, argv), 0);
@@ -98,8 +99,7 @@ static void test_wl_gen_cli_records_405b_balance(void)
   CU_ASSERT_EQUAL(t->seed, 7);
   CU_ASSERT_EQUAL(t->stage_first_layer[15], 119);
   wl_trace_free(t);
-  char *bad[] = {"workload", "--model", "llama3-405b", "--gpus", "100", "--tp", "8", "--pp",
-                 "16", "-o", (char *)out};
+  char *bad[] = { "workload", "--model", "llama3-405b", "--gpus", "100", "--tp", "8", "--pp", "16", "-o", (char *)out };
   CU_ASSERT_NOT_EQUAL(workload_cli_main(11, bad), 0);
 }
 
@@ -151,7 +151,7 @@ static void test_wl_gen_interleaved_has_v_chunks(void)
   struct wl_sched_step st[64];
   int p = 2, v = 3, m = 4;
   for (int s = 0; s < p; s++) {
-    int n = wl_schedule_interleaved(p, s, m, v, st), seen[2][4][3] = {{{0}}};
+    int n = wl_schedule_interleaved(p, s, m, v, st), seen[2][4][3] = { { { 0 } } };
     CU_ASSERT_EQUAL_FATAL(n, 2 * m * v);
     for (int i = 0; i < n; i++)
       seen[st[i].is_backward][st[i].micro][st[i].chunk]++;
@@ -168,7 +168,7 @@ static void test_wl_gen_interleaved_has_v_chunks(void)
   struct wl_trace *t = wl_generate(&gp, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
   for (int s = 0; s < 4; s++) {
-    int chunks[2] = {0, 0};
+    int chunks[2] = { 0, 0 };
     for (int i = 0; i < t->programs[s].nops; i++)
       chunks[t->programs[s].ops[i].chunk]++;
     CU_ASSERT(chunks[0] > 0 && chunks[1] > 0);
@@ -187,7 +187,7 @@ static void test_wl_gen_tp_allreduce_bytes_per_layer(void)
     char err[256];
     struct wl_trace *t = wl_generate(&p, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    int fwd[32] = {0}, bwd[32] = {0};
+    int fwd[32] = { 0 }, bwd[32] = { 0 };
     const struct wl_program *pr = &t->programs[0];
     for (int i = 0; i < pr->nops; i++) {
       const struct wl_op *o = &pr->ops[i];
@@ -231,8 +231,7 @@ static void test_wl_gen_dp_gradient_bytes_equal_stage_params(void)
   double layer = 41943040.0 + 176160768.0 + 8192.0, embed = 128256.0 * 4096;
   CU_ASSERT_DOUBLE_EQUAL(grad_bytes_of(&t->programs[0]), 4 * (16 * layer + embed), 1);
   CU_ASSERT_DOUBLE_EQUAL(grad_bytes_of(&t->programs[1]), 4 * (16 * layer + embed + 4096), 1);
-  CU_ASSERT_DOUBLE_EQUAL(grad_bytes_of(&t->programs[0]) + grad_bytes_of(&t->programs[1]),
-                         4 * 8030261248.0, 1);
+  CU_ASSERT_DOUBLE_EQUAL(grad_bytes_of(&t->programs[0]) + grad_bytes_of(&t->programs[1]), 4 * 8030261248.0, 1);
   wl_trace_free(t);
   p = params("llama3-8b", 4, 1, 2);
   p.global_batch = 16;
@@ -313,7 +312,7 @@ struct op_count {
 };
 static struct op_count count_ops(const struct wl_program *pr, int kind, int coll, int group, int phase, int cclass)
 {
-  struct op_count c = {0, 0, 0, 0, -1, -1};
+  struct op_count c = { 0, 0, 0, 0, -1, -1 };
   for (int i = 0; i < pr->nops; i++) {
     const struct wl_op *o = &pr->ops[i];
     if ((kind >= 0 && (int)o->kind != kind) || (coll >= 0 && (int)o->coll != coll) ||
@@ -520,20 +519,20 @@ static void test_wl_gen_grad_norm_and_optimizer_step(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "wl_gen";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"refuses_impossible_layouts", test_wl_gen_refuses_impossible_layouts},
-    {"405b_on_16_stages_is_balanced", test_wl_gen_405b_on_16_stages_is_balanced},
-    {"cli_records_405b_balance", test_wl_gen_cli_records_405b_balance},
-    {"1f1b_warmup_steady_cooldown", test_wl_gen_1f1b_warmup_steady_cooldown},
-    {"program_follows_1f1b", test_wl_gen_program_follows_1f1b},
-    {"interleaved_has_v_chunks", test_wl_gen_interleaved_has_v_chunks},
-    {"tp_allreduce_bytes_per_layer", test_wl_gen_tp_allreduce_bytes_per_layer},
-    {"dp_gradient_bytes_equal_stage_params", test_wl_gen_dp_gradient_bytes_equal_stage_params},
-    {"program_flops_sum_to_hardware_flops", test_wl_gen_program_flops_sum_to_hardware_flops},
-    {"moe_and_cp_collectives", test_wl_gen_moe_and_cp_collectives},
-    {"selective_recompute_reruns_attention_core", test_wl_gen_selective_recompute_reruns_attention_core},
-    {"grad_reduce_overlap_switch", test_wl_gen_grad_reduce_overlap_switch},
-    {"param_gather_overlap_switch", test_wl_gen_param_gather_overlap_switch},
-    {"tied_embedding_allreduce", test_wl_gen_tied_embedding_allreduce},
-    {"grad_norm_and_optimizer_step", test_wl_gen_grad_norm_and_optimizer_step},
-    {NULL, NULL},
+  { "refuses_impossible_layouts", test_wl_gen_refuses_impossible_layouts },
+  { "405b_on_16_stages_is_balanced", test_wl_gen_405b_on_16_stages_is_balanced },
+  { "cli_records_405b_balance", test_wl_gen_cli_records_405b_balance },
+  { "1f1b_warmup_steady_cooldown", test_wl_gen_1f1b_warmup_steady_cooldown },
+  { "program_follows_1f1b", test_wl_gen_program_follows_1f1b },
+  { "interleaved_has_v_chunks", test_wl_gen_interleaved_has_v_chunks },
+  { "tp_allreduce_bytes_per_layer", test_wl_gen_tp_allreduce_bytes_per_layer },
+  { "dp_gradient_bytes_equal_stage_params", test_wl_gen_dp_gradient_bytes_equal_stage_params },
+  { "program_flops_sum_to_hardware_flops", test_wl_gen_program_flops_sum_to_hardware_flops },
+  { "moe_and_cp_collectives", test_wl_gen_moe_and_cp_collectives },
+  { "selective_recompute_reruns_attention_core", test_wl_gen_selective_recompute_reruns_attention_core },
+  { "grad_reduce_overlap_switch", test_wl_gen_grad_reduce_overlap_switch },
+  { "param_gather_overlap_switch", test_wl_gen_param_gather_overlap_switch },
+  { "tied_embedding_allreduce", test_wl_gen_tied_embedding_allreduce },
+  { "grad_norm_and_optimizer_step", test_wl_gen_grad_norm_and_optimizer_step },
+  { NULL, NULL },
 };

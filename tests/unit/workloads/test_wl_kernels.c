@@ -34,8 +34,8 @@ static void test_published_points_within_tolerance(void)
   for (const struct wl_kernel_point *p = wl_kernels_published(); p->gpu != NULL; p++, n++) {
     double pred = wl_kernel_point_predicted(p);
     if (!close_rel(pred, p->published, p->tol))
-      fprintf(stderr, "\n%s %s %gx%gx%g: predicted %.1f, published %.1f\n", p->gpu, p->what, p->k.a, p->k.b,
-              p->k.c, pred, p->published);
+      fprintf(stderr, "\n%s %s %gx%gx%g: predicted %.1f, published %.1f\n", p->gpu, p->what, p->k.a, p->k.b, p->k.c,
+              pred, p->published);
     CU_ASSERT(close_rel(pred, p->published, p->tol));
     if (strstr(p->source, "sm_90") != NULL && nx < 200)
       xla[nx++] = fabs(pred / p->published - 1);
@@ -188,9 +188,10 @@ static void test_generator_shapes_match_flops_and_bytes(void)
    * close: GPT-3 175B's stage 0 differs by under 1 %, attention faster, GEMMs slower). */
   double roof[WL_CC_COUNT], kern[WL_CC_COUNT];
   program_times(&t->programs[0], gpu_type_find("H100"), roof, kern);
-  fprintf(stderr, "\ngpt3-175b stage 0 compute (roofline / kernel): gemm %.4f / %.4f s, attn %.4f / %.4f s, "
-          "elemwise %.4f / %.4f s, optimizer %.4f / %.4f s\n", roof[0], kern[0], roof[1], kern[1], roof[2], kern[2],
-          roof[3], kern[3]);
+  fprintf(stderr,
+          "\ngpt3-175b stage 0 compute (roofline / kernel): gemm %.4f / %.4f s, attn %.4f / %.4f s, "
+          "elemwise %.4f / %.4f s, optimizer %.4f / %.4f s\n",
+          roof[0], kern[0], roof[1], kern[1], roof[2], kern[2], roof[3], kern[3]);
   for (int c = 0; c < WL_CC_COUNT; c++)
     CU_ASSERT(roof[c] > 0 && kern[c] > 0 && fabs(kern[c] / roof[c] - 1) > 0.02);
   wl_trace_free(t);
@@ -232,23 +233,23 @@ static void test_roofline_fallback_and_fixed_time(void)
   wl_compute_params_init(&rp);
   wl_compute_params_init(&kp);
   kp.model = WL_COMPUTE_KERNEL;
-  struct wl_program pr = {0};
-  struct wl_op o = {.kind = WL_OP_COMPUTE, .cclass = WL_CC_GEMM, .flops = 1e12, .mem_bytes = 1e9};
+  struct wl_program pr = { 0 };
+  struct wl_op o = { .kind = WL_OP_COMPUTE, .cclass = WL_CC_GEMM, .flops = 1e12, .mem_bytes = 1e9 };
   int id = wl_program_add(&pr, &o, NULL, 0);
   CU_ASSERT_EQUAL_FATAL(id, 0);
   /* No shapes: the kernel model times the op exactly as the roofline. */
   CU_ASSERT_EQUAL(wl_compute_time(&kp, h100, &pr, &pr.ops[0]), wl_compute_time(&rp, h100, &pr, &pr.ops[0]));
   CU_ASSERT_DOUBLE_EQUAL(wl_compute_time(&rp, h100, &pr, &pr.ops[0]), 1e12 / (h100->bf16_dense_flops * 0.75), 1e-15);
   /* With shapes: the sum of the kernels and one launch gap each. */
-  struct wl_kernel k[2] = {{.type = WL_K_GEMM, .count = 1, .a = 8192, .b = 8192, .c = 8192},
-                           {.type = WL_K_MEM, .sub = WL_EW_NORM, .count = 3, .a = 1e9}};
+  struct wl_kernel k[2] = { { .type = WL_K_GEMM, .count = 1, .a = 8192, .b = 8192, .c = 8192 },
+                            { .type = WL_K_MEM, .sub = WL_EW_NORM, .count = 3, .a = 1e9 } };
   CU_ASSERT_EQUAL(wl_program_set_kernels(&pr, 0, k, 2), 0);
   double want = wl_gemm_time(h100, 8192, 8192, 8192) + 3 * 1e9 / (h100->hbm_Bps * wl_kernel_gpu_find("H100")->hbm_eff) +
                 4 * kp.launch_gap_s;
   CU_ASSERT(close_rel(wl_compute_time(&kp, h100, &pr, &pr.ops[0]), want, 1e-12));
   CU_ASSERT_DOUBLE_EQUAL(wl_compute_time(&rp, h100, &pr, &pr.ops[0]), 1e12 / (h100->bf16_dense_flops * 0.75), 1e-15);
   /* time= wins under both models. */
-  struct wl_op fixed = {.kind = WL_OP_COMPUTE, .duration_s = 0.5};
+  struct wl_op fixed = { .kind = WL_OP_COMPUTE, .duration_s = 0.5 };
   CU_ASSERT_EQUAL(wl_compute_time(&kp, h100, NULL, &fixed), 0.5);
   free(pr.ops);
   free(pr.deps);
@@ -263,8 +264,8 @@ static struct wl_trace *read_text(const char *text, char *err, size_t errlen)
   return t;
 }
 
-#define HEAD                                                                                                  \
-  "sgf-workload 1\nlayout gpus=1 tp=1 pp=1 vpp=1 dp=1 ep=1 cp=1\nstages layers=1 vfirst=0 vlayers=1\n"         \
+#define HEAD                                                                                                           \
+  "sgf-workload 1\nlayout gpus=1 tp=1 pp=1 vpp=1 dp=1 ep=1 cp=1\nstages layers=1 vfirst=0 vlayers=1\n"                 \
   "program 0 ops=1\n"
 
 static void test_trace_fields_round_trip_and_errors(void)
@@ -286,7 +287,8 @@ static void test_trace_fields_round_trip_and_errors(void)
   FILE *f = open_memstream(&buf1, &len1);
   CU_ASSERT_EQUAL(wl_trace_write(t, f), 0);
   fclose(f);
-  CU_ASSERT_PTR_NOT_NULL(strstr(buf1, "gemm=8192:768:4096x2,16:32:64 attn=4:8192:8192:128:causal ew=norm:1000000,adam:30x3"));
+  CU_ASSERT_PTR_NOT_NULL(
+      strstr(buf1, "gemm=8192:768:4096x2,16:32:64 attn=4:8192:8192:128:causal ew=norm:1000000,adam:30x3"));
   struct wl_trace *t2 = read_text(buf1, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t2);
   f = open_memstream(&buf2, &len2);
@@ -301,18 +303,18 @@ static void test_trace_fields_round_trip_and_errors(void)
   static const struct {
     const char *fields, *needle;
   } bad[] = {
-      {"gemm=8192:768", "k.trace:5: field 'gemm': '8192:768' is not M:N:K"},
-      {"gemm=8192:0:1", "'0' in '8192:0:1' is not a positive number"},
-      {"gemm=1:2:3x0", "count '0'"},
-      {"gemm=1:2:nan", "is not a positive number"},
-      {"gemm=1:2:0x10", "is not a positive number"},
-      {"gemm=", "field 'gemm' is empty"},
-      {"gemm=1:2:3,,4:5:6", "an empty entry"},
-      {"attn=1:2:3:4:sideways", "neither 'causal' nor 'full'"},
-      {"attn=1:2:3:4", "is not BH:SQ:SKV:D"},
-      {"ew=foo:12", "unknown kernel kind 'foo'"},
-      {"ew=norm:-5", "is not a positive number"},
-      {"gemm=1:2:3 gemm=1:2:3", "field 'gemm' given twice"},
+    { "gemm=8192:768", "k.trace:5: field 'gemm': '8192:768' is not M:N:K" },
+    { "gemm=8192:0:1", "'0' in '8192:0:1' is not a positive number" },
+    { "gemm=1:2:3x0", "count '0'" },
+    { "gemm=1:2:nan", "is not a positive number" },
+    { "gemm=1:2:0x10", "is not a positive number" },
+    { "gemm=", "field 'gemm' is empty" },
+    { "gemm=1:2:3,,4:5:6", "an empty entry" },
+    { "attn=1:2:3:4:sideways", "neither 'causal' nor 'full'" },
+    { "attn=1:2:3:4", "is not BH:SQ:SKV:D" },
+    { "ew=foo:12", "unknown kernel kind 'foo'" },
+    { "ew=norm:-5", "is not a positive number" },
+    { "gemm=1:2:3 gemm=1:2:3", "field 'gemm' given twice" },
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char text[512];
@@ -338,12 +340,12 @@ static void test_trace_fields_round_trip_and_errors(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "wl_kernels";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"published_points_within_tolerance", test_published_points_within_tolerance},
-    {"gemm_wave_quantization", test_gemm_wave_quantization},
-    {"attention_shape", test_attention_shape},
-    {"generator_shapes_match_flops_and_bytes", test_generator_shapes_match_flops_and_bytes},
-    {"moe_expert_gemms", test_moe_expert_gemms},
-    {"roofline_fallback_and_fixed_time", test_roofline_fallback_and_fixed_time},
-    {"trace_fields_round_trip_and_errors", test_trace_fields_round_trip_and_errors},
-    {NULL, NULL},
+  { "published_points_within_tolerance", test_published_points_within_tolerance },
+  { "gemm_wave_quantization", test_gemm_wave_quantization },
+  { "attention_shape", test_attention_shape },
+  { "generator_shapes_match_flops_and_bytes", test_generator_shapes_match_flops_and_bytes },
+  { "moe_expert_gemms", test_moe_expert_gemms },
+  { "roofline_fallback_and_fixed_time", test_roofline_fallback_and_fixed_time },
+  { "trace_fields_round_trip_and_errors", test_trace_fields_round_trip_and_errors },
+  { NULL, NULL },
 };

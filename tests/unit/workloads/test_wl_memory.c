@@ -28,7 +28,7 @@ static struct wl_model paper_model(int layers, int hidden, int heads)
 
 static void test_wl_memory_table2_formulas(void)
 {
-  const int dims[][3] = {{96, 12288, 96}, {105, 20480, 128}, {128, 25600, 160}};
+  const int dims[][3] = { { 96, 12288, 96 }, { 105, 20480, 128 }, { 128, 25600, 160 } };
   for (int k = 0; k < 3; k++) {
     struct wl_model m = paper_model(dims[k][0], dims[k][1], dims[k][2]);
     double s = 2048, b = 1, h = m.hidden, a = m.heads, t = 8, sbh = s * b * h;
@@ -144,8 +144,8 @@ static void test_wl_memory_model_states(void)
   struct wl_model m;
   wl_model_preset("llama3-8b", &m);
   double sbh = 8192.0 * 4096;
-  CU_ASSERT(close_rel(mem.activations,
-                      32 * 2 * sbh + wl_mem_layer_activations(&m, 8192, 1, 1, 1, 0, WL_RECOMPUTE_NONE), 1e-12));
+  CU_ASSERT(close_rel(mem.activations, 32 * 2 * sbh + wl_mem_layer_activations(&m, 8192, 1, 1, 1, 0, WL_RECOMPUTE_NONE),
+                      1e-12));
   /* pp = 1: the first and the last stage; the embedding's dropout mask sbh, the norm's input
    * 2sbh and the FP32 logits 4 s b V. */
   CU_ASSERT(close_rel(mem.other, 3 * sbh + 4.0 * 8192 * 128256, 1e-12));
@@ -201,12 +201,12 @@ static void test_wl_memory_recompute_names_and_flops(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "wl_memory";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"table2_formulas", test_wl_memory_table2_formulas},
-    {"generalised_layers", test_wl_memory_generalised_layers},
-    {"pipeline_inflight", test_wl_memory_pipeline_inflight},
-    {"model_states", test_wl_memory_model_states},
-    {"llama70b_feasibility", test_wl_memory_llama70b_feasibility},
-    {"unknown_without_dimensions", test_wl_memory_unknown_without_dimensions},
-    {"recompute_names_and_flops", test_wl_memory_recompute_names_and_flops},
-    {NULL, NULL},
+  { "table2_formulas", test_wl_memory_table2_formulas },
+  { "generalised_layers", test_wl_memory_generalised_layers },
+  { "pipeline_inflight", test_wl_memory_pipeline_inflight },
+  { "model_states", test_wl_memory_model_states },
+  { "llama70b_feasibility", test_wl_memory_llama70b_feasibility },
+  { "unknown_without_dimensions", test_wl_memory_unknown_without_dimensions },
+  { "recompute_names_and_flops", test_wl_memory_recompute_names_and_flops },
+  { NULL, NULL },
 };

@@ -16,9 +16,9 @@
 #define EXAMPLE WL_EXAMPLES_DIR "/simai-every-type.txt"
 
 static const char *const corpus[] = {
-    "data-ga1.txt",        "data-ga4.txt",        "hybrid-ga1.txt",      "hybrid-ga4.txt",
-    "hybrid-pp2-ga4.txt",  "pp-comm-no-colon.txt", "pp-comm-float.txt",  "no-all-gpus.txt",
-    "micro-allreduce.txt", "unknown-keys.txt",    "moe-pp2-ep2.txt",     "pp2-compute-only.txt",
+  "data-ga1.txt",        "data-ga4.txt",         "hybrid-ga1.txt",    "hybrid-ga4.txt",
+  "hybrid-pp2-ga4.txt",  "pp-comm-no-colon.txt", "pp-comm-float.txt", "no-all-gpus.txt",
+  "micro-allreduce.txt", "unknown-keys.txt",     "moe-pp2-ep2.txt",   "pp2-compute-only.txt",
 };
 
 /* The file's one-pass sum of the four time columns, read independently of the importer: skip
@@ -35,8 +35,8 @@ static double row_time_sum(const char *path, int *nrows)
   for (int i = 0; i < n; i++) {
     char name[256], c[3][64];
     double dep, t[4], b[3];
-    int got = fscanf(in, "%255s %lf %lf %63s %lf %lf %63s %lf %lf %63s %lf %lf", name, &dep, &t[0],
-                     c[0], &b[0], &t[1], c[1], &b[1], &t[2], c[2], &b[2], &t[3]);
+    int got = fscanf(in, "%255s %lf %lf %63s %lf %lf %63s %lf %lf %63s %lf %lf", name, &dep, &t[0], c[0], &b[0], &t[1],
+                     c[1], &b[1], &t[2], c[2], &b[2], &t[3]);
     CU_ASSERT_EQUAL_FATAL(got, 12);
     sum += (t[0] + t[1] + t[2] + t[3]) * 1e-9;
   }
@@ -81,8 +81,8 @@ static void test_wl_simai_compute_is_one_pass(void)
       double got = program_compute(&t->programs[s]);
       int ok = fabs(got - want) <= 1e-12 * want + 1e-18;
       if (!ok)
-        fprintf(stderr, "\n%s stage %d: compute %.12g s, rows sum to %.12g s (ga %d)\n", path, s, got,
-                want, t->microbatches);
+        fprintf(stderr, "\n%s stage %d: compute %.12g s, rows sum to %.12g s (ga %d)\n", path, s, got, want,
+                t->microbatches);
       CU_ASSERT(ok);
     }
     wl_trace_free(t);
@@ -93,12 +93,15 @@ static void test_wl_simai_compute_is_one_pass(void)
  * platform when all_gpus is missing, and no GPU type of the import's own. */
 static void test_wl_simai_header_variants(void)
 {
-  static const struct { const char *file; int gpus, tp, pp, dp, ep, m; } cases[] = {
-      {"data-ga1.txt", 8, 1, 1, 8, 1, 1},         {"data-ga4.txt", 8, 1, 1, 8, 1, 4},
-      {"hybrid-ga4.txt", 8, 2, 1, 4, 1, 4},       {"hybrid-pp2-ga4.txt", 16, 2, 2, 4, 1, 4},
-      {"pp-comm-no-colon.txt", 8, 2, 2, 2, 1, 2}, {"pp-comm-float.txt", 8, 2, 2, 2, 1, 2},
-      {"no-all-gpus.txt", 16, 8, 1, 2, 1, 1},     {"micro-allreduce.txt", 16, 1, 1, 16, 1, 1},
-      {"unknown-keys.txt", 8, 2, 1, 4, 1, 1},     {"moe-pp2-ep2.txt", 16, 2, 2, 4, 2, 2},
+  static const struct {
+    const char *file;
+    int gpus, tp, pp, dp, ep, m;
+  } cases[] = {
+    { "data-ga1.txt", 8, 1, 1, 8, 1, 1 },         { "data-ga4.txt", 8, 1, 1, 8, 1, 4 },
+    { "hybrid-ga4.txt", 8, 2, 1, 4, 1, 4 },       { "hybrid-pp2-ga4.txt", 16, 2, 2, 4, 1, 4 },
+    { "pp-comm-no-colon.txt", 8, 2, 2, 2, 1, 2 }, { "pp-comm-float.txt", 8, 2, 2, 2, 1, 2 },
+    { "no-all-gpus.txt", 16, 8, 1, 2, 1, 1 },     { "micro-allreduce.txt", 16, 1, 1, 16, 1, 1 },
+    { "unknown-keys.txt", 8, 2, 1, 4, 1, 1 },     { "moe-pp2-ep2.txt", 16, 2, 2, 4, 2, 2 },
   };
   char path[1024];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -106,11 +109,11 @@ static void test_wl_simai_header_variants(void)
     struct wl_trace *t = load(path, 16);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     const struct wl_layout *l = &t->layout;
-    int ok = l->gpus == cases[i].gpus && l->tp == cases[i].tp && l->pp == cases[i].pp &&
-             l->dp == cases[i].dp && l->ep == cases[i].ep && t->microbatches == cases[i].m;
+    int ok = l->gpus == cases[i].gpus && l->tp == cases[i].tp && l->pp == cases[i].pp && l->dp == cases[i].dp &&
+             l->ep == cases[i].ep && t->microbatches == cases[i].m;
     if (!ok)
-      fprintf(stderr, "\n%s: gpus %d tp %d pp %d dp %d ep %d m %d\n", cases[i].file, l->gpus, l->tp,
-              l->pp, l->dp, l->ep, t->microbatches);
+      fprintf(stderr, "\n%s: gpus %d tp %d pp %d dp %d ep %d m %d\n", cases[i].file, l->gpus, l->tp, l->pp, l->dp,
+              l->ep, t->microbatches);
     CU_ASSERT(ok);
     CU_ASSERT_STRING_EQUAL(t->gpu, "");
     wl_trace_free(t);
@@ -133,9 +136,15 @@ static int count_p2p(const struct wl_program *p, enum wl_op_kind kind, enum wl_p
  * of the three spellings (colon, none, float). */
 static void test_wl_simai_pipeline_messages(void)
 {
-  static const struct { const char *file; double bytes; int m; } cases[] = {
-      {"hybrid-pp2-ga4.txt", 2097152, 4}, {"pp-comm-no-colon.txt", 1048576, 2},
-      {"pp-comm-float.txt", 524288, 2},   {"moe-pp2-ep2.txt", 524288, 2},
+  static const struct {
+    const char *file;
+    double bytes;
+    int m;
+  } cases[] = {
+    { "hybrid-pp2-ga4.txt", 2097152, 4 },
+    { "pp-comm-no-colon.txt", 1048576, 2 },
+    { "pp-comm-float.txt", 524288, 2 },
+    { "moe-pp2-ep2.txt", 524288, 2 },
   };
   char path[1024];
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -163,7 +172,7 @@ static void test_wl_simai_blocks_1f1b(void)
 {
   struct wl_trace *t = load(CORPUS("hybrid-pp2-ga4.txt"), 0);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-  static const char *const want[2] = {"F0F1B0F2B1F3B2B3", "F0B0F1B1F2B2F3B3"};
+  static const char *const want[2] = { "F0F1B0F2B1F3B2B3", "F0B0F1B1F2B2F3B3" };
   for (int s = 0; s < 2; s++) {
     const struct wl_program *p = &t->programs[s];
     char order[64] = "";
@@ -210,17 +219,17 @@ static void expect_blocks(const char *seq, int ga, int found, int prologue, int 
 
 static void test_wl_simai_find_blocks(void)
 {
-  expect_blocks("PQabcabcabcXYZ", 3, 1, 2, 3);  /* prologue, 3 blocks, epilogue */
+  expect_blocks("PQabcabcabcXYZ", 3, 1, 2, 3); /* prologue, 3 blocks, epilogue */
   expect_blocks("abab", 2, 1, 0, 2);
   /* The longest block wins over its sub-periods (every layer alike). */
   expect_blocks("PababababE", 2, 1, 1, 4);
   expect_blocks("PababababE", 4, 1, 1, 2);
-  expect_blocks("abcdef", 2, 0, 0, 0);            /* nothing repeats */
-  expect_blocks("abcabc", 3, 0, 0, 0);            /* two copies, not three */
-  expect_blocks("abab", 1, 0, 0, 0);              /* ga 1: no blocks to find */
-  expect_blocks("PQRSTUVWxxyz", 2, 0, 0, 0);      /* "xx" repeats but covers < half the rows */
-  expect_blocks("PQRSabab", 2, 0, 0, 0);          /* exactly half: not more */
-  expect_blocks("ababPQR", 2, 1, 0, 2);           /* blocks first, then a long epilogue */
+  expect_blocks("abcdef", 2, 0, 0, 0);       /* nothing repeats */
+  expect_blocks("abcabc", 3, 0, 0, 0);       /* two copies, not three */
+  expect_blocks("abab", 1, 0, 0, 0);         /* ga 1: no blocks to find */
+  expect_blocks("PQRSTUVWxxyz", 2, 0, 0, 0); /* "xx" repeats but covers < half the rows */
+  expect_blocks("PQRSabab", 2, 0, 0, 0);     /* exactly half: not more */
+  expect_blocks("ababPQR", 2, 1, 0, 2);      /* blocks first, then a long epilogue */
 }
 
 /* The shipped example: (collective, group) per row for forward, input-grad and weight-grad. Row 0
@@ -228,30 +237,36 @@ static void test_wl_simai_find_blocks(void)
  * embedding weight-grad time larger), row 19 the epilogue. */
 static void test_wl_simai_example_mapping(void)
 {
-  enum { AR = WL_COLL_ALLREDUCE, AG = WL_COLL_ALLGATHER, RS = WL_COLL_REDUCE_SCATTER,
-         A2A = WL_COLL_ALLTOALL, BC = WL_COLL_BROADCAST, NO = WL_COLL_NONE };
+  enum {
+    AR = WL_COLL_ALLREDUCE,
+    AG = WL_COLL_ALLGATHER,
+    RS = WL_COLL_REDUCE_SCATTER,
+    A2A = WL_COLL_ALLTOALL,
+    BC = WL_COLL_BROADCAST,
+    NO = WL_COLL_NONE
+  };
   enum { TP = WL_GROUP_TP, DP = WL_GROUP_DP, EP = WL_GROUP_EP, DE = WL_GROUP_DP_EP, N = 0 };
   static const int block[9][3][2] = {
-      {{AR, TP}, {NO, N}, {NO, N}},      {{AG, TP}, {RS, TP}, {AR, DP}},
-      {{RS, TP}, {AG, TP}, {RS, DP}},    {{A2A, EP}, {A2A, EP}, {AR, DE}},
-      {{A2A, TP}, {A2A, TP}, {AG, DE}},  {{AR, TP}, {AR, EP}, {RS, DE}},
-      {{BC, TP}, {BC, EP}, {BC, DP}},    {{AG, EP}, {RS, EP}, {A2A, DE}},
-      {{AR, EP}, {BC, DE}, {AR, DE}},
+    { { AR, TP }, { NO, N }, { NO, N } },     { { AG, TP }, { RS, TP }, { AR, DP } },
+    { { RS, TP }, { AG, TP }, { RS, DP } },   { { A2A, EP }, { A2A, EP }, { AR, DE } },
+    { { A2A, TP }, { A2A, TP }, { AG, DE } }, { { AR, TP }, { AR, EP }, { RS, DE } },
+    { { BC, TP }, { BC, EP }, { BC, DP } },   { { AG, EP }, { RS, EP }, { A2A, DE } },
+    { { AR, EP }, { BC, DE }, { AR, DE } },
   };
   int want[20][3][2];
-  memcpy(want[0], (int[3][2]){{NO, N}, {NO, N}, {RS, DP}}, sizeof want[0]);
+  memcpy(want[0], (int[3][2]){ { NO, N }, { NO, N }, { RS, DP } }, sizeof want[0]);
   for (int r = 0; r < 9; r++) {
     memcpy(want[1 + r], block[r], sizeof want[0]);
     memcpy(want[10 + r], block[r], sizeof want[0]);
   }
-  memcpy(want[19], (int[3][2]){{AR, TP}, {NO, N}, {AR, DP}}, sizeof want[0]);
+  memcpy(want[19], (int[3][2]){ { AR, TP }, { NO, N }, { AR, DP } }, sizeof want[0]);
   struct wl_trace *t = load(EXAMPLE, 0);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
   CU_ASSERT(t->layout.tp == 2 && t->layout.dp == 4 && t->layout.ep == 2 && t->layout.pp == 1);
   CU_ASSERT_EQUAL(t->microbatches, 2);
   const struct wl_program *p = &t->programs[0];
-  int got[20][3][2] = {{{0}}}, seen[20][3] = {{0}}, async_wg = 0, waits = 0;
-  double emb_wg[2] = {0, 0};
+  int got[20][3][2] = { { { 0 } } }, seen[20][3] = { { 0 } }, async_wg = 0, waits = 0;
+  double emb_wg[2] = { 0, 0 };
   for (int i = 0; i < p->nops; i++) {
     const struct wl_op *o = &p->ops[i];
     if (o->kind == WL_OP_WAIT)
@@ -262,8 +277,7 @@ static void test_wl_simai_example_mapping(void)
       continue;
     CU_ASSERT_FATAL(o->layer >= 0 && o->layer < 20);
     /* In the backward pass the input-grad op of a row precedes its weight-grad op. */
-    int slot = o->phase == WL_PHASE_FORWARD ? 0
-             : (seen[o->layer][1] || want[o->layer][1][0] == NO) ? 2 : 1;
+    int slot = o->phase == WL_PHASE_FORWARD ? 0 : (seen[o->layer][1] || want[o->layer][1][0] == NO) ? 2 : 1;
     seen[o->layer][slot]++;
     got[o->layer][slot][0] = o->coll;
     got[o->layer][slot][1] = o->group;
@@ -272,11 +286,10 @@ static void test_wl_simai_example_mapping(void)
   }
   for (int r = 0; r < 20; r++)
     for (int k = 0; k < 3; k++) {
-      int ok = got[r][k][0] == want[r][k][0] && got[r][k][1] == want[r][k][1] &&
-               seen[r][k] == (want[r][k][0] != NO);
+      int ok = got[r][k][0] == want[r][k][0] && got[r][k][1] == want[r][k][1] && seen[r][k] == (want[r][k][0] != NO);
       if (!ok)
-        fprintf(stderr, "\nrow %d slot %d: got (%d,%d) x%d want (%d,%d)\n", r, k, got[r][k][0],
-                got[r][k][1], seen[r][k], want[r][k][0], want[r][k][1]);
+        fprintf(stderr, "\nrow %d slot %d: got (%d,%d) x%d want (%d,%d)\n", r, k, got[r][k][0], got[r][k][1],
+                seen[r][k], want[r][k][0], want[r][k][1]);
       CU_ASSERT(ok);
     }
   CU_ASSERT_DOUBLE_EQUAL(emb_wg[0], 5e-6, 1e-15);
@@ -289,11 +302,11 @@ static void test_wl_simai_example_mapping(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "wl_simai";
 const struct sgf_unit_test sgf_unit_tests[] = {
-    {"compute_is_one_pass", test_wl_simai_compute_is_one_pass},
-    {"header_variants", test_wl_simai_header_variants},
-    {"pipeline_messages", test_wl_simai_pipeline_messages},
-    {"blocks_1f1b", test_wl_simai_blocks_1f1b},
-    {"find_blocks", test_wl_simai_find_blocks},
-    {"example_mapping", test_wl_simai_example_mapping},
-    {NULL, NULL},
+  { "compute_is_one_pass", test_wl_simai_compute_is_one_pass },
+  { "header_variants", test_wl_simai_header_variants },
+  { "pipeline_messages", test_wl_simai_pipeline_messages },
+  { "blocks_1f1b", test_wl_simai_blocks_1f1b },
+  { "find_blocks", test_wl_simai_find_blocks },
+  { "example_mapping", test_wl_simai_example_mapping },
+  { NULL, NULL },
 };
