@@ -41,6 +41,7 @@ struct compare_options {
   const char *platform_args[MAX_ARGS]; /* passed to sgfabric platform (no --platform) */
   int n_platform;
   const char *platform;
+  const char *failures; /* --failures: a schedule every run takes (docs/failures.md) */
   const char *out;
   const char *fabrics[MAX_FABRICS];
   int n_fabrics;
@@ -72,6 +73,7 @@ enum {
   CMP_OPT_GPUS,
   CMP_OPT_GPU,
   CMP_OPT_TIMELINE,
+  CMP_OPT_FAILURES,
 };
 
 static const struct cli_option compare_options_table[] = {
@@ -87,6 +89,8 @@ static const struct cli_option compare_options_table[] = {
   { "force", 0, CLI_FLAG, CMP_OPT_FORCE, NULL, "replace DIR even if it is not a previous result" },
   { "timeline", 0, CLI_FLAG, CMP_OPT_TIMELINE, NULL,
     "each run also writes FABRIC/timeline.json (sgfabric run --timeline)" },
+  { "failures", 0, CLI_VALUE, CMP_OPT_FAILURES, "FILE",
+    "take links, switches and NICs down and up during every run (sgfabric run --failures, docs/failures.md)" },
   { "out", 'o', CLI_VALUE, CMP_OPT_OUT, "DIR", "results directory (results/compare)" },
   CLI_TABLE_END,
 };
@@ -328,6 +332,8 @@ static const struct row table_rows[] = {
   { "DCQCN rate cuts (est.)", "counters.dcqcn_rate_cuts_est", 1, ROW_COUNT },
   { "drops", "counters.drops", 1, ROW_COUNT },
   { "retransmitted bytes", "counters.retransmitted_bytes", 1e-9, ROW_GB },
+  { "failures: flows re-routed", "failures.flows_rerouted", 1, ROW_COUNT },
+  { "failures: bytes retransmitted", "failures.bytes_retransmitted", 1, ROW_COUNT },
 };
 #define N_ROWS (sizeof table_rows / sizeof table_rows[0])
 #define LABEL_WIDTH 38
@@ -549,6 +555,11 @@ static int parse_options(int argc, char **argv, struct compare_options *o, int *
         break;
       case CMP_OPT_HELP_CFG: o->help_cfg = 1; break;
       case CMP_OPT_TIMELINE: full = push(o->run_args, &o->n_run, "--timeline", NULL); break;
+      case CMP_OPT_FAILURES:
+        /* The runs read DIR's copy (write_inputs), as they read the platform. */
+        o->failures = c.value;
+        full = push(o->run_args, &o->n_run, "--failures", "failures.csv");
+        break;
       case CMP_OPT_FORCE: o->force = 1; break;
       case CMP_OPT_GPUS:
         if (cli_int(&c, 1, 1 << 24, &o->gpus) != 0)
@@ -841,6 +852,16 @@ static int write_inputs(const struct compare_options *o, struct results *r, cons
     }
     results_register(r, "platform.xml");
   }
+  if (o->failures) {
+    char failures_copy[4400];
+    snprintf(failures_copy, sizeof failures_copy, "%s/failures.csv", r->tmp);
+    results_register(r, "failures.csv");
+    if (results_copy_file(o->failures, failures_copy) != 0) {
+      fprintf(stderr, "sgfabric compare: --failures %s: cannot copy it into %s: %s\n", o->failures, o->out,
+              strerror(errno));
+      return 1;
+    }
+  }
   char model_copy[4400];
   snprintf(model_copy, sizeof model_copy, "%s/model.txt", r->tmp);
   if (model_file) {
@@ -1075,9 +1096,9 @@ int cmd_compare(int argc, char **argv)
       parent[0] = '\0';
   }
   static struct results r;
-  const char *user_inputs[] = { o.platform, model_file };
+  const char *user_inputs[] = { o.platform, model_file, o.failures };
   results_catch_signals(RESULTS_SIGNALS_FLAG);
-  int rc = results_begin(&r, "sgfabric compare", o.out, o.force, user_inputs, 2, err, sizeof err);
+  int rc = results_begin(&r, "sgfabric compare", o.out, o.force, user_inputs, 3, err, sizeof err);
   if (rc != 0) {
     fprintf(stderr, "sgfabric compare: %s\n", err);
     if (parent[0])
@@ -1236,13 +1257,22 @@ int cmd_compare(int argc, char **argv)
     snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "%s\"%s\"", f ? ", " : "",
              o.fabrics[f]);
   snprintf(fabrics_json + strlen(fabrics_json), sizeof fabrics_json - strlen(fabrics_json), "]");
-  const char *inputs[] = { "platform.xml", "workload.txt", "model.txt" };
-  const char *given_as[] = { o.platform, NULL, model_file };
+  const char *inputs[4] = { "platform.xml", "workload.txt" };
+  const char *given_as[4] = { o.platform, NULL };
+  int n_inputs = 2;
+  if (model_file) {
+    inputs[n_inputs] = "model.txt";
+    given_as[n_inputs++] = model_file;
+  }
+  if (o.failures) {
+    inputs[n_inputs] = "failures.csv";
+    given_as[n_inputs++] = o.failures;
+  }
   struct manifest_desc md = { .argc = argc,
                               .argv = argv,
                               .inputs = inputs,
                               .given_as = given_as,
-                              .n_inputs = model_file ? 3 : 2,
+                              .n_inputs = n_inputs,
                               .base = r.tmp,
                               .seed = isnan(seed) ? 1 : (uint64_t)seed,
                               .extra_json = fabrics_json };
