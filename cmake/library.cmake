@@ -37,6 +37,9 @@ foreach(kind SHARED STATIC)
     INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/sgfabric>)
   target_link_libraries(${target} PUBLIC PkgConfig::SIMGRID PkgConfig::LIBXML2 ${MATH_LIBRARY})
 endforeach()
+# Only the installed headers' symbols leave the shared library (sgfabric.map).
+target_link_options(sgfabric_shared PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/sgfabric.map)
+set_target_properties(sgfabric_shared PROPERTIES LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/sgfabric.map)
 # The SimGrid glue is C++: a C program linking the static library needs the C++ runtime.
 target_link_libraries(sgfabric_static PUBLIC stdc++)
 

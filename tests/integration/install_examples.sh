@@ -21,6 +21,10 @@ for f in include/sgfabric/sgfabric.h include/sgfabric/sg_fabric.h include/sgfabr
     lib/libsgfabric.a lib/libsgfabric.so lib/pkgconfig/sgfabric.pc lib/cmake/sgfabric/sgfabricConfig.cmake bin/sgfabric; do
   [ -e "$PREFIX/$f" ] || die "not installed: $f"
 done
+# The shared library exports its headers' names only (cmake/sgfabric.map): no cli_*, pfc_*, ...
+leaked=$(nm -D --defined-only "$PREFIX/lib/libsgfabric.so" | awk '{print $3}' |
+  grep -vE '^(sg_|sgf_|fab_|fabric_|ib_|roce_|topo_|param_|heap_|rng_|route_|unit_|flow_engine_|pkt_engine_|SGFABRIC_0)' || true)
+[ -z "$leaked" ] || die "libsgfabric.so exports names outside its headers' prefixes: $(echo $leaked | head -c 300)"
 export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
 pkg-config --exists sgfabric || die "pkg-config does not find sgfabric"
 export LD_LIBRARY_PATH=$PREFIX/lib
