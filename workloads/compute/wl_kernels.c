@@ -17,60 +17,58 @@
  * curves measured on H100 (same figures of Shah et al.: the shape of the ramp with s) scaled so
  * that the non-causal head-dim-128 forward reaches 73 % of the A100 peak, the maximum Dao 2023
  * (arXiv:2307.08691) reports on A100 (assumption for everything but that maximum). */
+/* The H100's attention fits (above), which the H200 and the B200 carry over. */
+#define H100_ATTENTION                                                                                                 \
+  .attn_fwd_e = { { 0.520, 0.683, 0.791 }, { 0.516, 0.663, 0.700 } },                                                  \
+  .attn_fwd_s0 = { { 298, 228, 286 }, { 870, 608, 686 } },                                                             \
+  .attn_bwd_e = { { 0.501, 0.595, 0.689 }, { 0.497, 0.578, 0.610 } },                                                  \
+  .attn_bwd_s0 = { { 402, 420, 420 }, { 1174, 1120, 1007 } }
+
 static const struct wl_kernel_gpu kernel_gpus[] = {
-  { "A100",
-    108,
-    0.93,
-    256,
-    5e-6,
-    0.2,
-    0.92,
-    { { 0.638, 0.730, 0.640 }, { 0.597, 0.678, 0.594 } },
-    { { 84, 98, 86 }, { 358, 396, 232 } },
-    { { 0.574, 0.640, 0.561 }, { 0.537, 0.594, 0.521 } },
-    { { 252, 274, 274 }, { 1074, 1107, 739 } },
-    0 },
-  { "H100",
-    132,
-    0.93,
-    256,
-    5e-6,
-    0.2,
-    0.92,
-    { { 0.520, 0.683, 0.791 }, { 0.516, 0.663, 0.700 } },
-    { { 298, 228, 286 }, { 870, 608, 686 } },
-    { { 0.501, 0.595, 0.689 }, { 0.497, 0.578, 0.610 } },
-    { { 402, 420, 420 }, { 1174, 1120, 1007 } },
-    0 },
+  { .name = "A100",
+    .sms = 108,
+    .gemm_eff = 0.93,
+    .gemm_k0 = 256,
+    .gemm_t0 = 5e-6,
+    .tile_alpha = 0.2,
+    .hbm_eff = 0.92,
+    .attn_fwd_e = { { 0.638, 0.730, 0.640 }, { 0.597, 0.678, 0.594 } },
+    .attn_fwd_s0 = { { 84, 98, 86 }, { 358, 396, 232 } },
+    .attn_bwd_e = { { 0.574, 0.640, 0.561 }, { 0.537, 0.594, 0.521 } },
+    .attn_bwd_s0 = { { 252, 274, 274 }, { 1074, 1107, 739 } },
+    .extrapolated = 0 },
+  { .name = "H100",
+    .sms = 132,
+    .gemm_eff = 0.93,
+    .gemm_k0 = 256,
+    .gemm_t0 = 5e-6,
+    .tile_alpha = 0.2,
+    .hbm_eff = 0.92,
+    H100_ATTENTION,
+    .extrapolated = 0 },
   /* H200: the H100's compute die (same SMs and clocks, NVIDIA H200 data sheet), faster HBM:
-     * the H100's efficiencies, extrapolated. */
-  { "H200",
-    132,
-    0.93,
-    256,
-    5e-6,
-    0.2,
-    0.92,
-    { { 0.520, 0.683, 0.791 }, { 0.516, 0.663, 0.700 } },
-    { { 298, 228, 286 }, { 870, 608, 686 } },
-    { { 0.501, 0.595, 0.689 }, { 0.497, 0.578, 0.610 } },
-    { { 402, 420, 420 }, { 1174, 1120, 1007 } },
-    1 },
+   * the H100's efficiencies, extrapolated. */
+  { .name = "H200",
+    .sms = 132,
+    .gemm_eff = 0.93,
+    .gemm_k0 = 256,
+    .gemm_t0 = 5e-6,
+    .tile_alpha = 0.2,
+    .hbm_eff = 0.92,
+    H100_ATTENTION,
+    .extrapolated = 1 },
   /* B200: 148 SMs (NVIDIA Blackwell architecture technical brief). GEMM: E_gemm and t0 fitted
-     * to XLA's sm_100 table (29 batch-1 shapes), k0 and the tile penalty the H100's; attention and
-     * memory-bound kernels: the H100's efficiencies, extrapolated (no kernel-level data). */
-  { "B200",
-    148,
-    0.82,
-    256,
-    6e-6,
-    0.2,
-    0.92,
-    { { 0.520, 0.683, 0.791 }, { 0.516, 0.663, 0.700 } },
-    { { 298, 228, 286 }, { 870, 608, 686 } },
-    { { 0.501, 0.595, 0.689 }, { 0.497, 0.578, 0.610 } },
-    { { 402, 420, 420 }, { 1174, 1120, 1007 } },
-    1 },
+   * to XLA's sm_100 table (29 batch-1 shapes), k0 and the tile penalty the H100's; attention and
+   * memory-bound kernels: the H100's efficiencies, extrapolated (no kernel-level data). */
+  { .name = "B200",
+    .sms = 148,
+    .gemm_eff = 0.82,
+    .gemm_k0 = 256,
+    .gemm_t0 = 6e-6,
+    .tile_alpha = 0.2,
+    .hbm_eff = 0.92,
+    H100_ATTENTION,
+    .extrapolated = 1 },
 };
 
 const struct wl_kernel_gpu *wl_kernel_gpu_find(const char *name)
