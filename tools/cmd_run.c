@@ -230,10 +230,16 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
   write_group_object(f, "exposed_comm_s", res->exposed_s, "    ");
   fprintf(f, ",\n    \"bubble_s\": %s,\n    \"straggler_s\": %s,\n    \"other_s\": %s\n  },\n",
           JSON_NUMBER(res->bubble_s), JSON_NUMBER(res->straggler_s), JSON_NUMBER(res->other_s));
-  fprintf(f, "  \"compute_by_class_s\": {");
-  for (int c = 0; c < WL_CC_COUNT; c++)
-    fprintf(f, "%s\"%s\": %s", c ? ", " : "", wl_cclass_name(c), JSON_NUMBER(res->compute_class_s[c]));
-  fprintf(f, "},\n");
+  /* An imported trace (SimAI, Chakra) gives kernel times under nominal classes and no FLOPs: its
+   * split by class would be a label, not a measurement (attention 0 where attention ran). */
+  if (t->model_flops > 0) {
+    fprintf(f, "  \"compute_by_class_s\": {");
+    for (int c = 0; c < WL_CC_COUNT; c++)
+      fprintf(f, "%s\"%s\": %s", c ? ", " : "", wl_cclass_name(c), JSON_NUMBER(res->compute_class_s[c]));
+    fprintf(f, "},\n");
+  } else {
+    fprintf(f, "  \"compute_by_class_s\": null,\n");
+  }
   fprintf(f,
           "  \"slowest_rank\": {\"rank\": %d, \"gpu\": %d, \"stage\": %d, \"end_s\": %s, "
           "\"typical_end_s\": %s,\n",
