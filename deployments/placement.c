@@ -55,18 +55,13 @@ int placement_place(enum placement_policy p, const int *sizes, int n_jobs, int g
     break;
   }
   case PLACE_RANDOM: {
-    /* Fisher-Yates over the GPUs with the run's seed, then consecutive slices. */
+    /* A seeded shuffle of the GPUs, then consecutive slices. */
     int *order = sgf_xmalloc(sizeof(int) * (size_t)gpus);
     for (int i = 0; i < gpus; i++)
       order[i] = i;
     struct fab_rng rng;
     rng_seed(&rng, seed ^ UINT64_C(0x706c6163656d656e)); /* a stream of its own: "placemen" */
-    for (int i = gpus - 1; i > 0; i--) {
-      int k = (int)rng_below(&rng, (uint64_t)i + 1);
-      int t = order[i];
-      order[i] = order[k];
-      order[k] = t;
-    }
+    rng_shuffle(&rng, order, gpus);
     int next = 0;
     for (int j = 0; j < n_jobs; j++)
       for (int r = 0; r < sizes[j]; r++)

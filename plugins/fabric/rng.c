@@ -47,17 +47,22 @@ uint64_t rng_below(struct fab_rng *r, uint64_t n)
   return x % n;
 }
 
+void rng_shuffle(struct fab_rng *r, int *a, int n)
+{
+  for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+    int j = (int)rng_below(r, (uint64_t)i + 1);
+    int tmp = a[i];
+    a[i] = a[j];
+    a[j] = tmp;
+  }
+}
+
 void rng_derangement(struct fab_rng *r, int n, int *perm)
 {
   for (;;) {
     for (int i = 0; i < n; i++)
       perm[i] = i;
-    for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
-      int j = (int)rng_below(r, (uint64_t)i + 1);
-      int tmp = perm[i];
-      perm[i] = perm[j];
-      perm[j] = tmp;
-    }
+    rng_shuffle(r, perm, n);
     int fixed = 0;
     for (int i = 0; i < n; i++)
       fixed += perm[i] == i;

@@ -24,6 +24,8 @@ uint64_t rng_below(struct fab_rng *r, uint64_t n);
  * by shuffling until none is left (about e tries): the random-permutation traffic of
  * benchmarks and tests. */
 void rng_derangement(struct fab_rng *r, int n, int *perm);
+/* Shuffles a[0..n) uniformly in place (Fisher-Yates, from the last element down). */
+void rng_shuffle(struct fab_rng *r, int *a, int n);
 /* A 64-bit mix of a value with a seed (splitmix64 finaliser), for hashing. */
 uint64_t rng_mix64(uint64_t x);
 
