@@ -65,7 +65,7 @@ void ib__qp_start(struct fabric *fab, struct fab_flow *flow)
   qp->flow = flow;
   qp->n_psn = (uint32_t)((flow->bytes + st->p.mtu_bytes - 1) / st->p.mtu_bytes);
   qp->seen = sgf_xcalloc((size_t)qp->n_psn / 64 + 1, sizeof *qp->seen);
-  qp->gen = (uint8_t)++st->qp_gen;
+  qp->gen = (uint8_t)(1 + st->qp_gen++ % 255); /* never 0: the flags of a packet without a QP */
   qp->progress_s = fab->now;
   qp->all_next = st->qps;
   st->qps = qp;
@@ -133,6 +133,10 @@ void ib__on_deliver(struct fabric *fab, struct fab_packet *pkt)
     return;
   }
   struct ib_qp *qp = qp_of(fab, flow);
+  if (qp == NULL && flow->model_data == NULL && pkt->flags == 0 && flow->state == FLOW_ACTIVE) {
+    flow->delivered += pkt->bytes; /* a transfer without a QP of its own */
+    return;
+  }
   if (qp == NULL || pkt->flags != qp->gen || pkt->seq >= qp->n_psn || flow->state != FLOW_ACTIVE)
     return; /* a copy of an ended transfer's packet */
   uint64_t bit = 1ULL << (pkt->seq % 64);
