@@ -953,6 +953,8 @@ int cmd_coll(int argc, char **argv)
     if (!got || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
       fprintf(stderr, "sgfabric coll: the %s simulation failed (the reason is above)\n", o.fabrics[f]);
       failed = 1;
+      if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+        rc = 3; /* the job failed (failures: communicator timeout, InfiniBand QP retries), as run and flows */
     }
   }
   if (failed)

@@ -81,4 +81,18 @@ cat "$WORK/err"
 grep -q "InfiniBand RC transport retry count exceeded (8 timeouts" "$WORK/err" || die "ib: no retry-exceeded message"
 approx "ib: job_failed_at_s" "$(jget "$WORK/qp/summary.json" job_failed_at_s)" \
   "$(python3 -c 'print(10e-6 + 8 * 4.096e-6 * 2**10)')" 1e-4
+
+# A timeout shorter than the subnet manager's recovery: ib/transport-timeout 12 (16.8 ms) x 8 =
+# 134 ms > 124 ms, so the ring's QP that lost packets retries into the dead link until its count
+# runs out; coll exits 3 like run and flows. With the switches' 1 ms self-healing it recovers.
+status=0
+"$SGF" coll --platform "$platform" --fabrics ib -b 4M -e 4M --fidelity packet --cfg coll/algorithm:ring \
+  --failures "$WORK/down.csv" --cfg ib/transport-timeout:12 >"$WORK/stdout.txt" 2>"$WORK/err" || status=$?
+[ "$status" -eq 3 ] || { cat "$WORK/err" >&2; die "coll ib: exit status $status, expected 3"; }
+grep -q "sgfabric coll: job failed at 0.134.* InfiniBand RC transport retry count exceeded" "$WORK/err" ||
+  { cat "$WORK/err" >&2; die "coll ib: no retry-exceeded message"; }
+healed=$(coll_time ib --failures "$WORK/down.csv" --cfg ib/transport-timeout:12 --cfg ib/failover:ar)
+echo "ib ring, ib/transport-timeout:12, ib/failover:ar: $healed us"
+python3 -c 'import sys; sys.exit(0 if 16777 < float(sys.argv[1]) < 3 * 16777 else 1)' "$healed" ||
+  die "ib ring with ib/failover:ar: $healed us, expected one 16.8 ms timeout and a little more"
 echo "PASS failures_packet"
