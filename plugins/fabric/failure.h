@@ -1,6 +1,7 @@
-/* Failures mid-run (flow fidelity): a schedule takes links, switches and NICs down and up at
- * given simulated times.
+/* Failures mid-run: a schedule takes links, switches and NICs down and up at given simulated
+ * times, at both fidelities.
  *
+ * Flow fidelity:
  * A link that fails has capacity 0 at once: the flows crossing it stall (rate 0), and the bytes
  * they had in flight on it (rate x round trip, at most what they sent) are lost and sent again
  * (counted as retransmitted, added back to what they have left). The routing learns of the
@@ -11,6 +12,15 @@
  * with no live path waits. A link that comes back up carries traffic again at once (the flows
  * still routed over it resume); after the same delay the routing uses it again for new flows
  * (flows already re-routed keep their new path).
+ *
+ * Packet fidelity: a failed link's ports transmit nothing; the packets on its wires are lost when
+ * they would arrive (port epochs), those queued for its egress ports are dropped, and so are the
+ * packets routed to it before the routing knows (or with no live way on). Each is counted (the
+ * fabric's drops, the event's packets_dropped) and the model told (fab_model.on_packet_lost,
+ * on_link_state): its transport recovers the loss (RoCE go-back-N; InfiniBand's RC transport,
+ * ib_transport.c) and InfiniBand resets the link's credits. After the recovery delay packet
+ * flows crossing a failed link take a live path; a flow that met a failure is watched by the
+ * communicator timeout from its last delivery.
  *
  * Above the fabric, NCCL's watchdog: a transfer that has made no progress for the timeout fails
  * the job (fabric_job_failed), which stops the fabric as the livelock watchdog does. */

@@ -10,7 +10,10 @@
  *   on_transmit      credits consumed; on_tx_done: the buffer frees, credits return later;
  *   on_event         credit returns, deferred kicks, series sampling;
  *   on_rates         flow fidelity: credit window and congestion-tree caps;
- *   write_counters, write_series   summary.json counters, ib_ports.csv and ib_series.csv.
+ *   write_counters, write_series   summary.json counters, ib_ports.csv and ib_series.csv;
+ *   on_injected, on_deliver, flow_done, on_packet_lost   failures at packet fidelity: the RC
+ *                    transport's PSNs, acknowledgements and timer (ib_transport.c);
+ *   on_link_state    failures at packet fidelity: a link's credits reset and restored.
  * No SimGrid include: the model runs under CUnit with fabric_run(). */
 #include <stdio.h>
 #include <stdlib.h>
