@@ -574,6 +574,15 @@ double sg_roce_get_retransmitted_bytes(const struct fabric *fab) { return roce__
 uint64_t sg_roce_get_buffer_drops(const struct fabric *fab) { return roce__state(fab)->stats.drops_buffer; }
 uint64_t sg_roce_get_random_drops(const struct fabric *fab) { return roce__state(fab)->stats.drops_random; }
 
+double sg_roce_get_buffer_used(const struct fabric *fab)
+{
+  const struct roce_state *rs = roce__state(fab);
+  double used = 0;
+  for (int n = 0; n < fab->topo->n_nodes; n++)
+    used += rs->switches[n].used_B;
+  return used;
+}
+
 double sg_roce_get_peak_buffer(const struct fabric *fab)
 {
   const struct roce_state *rs = roce__state(fab);
