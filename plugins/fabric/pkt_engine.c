@@ -256,15 +256,14 @@ int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt)
                                          : least_queued(fab, pkt, cand, n);
     return cand[pick];
   }
-  int port = flow->path[pkt->hop];
-  if (fab->failures != NULL && (pkt->hop >= flow->hops || t->ports[port].node != pkt->node)) {
+  if (fab->failures != NULL && (pkt->hop >= flow->hops || t->ports[flow->path[pkt->hop]].node != pkt->node)) {
     /* The flow was moved to another path (failures) while this packet was on the old one: it
      * goes on from where it is, by the same hash as the flow's path. */
     int cand[ROUTE_MAX_CANDIDATES];
     int n = route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
     return n > 0 ? cand[route_pick(flow->key, fab->seed, pkt->node, n)] : -1;
   }
-  return port;
+  return flow->path[pkt->hop];
 }
 
 static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
