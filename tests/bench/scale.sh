@@ -170,7 +170,8 @@ if cmd == "record":
            "fabric": s["fabric"], "fidelity": s["fidelity"], "gpus": s["platform"]["gpus"],
            "events": s["counters"]["events"], "iteration_s": s.get("iteration_time_s"),
            "mfu": s.get("mfu"), "transfers": transfers(s), "rate_updates": s["counters"].get("rate_updates"),
-           "packet_hops": s["counters"].get("packet_hops"), "drops": s["counters"].get("drops")}
+           "packet_hops": s["counters"].get("packet_hops"), "drops": s["counters"].get("drops"),
+           "input": "simai" if "-simai-" in name else "trace"}
     dp = [c for c in s.get("collectives", []) if c["op"] == "allreduce" and c["group"] == "dp"]
     if dp:
         c = dp[0]
@@ -197,11 +198,11 @@ elif cmd == "table":
     b1 = [r for r in rows if r["kind"] == "b1"]
     if b1:
         print("\nB1: 64 MB ring all-reduce on dp, one ring per rail (medians of %d)" % b1[0]["reps"])
-        print("| GPUs | fabric | fidelity | wall (s) | max RSS (MB) | events | events/s | transfers | all-reduce time (ms) | busbw (GB/s) | reruns identical |")
-        print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        print("| GPUs | fabric | fidelity | input | wall (s) | max RSS (MB) | events | events/s | transfers | all-reduce time (ms) | busbw (GB/s) | reruns identical |")
+        print("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in b1:
-            print("| %d | %s | %s | %.3f | %.1f | %d | %.2f M | %s | %.4f | %.2f | %s |" % (
-                r["gpus"], r["fabric"], r["fidelity"], r["wall"], r["rss"], r["events"],
+            print("| %d | %s | %s | %s | %.3f | %.1f | %d | %.2f M | %s | %.4f | %.2f | %s |" % (
+                r["gpus"], r["fabric"], r["fidelity"], r.get("input", "trace"), r["wall"], r["rss"], r["events"],
                 r["events"] / r["wall"] / 1e6 if r["wall"] else float("nan"), r["transfers"],
                 r["coll_time_s"] * 1e3, r["busbw_GBps"], r["same"]))
     g = sorted([r for r in rows if r["kind"] == "gpt3"], key=lambda r: (r["fabric"], r["gpus"]))
@@ -294,6 +295,13 @@ run_case() {
 }
 
 # B1 trace: a single 64 MB all-reduce on dp; tp = 8 puts the dp group of local GPU i on rail i.
+# B1's all-reduce in SimAI's workload format (docs/workload-format.md, "SimAI/AICB import"):
+# model_parallel_NPU_group 8 makes the weight-gradient all-reduce's data-parallel groups the rails.
+b1_simai() {
+  printf 'HYBRID_TRANSFORMER model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: %d checkpoints: 0 checkpoint_initiates: 0 pp_comm: 0\n1\n' "$1"
+  printf 'grad_allreduce\t-1\t1\tNONE\t0\t1\tNONE\t0\t1\tALLREDUCE\t67108864\t100\n'
+}
+
 b1_trace() {
   g=$1 dp=$(($1 / 8))
   cat <<EOF
@@ -316,10 +324,15 @@ if want b1; then
   for g in $b1_sizes; do
     "$sgf" platform --gpus "$g" --radix 64 --rail-optimized -o "$work/in/rail-$g.xml" >/dev/null
     b1_trace "$g" >"$work/in/ar-$g.trace"
+    b1_simai "$g" >"$work/in/ar-$g.simai.txt"
     for fid in $b1_fids; do
       for fab in $fabrics; do
         run_case "b1-$g-$fab-$fid" b1 "$reps" "$sgf" run --platform "$work/in/rail-$g.xml" \
           --workload "$work/in/ar-$g.trace" --fabric "$fab" --fidelity "$fid" --seed 1 \
+          --cfg=coll/algorithm:ring
+        # the same all-reduce written as SimAI's workload text, through the simai: importer
+        run_case "b1-simai-$g-$fab-$fid" b1 "$reps" "$sgf" run --platform "$work/in/rail-$g.xml" \
+          --workload "simai:$work/in/ar-$g.simai.txt" --fabric "$fab" --fidelity "$fid" --seed 1 \
           --cfg=coll/algorithm:ring
       done
     done
