@@ -62,4 +62,25 @@ echo "compute: none $c_none s, selective $c_sel s, full $c_full s"
 less "compute without recomputation below selective" "$c_none" "$c_sel"
 less "compute with selective below full" "$c_sel" "$c_full"
 less "MFU below HFU with selective" "$(jget "$WORK/overlap/summary.json" mfu)" "$(jget "$WORK/overlap/summary.json" hfu)"
+# TP communication overlapped with the GEMMs: the same TP bytes, less of them exposed, a shorter
+# iteration; refused without sequence parallelism.
+job sp --recompute selective --sequence-parallel
+job sp-overlap --recompute selective --sequence-parallel --tp-comm-overlap
+less "overlapped TP communication" "$(it sp-overlap)" "$(it sp)"
+less "exposed TP time with overlap" "$(jget "$WORK/sp-overlap/summary.json" breakdown.exposed_comm_s.tp)" \
+  "$(jget "$WORK/sp/summary.json" breakdown.exposed_comm_s.tp)"
+equal "TP reduce-scatter bytes with and without overlap" "$(coll sp reducescatter tp bytes)" \
+  "$(coll sp-overlap reducescatter tp bytes)"
+if "$SGF" workload --model llama3-8b --gpus 16 --tp 8 --tp-comm-overlap -o "$WORK/bad.txt" 2>"$WORK/bad.err"; then
+  die "--tp-comm-overlap without --sequence-parallel was accepted"
+fi
+grep -q -- "--tp-comm-overlap needs" "$WORK/bad.err" || die "the refusal does not say why: $(cat "$WORK/bad.err")"
+
+# Context parallelism: ring attention (p2p, the default) hides the KV exchange behind attention,
+# all_gather exposes it.
+job cp-ring --tp 4 --cp 2 --seq 16384 --recompute selective --ignore-memory
+job cp-gather --tp 4 --cp 2 --seq 16384 --recompute selective --ignore-memory --cp-comm-type all_gather
+less "exposed CP time of ring attention" "$(jget "$WORK/cp-ring/summary.json" breakdown.exposed_comm_s.cp)" \
+  "$(jget "$WORK/cp-gather/summary.json" breakdown.exposed_comm_s.cp)"
+less "ring attention's iteration" "$(it cp-ring)" "$(it cp-gather)"
 echo "PASS ($n jobs)"

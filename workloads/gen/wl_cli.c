@@ -46,6 +46,14 @@ static const struct cli_option wl_options[] = {
   { "zero1", 0, CLI_FLAG, WL_OPT_ZERO1, NULL, "distributed optimizer (ZeRO-1)" },
   { "use-distributed-optimizer", 0, CLI_FLAG, WL_OPT_ZERO1, NULL, "Megatron-LM name of --zero1" },
   { "sequence-parallel", 0, CLI_FLAG, WL_OPT_SEQUENCE_PARALLEL, NULL, "TP communication as all-gather/reduce-scatter" },
+  { "tp-comm-overlap", 0, CLI_FLAG, WL_OPT_TP_COMM_OVERLAP, NULL,
+    "with --sequence-parallel: pipeline the TP all-gathers and reduce-scatters with their GEMMs "
+    "(TransformerEngine userbuffers)" },
+  { "no-tp-comm-overlap", 0, CLI_FLAG, WL_OPT_NO_TP_COMM_OVERLAP, NULL,
+    "TP collectives before/after their GEMMs (default)" },
+  { "cp-comm-type", 0, CLI_VALUE, WL_OPT_CP_COMM_TYPE, "p2p|all_gather",
+    "context-parallel attention: p2p ring attention, KV passed round the CP ring overlapped with attention "
+    "(default), or all_gather, KV gathered before and dKV scattered after, blocking" },
   { "grad-bf16", 0, CLI_FLAG, WL_OPT_GRAD_BF16, NULL, "reduce gradients in BF16 (default FP32)" },
   { "overlap-grad-reduce", 0, CLI_FLAG, WL_OPT_OVERLAP_GRAD_REDUCE, NULL,
     "reduce gradient buckets during the backward (default)" },
@@ -149,6 +157,17 @@ int workload_cli_main(int argc, char **argv)
     case WL_OPT_IGNORE_MEMORY: ignore_memory = 1; break;
     case WL_OPT_ZERO1: p.zero1 = 1; break;
     case WL_OPT_SEQUENCE_PARALLEL: p.seq_parallel = 1; break;
+    case WL_OPT_TP_COMM_OVERLAP:
+    case WL_OPT_NO_TP_COMM_OVERLAP: p.tp_comm_overlap = id == WL_OPT_TP_COMM_OVERLAP; break;
+    case WL_OPT_CP_COMM_TYPE:
+      if (strcmp(c.value, "p2p") == 0 || strcmp(c.value, "all_gather") == 0) {
+        p.cp_comm_p2p = strcmp(c.value, "p2p") == 0;
+      } else {
+        fprintf(stderr, PROG ": %s: unknown context-parallel communication '%s' (expected p2p or all_gather)\n",
+                c.spelled, c.value);
+        return CLI_USAGE;
+      }
+      break;
     case WL_OPT_GRAD_BF16: p.grad_bytes = 2; break;
     default: break;
     }

@@ -53,6 +53,7 @@ void wl_gen_params_init(struct wl_gen_params *p)
   p->overlap_grad_reduce = 1;
   p->tied_embeddings = -1;
   p->grad_norm = 1;
+  p->cp_comm_p2p = 1;
   p->seed = 1;
 }
 
@@ -87,6 +88,10 @@ int wl_gen_check(struct wl_gen_params *p, char *err, size_t errlen)
   CHECK(p->seq % l->cp == 0, "seq=%d not divisible by cp=%d", p->seq, l->cp);
   CHECK(!p->seq_parallel || (p->seq / l->cp) % l->tp == 0, "sequence parallelism needs seq/cp=%d divisible by tp=%d",
         p->seq / l->cp, l->tp);
+  CHECK(!p->tp_comm_overlap || (p->seq_parallel && l->tp > 1),
+        "--tp-comm-overlap needs tp > 1 and --sequence-parallel (Megatron-LM overlaps the sequence-parallel "
+        "all-gathers and reduce-scatters; tp=%d, sequence parallel %s)",
+        l->tp, p->seq_parallel ? "on" : "off");
   CHECK(l->vpp == 1 || l->pp > 1, "vpp=%d needs pp > 1", l->vpp);
   CHECK(l->ep == 1 || m->experts > 0, "ep=%d but %s is not a mixture-of-experts model", l->ep, m->name);
   CHECK(m->experts == 0 || m->experts % l->ep == 0, "ep=%d does not divide experts=%d", l->ep, m->experts);
@@ -330,32 +335,175 @@ static double kv_bytes(const struct gen *g)
   return g->p->layout.cp * g->tokens * 2 * g->kvd / g->p->layout.tp * BF16;
 }
 
+/* Waits for an asynchronous collective (id < 0: none was issued). */
+static void wait_coll(struct gen *g, const struct wl_op *ctx, int id)
+{
+  if (id < 0)
+    return;
+  struct wl_op w = *ctx;
+  w.kind = WL_OP_WAIT;
+  add(g, &w, &id, 1);
+}
+
+/* One of the attention block's GEMMs on its own: the column-parallel QKV projection (out = 0) or
+ * the row-parallel output projection (out = 1), with their shares of layer_attention's FLOPs and
+ * bytes (the two add up to its GEMM op). */
+static void attention_gemm(struct gen *g, const struct wl_op *ctx, double x, int out)
+{
+  double T = g->tokens, tp = g->p->layout.tp, h = g->p->model.hidden, qkv = h + 2 * g->kvd;
+  double share = out ? h / (qkv + h) : qkv / (qkv + h);
+  struct klist l = { .n = 0 };
+  if (out)
+    kl_gemm(&l, x, T, h, h / tp, 1);
+  else
+    kl_gemm(&l, x, T, qkv / tp, h, 1);
+  compute_k(g, ctx, WL_CC_GEMM, x * 2 * T * g->lp.attn / tp * share,
+            x * BF16 * (g->lp.attn / tp * share + T * (out ? h / tp + h : h + qkv / tp)), l.k, l.n);
+}
+
+/* A dense MLP's GEMMs on their own: fc1 (column-parallel, out = 0) or fc2 (row-parallel, out = 1),
+ * with their shares of layer_mlp's FLOPs and bytes. */
+static void mlp_gemm(struct gen *g, const struct wl_op *ctx, double x, int out)
+{
+  const struct wl_model *m = &g->p->model;
+  double T = g->tokens, tp = g->p->layout.tp, h = m->hidden, up = m->gated_mlp ? 2.0 : 1.0;
+  double share = out ? 1 / (up + 1) : up / (up + 1);
+  struct klist l = { .n = 0 };
+  if (out)
+    kl_gemm(&l, x, T, h, m->ffn / tp, 1);
+  else
+    kl_gemm(&l, x, T, up * m->ffn / tp, h, 1);
+  compute_k(g, ctx, WL_CC_GEMM, x * 2 * T * g->lp.mlp / tp * share,
+            x * BF16 * (g->lp.mlp / tp * share + T * (out ? m->ffn / tp + h : h + 2 * m->ffn / tp)), l.k, l.n);
+}
+
+/* --tp-comm-overlap (Megatron-LM, TransformerEngine's userbuffers): the sequence-parallel
+ * all-gather feeding a column-parallel GEMM, and the reduce-scatter draining a row-parallel one,
+ * are cut into chunks pipelined with the GEMM's own chunks. Modelled as the collective running
+ * beside the GEMM (issued asynchronously before it, waited for after it): max(comm, GEMM) instead
+ * of their sum. The GEMM's slowdown from the SMs or copy engines the communication takes is not
+ * modelled. */
+static int tp_overlapped(struct gen *g, const struct wl_op *ctx, enum wl_coll c)
+{
+  return coll(g, ctx, c, WL_GROUP_TP, act_bytes(g, 0), 1);
+}
+
+/* Context parallelism with --cp-comm-type p2p (Megatron-Core's default; TransformerEngine's
+ * ring attention): each of the cp steps computes attention on one KV chunk while the next chunk
+ * travels one hop around the CP ring. The bytes are those of a ring all-gather of the KV (and,
+ * backward, of its reduce-scatter for dKV), issued asynchronously and overlapped with the
+ * attention core. all_gather: the KV gathered before attention and dKV reduce-scattered after,
+ * blocking. */
+static int cp_ring(const struct gen *g) { return g->p->cp_comm_p2p && g->p->layout.cp > 1; }
+
 static void layer_forward(struct gen *g, const struct wl_op *ctx)
 {
-  coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_CP, kv_bytes(g), 0);
-  tp_gather(g, ctx);
-  layer_attention(g, ctx, 1);
-  tp_reduce(g, ctx);
+  int tpo = g->p->tp_comm_overlap;
+  if (!tpo && !cp_ring(g)) {
+    coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_CP, kv_bytes(g), 0);
+    tp_gather(g, ctx);
+    layer_attention(g, ctx, 1);
+    tp_reduce(g, ctx);
+    layer_elemwise(g, ctx, 1);
+    tp_gather(g, ctx);
+    a2a(g, ctx);
+    layer_mlp(g, ctx, 1);
+    a2a(g, ctx);
+    tp_reduce(g, ctx);
+    return;
+  }
+  if (!cp_ring(g))
+    coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_CP, kv_bytes(g), 0);
+  int ag = -1, rs = -1, kv = -1;
+  if (tpo)
+    ag = tp_overlapped(g, ctx, WL_COLL_ALLGATHER);
+  else
+    tp_gather(g, ctx);
+  attention_gemm(g, ctx, 1, 0);
+  wait_coll(g, ctx, ag);
+  if (cp_ring(g))
+    kv = coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_CP, kv_bytes(g), 1);
+  attention_core(g, ctx, 1);
+  wait_coll(g, ctx, kv);
+  if (tpo)
+    rs = tp_overlapped(g, ctx, WL_COLL_REDUCE_SCATTER);
+  attention_gemm(g, ctx, 1, 1);
+  if (tpo)
+    wait_coll(g, ctx, rs);
+  else
+    tp_reduce(g, ctx);
   layer_elemwise(g, ctx, 1);
-  tp_gather(g, ctx);
-  a2a(g, ctx);
-  layer_mlp(g, ctx, 1);
-  a2a(g, ctx);
-  tp_reduce(g, ctx);
+  if (!tpo || g->moe) { /* MoE's expert GEMMs are not overlapped with TP communication here */
+    tp_gather(g, ctx);
+    a2a(g, ctx);
+    layer_mlp(g, ctx, 1);
+    a2a(g, ctx);
+    tp_reduce(g, ctx);
+    return;
+  }
+  ag = tp_overlapped(g, ctx, WL_COLL_ALLGATHER);
+  mlp_gemm(g, ctx, 1, 0);
+  wait_coll(g, ctx, ag);
+  rs = tp_overlapped(g, ctx, WL_COLL_REDUCE_SCATTER);
+  mlp_gemm(g, ctx, 1, 1);
+  wait_coll(g, ctx, rs);
 }
 
 static void layer_backward(struct gen *g, const struct wl_op *ctx)
 {
-  tp_gather(g, ctx);
-  a2a(g, ctx);
-  layer_mlp(g, ctx, 2);
-  a2a(g, ctx);
-  tp_reduce(g, ctx);
+  int tpo = g->p->tp_comm_overlap;
+  if (!tpo && !cp_ring(g)) {
+    tp_gather(g, ctx);
+    a2a(g, ctx);
+    layer_mlp(g, ctx, 2);
+    a2a(g, ctx);
+    tp_reduce(g, ctx);
+    layer_elemwise(g, ctx, 2);
+    tp_gather(g, ctx);
+    layer_attention(g, ctx, 2);
+    coll(g, ctx, WL_COLL_REDUCE_SCATTER, WL_GROUP_CP, kv_bytes(g), 0);
+    tp_reduce(g, ctx);
+    return;
+  }
+  int ag = -1, rs = -1;
+  if (!tpo || g->moe) {
+    tp_gather(g, ctx);
+    a2a(g, ctx);
+    layer_mlp(g, ctx, 2);
+    a2a(g, ctx);
+    tp_reduce(g, ctx);
+  } else { /* backward of fc2 (its output gradient gathered), then of fc1 (its input gradient scattered) */
+    ag = tp_overlapped(g, ctx, WL_COLL_ALLGATHER);
+    mlp_gemm(g, ctx, 2, 1);
+    wait_coll(g, ctx, ag);
+    rs = tp_overlapped(g, ctx, WL_COLL_REDUCE_SCATTER);
+    mlp_gemm(g, ctx, 2, 0);
+    wait_coll(g, ctx, rs);
+  }
   layer_elemwise(g, ctx, 2);
-  tp_gather(g, ctx);
-  layer_attention(g, ctx, 2);
-  coll(g, ctx, WL_COLL_REDUCE_SCATTER, WL_GROUP_CP, kv_bytes(g), 0);
-  tp_reduce(g, ctx);
+  if (tpo)
+    ag = tp_overlapped(g, ctx, WL_COLL_ALLGATHER);
+  else
+    tp_gather(g, ctx);
+  attention_gemm(g, ctx, 2, 1);
+  wait_coll(g, ctx, ag);
+  if (cp_ring(g)) { /* the KV chunks go round the ring again, their gradients after them */
+    int kv = coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_CP, kv_bytes(g), 1);
+    int dkv = coll(g, ctx, WL_COLL_REDUCE_SCATTER, WL_GROUP_CP, kv_bytes(g), 1);
+    attention_core(g, ctx, 2);
+    wait_coll(g, ctx, kv);
+    wait_coll(g, ctx, dkv);
+  } else {
+    attention_core(g, ctx, 2);
+    coll(g, ctx, WL_COLL_REDUCE_SCATTER, WL_GROUP_CP, kv_bytes(g), 0);
+  }
+  if (tpo)
+    rs = tp_overlapped(g, ctx, WL_COLL_REDUCE_SCATTER);
+  attention_gemm(g, ctx, 2, 0);
+  if (tpo)
+    wait_coll(g, ctx, rs);
+  else
+    tp_reduce(g, ctx);
 }
 
 /* Keeps a full bucket for after the backward (no overlap). */

@@ -26,6 +26,8 @@ struct wl_gen_params {
   int tied_embeddings;      /* -1: the model's; 0 or 1 overrides it */
   int grad_norm;            /* gradient norm for clipping: a kernel and a small all-reduce */
   int seq_parallel;         /* TP communication as all-gather/reduce-scatter */
+  int tp_comm_overlap;      /* sequence-parallel TP collectives pipelined with their GEMMs */
+  int cp_comm_p2p;          /* context parallelism as ring attention (1) or gather/scatter (0) */
   int grad_bytes;           /* gradient element size in the DP reduction: 4 (FP32) or 2 */
   double bucket_params;     /* gradient bucket size in elements */
   long seed;
@@ -33,7 +35,8 @@ struct wl_gen_params {
 
 /* Defaults: micro 1, global = 4 * pp micro-batches when unset (0), FP32 gradient reduction,
  * 40M-element buckets (Megatron-Core DDP), gradient reduction overlapped with the backward,
- * parameter all-gather not overlapped, the model's embedding tying, gradient norm on, seed 1. */
+ * parameter all-gather not overlapped, TP communication not overlapped with GEMMs, context
+ * parallelism as ring attention (p2p), the model's embedding tying, gradient norm on, seed 1. */
 void wl_gen_params_init(struct wl_gen_params *p);
 
 /* Derives dp and checks every constraint; returns 0 or -1 with the failed one in err. */

@@ -518,6 +518,110 @@ static void test_wl_gen_grad_norm_and_optimizer_step(void)
 
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "wl_gen";
+static double program_flops(const struct wl_program *pr, int cclass)
+{
+  double f = 0;
+  for (int i = 0; i < pr->nops; i++)
+    if (pr->ops[i].kind == WL_OP_COMPUTE && (cclass < 0 || (int)pr->ops[i].cclass == cclass))
+      f += pr->ops[i].flops;
+  return f;
+}
+
+/* TP collectives of the transformer layers (layer >= 0): how many, how many asynchronous, bytes. */
+static struct op_count layer_tp_colls(const struct wl_program *pr, int coll)
+{
+  struct op_count c = { 0, 0, 0, 0, -1, -1 };
+  for (int i = 0; i < pr->nops; i++) {
+    const struct wl_op *o = &pr->ops[i];
+    if (o->kind == WL_OP_COLL && (int)o->coll == coll && o->group == WL_GROUP_TP && o->layer >= 0) {
+      c.n++;
+      c.async += o->is_async;
+      c.bytes += o->bytes;
+    }
+  }
+  return c;
+}
+
+/* --tp-comm-overlap: every sequence-parallel TP all-gather and reduce-scatter of the transformer
+ * layers is issued asynchronously, and waited for after the GEMM it overlaps (one wait each); the
+ * bytes, the GEMMs' FLOPs and HBM bytes stay those of the job without overlap. The embedding's and
+ * output layer's stay blocking. Refused without sequence parallelism. */
+static void test_wl_gen_tp_comm_overlap_switch(void)
+{
+  struct wl_gen_params p = params("llama3-8b", 16, 8, 1);
+  p.seq_parallel = 1;
+  p.global_batch = 4;
+  struct wl_trace *off = gen_ok(p);
+  p.tp_comm_overlap = 1;
+  struct wl_trace *on = gen_ok(p);
+  const struct wl_program *a = &off->programs[0], *b = &on->programs[0];
+  int tp_ops = 0;
+  static const int kinds[] = { WL_COLL_ALLGATHER, WL_COLL_REDUCE_SCATTER };
+  for (int k = 0; k < 2; k++) {
+    struct op_count x = layer_tp_colls(a, kinds[k]), y = layer_tp_colls(b, kinds[k]);
+    CU_ASSERT(x.n > 0);
+    CU_ASSERT_EQUAL(x.async, 0);
+    CU_ASSERT_EQUAL(y.n, x.n);
+    CU_ASSERT_EQUAL(y.async, y.n);
+    CU_ASSERT_DOUBLE_EQUAL(y.bytes, x.bytes, 1e-6 * x.bytes);
+    tp_ops += y.n;
+  }
+  int waits_off = count_ops(a, WL_OP_WAIT, -1, -1, -1, -1).n, waits_on = count_ops(b, WL_OP_WAIT, -1, -1, -1, -1).n;
+  CU_ASSERT_EQUAL(waits_on - waits_off, tp_ops);
+  /* The split GEMMs add up to the fused ones */
+  double fa = program_flops(a, WL_CC_GEMM), fb = program_flops(b, WL_CC_GEMM);
+  CU_ASSERT_DOUBLE_EQUAL(fb, fa, 1e-9 * fa);
+  struct op_count ga = count_ops(a, WL_OP_COMPUTE, -1, -1, -1, WL_CC_GEMM);
+  struct op_count gb = count_ops(b, WL_OP_COMPUTE, -1, -1, -1, WL_CC_GEMM);
+  CU_ASSERT_DOUBLE_EQUAL(gb.mem, ga.mem, 1e-9 * ga.mem);
+  CU_ASSERT(gb.n > ga.n);
+  /* Each wait of a layer follows the GEMM its collective overlaps. */
+  for (int i = 1; i < b->nops; i++)
+    if (b->ops[i].kind == WL_OP_WAIT && b->ops[i].layer >= 0)
+      CU_ASSERT(b->ops[i - 1].kind == WL_OP_COMPUTE && b->ops[i - 1].cclass == WL_CC_GEMM);
+  wl_trace_free(off);
+  wl_trace_free(on);
+  p.seq_parallel = 0;
+  expect_refusal(p, "--tp-comm-overlap needs");
+}
+
+/* --cp-comm-type: p2p (the default, ring attention) passes the KV round the CP ring beside the
+ * attention core, asynchronously, and again with its gradient in the backward (twice all_gather's
+ * backward bytes); all_gather gathers it before attention and scatters dKV after, blocking. */
+static void test_wl_gen_cp_comm_type_switch(void)
+{
+  struct wl_gen_params p = params("llama3-8b", 16, 2, 1);
+  p.layout.cp = 2;
+  p.global_batch = 4;
+  CU_ASSERT_EQUAL(p.cp_comm_p2p, 1);
+  struct wl_trace *ring = gen_ok(p);
+  p.cp_comm_p2p = 0;
+  struct wl_trace *gather = gen_ok(p);
+  const struct wl_program *r = &ring->programs[0], *g = &gather->programs[0];
+  struct op_count rf = count_ops(r, WL_OP_COLL, -1, WL_GROUP_CP, WL_PHASE_FORWARD, -1);
+  struct op_count gf = count_ops(g, WL_OP_COLL, -1, WL_GROUP_CP, WL_PHASE_FORWARD, -1);
+  struct op_count rb = count_ops(r, WL_OP_COLL, -1, WL_GROUP_CP, WL_PHASE_BACKWARD, -1);
+  struct op_count gb = count_ops(g, WL_OP_COLL, -1, WL_GROUP_CP, WL_PHASE_BACKWARD, -1);
+  CU_ASSERT(gf.n > 0 && gf.async == 0 && gb.async == 0);
+  CU_ASSERT(rf.n == gf.n && rf.async == rf.n);
+  CU_ASSERT_DOUBLE_EQUAL(rf.bytes, gf.bytes, 1e-6 * gf.bytes);
+  CU_ASSERT(rb.n == 2 * gb.n && rb.async == rb.n);
+  CU_ASSERT_DOUBLE_EQUAL(rb.bytes, 2 * gb.bytes, 1e-6 * gb.bytes);
+  /* In the ring, the attention core runs between the KV's issue and its wait. */
+  int seen_ag = 0, core_between = 0;
+  for (int i = 0; i < r->nops && !core_between; i++) {
+    const struct wl_op *o = &r->ops[i];
+    if (o->kind == WL_OP_COLL && o->group == WL_GROUP_CP && o->phase == WL_PHASE_FORWARD)
+      seen_ag = 1;
+    else if (seen_ag && o->kind == WL_OP_COMPUTE)
+      core_between = o->cclass == WL_CC_ATTN;
+  }
+  CU_ASSERT(core_between);
+  CU_ASSERT_DOUBLE_EQUAL(program_flops(r, -1), program_flops(g, -1), 1e-9 * program_flops(g, -1));
+  wl_trace_free(ring);
+  wl_trace_free(gather);
+}
+
 const struct sgf_unit_test sgf_unit_tests[] = {
   { "refuses_impossible_layouts", test_wl_gen_refuses_impossible_layouts },
   { "405b_on_16_stages_is_balanced", test_wl_gen_405b_on_16_stages_is_balanced },
@@ -534,5 +638,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "param_gather_overlap_switch", test_wl_gen_param_gather_overlap_switch },
   { "tied_embedding_allreduce", test_wl_gen_tied_embedding_allreduce },
   { "grad_norm_and_optimizer_step", test_wl_gen_grad_norm_and_optimizer_step },
+  { "tp_comm_overlap_switch", test_wl_gen_tp_comm_overlap_switch },
+  { "cp_comm_type_switch", test_wl_gen_cp_comm_type_switch },
   { NULL, NULL },
 };
