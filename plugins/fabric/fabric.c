@@ -129,6 +129,8 @@ struct fabric *fabric_new(struct topo *topo, const struct param_set *params, con
   fab->ports = calloc((size_t)topo->n_ports + 1, sizeof *fab->ports);
   /* The flow engine also carries NVLink transfers at packet fidelity (see flow_start). */
   fab->fe = flow_engine_new(fab);
+  if (fab->model->state_size > 0)
+    fab->model_state = sgf_xcalloc(1, fab->model->state_size);
   if (fab->model->init && fab->model->init(fab, err, errlen) != 0) {
     fabric_free(fab);
     return NULL;
@@ -144,6 +146,7 @@ void fabric_free(struct fabric *fab)
     return;
   if (fab->model && fab->model->fini)
     fab->model->fini(fab);
+  free(fab->model_state);
   flow_engine_free(fab->fe);
   fab_why_free(fab->why);
   fab_failures_free(fab->failures);

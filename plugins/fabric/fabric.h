@@ -153,6 +153,10 @@ enum fab_arrive {
 /* Hooks of a fabric model. Every hook is optional; a NULL hook keeps the ideal behaviour. */
 struct fab_model {
   const char *name;
+  /* Bytes of per-fabric state the model needs (as a Linux qdisc's priv_size): the core allocates
+   * them zeroed before init and frees them after fini; the model reaches them through
+   * fabric_model_priv(). 0: no state. */
+  size_t state_size;
   /* Called once when the fabric is created; returns 0 or -1 with a message naming the parameter. */
   int (*init)(struct fabric *fab, char *err, size_t errlen);
   void (*fini)(struct fabric *fab);
@@ -233,7 +237,7 @@ struct fabric {
   struct topo *topo;
   const struct param_set *params;
   const struct fab_model *model;
-  void *model_state;
+  void *model_state; /* the model's state_size bytes, owned by the core (fabric_model_priv) */
   fab_fidelity fidelity;
   fab_switching switching;
   fab_routing routing;
@@ -343,6 +347,9 @@ struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports,
 /* A new collective instance id (1, 2, ...): the caller sets it as the call of the instance's flows,
  * so that the "why" accounting (why.h) knows which transfers belong to one collective. */
 static inline uint32_t fabric_new_call(struct fabric *fab) { return ++fab->next_call; }
+/* The model's state: model->state_size zeroed bytes allocated before its init, freed after its
+ * fini (NULL when state_size is 0). */
+static inline void *fabric_model_priv(const struct fabric *fab) { return fab->model_state; }
 /* Date of the next event, or -1 when idle. */
 double fabric_next_time(struct fabric *fab);
 /* Processes every event dated <= until; the clock stays at the last event processed. */

@@ -134,7 +134,7 @@ struct ib_state {
 /* Calendar events of the model (FAB_EV_MODEL): the kind and its operands packed into ptr. */
 enum { IB_EV_CREDIT = 1, IB_EV_KICK = 2, IB_EV_SAMPLE = 3 };
 
-static inline struct ib_state *ib__state(const struct fabric *fab) { return fab->model_state; }
+static inline struct ib_state *ib__state(const struct fabric *fab) { return fabric_model_priv(fab); }
 
 /* Credit blocks of a packet of payload bytes: the whole packet, headers and CRCs included, is
  * buffered (IBTA Vol.1 7.9). */

@@ -23,12 +23,7 @@
 
 static int ib_init(struct fabric *fab, char *err, size_t errlen)
 {
-  struct ib_state *st = calloc(1, sizeof *st);
-  if (st == NULL) {
-    snprintf(err, errlen, "ib: out of memory");
-    return -1;
-  }
-  fab->model_state = st;
+  struct ib_state *st = ib__state(fab);
   if (ib__params_load(&st->p, fab, err, errlen) != 0)
     return -1;
   const struct topo *t = fab->topo;
@@ -82,8 +77,6 @@ static int ib_init(struct fabric *fab, char *err, size_t errlen)
 static void ib_fini(struct fabric *fab)
 {
   struct ib_state *st = ib__state(fab);
-  if (st == NULL)
-    return;
   ib_lft_free(&st->lft);
   if (st->ports)
     for (int p = 0; p < fab->topo->n_ports; p++)
@@ -100,8 +93,6 @@ static void ib_fini(struct fabric *fab)
   free(st->legs);
   free(st->samples);
   free(st->series_on);
-  free(st);
-  fab->model_state = NULL;
 }
 
 static void ib_flow_start(struct fabric *fab, struct fab_flow *flow)
@@ -212,6 +203,7 @@ static double ib__recovery_delay(struct fabric *fab, int up)
 
 static const struct fab_model ib_model_ops = {
   .name = "ib",
+  .state_size = sizeof(struct ib_state),
   .init = ib_init,
   .fini = ib_fini,
   .flow_start = ib_flow_start,
@@ -247,7 +239,7 @@ const struct fab_model *sg_ib_selected_model(void) { return g_ib_initialized ? &
 
 static const struct ib_state *state_of(const struct fabric *fab)
 {
-  return fab && fab->model == &ib_model_ops ? fab->model_state : NULL;
+  return fab && fab->model == &ib_model_ops ? fabric_model_priv(fab) : NULL;
 }
 
 double sg_ib_get_credit_stall_time(const struct fabric *fab)

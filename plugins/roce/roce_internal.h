@@ -161,7 +161,7 @@ struct roce_state {
   struct roce_est est;            /* estimated counters (roce_flow_est.c) */
 };
 
-static inline struct roce_state *roce__state(const struct fabric *fab) { return fab->model_state; }
+static inline struct roce_state *roce__state(const struct fabric *fab) { return fabric_model_priv(fab); }
 
 int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err, size_t errlen);
 uint64_t roce__qp_key(const struct roce_config *c, uint64_t run_seed, int src, int dst, int qp);

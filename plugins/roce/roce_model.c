@@ -45,13 +45,9 @@ static struct roce_flow *rflow_alloc(struct roce_state *rs)
 
 static int roce_init(struct fabric *fab, char *err, size_t errlen)
 {
-  struct roce_state *rs = calloc(1, sizeof *rs);
-  if (rs == NULL)
+  struct roce_state *rs = roce__state(fab);
+  if (roce__config_read(&rs->cfg, fab, err, errlen) != 0)
     return -1;
-  if (roce__config_read(&rs->cfg, fab, err, errlen) != 0) {
-    free(rs);
-    return -1;
-  }
   int n_ports = fab->topo->n_ports;
   rs->ports = sgf_xcalloc((size_t)n_ports + 1, sizeof *rs->ports);
   rs->switches = sgf_xcalloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
@@ -59,20 +55,19 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
                 roce_est_init(&rs->est, n_ports) == 0,
             "roce: out of memory for the flow-level state of %d ports", n_ports);
   rng_seed(&rs->rng, rng_next(&fab->rng));
-  fab->model_state = rs;
   /* RoCEv2 framing on every packet: serialisation at packet fidelity, payload capacity at flow
    * fidelity (the fabric core applies it). */
   fab->frame_overhead_B = rs->cfg.frame_overhead_B;
   SGF_CHECK(roce_fluid_init(fab) == 0, "roce: out of memory for the fluid DCQCN state");
   roce__switch_init(fab);
-  return roce__check_headroom(fab, rs, err, errlen); /* on failure fabric_new frees rs (roce_fini) */
+  return roce__check_headroom(fab, rs, err, errlen); /* on failure fabric_new calls roce_fini */
 }
 
 static void roce_fini(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
-  if (rs == NULL)
-    return;
+  if (rs->ports == NULL)
+    return; /* init stopped at the configuration: nothing was allocated */
   for (size_t i = 0; i < rs->n_blocks; i++)
     free(rs->blocks[i]);
   free(rs->blocks);
@@ -85,8 +80,6 @@ static void roce_fini(struct fabric *fab)
   roce_fluid_fini(fab);
   free(rs->flow_series.rows);
   free(rs->port_series.rows);
-  free(rs);
-  fab->model_state = NULL;
 }
 
 static int uses_nvlink(const struct topo *t, int src, int dst)
@@ -521,6 +514,7 @@ static double roce_recovery_delay(struct fabric *fab, int up)
 
 static const struct fab_model g_roce_model = {
   .name = "roce",
+  .state_size = sizeof(struct roce_state),
   .recovery_delay = roce_recovery_delay,
   .init = roce_init,
   .fini = roce_fini,
