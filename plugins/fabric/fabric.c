@@ -126,6 +126,7 @@ struct fabric *fabric_new(struct topo *topo, const struct param_set *params, con
   fab->switch_latency_s = topo->switch_latency_s;
   fab->watchdog_events = (uint64_t)param_get(params, "fabric/watchdog-events");
   fab->wd_date = -1;
+  fab->free_timer = -1;
   fab->ports = calloc((size_t)topo->n_ports + 1, sizeof *fab->ports);
   /* The flow engine also carries NVLink transfers at packet fidelity (see flow_start). */
   fab->fe = flow_engine_new(fab);
@@ -157,6 +158,7 @@ void fabric_free(struct fabric *fab)
   for (size_t i = 0; i < fab->slab_count; i++)
     free(fab->slabs[i]);
   free(fab->slabs);
+  free(fab->timers);
   free(fab->ports);
   free(fab);
 }
@@ -186,6 +188,90 @@ void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *f
 void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr)
 {
   heap_push(&fab->events, time, type, arg, ptr);
+}
+
+static uint32_t timer_slot(struct fabric *fab)
+{
+  if (fab->free_timer < 0) {
+    if (fab->n_timers == fab->cap_timers) {
+      SGF_CHECK(fab->cap_timers < (1u << 30), "more than 2^30 model timers pending");
+      fab->cap_timers = fab->cap_timers ? 2 * fab->cap_timers : 64;
+      fab->timers = sgf_xrealloc(fab->timers, fab->cap_timers * sizeof *fab->timers);
+    }
+    fab->timers[fab->n_timers] = (struct fab_timer){ .gen = 1, .free_next = -1 };
+    fab->free_timer = (int32_t)fab->n_timers++;
+  }
+  uint32_t slot = (uint32_t)fab->free_timer;
+  fab->free_timer = fab->timers[slot].free_next;
+  return slot;
+}
+
+static fab_timer_id timer_new(struct fabric *fab, int kind, void *ptr, uint32_t arg, uint32_t *slot)
+{
+  *slot = timer_slot(fab);
+  struct fab_timer *t = &fab->timers[*slot];
+  t->ptr = ptr;
+  t->arg = arg;
+  t->kind = kind;
+  t->armed = 1;
+  t->cancelled = 0;
+  return (uint64_t)t->gen << 32 | *slot;
+}
+
+fab_timer_id fabric_timer_arm(struct fabric *fab, double date, int kind, void *ptr, uint32_t arg)
+{
+  uint32_t slot;
+  fab_timer_id id = timer_new(fab, kind, ptr, arg, &slot);
+  fabric_schedule(fab, date, FAB_EV_TIMER, slot, NULL);
+  return id;
+}
+
+fab_timer_id fabric_timer_arm_seq(struct fabric *fab, double date, uint64_t seq, int kind, void *ptr, uint32_t arg)
+{
+  uint32_t slot;
+  fab_timer_id id = timer_new(fab, kind, ptr, arg, &slot);
+  heap_push_seq(&fab->events, date, seq, FAB_EV_TIMER, slot, NULL);
+  return id;
+}
+
+/* The live slot of id, or NULL. */
+static struct fab_timer *timer_of(const struct fabric *fab, fab_timer_id id)
+{
+  uint32_t slot = (uint32_t)id;
+  if (id == 0 || slot >= fab->n_timers)
+    return NULL;
+  struct fab_timer *t = &fab->timers[slot];
+  return t->armed && !t->cancelled && t->gen == (uint32_t)(id >> 32) ? t : NULL;
+}
+
+int fabric_timer_cancel(struct fabric *fab, fab_timer_id id)
+{
+  struct fab_timer *t = timer_of(fab, id);
+  if (t == NULL)
+    return 0;
+  t->cancelled = 1;
+  return 1;
+}
+
+int fabric_timer_pending(const struct fabric *fab, fab_timer_id id) { return timer_of(fab, id) != NULL; }
+
+/* A timer's date came: its slot is freed first (the model may arm timers from on_timer), then the
+ * model is called unless the timer was cancelled. */
+static void timer_fire(struct fabric *fab, uint32_t slot)
+{
+  struct fab_timer *t = &fab->timers[slot];
+  int cancelled = t->cancelled, kind = t->kind;
+  void *ptr = t->ptr;
+  uint32_t arg = t->arg;
+  t->armed = 0;
+  t->cancelled = 0;
+  t->gen = t->gen == UINT32_MAX ? 1 : t->gen + 1;
+  t->free_next = fab->free_timer;
+  fab->free_timer = (int32_t)slot;
+  fab->fired_kind = kind;
+  fab->fired_arg = arg;
+  if (!cancelled && fab->model->on_timer)
+    fab->model->on_timer(fab, kind, ptr, arg);
 }
 
 /* A flow's hash key (ECMP path choice, adaptive-routing tie-breaks): its id and endpoints mixed. */
@@ -423,10 +509,7 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
     fn(fab, ctx);
     break;
   }
-  case FAB_EV_MODEL:
-    if (fab->model->on_event)
-      fab->model->on_event(fab, ev->ptr, ev->arg);
-    break;
+  case FAB_EV_TIMER: timer_fire(fab, ev->arg); break;
   default: sgf_fatal(__FILE__, __LINE__, "unknown event type %u", ev->type);
   }
 }
@@ -487,6 +570,7 @@ static void watchdog_trip(struct fabric *fab, const struct fab_event *ev, const 
   case FAB_EV_FLOW_START:
   case FAB_EV_FLOW_DONE: describe_flow(ev->ptr, what, sizeof what); break;
   case FAB_EV_FLOW_DRAINED: snprintf(what, sizeof what, "the flows that drain at this date"); break;
+  case FAB_EV_TIMER: snprintf(what, sizeof what, "kind %d, argument %u", fab->fired_kind, fab->fired_arg); break;
   default: snprintf(what, sizeof what, "argument %u", ev->arg); break;
   }
   snprintf(fab->stall_msg, sizeof fab->stall_msg,

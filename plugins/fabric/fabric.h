@@ -197,9 +197,11 @@ struct fab_model {
   void (*on_rates)(struct fabric *fab);
 
   /* --- both --- */
-  void (*on_event)(struct fabric *fab, void *ptr, uint32_t arg); /* its own timers */
-  /* The calendar is empty: the model schedules the events it held back (e.g. credit returns it
-   * applies lazily, fabric_schedule_seq with their reserved sequence numbers), so that the run
+  /* A timer the model armed (fabric_timer_arm) is due and was not cancelled: kind is one of the
+   * model's own timer kinds, ptr and arg what it armed it with. */
+  void (*on_timer)(struct fabric *fab, int kind, void *ptr, uint32_t arg);
+  /* The calendar is empty: the model arms the timers it held back (e.g. credit returns it
+   * applies lazily, fabric_timer_arm_seq with their reserved sequence numbers), so that the run
    * ends where it would have ended had they been scheduled all along. */
   void (*on_idle)(struct fabric *fab);
   /* Writes the model's counters as JSON members ("name": value,\n each, indent first) into
@@ -257,6 +259,13 @@ struct fabric {
   struct fab_flow *free_flows;
   struct fab_packet *free_packets;
   struct fab_call *free_calls; /* fabric_call_at's closures, recycled (from the slabs) */
+  /* The model's timers (fabric_timer_arm): one slot per timer in the calendar, freed when its
+   * event is processed; a slot's generation tells a live id from a stale one. */
+  struct fab_timer *timers;
+  uint32_t n_timers, cap_timers;
+  int32_t free_timer; /* first free slot, -1: none */
+  int32_t fired_kind; /* the timer being (or last) dispatched: its kind and arg, */
+  uint32_t fired_arg; /* for the watchdog's report */
   void **slabs;
   size_t slab_count, slab_capacity;
   struct flow_engine *fe;
@@ -283,7 +292,8 @@ struct fabric {
   char stall_msg[1024];
 };
 
-/* Calendar event types. Models use FAB_EV_MODEL with their own ptr/arg. */
+/* Calendar event types of the engines. Models do not schedule events: they arm timers
+ * (fabric_timer_arm), which the calendar carries as FAB_EV_TIMER. */
 enum {
   FAB_EV_FLOW_START,
   FAB_EV_TX_DONE,
@@ -292,8 +302,8 @@ enum {
   FAB_EV_FLOW_DRAINED,
   FAB_EV_FLOW_DONE,
   FAB_EV_FLOW_RECOMPUTE,
-  FAB_EV_MODEL,
-  FAB_EV_CALL, /* fabric_call_at */
+  FAB_EV_TIMER, /* a model timer (arg: its slot) */
+  FAB_EV_CALL,  /* fabric_call_at */
 };
 
 /* The core's parameter table ("fabric/..."); registered by fabric_register_params(). */
@@ -363,18 +373,41 @@ static inline const char *fabric_stall_message(const struct fabric *fab) { retur
 
 /* Calls fn(fab, ctx) at date time (a timer for the layers above the fabric: collectives). */
 void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *fab, void *ctx), void *ctx);
-/* Schedules an event for the model. */
+/* Schedules an engine event (the engines' own; a model arms timers instead). */
 void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr);
+
+/* Model timers. A model declares its own timer kinds (an enum) and arms a timer with a kind and
+ * the operands it needs (ptr, arg); when the date comes, the core calls the model's on_timer
+ * with them. Timers take their place in the calendar's order like any event: (date, sequence
+ * number), the sequence number taken when the timer is armed, so simultaneous timers fire in
+ * the order they were armed. A cancelled timer never fires; its calendar entry is dropped when
+ * its date comes (lazy deletion: it is still counted among the events processed, and the clock
+ * still reaches its date). */
+typedef uint64_t fab_timer_id; /* 0: no timer */
+struct fab_timer {
+  void *ptr;
+  uint32_t arg;
+  int32_t kind;
+  uint32_t gen;      /* bumped when the slot is freed: ids of earlier timers go stale */
+  uint8_t armed;     /* in the calendar */
+  uint8_t cancelled; /* fabric_timer_cancel: dropped when its date comes */
+  int32_t free_next; /* free list of slots */
+};
+/* Arms a timer at date (>= fab->now in practice; an earlier date fires at once, in order). */
+fab_timer_id fabric_timer_arm(struct fabric *fab, double date, int kind, void *ptr, uint32_t arg);
+/* Arms a timer at the place (date, seq) in the order with a sequence number reserved earlier
+ * (fabric_reserve_seq): for a model that handles some of its timers lazily. */
+fab_timer_id fabric_timer_arm_seq(struct fabric *fab, double date, uint64_t seq, int kind, void *ptr, uint32_t arg);
+/* Cancels a pending timer: it will not fire. Returns 1, or 0 when id is 0, has fired, or was
+ * cancelled already (so cancelling is always safe). */
+int fabric_timer_cancel(struct fabric *fab, fab_timer_id id);
+/* Whether id is armed and neither fired nor cancelled. */
+int fabric_timer_pending(const struct fabric *fab, fab_timer_id id);
 /* Takes the sequence number an event scheduled now would get, without scheduling it: a model that
- * handles some of its events lazily keeps (time, seq) as their place in the order, compares it
- * with the current event's (now, cur_seq) and schedules them with fabric_schedule_seq only when
+ * handles some of its timers lazily keeps (time, seq) as their place in the order, compares it
+ * with the current event's (now, cur_seq) and arms them with fabric_timer_arm_seq only when
  * something must happen at that place. */
 static inline uint64_t fabric_reserve_seq(struct fabric *fab) { return heap_reserve_seq(&fab->events); }
-static inline void fabric_schedule_seq(struct fabric *fab, double time, uint64_t seq, uint32_t type, uint32_t arg,
-                                       void *ptr)
-{
-  heap_push_seq(&fab->events, time, seq, type, arg, ptr);
-}
 /* Whether an event placed at (time, seq) comes before the event being processed. */
 static inline int fabric_before_now(const struct fabric *fab, double time, uint64_t seq)
 {

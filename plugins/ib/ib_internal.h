@@ -131,8 +131,12 @@ struct ib_state {
   uint64_t due_last_seq;
 };
 
-/* Calendar events of the model (FAB_EV_MODEL): the kind and its operands packed into ptr. */
-enum { IB_EV_CREDIT = 1, IB_EV_KICK = 2, IB_EV_SAMPLE = 3 };
+/* Timer kinds of the model (fabric_timer_arm; the port in arg for the first two). */
+enum ib_timer {
+  IB_TIMER_CREDIT = 1, /* the first credit return due at a port, at its reserved place */
+  IB_TIMER_KICK = 2,   /* a deferred kick of a port */
+  IB_TIMER_SAMPLE = 3, /* ib_series.csv sampling */
+};
 
 static inline struct ib_state *ib__state(const struct fabric *fab) { return fabric_model_priv(fab); }
 
@@ -152,7 +156,7 @@ struct fab_packet *ib__next_packet(struct fabric *fab, int port);
 void ib__on_transmit(struct fabric *fab, int port, struct fab_packet *pkt);
 void ib__on_tx_done(struct fabric *fab, int port);
 int ib__on_arrive(struct fabric *fab, int node, struct fab_packet *pkt);
-void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg);
+void ib__on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg);
 void ib__sample(struct fabric *fab);
 void ib__on_idle(struct fabric *fab);
 /* Applies the credit returns of port due before the current event. */

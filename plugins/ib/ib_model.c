@@ -8,7 +8,7 @@
  *   on_arrive        switches take packets into their input buffers; HCAs free credits;
  *   next_packet      crossbar: VL arbitration and first-come service of input heads;
  *   on_transmit      credits consumed; on_tx_done: the buffer frees, credits return later;
- *   on_event         credit returns, deferred kicks, series sampling;
+ *   on_timer         credit returns, deferred kicks, series sampling;
  *   on_rates         flow fidelity: credit window and congestion-tree caps;
  *   write_counters, write_series   summary.json counters, ib_ports.csv and ib_series.csv.
  * No SimGrid include: the model runs under CUnit with fabric_run(). */
@@ -69,7 +69,7 @@ static int ib_init(struct fabric *fab, char *err, size_t errlen)
       return -1;
     }
     st->sampler_running = 1;
-    fabric_schedule(fab, fab->now, FAB_EV_MODEL, 0, (void *)(uintptr_t)IB_EV_SAMPLE);
+    fabric_timer_arm(fab, fab->now, IB_TIMER_SAMPLE, NULL, 0);
   }
   return 0;
 }
@@ -102,7 +102,7 @@ static void ib_flow_start(struct fabric *fab, struct fab_flow *flow)
   ib__flow_spread(fab, flow);
   if (st->p.series && !st->sampler_running && fab->fidelity == FAB_FIDELITY_PACKET) {
     st->sampler_running = 1;
-    fabric_schedule(fab, fab->now, FAB_EV_MODEL, 0, (void *)(uintptr_t)IB_EV_SAMPLE);
+    fabric_timer_arm(fab, fab->now, IB_TIMER_SAMPLE, NULL, 0);
   }
 }
 
@@ -213,7 +213,7 @@ static const struct fab_model ib_model_ops = {
   .on_tx_done = ib__on_tx_done,
   .on_arrive = ib__on_arrive,
   .on_rates = ib__on_rates,
-  .on_event = ib__on_event,
+  .on_timer = ib__on_timer,
   .on_idle = ib__on_idle,
   .write_counters = ib_write_counters,
   .write_series = ib_write_series,

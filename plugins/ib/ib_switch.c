@@ -27,11 +27,6 @@
 #include "ib_internal.h"
 #include "check.h"
 
-static inline void *ev_ptr(int kind, int vl, int32_t blocks)
-{
-  return (void *)(uintptr_t)((uintptr_t)kind | ((uintptr_t)vl << 4) | ((uintptr_t)blocks << 8));
-}
-
 /* Queues of the input buffer fed by port: one per output of the receiving switch (VOQ), or one. */
 static int queues_per_input(const struct ib_state *st, const struct topo *t, int port)
 {
@@ -128,7 +123,7 @@ static void due_arm(struct fabric *fab, struct ib_state *st, int port)
     return;
   const struct ib_credit_due *d = &ip->due[ip->due_first];
   ip->due_armed = 1;
-  fabric_schedule_seq(fab, d->time, d->seq, FAB_EV_MODEL, (uint32_t)port, ev_ptr(IB_EV_CREDIT, 0, 0));
+  fabric_timer_arm_seq(fab, d->time, d->seq, IB_TIMER_CREDIT, NULL, (uint32_t)port);
 }
 
 void ib__on_idle(struct fabric *fab)
@@ -178,7 +173,7 @@ static void kick_later(struct fabric *fab, struct ib_state *st, int port)
     return;
   st->ports[port].kick_pending = 1;
   due_arm(fab, st, port); /* a return due at this date comes before the kick */
-  fabric_schedule(fab, fab->now, FAB_EV_MODEL, (uint32_t)port, ev_ptr(IB_EV_KICK, 0, 0));
+  fabric_timer_arm(fab, fab->now, IB_TIMER_KICK, NULL, (uint32_t)port);
 }
 
 static void credit_return_later(struct fabric *fab, struct ib_state *st, int port, int vl, uint32_t bytes)
@@ -379,18 +374,17 @@ void ib__sample(struct fabric *fab)
   /* Calendar events left: those scheduled, and the credit returns due after this one. */
   if (fab->active_flows > 0 || heap_size(&fab->events) > 0 ||
       (st->due_total > 0 && !fabric_before_now(fab, st->due_last_time, st->due_last_seq)))
-    fabric_schedule(fab, fab->now + st->p.series_interval_s, FAB_EV_MODEL, 0, ev_ptr(IB_EV_SAMPLE, 0, 0));
+    fabric_timer_arm(fab, fab->now + st->p.series_interval_s, IB_TIMER_SAMPLE, NULL, 0);
   else
     st->sampler_running = 0;
 }
 
-void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg)
+void ib__on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
 {
   struct ib_state *st = ib__state(fab);
-  uintptr_t word = (uintptr_t)ptr;
-  int kind = (int)(word & 15);
+  (void)ptr;
   switch (kind) {
-  case IB_EV_CREDIT: {
+  case IB_TIMER_CREDIT: {
     /* The first return due at this port, scheduled at its place: it and any before it apply. */
     struct ib_port *ip = &st->ports[arg];
     ip->due_armed = 0;
@@ -400,11 +394,11 @@ void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg)
     fabric_port_kick(fab, (int)arg);
     break;
   }
-  case IB_EV_KICK:
+  case IB_TIMER_KICK:
     st->ports[arg].kick_pending = 0;
     fabric_port_kick(fab, (int)arg);
     break;
-  case IB_EV_SAMPLE: ib__sample(fab); break;
-  default: sgf_fatal(__FILE__, __LINE__, "ib: unknown event kind %d", (int)kind);
+  case IB_TIMER_SAMPLE: ib__sample(fab); break;
+  default: sgf_fatal(__FILE__, __LINE__, "ib: unknown timer kind %d", kind);
   }
 }

@@ -5,7 +5,7 @@
  * split over roce/qps-per-conn QPs with fabric_flow_split, DCQCN state), flow_done, may_send
  * (PFC pause), on_transmit (ECN at dequeue), on_tx_done (buffer release, XON), on_arrive (random
  * loss, buffer admission, XOFF; at the receiver: NP and go-back-N), on_injected (pacing at RC,
- * byte counter, retransmitted bytes), on_rates (flow fidelity, roce_flow.c), on_event (PFC
+ * byte counter, retransmitted bytes), on_rates (flow fidelity, roce_flow.c), on_timer (PFC
  * frames, CNPs, NACKs, DCQCN and retransmission timers), write_counters, write_series.
  *
  * CNPs and NACKs are not packets: each is an event delayed by the path's latency (links and
@@ -20,8 +20,6 @@
 #include "roce_internal.h"
 #include "roce_rp.h"
 #include "check.h"
-
-static uint32_t flow_arg(const struct roce_flow *rf, int kind) { return rf->gen << 4 | (uint32_t)kind; }
 
 static struct roce_flow *rflow_alloc(struct roce_state *rs)
 {
@@ -96,10 +94,17 @@ static void trace_flow(struct fabric *fab, struct roce_flow *rf)
     roce__series_add(&rs->flow_series, fab->now, rf->cc.rc_Bps, rf->cc.rt_Bps, rf->cc.alpha, rs->cfg.trace_interval_s);
 }
 
-/* Schedules rf's retransmission timer at date when. */
+/* A timer of flow rf: arg is its generation, so that a timer armed for an earlier use of rf
+ * (a CNP or NACK still in flight when the flow ended) is recognised. */
+static fab_timer_id flow_timer(struct fabric *fab, struct roce_flow *rf, int kind, double when)
+{
+  return fabric_timer_arm(fab, when, kind, rf, rf->gen);
+}
+
+/* Arms rf's retransmission timer at date when. */
 static void rto_arm(struct fabric *fab, struct roce_flow *rf, double when)
 {
-  fabric_schedule(fab, when, FAB_EV_MODEL, flow_arg(rf, ROCE_EV_RTO), rf);
+  rf->rto_timer = flow_timer(fab, rf, ROCE_TIMER_RTO, when);
 }
 
 static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
@@ -154,6 +159,11 @@ static void roce_flow_done(struct fabric *fab, struct fab_flow *flow)
           roce_est_link_idle(fab, &rs->est, flow->path[h]);
     }
   }
+  /* Its periodic timers will not be needed; CNPs and NACKs in flight are told apart by the
+   * generation bumped here. */
+  fabric_timer_cancel(fab, rf->rto_timer);
+  fabric_timer_cancel(fab, rf->alpha_timer);
+  fabric_timer_cancel(fab, rf->rate_timer);
   rf->gen = (rf->gen + 1) & 0x0FFFFFFF;
   rf->flow = NULL;
   rf->free_next = rs->free_flows;
@@ -190,7 +200,7 @@ static void np_marked(struct fabric *fab, struct roce_flow *rf)
     return;
   rf->last_cnp_s = fab->now;
   rs->stats.cnps_sent++;
-  fabric_schedule(fab, fab->now + feedback_delay(fab, rf->flow), FAB_EV_MODEL, flow_arg(rf, ROCE_EV_CNP), rf);
+  flow_timer(fab, rf, ROCE_TIMER_CNP, fab->now + feedback_delay(fab, rf->flow));
 }
 
 static int roce_on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
@@ -228,7 +238,7 @@ static int roce_on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     if (v == GBN_NACK) {
       rf->nack_psn = rf->rx.expected_psn;
       rf->nack_sent_s = fab->now;
-      fabric_schedule(fab, fab->now + feedback_delay(fab, pkt->flow), FAB_EV_MODEL, flow_arg(rf, ROCE_EV_NACK), rf);
+      flow_timer(fab, rf, ROCE_TIMER_NACK, fab->now + feedback_delay(fab, pkt->flow));
     }
   }
   fabric_packet_free(fab, pkt);
@@ -276,7 +286,11 @@ static void repace(struct fabric *fab, struct roce_flow *rf)
 
 static void arm(struct fabric *fab, struct roce_flow *rf, int kind, double when)
 {
-  fabric_schedule(fab, when, FAB_EV_MODEL, flow_arg(rf, kind), rf);
+  fab_timer_id id = flow_timer(fab, rf, kind, when);
+  if (kind == ROCE_TIMER_ALPHA)
+    rf->alpha_timer = id;
+  else
+    rf->rate_timer = id;
 }
 
 static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
@@ -286,27 +300,27 @@ static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
   repace(fab, rf);
   if (!rf->alpha_armed) {
     rf->alpha_armed = 1;
-    arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
+    arm(fab, rf, ROCE_TIMER_ALPHA, rf->alpha_due_s);
   }
   if (!rf->rate_armed) {
     rf->rate_armed = 1;
-    arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
+    arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
   }
   trace_flow(fab, rf);
 }
 
-static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
+static void flow_timer_fired(struct fabric *fab, struct roce_flow *rf, int kind)
 {
   struct roce_state *rs = roce__state(fab);
   const struct dcqcn_params *p = &rs->cfg.dcqcn;
   struct fab_flow *flow = rf->flow;
   switch (kind) {
-  case ROCE_EV_CNP: rp_cnp(fab, rf); break;
-  case ROCE_EV_NACK:
+  case ROCE_TIMER_CNP: rp_cnp(fab, rf); break;
+  case ROCE_TIMER_NACK:
     if (gbn_tx_on_nack(&rf->tx, rf->nack_psn, rf->nack_sent_s, fab->now))
       fabric_flow_rewind(fab, flow, rf->nack_psn);
     break;
-  case ROCE_EV_RTO: {
+  case ROCE_TIMER_RTO: {
     /* The timeout is rto after the last progress, not a period from the flow's start (which
      * made the effective timeout anywhere in (rto, 2 rto]): an earlier event re-dates itself. */
     double due = rf->progress_s + rs->cfg.rto_s;
@@ -327,18 +341,18 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
     rto_arm(fab, rf, fab->now + rs->cfg.rto_s);
     break;
   }
-  case ROCE_EV_ALPHA:
+  case ROCE_TIMER_ALPHA:
     if (fab->now < rf->alpha_due_s - 1e-15) {
-      arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
+      arm(fab, rf, ROCE_TIMER_ALPHA, rf->alpha_due_s);
       break;
     }
     roce_rp_alpha_expiry(p, rf);
     if (rf->alpha_armed)
-      arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
+      arm(fab, rf, ROCE_TIMER_ALPHA, rf->alpha_due_s);
     break;
-  case ROCE_EV_RATE:
+  case ROCE_TIMER_RATE:
     if (fab->now < rf->rate_due_s - 1e-15) {
-      arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
+      arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
       break;
     }
     if (roce_rp_rate_expiry(p, &rs->stats.dcqcn, rf)) {
@@ -346,28 +360,27 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
       trace_flow(fab, rf);
     }
     if (rf->rate_armed)
-      arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
+      arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
     break;
   default: sgf_fatal(__FILE__, __LINE__, "roce: unknown event kind %d", (int)kind);
   }
 }
 
-static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
+static void roce_on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
 {
-  int kind = (int)(arg & 0xF);
-  if (kind == ROCE_EV_FLUID) {
+  if (kind == ROCE_TIMER_FLUID) {
     roce_fluid_step(fab);
-  } else if (kind == ROCE_EV_SPREAD) {
-    struct roce_state *rs = ptr;
+  } else if (kind == ROCE_TIMER_SPREAD) {
+    struct roce_state *rs = roce__state(fab);
     if (roce_spread_event_due(&rs->spread, fab->now))
       roce__flow_rates(fab, ROCE_ON_TIMER);
-  } else if (kind >= ROCE_EV_CNP) {
+  } else if (kind >= ROCE_TIMER_CNP) {
     struct roce_flow *rf = ptr;
-    if (rf->gen != arg >> 4 || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)
+    if (rf->gen != arg || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)
       return;
-    flow_event(fab, rf, kind);
+    flow_timer_fired(fab, rf, kind);
   } else {
-    roce__port_event(fab, ptr, kind, (int)(arg >> 4));
+    roce__port_timer(fab, ptr, kind, (int)arg);
   }
 }
 
@@ -527,7 +540,7 @@ static const struct fab_model g_roce_model = {
   .on_injected = roce_on_injected,
   .before_fill = roce_before_fill,
   .on_rates = roce_on_rates,
-  .on_event = roce_on_event,
+  .on_timer = roce_on_timer,
   .write_counters = roce_write_counters,
   .write_series = roce_write_series,
 };

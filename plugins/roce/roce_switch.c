@@ -8,8 +8,6 @@
 
 #include <stdlib.h>
 
-static uint32_t port_arg(int kind, int prio) { return (uint32_t)prio << 4 | (uint32_t)kind; }
-
 void roce__switch_init(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
@@ -58,13 +56,12 @@ static void send_pause(struct fabric *fab, int ingress, int prio)
   struct roce_state *rs = roce__state(fab);
   const struct topo_port *tp = &fab->topo->ports[ingress];
   rs->stats.pfc.pause_sent++;
-  fabric_schedule(fab, fab->now + tp->latency_s, FAB_EV_MODEL, port_arg(ROCE_EV_PAUSE_ARRIVE, prio),
-                  &rs->ports[tp->peer_port]);
+  fabric_timer_arm(fab, fab->now + tp->latency_s, ROCE_TIMER_PAUSE_ARRIVE, &rs->ports[tp->peer_port], (uint32_t)prio);
   struct roce_port *rp = &rs->ports[ingress];
   if (!rp->refresh_armed[prio]) {
     rp->refresh_armed[prio] = 1;
     double refresh = pfc_pause_time_s(&rs->cfg.pfc, fab->topo->ports[tp->peer_port].rate_Bps) / 2;
-    fabric_schedule(fab, fab->now + refresh, FAB_EV_MODEL, port_arg(ROCE_EV_PAUSE_REFRESH, prio), rp);
+    fabric_timer_arm(fab, fab->now + refresh, ROCE_TIMER_PAUSE_REFRESH, rp, (uint32_t)prio);
   }
 }
 
@@ -73,8 +70,7 @@ static void send_resume(struct fabric *fab, int ingress, int prio)
   struct roce_state *rs = roce__state(fab);
   const struct topo_port *tp = &fab->topo->ports[ingress];
   rs->stats.pfc.resume_sent++;
-  fabric_schedule(fab, fab->now + tp->latency_s, FAB_EV_MODEL, port_arg(ROCE_EV_RESUME_ARRIVE, prio),
-                  &rs->ports[tp->peer_port]);
+  fabric_timer_arm(fab, fab->now + tp->latency_s, ROCE_TIMER_RESUME_ARRIVE, &rs->ports[tp->peer_port], (uint32_t)prio);
 }
 
 static void pause_end(struct fabric *fab, struct roce_port *rp, int port, int prio)
@@ -90,13 +86,13 @@ static void pause_end(struct fabric *fab, struct roce_port *rp, int port, int pr
   fabric_port_kick(fab, port);
 }
 
-void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int prio)
+void roce__port_timer(struct fabric *fab, struct roce_port *rp, int kind, int prio)
 {
   struct roce_state *rs = roce__state(fab);
   int port = (int)(rp - rs->ports);
   const struct topo_port *tp = &fab->topo->ports[port];
   switch (kind) {
-  case ROCE_EV_PAUSE_ARRIVE: {
+  case ROCE_TIMER_PAUSE_ARRIVE: {
     rp->pauses_received++;
     rp->paused_until[prio] = fab->now + pfc_pause_time_s(&rs->cfg.pfc, tp->rate_Bps);
     if (!rp->is_paused[prio]) {
@@ -105,28 +101,28 @@ void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int pr
     }
     if (!rp->expire_armed[prio]) {
       rp->expire_armed[prio] = 1;
-      fabric_schedule(fab, rp->paused_until[prio], FAB_EV_MODEL, port_arg(ROCE_EV_PAUSE_EXPIRE, prio), rp);
+      fabric_timer_arm(fab, rp->paused_until[prio], ROCE_TIMER_PAUSE_EXPIRE, rp, (uint32_t)prio);
     }
     break;
   }
-  case ROCE_EV_RESUME_ARRIVE: pause_end(fab, rp, port, prio); break;
-  case ROCE_EV_PAUSE_EXPIRE:
+  case ROCE_TIMER_RESUME_ARRIVE: pause_end(fab, rp, port, prio); break;
+  case ROCE_TIMER_PAUSE_EXPIRE:
     rp->expire_armed[prio] = 0;
     if (!rp->is_paused[prio])
       break;
     if (rp->paused_until[prio] > fab->now) {
       rp->expire_armed[prio] = 1;
-      fabric_schedule(fab, rp->paused_until[prio], FAB_EV_MODEL, port_arg(ROCE_EV_PAUSE_EXPIRE, prio), rp);
+      fabric_timer_arm(fab, rp->paused_until[prio], ROCE_TIMER_PAUSE_EXPIRE, rp, (uint32_t)prio);
     } else {
       pause_end(fab, rp, port, prio);
     }
     break;
-  case ROCE_EV_PAUSE_REFRESH:
+  case ROCE_TIMER_PAUSE_REFRESH:
     rp->refresh_armed[prio] = 0;
     if (rp->pg[prio].is_xoff)
       send_pause(fab, port, prio);
     break;
-  default: sgf_fatal(__FILE__, __LINE__, "roce: unknown switch event kind %d", (int)kind);
+  default: sgf_fatal(__FILE__, __LINE__, "roce: unknown switch timer kind %d", (int)kind);
   }
 }
 
