@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -633,16 +634,6 @@ void fabric_advance(struct fabric *fab, double until)
 
 void fabric_run(struct fabric *fab) { fabric_advance(fab, HUGE_VAL); }
 
-void fabric_write_counter(FILE *out, const char *indent, const char *name, int modelled, double value)
-{
-  if (!modelled)
-    fprintf(out, "%s\"%s\": null,\n", indent, name);
-  else if (value == floor(value) && fabs(value) < 9007199254740992.0) /* 2^53: exact as a double */
-    fprintf(out, "%s\"%s\": %.0f,\n", indent, name, value);
-  else /* inf and NaN become null */
-    fprintf(out, "%s\"%s\": %s,\n", indent, name, JSON_NUMBER(value));
-}
-
 double fabric_active_time(const struct fabric *fab)
 {
   if (fab->stats.active_end_s > 0)
@@ -652,20 +643,53 @@ double fabric_active_time(const struct fabric *fab)
   return fab->now > 0 ? fab->now : 1;
 }
 
-void fabric_write_json_name(FILE *out, const char *indent, const char *key, const char *fmt, ...)
+static struct fab_counter *counter_add(struct fab_counters *c, const char *name, int type, int modelled)
 {
-  /* Node and link names come from the platform file: escaped like any user text. */
-  char name[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(name, sizeof name, fmt, ap);
-  va_end(ap);
-  fprintf(out, "%s\"%s\": ", indent, key);
-  json_write_string(out, name);
-  fprintf(out, ",\n");
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 64;
+    c->items = sgf_xrealloc(c->items, c->cap * sizeof *c->items);
+  }
+  struct fab_counter *k = &c->items[c->n++];
+  memset(k, 0, offsetof(struct fab_counter, text) + 1);
+  k->name = name;
+  k->type = (uint8_t)type;
+  k->modelled = modelled != 0;
+  return k;
 }
 
-void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent)
+void fabric_counter_real(struct fab_counters *c, const char *name, int modelled, double value)
+{
+  counter_add(c, name, FAB_COUNTER_REAL, modelled)->value = value;
+}
+
+void fabric_counter_count(struct fab_counters *c, const char *name, int modelled, uint64_t count)
+{
+  counter_add(c, name, FAB_COUNTER_COUNT, modelled)->count = count;
+}
+
+void fabric_counter_text(struct fab_counters *c, const char *name, const char *fmt, ...)
+{
+  struct fab_counter *k = counter_add(c, name, FAB_COUNTER_TEXT, 1);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(k->text, sizeof k->text, fmt, ap);
+  va_end(ap);
+}
+
+void fabric_counter_port_map(struct fab_counters *c, const char *name, const double *per_port, int rounded)
+{
+  struct fab_counter *k = counter_add(c, name, FAB_COUNTER_PORT_MAP, 1);
+  k->per_port = per_port;
+  k->rounded = rounded != 0;
+}
+
+void fabric_counters_free(struct fab_counters *c)
+{
+  free(c->items);
+  memset(c, 0, sizeof *c);
+}
+
+void fabric_counters(struct fabric *fab, struct fab_counters *c)
 {
   const struct fab_stats *s = &fab->stats;
   int packet = fab->fidelity == FAB_FIDELITY_PACKET;
@@ -674,15 +698,15 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
     fabric_total += s->fabric_bytes[i];
     nvlink_total += s->nvlink_bytes[i];
   }
-  fabric_write_counter(out, indent, "events", 1, (double)s->events);
+  fabric_counter_count(c, "events", 1, s->events);
   /* Packets and queues exist only at packet fidelity; max-min rate rounds only at flow fidelity. */
-  fabric_write_counter(out, indent, "packets", packet, (double)s->packets);
-  fabric_write_counter(out, indent, "packet_hops", packet, (double)s->packet_hops);
-  fabric_write_counter(out, indent, "rate_updates", !packet, (double)s->rate_updates);
-  fabric_write_counter(out, indent, "fabric_bytes", 1, fabric_total);
-  fabric_write_counter(out, indent, "nvlink_bytes", 1, nvlink_total);
-  fabric_write_counter(out, indent, "mean_fct_s", 1, s->flows_done ? s->fct_sum_s / (double)s->flows_done : 0.0);
-  fabric_write_counter(out, indent, "max_fct_s", 1, s->fct_max_s);
+  fabric_counter_count(c, "packets", packet, s->packets);
+  fabric_counter_count(c, "packet_hops", packet, s->packet_hops);
+  fabric_counter_count(c, "rate_updates", !packet, s->rate_updates);
+  fabric_counter_real(c, "fabric_bytes", 1, fabric_total);
+  fabric_counter_real(c, "nvlink_bytes", 1, nvlink_total);
+  fabric_counter_real(c, "mean_fct_s", 1, s->flows_done ? s->fct_sum_s / (double)s->flows_done : 0.0);
+  fabric_counter_real(c, "max_fct_s", 1, s->fct_max_s);
   /* Per-link figures are summarised here; links.csv has every direction. */
   const struct topo *t = fab->topo;
   double active = fabric_active_time(fab);
@@ -699,11 +723,11 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
       max_port = p;
     }
   }
-  fabric_write_counter(out, indent, "link_utilisation_mean", 1, counted ? sum_util / counted : 0.0);
-  fabric_write_counter(out, indent, "link_utilisation_max", 1, max_util);
+  fabric_counter_real(c, "link_utilisation_mean", 1, counted ? sum_util / counted : 0.0);
+  fabric_counter_real(c, "link_utilisation_max", 1, max_util);
   if (max_port >= 0)
-    fabric_write_json_name(out, indent, "link_utilisation_max_at", "%s:%s->%s", t->links[t->ports[max_port].link].name,
-                           t->nodes[t->ports[max_port].node].name, t->nodes[t->ports[max_port].peer_node].name);
+    fabric_counter_text(c, "link_utilisation_max_at", "%s:%s->%s", t->links[t->ports[max_port].link].name,
+                        t->nodes[t->ports[max_port].node].name, t->nodes[t->ports[max_port].peer_node].name);
   double peak = 0;
   int peak_port = -1;
   for (int p = 0; p < t->n_ports; p++)
@@ -711,17 +735,67 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
       peak = fab->ports[p].peak_queued;
       peak_port = p;
     }
-  fabric_write_counter(out, indent, "peak_queue_bytes", packet, peak);
+  fabric_counter_real(c, "peak_queue_bytes", packet, peak);
   if (peak_port >= 0)
-    fabric_write_json_name(out, indent, "peak_queue_at", "%s->%s", t->nodes[t->ports[peak_port].node].name,
-                           t->nodes[t->ports[peak_port].peer_node].name);
-  if (fab->model->write_counters)
-    fab->model->write_counters((struct fabric *)fab, out, indent);
-  /* The last member: no trailing comma. */
-  if (packet)
-    fprintf(out, "%s\"drops\": %llu\n", indent, (unsigned long long)s->drops);
+    fabric_counter_text(c, "peak_queue_at", "%s->%s", t->nodes[t->ports[peak_port].node].name,
+                        t->nodes[t->ports[peak_port].peer_node].name);
+  if (fab->model->counters)
+    fab->model->counters(fab, c);
+  fabric_counter_count(c, "drops", packet, s->drops);
+}
+
+/* A number as summary.json writes counters: an integral value as an integer, inf and NaN as
+ * null. */
+static void write_number(FILE *out, double value)
+{
+  if (value == floor(value) && fabs(value) < 9007199254740992.0) /* 2^53: exact as a double */
+    fprintf(out, "%.0f", value);
   else
-    fprintf(out, "%s\"drops\": null\n", indent);
+    fprintf(out, "%s", JSON_NUMBER(value));
+}
+
+static void write_port_map(FILE *out, const struct fabric *fab, const struct fab_counter *k)
+{
+  const struct topo *t = fab->topo;
+  fprintf(out, "{");
+  int first = 1;
+  for (int p = 0; k->per_port != NULL && p < t->n_ports; p++) {
+    double v = k->rounded ? round(k->per_port[p]) : k->per_port[p];
+    if (v > 0) {
+      /* Node names come from the platform file: escaped like any user text. */
+      char port[512];
+      snprintf(port, sizeof port, "%s->%s", t->nodes[t->ports[p].node].name, t->nodes[t->ports[p].peer_node].name);
+      fprintf(out, "%s", first ? "" : ", ");
+      json_write_string(out, port);
+      fprintf(out, ": %s", JSON_NUMBER(v));
+      first = 0;
+    }
+  }
+  fprintf(out, "}");
+}
+
+void fabric_write_counters(struct fabric *fab, FILE *out, const char *indent)
+{
+  struct fab_counters c = { 0 };
+  fabric_counters(fab, &c);
+  for (size_t i = 0; i < c.n; i++) {
+    const struct fab_counter *k = &c.items[i];
+    fprintf(out, "%s", indent);
+    json_write_string(out, k->name);
+    fprintf(out, ": ");
+    if (!k->modelled)
+      fprintf(out, "null");
+    else if (k->type == FAB_COUNTER_COUNT)
+      fprintf(out, "%llu", (unsigned long long)k->count);
+    else if (k->type == FAB_COUNTER_REAL)
+      write_number(out, k->value);
+    else if (k->type == FAB_COUNTER_TEXT)
+      json_write_string(out, k->text);
+    else
+      write_port_map(out, fab, k);
+    fprintf(out, i + 1 < c.n ? ",\n" : "\n");
+  }
+  fabric_counters_free(&c);
 }
 
 int fabric_write_links_csv(const struct fabric *fab, FILE *out)

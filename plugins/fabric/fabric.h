@@ -150,6 +150,36 @@ enum fab_arrive {
                               egress port later through next_packet */
 };
 
+/* Counters (summary.json's "counters" object) as data: the core's and the model's are gathered in
+ * a struct fab_counters, then written by the core. */
+enum fab_counter_type {
+  FAB_COUNTER_REAL,     /* value: an integral one is written as an integer */
+  FAB_COUNTER_COUNT,    /* count */
+  FAB_COUNTER_TEXT,     /* text, written as a JSON string (a port's or a link's name, a mode) */
+  FAB_COUNTER_PORT_MAP, /* per_port: {"node->peer": value, ...} over the ports whose value > 0 */
+};
+struct fab_counter {
+  const char *name; /* its member name (a string that outlives the writing: a literal) */
+  uint8_t type;     /* enum fab_counter_type */
+  uint8_t modelled; /* 0: not modelled at this fidelity, written null (not a 0 that reads as
+                     * "none happened") */
+  uint8_t rounded;  /* FAB_COUNTER_PORT_MAP: values rounded to integers */
+  double value;
+  uint64_t count;
+  const double *per_port; /* FAB_COUNTER_PORT_MAP: one value per port, NULL: an empty map */
+  char text[512];
+};
+struct fab_counters {
+  struct fab_counter *items;
+  size_t n, cap;
+};
+void fabric_counter_real(struct fab_counters *c, const char *name, int modelled, double value);
+void fabric_counter_count(struct fab_counters *c, const char *name, int modelled, uint64_t count);
+void fabric_counter_text(struct fab_counters *c, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* per_port must stay valid until the counters are written (the model's state, not its stack). */
+void fabric_counter_port_map(struct fab_counters *c, const char *name, const double *per_port, int rounded);
+
 /* Hooks of a fabric model. Every hook is optional; a NULL hook keeps the ideal behaviour. */
 struct fab_model {
   const char *name;
@@ -204,9 +234,9 @@ struct fab_model {
    * applies lazily, fabric_timer_arm_seq with their reserved sequence numbers), so that the run
    * ends where it would have ended had they been scheduled all along. */
   void (*on_idle)(struct fabric *fab);
-  /* Writes the model's counters as JSON members ("name": value,\n each, indent first) into
-   * summary.json's "counters" object. */
-  void (*write_counters)(struct fabric *fab, FILE *out, const char *indent);
+  /* The model's counters, appended to out with fabric_counter_*() in the order summary.json's
+   * "counters" object lists them (after the core's own, before "drops"). The core writes them. */
+  void (*counters)(struct fabric *fab, struct fab_counters *out);
   /* Writes the time series the user asked for (CSV files) into the results directory: open(ctx,
    * "name.csv") gives a file to write and close; returns 0 or -1. */
   int (*write_series)(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx);
@@ -462,17 +492,12 @@ int fabric_port_saturated(const struct fabric *fab, int port);
  * ports that changed; no flow outside it shares a port with one inside). */
 struct fab_flow **fabric_recomputed_flows(const struct fabric *fab, size_t *count);
 
-/* Writes `indent"key": "<name>",` with the printf-formatted name escaped as a JSON string
- * (for counters that name a port or link). */
-void fabric_write_json_name(FILE *out, const char *indent, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* Writes summary.json's fabric part: counters and per-link statistics. */
-void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent);
-/* One member of summary.json's "counters": "name": value,\n (an integral value as an integer),
- * or null when the model does not model this counter at the fabric's fidelity, so that a reader
- * never takes an unmodelled counter's 0 for "none happened". */
-void fabric_write_counter(FILE *out, const char *indent, const char *name, int modelled, double value);
+/* The fabric's counters, the core's then the model's, the last one "drops" (0 or null), into c
+ * (which the caller frees: fabric_counters_free). */
+void fabric_counters(struct fabric *fab, struct fab_counters *c);
+void fabric_counters_free(struct fab_counters *c);
+/* Writes summary.json's "counters" members, one per line, indent first, no trailing comma. */
+void fabric_write_counters(struct fabric *fab, FILE *out, const char *indent);
 /* The time over which link utilisation is taken: stats.active_end_s when the caller set it (the
  * iteration time of a workload), else the last delivery (a timer still pending after it, e.g. a
  * retransmission timeout, is not activity), or the clock if nothing was delivered. */

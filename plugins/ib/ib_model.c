@@ -10,14 +10,13 @@
  *   on_transmit      credits consumed; on_tx_done: the buffer frees, credits return later;
  *   on_timer         credit returns, deferred kicks, series sampling;
  *   on_rates         flow fidelity: credit window and congestion-tree caps;
- *   write_counters, write_series   summary.json counters, ib_ports.csv and ib_series.csv.
+ *   counters, write_series   summary.json counters, ib_ports.csv and ib_series.csv.
  * No SimGrid include: the model runs under CUnit with fabric_run(). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ib.h"
-#include "json_out.h"
 #include "ib_internal.h"
 #include "check.h"
 
@@ -111,7 +110,7 @@ static void port_name(const struct topo *t, int port, char *buf, size_t len)
   snprintf(buf, len, "%s->%s", t->nodes[t->ports[port].node].name, t->nodes[t->ports[port].peer_node].name);
 }
 
-static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
+static void ib_counters(struct fabric *fab, struct fab_counters *out)
 {
   struct ib_state *st = ib__state(fab);
   const struct topo *t = fab->topo;
@@ -125,31 +124,30 @@ static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
       worst = st->ports[p].stall_s;
       worst_port = p;
     }
-  fprintf(out, "%s\"ib_routing\": \"%s\",\n", indent, st->p.routing == IB_ROUTING_AR ? "ar" : "dmodk");
+  fabric_counter_text(out, "ib_routing", "%s", st->p.routing == IB_ROUTING_AR ? "ar" : "dmodk");
   /* Credits, buffers and per-packet AR exist at packet fidelity; the window, congestion-tree and
    * AR-imbalance caps are the flow model's stand-ins for them (ib_flow.c). */
   int packet = fab->fidelity == FAB_FIDELITY_PACKET;
-  fabric_write_counter(out, indent, "credit_stall_s", packet, st->stats.credit_stall_s);
-  fabric_write_counter(out, indent, "credit_stall_max_port_s", packet, worst);
+  fabric_counter_real(out, "credit_stall_s", packet, st->stats.credit_stall_s);
+  fabric_counter_real(out, "credit_stall_max_port_s", packet, worst);
   if (worst_port >= 0) {
     port_name(t, worst_port, name, sizeof name);
-    fabric_write_json_name(out, indent, "credit_stall_max_at", "%s", name);
+    fabric_counter_text(out, "credit_stall_max_at", "%s", name);
   }
-  fabric_write_counter(out, indent, "credit_updates", packet, (double)st->stats.credit_updates);
-  fabric_write_counter(out, indent, "ib_peak_buffer_bytes", packet, st->stats.peak_buffer_bytes);
+  fabric_counter_count(out, "credit_updates", packet, st->stats.credit_updates);
+  fabric_counter_real(out, "ib_peak_buffer_bytes", packet, st->stats.peak_buffer_bytes);
   if (st->stats.peak_buffer_port >= 0) {
     int p = st->stats.peak_buffer_port;
-    fabric_write_json_name(out, indent, "ib_peak_buffer_at", "%s input from %s, VL %d",
-                           t->nodes[t->ports[p].peer_node].name, t->nodes[t->ports[p].node].name,
-                           st->stats.peak_buffer_vl);
+    fabric_counter_text(out, "ib_peak_buffer_at", "%s input from %s, VL %d", t->nodes[t->ports[p].peer_node].name,
+                        t->nodes[t->ports[p].node].name, st->stats.peak_buffer_vl);
   }
-  fabric_write_counter(out, indent, "ib_buffer_per_vl_bytes", 1, st->p.buffer_bytes);
-  fabric_write_counter(out, indent, "ib_credit_per_vl_bytes", 1, (double)st->p.buffer_blocks * st->p.block_bytes);
-  fabric_write_counter(out, indent, "adaptive_routing_decisions", packet, (double)st->stats.ar_decisions);
-  fabric_write_counter(out, indent, "adaptive_routing_deviations", packet, (double)st->stats.ar_deviations);
-  fabric_write_counter(out, indent, "flow_window_caps", !packet, (double)st->stats.window_caps);
-  fabric_write_counter(out, indent, "flow_congestion_tree_caps", !packet, (double)st->stats.ct_caps);
-  fabric_write_counter(out, indent, "flow_ar_imbalance_updates", !packet, (double)st->stats.ar_derates);
+  fabric_counter_real(out, "ib_buffer_per_vl_bytes", 1, st->p.buffer_bytes);
+  fabric_counter_real(out, "ib_credit_per_vl_bytes", 1, (double)st->p.buffer_blocks * st->p.block_bytes);
+  fabric_counter_count(out, "adaptive_routing_decisions", packet, st->stats.ar_decisions);
+  fabric_counter_count(out, "adaptive_routing_deviations", packet, st->stats.ar_deviations);
+  fabric_counter_count(out, "flow_window_caps", !packet, st->stats.window_caps);
+  fabric_counter_count(out, "flow_congestion_tree_caps", !packet, st->stats.ct_caps);
+  fabric_counter_count(out, "flow_ar_imbalance_updates", !packet, st->stats.ar_derates);
 }
 
 static int ib_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx)
@@ -215,7 +213,7 @@ static const struct fab_model ib_model_ops = {
   .on_rates = ib__on_rates,
   .on_timer = ib__on_timer,
   .on_idle = ib__on_idle,
-  .write_counters = ib_write_counters,
+  .counters = ib_counters,
   .write_series = ib_write_series,
   .flow_path = ib__flow_path,
   .recovery_delay = ib__recovery_delay,

@@ -161,6 +161,7 @@ struct roce_state {
   struct roce_dcqcn_fluid fluid;  /* fluid DCQCN (roce_dcqcn_fluid.c) */
   struct roce_floor_cache floors; /* DCQCN floor fractions (roce_dcqcn_floor.c) */
   struct roce_est est;            /* estimated counters (roce_flow_est.c) */
+  double *peak_queue;             /* per port: the engine's peak queue, for the counters */
 };
 
 static inline struct roce_state *roce__state(const struct fabric *fab) { return fabric_model_priv(fab); }

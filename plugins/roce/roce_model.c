@@ -6,7 +6,7 @@
  * (PFC pause), on_transmit (ECN at dequeue), on_tx_done (buffer release, XON), on_arrive (random
  * loss, buffer admission, XOFF; at the receiver: NP and go-back-N), on_injected (pacing at RC,
  * byte counter, retransmitted bytes), on_rates (flow fidelity, roce_flow.c), on_timer (PFC
- * frames, CNPs, NACKs, DCQCN and retransmission timers), write_counters, write_series.
+ * frames, CNPs, NACKs, DCQCN and retransmission timers), counters, write_series.
  *
  * CNPs and NACKs are not packets: each is an event delayed by the path's latency (links and
  * switches, the reverse path of a symmetric fabric), the priority-6 CNP queueing ignored. */
@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_out.h"
 #include "roce_internal.h"
 #include "roce_rp.h"
 #include "check.h"
@@ -78,6 +77,7 @@ static void roce_fini(struct fabric *fab)
   roce_fluid_fini(fab);
   free(rs->flow_series.rows);
   free(rs->port_series.rows);
+  free(rs->peak_queue);
 }
 
 static int uses_nvlink(const struct topo *t, int src, int dst)
@@ -398,45 +398,7 @@ static double paused_total(const struct fabric *fab)
   return total;
 }
 
-/* name: {"switch->peer": value, ...} over the ports whose value is above 0 (rounded, with
- * integer). value(fab, values, port) reads it (value NULL: an empty map). */
-typedef double (*port_value_fn)(const struct fabric *fab, const double *values, int port);
-static double value_at(const struct fabric *fab, const double *values, int port)
-{
-  (void)fab;
-  return values[port];
-}
-static double peak_queue_at(const struct fabric *fab, const double *values, int port)
-{
-  (void)values;
-  return fab->topo->ports[port].is_nvlink ? 0 : fab->ports[port].peak_queued;
-}
-
-static void write_port_map(FILE *out, const char *in, const struct fabric *fab, const char *name, port_value_fn value,
-                           const double *values, int integer)
-{
-  const struct topo *t = fab->topo;
-  fprintf(out, "%s", in);
-  json_write_string(out, name);
-  fprintf(out, ": {");
-  int first = 1;
-  for (int p = 0; value != NULL && p < t->n_ports; p++) {
-    double v = value(fab, values, p);
-    if (integer)
-      v = round(v);
-    if (v > 0) {
-      char port[512];
-      snprintf(port, sizeof port, "%s->%s", t->nodes[t->ports[p].node].name, t->nodes[t->ports[p].peer_node].name);
-      fprintf(out, "%s", first ? "" : ", ");
-      json_write_string(out, port);
-      fprintf(out, ": %s", JSON_NUMBER(v));
-      first = 0;
-    }
-  }
-  fprintf(out, "},\n");
-}
-
-static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
+static void roce_counters(struct fabric *fab, struct fab_counters *out)
 {
   struct roce_state *rs = roce__state(fab);
   const struct roce_stats *s = &rs->stats;
@@ -444,21 +406,21 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
    * (roce_dcqcn_fluid.c) estimates marks and CNPs (the _est counters) and, with its default reaction
    * point (roce/fluid-rp:machine), runs the packet model's DCQCN rate machine, whose cuts count. */
   int packet = fab->fidelity == FAB_FIDELITY_PACKET;
-  fabric_write_counter(out, in, "pfc_pause_frames", packet, (double)s->pfc.pause_sent);
-  fabric_write_counter(out, in, "pfc_resume_frames", packet, (double)s->pfc.resume_sent);
-  fabric_write_counter(out, in, "pfc_paused_s", packet, paused_total(fab));
-  fabric_write_counter(out, in, "ecn_marks", packet, (double)(s->ecn.marked_prob + s->ecn.marked_forced));
-  fabric_write_counter(out, in, "cnps", packet, (double)s->cnps_sent);
+  fabric_counter_count(out, "pfc_pause_frames", packet, s->pfc.pause_sent);
+  fabric_counter_count(out, "pfc_resume_frames", packet, s->pfc.resume_sent);
+  fabric_counter_real(out, "pfc_paused_s", packet, paused_total(fab));
+  fabric_counter_count(out, "ecn_marks", packet, s->ecn.marked_prob + s->ecn.marked_forced);
+  fabric_counter_count(out, "cnps", packet, s->cnps_sent);
   int fluid_machine = rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF && !rs->cfg.fluid_ode;
-  fabric_write_counter(out, in, "dcqcn_rate_cuts", packet || fluid_machine, (double)s->dcqcn.cuts);
-  fabric_write_counter(out, in, "drops_buffer", packet, (double)s->drops_buffer);
-  fabric_write_counter(out, in, "drops_random", packet, (double)s->drops_random);
-  fabric_write_counter(out, in, "drops_headroom_overflow", packet, (double)s->pfc.headroom_overflow);
-  fabric_write_counter(out, in, "retransmitted_bytes", packet, s->gbn.retransmitted_B);
-  fabric_write_counter(out, in, "gbn_nacks", packet, (double)s->gbn.nacks);
-  fabric_write_counter(out, in, "gbn_timeouts", packet, (double)s->gbn.timeouts);
-  fabric_write_counter(out, in, "gbn_discarded_packets", packet, (double)s->gbn.discarded);
-  fabric_write_counter(out, in, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
+  fabric_counter_count(out, "dcqcn_rate_cuts", packet || fluid_machine, s->dcqcn.cuts);
+  fabric_counter_count(out, "drops_buffer", packet, s->drops_buffer);
+  fabric_counter_count(out, "drops_random", packet, s->drops_random);
+  fabric_counter_count(out, "drops_headroom_overflow", packet, s->pfc.headroom_overflow);
+  fabric_counter_real(out, "retransmitted_bytes", packet, s->gbn.retransmitted_B);
+  fabric_counter_count(out, "gbn_nacks", packet, s->gbn.nacks);
+  fabric_counter_count(out, "gbn_timeouts", packet, s->gbn.timeouts);
+  fabric_counter_count(out, "gbn_discarded_packets", packet, s->gbn.discarded);
+  fabric_counter_real(out, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
   if (!packet) {
     /* Estimates: the fluid model's where it runs (DCQCN on, roce/fluid on); otherwise, with FIFO
      * shares on, those of roce_flow_est.c (marks where DCQCN cannot hold a port, their CNPs and
@@ -470,29 +432,33 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
       roce_est_flush(fab, &rs->est);
     double marks = fluid ? rs->fluid.stats.marks_est : rs->cfg.ecn_enabled ? rs->est.marks : 0;
     double cnps = fluid ? rs->fluid.stats.cnps_est : rs->cfg.ecn_enabled && dcqcn ? rs->est.cnps : 0;
-    fabric_write_counter(out, in, "ecn_marks_est", fluid || fifo_est, round(marks));
-    fabric_write_counter(out, in, "cnps_est", fluid || fifo_est, round(cnps));
-    fabric_write_counter(out, in, "dcqcn_rate_cuts_est", fifo_est,
-                         round(rs->cfg.ecn_enabled && dcqcn ? rs->est.cuts : 0));
+    fabric_counter_real(out, "ecn_marks_est", fluid || fifo_est, round(marks));
+    fabric_counter_real(out, "cnps_est", fluid || fifo_est, round(cnps));
+    fabric_counter_real(out, "dcqcn_rate_cuts_est", fifo_est, round(rs->cfg.ecn_enabled && dcqcn ? rs->est.cuts : 0));
     int spreading = fifo_est && rs->cfg.flow_spread;
-    fabric_write_counter(out, in, "pfc_paused_s_est", spreading || (fifo_est && !rs->cfg.pfc.enabled),
-                         rs->cfg.pfc.enabled ? rs->est.paused_s : 0);
+    fabric_counter_real(out, "pfc_paused_s_est", spreading || (fifo_est && !rs->cfg.pfc.enabled),
+                        rs->cfg.pfc.enabled ? rs->est.paused_s : 0);
     /* Port time held by DCQCN, where the mark and CNP estimates miss the marks of its fixed
      * point: with DCQCN and ECN on only (with either off nothing holds a port). */
     int held = fifo_est && dcqcn && rs->cfg.ecn_enabled;
-    fabric_write_counter(out, in, "dcqcn_held_s_est", held, held ? roce_est_held_total(fab, &rs->est) : 0);
-    fabric_write_counter(out, in, "fluid_peak_queue_bytes", fluid, rs->fluid.stats.peak_queue_B);
-    fabric_write_counter(out, in, "fluid_transients", fluid, (double)rs->fluid.stats.transients);
-    fabric_write_counter(out, in, "fluid_steps", fluid, (double)rs->fluid.stats.steps);
+    fabric_counter_real(out, "dcqcn_held_s_est", held, held ? roce_est_held_total(fab, &rs->est) : 0);
+    fabric_counter_real(out, "fluid_peak_queue_bytes", fluid, rs->fluid.stats.peak_queue_B);
+    fabric_counter_count(out, "fluid_transients", fluid, rs->fluid.stats.transients);
+    fabric_counter_count(out, "fluid_steps", fluid, rs->fluid.stats.steps);
     if (fifo_est) {
-      write_port_map(out, in, fab, "ecn_marks_est_per_port", rs->cfg.ecn_enabled ? value_at : NULL, rs->est.port_marks,
-                     1);
-      write_port_map(out, in, fab, "pfc_paused_s_est_per_port", rs->cfg.pfc.enabled ? value_at : NULL,
-                     rs->est.port_paused_s, 0);
-      write_port_map(out, in, fab, "dcqcn_held_s_est_per_port", held ? value_at : NULL, rs->est.port_held_s, 0);
+      fabric_counter_port_map(out, "ecn_marks_est_per_port", rs->cfg.ecn_enabled ? rs->est.port_marks : NULL, 1);
+      fabric_counter_port_map(out, "pfc_paused_s_est_per_port", rs->cfg.pfc.enabled ? rs->est.port_paused_s : NULL, 0);
+      fabric_counter_port_map(out, "dcqcn_held_s_est_per_port", held ? rs->est.port_held_s : NULL, 0);
     }
   }
-  write_port_map(out, in, fab, "peak_queue_per_port", peak_queue_at, NULL, 0);
+  /* The engine's per-port peaks, fabric links only: copied into the model's state, which outlives
+   * the writing of the counters. */
+  const struct topo *t = fab->topo;
+  if (rs->peak_queue == NULL)
+    rs->peak_queue = sgf_xcalloc((size_t)t->n_ports + 1, sizeof *rs->peak_queue);
+  for (int p = 0; p < t->n_ports; p++)
+    rs->peak_queue[p] = t->ports[p].is_nvlink ? 0 : fab->ports[p].peak_queued;
+  fabric_counter_port_map(out, "peak_queue_per_port", rs->peak_queue, 0);
 }
 
 static int write_rows(FILE *f, const char *header, const struct roce_series *s)
@@ -541,7 +507,7 @@ static const struct fab_model g_roce_model = {
   .before_fill = roce_before_fill,
   .on_rates = roce_on_rates,
   .on_timer = roce_on_timer,
-  .write_counters = roce_write_counters,
+  .counters = roce_counters,
   .write_series = roce_write_series,
 };
 
