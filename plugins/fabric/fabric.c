@@ -133,7 +133,7 @@ struct fabric *fabric_new(struct topo *topo, const struct param_set *params, con
   fab->fe = flow_engine_new(fab);
   if (fab->model->state_size > 0)
     fab->model_state = sgf_xcalloc(1, fab->model->state_size);
-  if (fab->model->init && fab->model->init(fab, err, errlen) != 0) {
+  if (fab->model->lifecycle.init && fab->model->lifecycle.init(fab, err, errlen) != 0) {
     fabric_free(fab);
     return NULL;
   }
@@ -146,8 +146,8 @@ void fabric_free(struct fabric *fab)
 {
   if (fab == NULL)
     return;
-  if (fab->model && fab->model->fini)
-    fab->model->fini(fab);
+  if (fab->model && fab->model->lifecycle.fini)
+    fab->model->lifecycle.fini(fab);
   free(fab->model_state);
   flow_engine_free(fab->fe);
   fab_why_free(fab->why);
@@ -271,8 +271,8 @@ static void timer_fire(struct fabric *fab, uint32_t slot)
   fab->free_timer = (int32_t)slot;
   fab->fired_kind = kind;
   fab->fired_arg = arg;
-  if (!cancelled && fab->model->on_timer)
-    fab->model->on_timer(fab, kind, ptr, arg);
+  if (!cancelled && fab->model->timers.on_timer)
+    fab->model->timers.on_timer(fab, kind, ptr, arg);
 }
 
 /* A flow's hash key (ECMP path choice, adaptive-routing tie-breaks): its id and endpoints mixed. */
@@ -351,8 +351,8 @@ struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports,
 static void fixed_flow_start(struct fabric *fab, struct fab_flow *flow)
 {
   const struct topo *t = fab->topo;
-  if (fab->model->flow_start)
-    fab->model->flow_start(fab, flow);
+  if (fab->model->lifecycle.flow_start)
+    fab->model->lifecycle.flow_start(fab, flow);
   const struct topo_port *first = &t->ports[flow->path[0]];
   if (t->nodes[first->node].kind == TOPO_GPU)
     (first->is_nvlink ? fab->stats.nvlink_bytes : fab->stats.fabric_bytes)[flow->tag] += flow->bytes;
@@ -376,12 +376,12 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
     fixed_flow_start(fab, flow);
     return;
   }
-  if (fab->model->flow_start)
-    fab->model->flow_start(fab, flow);
+  if (fab->model->lifecycle.flow_start)
+    fab->model->lifecycle.flow_start(fab, flow);
   int hops = 0;
   if (flow->src_gpu != flow->dst_gpu)
-    hops = fab->model->flow_path
-               ? fab->model->flow_path(fab, flow)
+    hops = fab->model->lifecycle.flow_path
+               ? fab->model->lifecycle.flow_path(fab, flow)
                : route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path, ROUTE_MAX_HOPS);
   if (hops < 0 && fab->failures != NULL)
     hops = fabric_failures_route_fallback(fab, flow); /* no live path: the fault-free one, stalled */
@@ -443,8 +443,8 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
     pkt_engine_forget_flow(fab, flow);
   if (flow->parent) {
     struct fab_flow *whole = flow->parent;
-    if (fab->model->flow_done)
-      fab->model->flow_done(fab, flow);
+    if (fab->model->lifecycle.flow_done)
+      fab->model->lifecycle.flow_done(fab, flow);
     flow->free_next = fab->free_flows;
     fab->free_flows = flow;
     if (--whole->parts_left > 0 || whole->state != FLOW_DONE)
@@ -464,8 +464,8 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
     fab->stats.fct_max_s = fct;
   if (flow->finish_s > fab->stats.last_delivery_s)
     fab->stats.last_delivery_s = flow->finish_s;
-  if (fab->model->flow_done)
-    fab->model->flow_done(fab, flow);
+  if (fab->model->lifecycle.flow_done)
+    fab->model->lifecycle.flow_done(fab, flow);
   if (flow->on_done)
     flow->on_done(fab, flow, flow->ctx);
   flow->free_next = fab->free_flows;
@@ -612,8 +612,8 @@ static int have_event(struct fabric *fab)
 {
   if (fab->stalled)
     return 0;
-  if (heap_size(&fab->events) == 0 && fab->model->on_idle)
-    fab->model->on_idle(fab);
+  if (heap_size(&fab->events) == 0 && fab->model->timers.on_idle)
+    fab->model->timers.on_idle(fab);
   return heap_size(&fab->events) > 0;
 }
 
@@ -739,8 +739,8 @@ void fabric_counters(struct fabric *fab, struct fab_counters *c)
   if (peak_port >= 0)
     fabric_counter_text(c, "peak_queue_at", "%s->%s", t->nodes[t->ports[peak_port].node].name,
                         t->nodes[t->ports[peak_port].peer_node].name);
-  if (fab->model->counters)
-    fab->model->counters(fab, c);
+  if (fab->model->lifecycle.counters)
+    fab->model->lifecycle.counters(fab, c);
   fabric_counter_count(c, "drops", packet, s->drops);
 }
 

@@ -180,73 +180,94 @@ void fabric_counter_text(struct fab_counters *c, const char *name, const char *f
 /* per_port must stay valid until the counters are written (the model's state, not its stack). */
 void fabric_counter_port_map(struct fab_counters *c, const char *name, const double *per_port, int rounded);
 
-/* Hooks of a fabric model. Every hook is optional; a NULL hook keeps the ideal behaviour. */
+/* What on_tx_done learns of the packet that finished leaving a port. */
+struct fab_tx_done {
+  int queue;      /* its queue (VL / priority) */
+  uint32_t bytes; /* its payload */
+  int in_port;    /* the peer's egress port it arrived through (-1: injected at this port) */
+};
+
+/* A fabric model: a descriptor of hooks in four groups (docs/ARCHITECTURE.md, "Writing a
+ * model"). Every hook is optional; a NULL hook keeps the core's (ideal) behaviour. */
 struct fab_model {
   const char *name;
   /* Bytes of per-fabric state the model needs (as a Linux qdisc's priv_size): the core allocates
    * them zeroed before init and frees them after fini; the model reaches them through
    * fabric_model_priv(). 0: no state. */
   size_t state_size;
-  /* Called once when the fabric is created; returns 0 or -1 with a message naming the parameter. */
-  int (*init)(struct fabric *fab, char *err, size_t errlen);
-  void (*fini)(struct fabric *fab);
-  /* A flow is about to start: set key, queue, rate cap, pacing, model_data. */
-  void (*flow_start)(struct fabric *fab, struct fab_flow *flow);
-  void (*flow_done)(struct fabric *fab, struct fab_flow *flow);
 
-  /* --- packet engine --- */
-  /* May the packet at the head of (port, queue) be transmitted now? (credits, PFC pause) When it
-   * says no, the model calls fabric_port_kick(port) once the answer may have changed. */
-  int (*may_send)(struct fabric *fab, int port, int queue, const struct fab_packet *pkt);
-  /* A switch port is idle and the model keeps packets itself (FAB_ARRIVE_TAKEN): return the next
-   * packet to transmit on port, removed from the model's buffers, or NULL. Its out port must be
-   * port; the engine calls on_transmit next. */
-  struct fab_packet *(*next_packet)(struct fabric *fab, int port);
-  /* Transmission starts (dequeue): ECN marking, credit consumption. */
-  void (*on_transmit)(struct fabric *fab, int port, struct fab_packet *pkt);
-  /* The packet on port (described by fab->ports[port].cur_*) has left this node's buffer. */
-  void (*on_tx_done)(struct fabric *fab, int port);
-  /* A packet reached a node (switch or destination GPU); returns an enum fab_arrive. */
-  int (*on_arrive)(struct fabric *fab, int node, struct fab_packet *pkt);
-  /* A packet reached its destination GPU: the model updates flow->delivered (in-order bytes). */
-  void (*on_deliver)(struct fabric *fab, struct fab_packet *pkt);
-  /* The NIC handed a new packet of this flow to its port: pacing (next_tx_s), PSN bookkeeping. */
-  void (*on_injected)(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt);
-  /* Per-packet choice among the minimal candidates at a switch (adaptive routing): an index. */
-  int (*choose_port)(struct fabric *fab, int node, const struct fab_packet *pkt, const int *cand, int n);
+  /* The fabric's and the flows' lives, and the results. */
+  struct {
+    /* Called once when the fabric is created; returns 0 or -1 with a message naming the
+     * parameter (fini is called then too). */
+    int (*init)(struct fabric *fab, char *err, size_t errlen);
+    void (*fini)(struct fabric *fab);
+    /* A flow is about to start: set key, queue, rate cap, pacing, model_data. */
+    void (*flow_start)(struct fabric *fab, struct fab_flow *flow);
+    void (*flow_done)(struct fabric *fab, struct fab_flow *flow);
+    /* Called after flow_start for a flow between two GPUs: writes the flow's egress ports into
+     * flow->path (its routing, e.g. forwarding tables) and returns the hop count, or -1 when
+     * unreachable. NULL: the core's hashed up-down path. */
+    int (*flow_path)(struct fabric *fab, struct fab_flow *flow);
+    /* Failures (failure.h): the delay, in seconds, from a link going down (up: 1) to the routing
+     * using the change. NULL: 0 (the routing knows at once). */
+    double (*recovery_delay)(struct fabric *fab, int up);
+    /* The model's counters, appended to out with fabric_counter_*() in the order summary.json's
+     * "counters" object lists them (after the core's own, before "drops"). The core writes them. */
+    void (*counters)(struct fabric *fab, struct fab_counters *out);
+    /* Writes the time series the user asked for (CSV files) into the results directory:
+     * open(ctx, "name.csv") gives a file to write and close; returns 0 or -1. */
+    int (*series)(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx);
+  } lifecycle;
 
-  /* --- flow engine --- */
-  /* A recomputation is about to share out the bandwidth of a component (its flows:
-   * fabric_recomputed_flows, bytes left up to date): the model may set their rate_cap_Bps
-   * directly, and the filling that follows applies them. Caps that depend only on the
-   * component's flows belong here: set after the filling (on_rates), they would need a second
-   * recomputation of the same component at the same date. */
-  void (*before_fill)(struct fabric *fab);
-  /* Rates were recomputed (max-min under the caps): the model may inspect the active flows
-   * (fabric_active_flows) and change caps, then call fabric_flow_caps_changed(). */
-  void (*on_rates)(struct fabric *fab);
+  /* Packet engine (packet fidelity, fabric links). */
+  struct {
+    /* May the packet at the head of (port, queue) be transmitted now? (credits, PFC pause) When
+     * it says no, the model calls fabric_port_kick(port) once the answer may have changed. */
+    int (*may_send)(struct fabric *fab, int port, int queue, const struct fab_packet *pkt);
+    /* A switch port is idle and the model keeps packets itself (FAB_ARRIVE_TAKEN): return the
+     * next packet to transmit on port, removed from the model's buffers, or NULL. Its out port
+     * must be port; the engine calls on_transmit next. */
+    struct fab_packet *(*next_packet)(struct fabric *fab, int port);
+    /* Transmission starts (dequeue): ECN marking, credit consumption. */
+    void (*on_transmit)(struct fabric *fab, int port, struct fab_packet *pkt);
+    /* The packet tx (already recycled: only its description) has left this node's buffer
+     * through port. */
+    void (*on_tx_done)(struct fabric *fab, int port, const struct fab_tx_done *tx);
+    /* A packet reached a node (switch or destination GPU); returns an enum fab_arrive. */
+    int (*on_arrive)(struct fabric *fab, int node, struct fab_packet *pkt);
+    /* A packet reached its destination GPU: the model updates flow->delivered (in-order bytes).
+     * NULL: every packet counts. */
+    void (*on_deliver)(struct fabric *fab, struct fab_packet *pkt);
+    /* The NIC handed a new packet of this flow to its port: pacing (next_tx_s), PSN bookkeeping. */
+    void (*on_injected)(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt);
+    /* Per-packet choice among the minimal candidates at a switch (adaptive routing): an index. */
+    int (*choose_port)(struct fabric *fab, int node, const struct fab_packet *pkt, const int *cand, int n);
+  } packet;
 
-  /* --- both --- */
-  /* A timer the model armed (fabric_timer_arm) is due and was not cancelled: kind is one of the
-   * model's own timer kinds, ptr and arg what it armed it with. */
-  void (*on_timer)(struct fabric *fab, int kind, void *ptr, uint32_t arg);
-  /* The calendar is empty: the model arms the timers it held back (e.g. credit returns it
-   * applies lazily, fabric_timer_arm_seq with their reserved sequence numbers), so that the run
-   * ends where it would have ended had they been scheduled all along. */
-  void (*on_idle)(struct fabric *fab);
-  /* The model's counters, appended to out with fabric_counter_*() in the order summary.json's
-   * "counters" object lists them (after the core's own, before "drops"). The core writes them. */
-  void (*counters)(struct fabric *fab, struct fab_counters *out);
-  /* Writes the time series the user asked for (CSV files) into the results directory: open(ctx,
-   * "name.csv") gives a file to write and close; returns 0 or -1. */
-  int (*write_series)(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx);
-  /* Called after flow_start for a flow between two GPUs: writes the flow's egress ports into
-   * flow->path (its routing, e.g. forwarding tables) and returns the hop count, or -1 when
-   * unreachable. NULL: the core's hashed up-down path. */
-  int (*flow_path)(struct fabric *fab, struct fab_flow *flow);
-  /* Failures (failure.h): the delay, in seconds, from a link going down (up: 1) to the routing
-   * using the change. NULL: 0 (the routing knows at once). */
-  double (*recovery_delay)(struct fabric *fab, int up);
+  /* Flow engine (flow fidelity, and NVLink transfers at either). */
+  struct {
+    /* A recomputation is about to share out the bandwidth of a component (its flows:
+     * fabric_recomputed_flows, bytes left up to date): the model may set their rate_cap_Bps
+     * directly, and the filling that follows applies them. Caps that depend only on the
+     * component's flows belong here: set after the filling (on_rates), they would need a second
+     * recomputation of the same component at the same date. */
+    void (*before_fill)(struct fabric *fab);
+    /* Rates were recomputed (max-min under the caps): the model may inspect the active flows
+     * (fabric_active_flows) and change caps, then call fabric_flow_caps_changed(). */
+    void (*on_rates)(struct fabric *fab);
+  } flow;
+
+  /* Time (both fidelities). */
+  struct {
+    /* A timer the model armed (fabric_timer_arm) is due and was not cancelled: kind is one of
+     * the model's own timer kinds, ptr and arg what it armed it with. */
+    void (*on_timer)(struct fabric *fab, int kind, void *ptr, uint32_t arg);
+    /* The calendar is empty: the model arms the timers it held back (e.g. credit returns it
+     * applies lazily, fabric_timer_arm_seq with their reserved sequence numbers), so that the
+     * run ends where it would have ended had they been scheduled all along. */
+    void (*on_idle)(struct fabric *fab);
+  } timers;
 };
 
 struct fab_stats {
@@ -443,6 +464,13 @@ static inline int fabric_before_now(const struct fabric *fab, double time, uint6
 {
   return time < fab->now || (time == fab->now && seq < fab->cur_seq);
 }
+/* Whether (time, seq) is the event being processed or one before it. */
+static inline int fabric_at_or_before_now(const struct fabric *fab, double time, uint64_t seq)
+{
+  return time < fab->now || (time == fab->now && seq <= fab->cur_seq);
+}
+/* Events in the calendar (engines' and timers', cancelled ones until their date). */
+static inline size_t fabric_pending_events(const struct fabric *fab) { return heap_size(&fab->events); }
 /* Packet engine: (re)tries transmission on a port, e.g. after credits returned or a pause ended. */
 void fabric_port_kick(struct fabric *fab, int port);
 /* Packet engine: the sender goes back to packet seq (go-back-N): bytes from there are injected

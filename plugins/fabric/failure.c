@@ -258,8 +258,8 @@ static void reroute_stalled(struct fabric *fab, struct fab_fail_event *ev)
     int old_hops = fl->hops;
     double old_cap = fl->rate_cap_Bps;
     memcpy(old_path, fl->path, sizeof old_path);
-    int hops = fab->model->flow_path
-                   ? fab->model->flow_path(fab, fl)
+    int hops = fab->model->lifecycle.flow_path
+                   ? fab->model->lifecycle.flow_path(fab, fl)
                    : route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->seed, fl->path, ROUTE_MAX_HOPS);
     int32_t new_path[ROUTE_MAX_HOPS];
     memcpy(new_path, fl->path, sizeof new_path);
@@ -339,7 +339,7 @@ static void apply(struct fabric *fab, void *ctx)
       flow_engine_touch_port(fab, p);
     }
   }
-  ev->delay_s = fab->model->recovery_delay ? fab->model->recovery_delay(fab, ev->up) : 0;
+  ev->delay_s = fab->model->lifecycle.recovery_delay ? fab->model->lifecycle.recovery_delay(fab, ev->up) : 0;
   fabric_call_at(fab, fab->now + ev->delay_s, recover, ev);
 }
 

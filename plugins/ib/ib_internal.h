@@ -154,7 +154,7 @@ int ib__switch_init(struct fabric *fab, struct ib_state *st);
 int ib__may_send(struct fabric *fab, int port, int queue, const struct fab_packet *pkt);
 struct fab_packet *ib__next_packet(struct fabric *fab, int port);
 void ib__on_transmit(struct fabric *fab, int port, struct fab_packet *pkt);
-void ib__on_tx_done(struct fabric *fab, int port);
+void ib__on_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx);
 int ib__on_arrive(struct fabric *fab, int node, struct fab_packet *pkt);
 void ib__on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg);
 void ib__sample(struct fabric *fab);

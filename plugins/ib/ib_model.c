@@ -10,7 +10,7 @@
  *   on_transmit      credits consumed; on_tx_done: the buffer frees, credits return later;
  *   on_timer         credit returns, deferred kicks, series sampling;
  *   on_rates         flow fidelity: credit window and congestion-tree caps;
- *   counters, write_series   summary.json counters, ib_ports.csv and ib_series.csv.
+ *   counters, series summary.json counters, ib_ports.csv and ib_series.csv.
  * No SimGrid include: the model runs under CUnit with fabric_run(). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,21 +202,20 @@ static double ib__recovery_delay(struct fabric *fab, int up)
 static const struct fab_model ib_model_ops = {
   .name = "ib",
   .state_size = sizeof(struct ib_state),
-  .init = ib_init,
-  .fini = ib_fini,
-  .flow_start = ib_flow_start,
-  .may_send = ib__may_send,
-  .next_packet = ib__next_packet,
-  .on_transmit = ib__on_transmit,
-  .on_tx_done = ib__on_tx_done,
-  .on_arrive = ib__on_arrive,
-  .on_rates = ib__on_rates,
-  .on_timer = ib__on_timer,
-  .on_idle = ib__on_idle,
-  .counters = ib_counters,
-  .write_series = ib_write_series,
-  .flow_path = ib__flow_path,
-  .recovery_delay = ib__recovery_delay,
+  .lifecycle = { .init = ib_init,
+                 .fini = ib_fini,
+                 .flow_start = ib_flow_start,
+                 .flow_path = ib__flow_path,
+                 .recovery_delay = ib__recovery_delay,
+                 .counters = ib_counters,
+                 .series = ib_write_series },
+  .packet = { .may_send = ib__may_send,
+              .next_packet = ib__next_packet,
+              .on_transmit = ib__on_transmit,
+              .on_tx_done = ib__on_tx_done,
+              .on_arrive = ib__on_arrive },
+  .flow = { .on_rates = ib__on_rates },
+  .timers = { .on_timer = ib__on_timer, .on_idle = ib__on_idle },
 };
 
 const struct fab_model *ib_model(void) { return &ib_model_ops; }

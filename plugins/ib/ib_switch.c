@@ -338,15 +338,14 @@ void ib__on_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
   stall_end(fab, st, ip);
 }
 
-void ib__on_tx_done(struct fabric *fab, int port)
+void ib__on_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx)
 {
   struct ib_state *st = ib__state(fab);
-  const struct fab_port *fp = &fab->ports[port];
-  int in = fp->cur_in_port;
+  int in = tx->in_port;
   if (in < 0 || !st->ports[in].credited || fab->topo->nodes[fab->topo->ports[port].node].kind != TOPO_SWITCH)
     return;
-  st->ports[in].occupancy[fp->cur_queue] -= fp->cur_bytes;
-  credit_return_later(fab, st, in, fp->cur_queue, fp->cur_bytes);
+  st->ports[in].occupancy[tx->queue] -= tx->bytes;
+  credit_return_later(fab, st, in, tx->queue, tx->bytes);
 }
 
 void ib__sample(struct fabric *fab)
@@ -372,7 +371,7 @@ void ib__sample(struct fabric *fab)
     }
   }
   /* Calendar events left: those scheduled, and the credit returns due after this one. */
-  if (fab->active_flows > 0 || heap_size(&fab->events) > 0 ||
+  if (fab->active_flows > 0 || fabric_pending_events(fab) > 0 ||
       (st->due_total > 0 && !fabric_before_now(fab, st->due_last_time, st->due_last_seq)))
     fabric_timer_arm(fab, fab->now + st->p.series_interval_s, IB_TIMER_SAMPLE, NULL, 0);
   else
@@ -388,8 +387,7 @@ void ib__on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
     /* The first return due at this port, scheduled at its place: it and any before it apply. */
     struct ib_port *ip = &st->ports[arg];
     ip->due_armed = 0;
-    while (ip->due_count > 0 && (fabric_before_now(fab, ip->due[ip->due_first].time, ip->due[ip->due_first].seq) ||
-                                 ip->due[ip->due_first].seq == fab->cur_seq))
+    while (ip->due_count > 0 && fabric_at_or_before_now(fab, ip->due[ip->due_first].time, ip->due[ip->due_first].seq))
       due_apply_first(st, ip);
     fabric_port_kick(fab, (int)arg);
     break;

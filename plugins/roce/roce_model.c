@@ -6,7 +6,7 @@
  * (PFC pause), on_transmit (ECN at dequeue), on_tx_done (buffer release, XON), on_arrive (random
  * loss, buffer admission, XOFF; at the receiver: NP and go-back-N), on_injected (pacing at RC,
  * byte counter, retransmitted bytes), on_rates (flow fidelity, roce_flow.c), on_timer (PFC
- * frames, CNPs, NACKs, DCQCN and retransmission timers), counters, write_series.
+ * frames, CNPs, NACKs, DCQCN and retransmission timers), counters, series.
  *
  * CNPs and NACKs are not packets: each is an event delayed by the path's latency (links and
  * switches, the reverse path of a symmetric fabric), the priority-6 CNP queueing ignored. */
@@ -183,7 +183,10 @@ static void roce_on_transmit(struct fabric *fab, int port, struct fab_packet *pk
     roce__switch_transmit(fab, port, pkt);
 }
 
-static void roce_on_tx_done(struct fabric *fab, int port) { roce__switch_tx_done(fab, port); }
+static void roce_on_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx)
+{
+  roce__switch_tx_done(fab, port, tx);
+}
 
 static double feedback_delay(const struct fabric *fab, const struct fab_flow *flow)
 {
@@ -494,21 +497,20 @@ static double roce_recovery_delay(struct fabric *fab, int up)
 static const struct fab_model g_roce_model = {
   .name = "roce",
   .state_size = sizeof(struct roce_state),
-  .recovery_delay = roce_recovery_delay,
-  .init = roce_init,
-  .fini = roce_fini,
-  .flow_start = roce_flow_start,
-  .flow_done = roce_flow_done,
-  .may_send = roce_may_send,
-  .on_transmit = roce_on_transmit,
-  .on_tx_done = roce_on_tx_done,
-  .on_arrive = roce_on_arrive,
-  .on_injected = roce_on_injected,
-  .before_fill = roce_before_fill,
-  .on_rates = roce_on_rates,
-  .on_timer = roce_on_timer,
-  .counters = roce_counters,
-  .write_series = roce_write_series,
+  .lifecycle = { .init = roce_init,
+                 .fini = roce_fini,
+                 .flow_start = roce_flow_start,
+                 .flow_done = roce_flow_done,
+                 .recovery_delay = roce_recovery_delay,
+                 .counters = roce_counters,
+                 .series = roce_write_series },
+  .packet = { .may_send = roce_may_send,
+              .on_transmit = roce_on_transmit,
+              .on_tx_done = roce_on_tx_done,
+              .on_arrive = roce_on_arrive,
+              .on_injected = roce_on_injected },
+  .flow = { .before_fill = roce_before_fill, .on_rates = roce_on_rates },
+  .timers = { .on_timer = roce_on_timer },
 };
 
 const struct fab_model *roce_model(void) { return &g_roce_model; }

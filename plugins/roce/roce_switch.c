@@ -195,24 +195,23 @@ void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
 }
 
 /* The packet on a switch port left the buffer: release its ingress PG, maybe RESUME. */
-void roce__switch_tx_done(struct fabric *fab, int port)
+void roce__switch_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx)
 {
   struct roce_state *rs = roce__state(fab);
   const struct topo *t = fab->topo;
-  const struct fab_port *fp = &fab->ports[port];
-  if (fp->cur_in_port < 0 || t->nodes[t->ports[port].node].kind != TOPO_SWITCH)
+  if (tx->in_port < 0 || t->nodes[t->ports[port].node].kind != TOPO_SWITCH)
     return;
-  int ingress = t->ports[fp->cur_in_port].peer_port;
+  int ingress = t->ports[tx->in_port].peer_port;
   struct roce_port *rp = &rs->ports[ingress];
   struct roce_switch *sw = &rs->switches[t->ports[port].node];
-  struct pfc_pg *pg = &rp->pg[fp->cur_queue];
-  double from_shared = pfc_release(pg, fp->cur_bytes);
-  sw->used_B -= fp->cur_bytes;
+  struct pfc_pg *pg = &rp->pg[tx->queue];
+  double from_shared = pfc_release(pg, tx->bytes);
+  sw->used_B -= tx->bytes;
   sw->shared_used_B -= from_shared;
   if (sw->shared_used_B < 1e-6)
     sw->shared_used_B = 0;
   if (rs->cfg.pfc.enabled && pfc_should_resume(&rs->cfg.pfc, pg, pfc_xoff(&rs->cfg.pfc, shared_free(rs, sw)))) {
     pg->is_xoff = 0;
-    send_resume(fab, ingress, fp->cur_queue);
+    send_resume(fab, ingress, tx->queue);
   }
 }

@@ -39,7 +39,7 @@ static void on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
     fabric_timer_arm(fab, fab->now + 1e-6, T_REARM, ptr, arg + 1);
 }
 
-static const struct fab_model timer_model = { .name = "timers", .on_timer = on_timer };
+static const struct fab_model timer_model = { .name = "timers", .timers.on_timer = on_timer };
 
 static struct fabric *new_fabric(struct topo **t, struct param_set **params)
 {

@@ -32,7 +32,9 @@ static void retry(struct fabric *fab, int kind, void *ptr, uint32_t arg)
   fabric_port_kick(fab, (int)arg);
 }
 
-static const struct fab_model livelock_model = { .name = "livelock", .may_send = refuse, .on_timer = retry };
+static const struct fab_model livelock_model = { .name = "livelock",
+                                                 .packet.may_send = refuse,
+                                                 .timers.on_timer = retry };
 
 /* Runs one 1 MB transfer from GPU 0 to GPU 1 with the watchdog at threshold; returns the fabric. */
 static struct fabric *run_one(const struct fab_model *model, const char *threshold, struct topo *t,
