@@ -270,6 +270,13 @@ struct fab_model {
   } timers;
 };
 
+/* Why a model dropped a packet (fabric_count_drop). */
+enum fab_drop_reason {
+  FAB_DROP_BUFFER, /* no room for it in the switch's buffer (or its PFC headroom) */
+  FAB_DROP_RANDOM, /* lost on the link (a model's loss rate) */
+  FAB_DROP_REASONS,
+};
+
 struct fab_stats {
   uint64_t events;      /* calendar events processed */
   uint64_t packets;     /* packets injected */
@@ -284,6 +291,7 @@ struct fab_stats {
   double last_delivery_s; /* when the last flow completed: the end of the fabric's activity */
   double active_end_s;    /* set by a caller whose run ends elsewhere (a workload's iteration); 0: unset */
   uint64_t drops;
+  uint64_t drops_by[FAB_DROP_REASONS]; /* of which, per reason the model gave (fabric_count_drop) */
 };
 
 struct fabric {
@@ -471,6 +479,9 @@ static inline int fabric_at_or_before_now(const struct fabric *fab, double time,
 }
 /* Events in the calendar (engines' and timers', cancelled ones until their date). */
 static inline size_t fabric_pending_events(const struct fabric *fab) { return heap_size(&fab->events); }
+/* Packet engine, from on_arrive before it returns FAB_ARRIVE_DROP: counts the drop under its
+ * reason (the engine counts it in stats.drops). */
+static inline void fabric_count_drop(struct fabric *fab, enum fab_drop_reason reason) { fab->stats.drops_by[reason]++; }
 /* Packet engine: (re)tries transmission on a port, e.g. after credits returned or a pause ended. */
 void fabric_port_kick(struct fabric *fab, int port);
 /* Packet engine: the sender goes back to packet seq (go-back-N): bytes from there are injected

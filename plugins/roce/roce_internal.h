@@ -138,8 +138,6 @@ struct roce_stats {
   struct dcqcn_stats dcqcn;
   struct gbn_stats gbn;
   uint64_t cnps_sent;
-  uint64_t drops_buffer;
-  uint64_t drops_random;
   double paused_s;
 };
 

@@ -212,7 +212,7 @@ static int roce_on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
   const struct topo *t = fab->topo;
   struct roce_flow *rf = pkt->flow->model_data;
   if (rs->cfg.drop_rate > 0 && !t->ports[pkt->in_port].is_nvlink && rng_uniform(&rs->rng) < rs->cfg.drop_rate) {
-    rs->stats.drops_random++;
+    fabric_count_drop(fab, FAB_DROP_RANDOM);
     rf->inflight--;
     return FAB_ARRIVE_DROP;
   }
@@ -416,8 +416,8 @@ static void roce_counters(struct fabric *fab, struct fab_counters *out)
   fabric_counter_count(out, "cnps", packet, s->cnps_sent);
   int fluid_machine = rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF && !rs->cfg.fluid_ode;
   fabric_counter_count(out, "dcqcn_rate_cuts", packet || fluid_machine, s->dcqcn.cuts);
-  fabric_counter_count(out, "drops_buffer", packet, s->drops_buffer);
-  fabric_counter_count(out, "drops_random", packet, s->drops_random);
+  fabric_counter_count(out, "drops_buffer", packet, fab->stats.drops_by[FAB_DROP_BUFFER]);
+  fabric_counter_count(out, "drops_random", packet, fab->stats.drops_by[FAB_DROP_RANDOM]);
   fabric_counter_count(out, "drops_headroom_overflow", packet, s->pfc.headroom_overflow);
   fabric_counter_real(out, "retransmitted_bytes", packet, s->gbn.retransmitted_B);
   fabric_counter_count(out, "gbn_nacks", packet, s->gbn.nacks);
@@ -530,8 +530,8 @@ uint64_t sg_roce_get_ecn_marks(const struct fabric *fab)
 }
 uint64_t sg_roce_get_cnps(const struct fabric *fab) { return roce__state(fab)->stats.cnps_sent; }
 double sg_roce_get_retransmitted_bytes(const struct fabric *fab) { return roce__state(fab)->stats.gbn.retransmitted_B; }
-uint64_t sg_roce_get_buffer_drops(const struct fabric *fab) { return roce__state(fab)->stats.drops_buffer; }
-uint64_t sg_roce_get_random_drops(const struct fabric *fab) { return roce__state(fab)->stats.drops_random; }
+uint64_t sg_roce_get_buffer_drops(const struct fabric *fab) { return fab->stats.drops_by[FAB_DROP_BUFFER]; }
+uint64_t sg_roce_get_random_drops(const struct fabric *fab) { return fab->stats.drops_by[FAB_DROP_RANDOM]; }
 
 double sg_roce_get_peak_buffer(const struct fabric *fab)
 {

@@ -143,14 +143,14 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
   struct pfc_pg *pg = &rp->pg[pkt->queue];
   double bytes = pkt->bytes;
   if (sw->used_B + bytes > rs->cfg.buffer_B) {
-    rs->stats.drops_buffer++;
+    fabric_count_drop(fab, FAB_DROP_BUFFER);
     return FAB_ARRIVE_DROP;
   }
   double xoff = pfc_xoff(&rs->cfg.pfc, shared_free(rs, sw));
   enum pfc_admit where = pfc_admit(&rs->cfg.pfc, pg, bytes, xoff, rp->headroom_B);
   if (where == PFC_ADMIT_DROP) {
     rs->stats.pfc.headroom_overflow++;
-    rs->stats.drops_buffer++;
+    fabric_count_drop(fab, FAB_DROP_BUFFER);
     return FAB_ARRIVE_DROP;
   }
   int egress = fabric_route_packet(fab, pkt);
@@ -163,7 +163,7 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
       (sw->shared_used_B + bytes > rs->cfg.buffer_B ||
        fab->ports[egress].queued_bytes[pkt->queue] + bytes > rs->cfg.lossy_alpha * (rs->cfg.buffer_B - sw->used_B))) {
     pg->shared_B -= bytes;
-    rs->stats.drops_buffer++;
+    fabric_count_drop(fab, FAB_DROP_BUFFER);
     return FAB_ARRIVE_DROP;
   }
   sw->used_B += bytes;
