@@ -231,8 +231,8 @@ struct fab_model {
     struct fab_packet *(*next_packet)(struct fabric *fab, int port);
     /* Transmission starts (dequeue): ECN marking, credit consumption. */
     void (*on_transmit)(struct fabric *fab, int port, struct fab_packet *pkt);
-    /* The packet tx (already recycled: only its description) has left this node's buffer
-     * through port. */
+    /* A packet finished its transmission on port: it has left this node's buffer. tx describes
+     * it (the packet itself is on its way, or already arrived and recycled). */
     void (*on_tx_done)(struct fabric *fab, int port, const struct fab_tx_done *tx);
     /* A packet reached a node (switch or destination GPU); returns an enum fab_arrive. */
     int (*on_arrive)(struct fabric *fab, int node, struct fab_packet *pkt);
