@@ -477,6 +477,9 @@ static inline int fabric_at_or_before_now(const struct fabric *fab, double time,
 {
   return time < fab->now || (time == fab->now && seq <= fab->cur_seq);
 }
+/* A port's packet-engine state and statistics, read-only: what a model reads of the queues
+ * (bytes queued per queue and in all, the peak) without reaching into the engine's array. */
+static inline const struct fab_port *fabric_port_view(const struct fabric *fab, int port) { return &fab->ports[port]; }
 /* Events in the calendar (engines' and timers', cancelled ones until their date). */
 static inline size_t fabric_pending_events(const struct fabric *fab) { return heap_size(&fab->events); }
 /* Packet engine, from on_arrive before it returns FAB_ARRIVE_DROP: counts the drop under its

@@ -460,7 +460,7 @@ static void roce_counters(struct fabric *fab, struct fab_counters *out)
   if (rs->peak_queue == NULL)
     rs->peak_queue = sgf_xcalloc((size_t)t->n_ports + 1, sizeof *rs->peak_queue);
   for (int p = 0; p < t->n_ports; p++)
-    rs->peak_queue[p] = t->ports[p].is_nvlink ? 0 : fab->ports[p].peak_queued;
+    rs->peak_queue[p] = t->ports[p].is_nvlink ? 0 : fabric_port_view(fab, p)->peak_queued;
   fabric_counter_port_map(out, "peak_queue_per_port", rs->peak_queue, 0);
 }
 

@@ -160,8 +160,8 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
    * alpha / (1 + alpha) of the buffer and drops there, leaving room for the other queues;
    * before, a lossy switch dropped only when the whole buffer was full. */
   if (!rs->cfg.pfc.enabled &&
-      (sw->shared_used_B + bytes > rs->cfg.buffer_B ||
-       fab->ports[egress].queued_bytes[pkt->queue] + bytes > rs->cfg.lossy_alpha * (rs->cfg.buffer_B - sw->used_B))) {
+      (sw->shared_used_B + bytes > rs->cfg.buffer_B || fabric_port_view(fab, egress)->queued_bytes[pkt->queue] + bytes >
+                                                           rs->cfg.lossy_alpha * (rs->cfg.buffer_B - sw->used_B))) {
     pg->shared_B -= bytes;
     fabric_count_drop(fab, FAB_DROP_BUFFER);
     return FAB_ARRIVE_DROP;
@@ -176,7 +176,7 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     send_pause(fab, ingress, pkt->queue);
   }
   if (egress == rs->cfg.trace_port)
-    roce__series_add(&rs->port_series, fab->now, fab->ports[egress].total_queued + bytes,
+    roce__series_add(&rs->port_series, fab->now, fabric_port_view(fab, egress)->total_queued + bytes,
                      rs->ports[egress].is_paused[pkt->queue], sw->used_B, rs->cfg.trace_interval_s);
   return FAB_ARRIVE_FORWARD;
 }
@@ -185,7 +185,7 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
 void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
 {
   struct roce_state *rs = roce__state(fab);
-  const struct fab_port *fp = &fab->ports[port];
+  const struct fab_port *fp = fabric_port_view(fab, port);
   if (rs->cfg.ecn_enabled &&
       ecn_red_mark(&rs->ports[port].ecn, &rs->stats.ecn, fp->queued_bytes[pkt->queue], rng_uniform(&rs->rng)))
     pkt->flags |= ROCE_PKT_CE;

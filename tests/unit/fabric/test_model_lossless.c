@@ -160,8 +160,8 @@ static void run_incast(const struct fab_model *model, int senders, double latenc
   o->drops = fab->stats.drops;
   o->peak_switch_B = 0;
   for (int p = 0; p < t->n_ports; p++)
-    if (t->nodes[t->ports[p].node].kind == TOPO_SWITCH && fab->ports[p].peak_queued > o->peak_switch_B)
-      o->peak_switch_B = fab->ports[p].peak_queued;
+    if (t->nodes[t->ports[p].node].kind == TOPO_SWITCH && fabric_port_view(fab, p)->peak_queued > o->peak_switch_B)
+      o->peak_switch_B = fabric_port_view(fab, p)->peak_queued;
   if (counters)
     fabric_counters(fab, counters);
   if (model == &lossless_model) {
