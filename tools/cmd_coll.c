@@ -124,7 +124,7 @@ static const struct cli_option coll_common_table[] = {
   { "help-cfg", 0, CLI_FLAG, RUN_OPT_HELP_CFG, NULL, "list the model parameters and exit" },
   { "force", 0, CLI_FLAG, RUN_OPT_FORCE, NULL, "replace DIR even if it is not a previous result" },
   { "failures", 0, CLI_VALUE, RUN_OPT_FAILURES, "FILE",
-    "failure schedule (CSV time_us,action,target; flow fidelity; docs/failures.md), applied in each fabric's run; "
+    "failure schedule (CSV time_us,action,target; docs/failures.md), applied in each fabric's run; "
     "what happened is printed on stderr" },
   { "out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR", "also write DIR/FABRIC.csv, .json and .txt (written atomically)" },
   CLI_TABLE_END,
@@ -953,6 +953,8 @@ int cmd_coll(int argc, char **argv)
     if (!got || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
       fprintf(stderr, "sgfabric coll: the %s simulation failed (the reason is above)\n", o.fabrics[f]);
       failed = 1;
+      if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+        rc = 3; /* the job failed (failures: communicator timeout, InfiniBand QP retries), as run and flows */
     }
   }
   if (failed)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "cli.h"
 #include "commands.h"
 #include "flows_csv.h"
@@ -20,6 +21,9 @@
 #include "failure.h"
 
 static struct flow_table g_flows; /* read by the actors */
+/* Each actor's posted transfers, at their by_source positions. Owned here, not by the actors: an
+ * actor still waiting when a failed job stops the simulation never returns to free its own. */
+static sgf_transfer_t **g_pending;
 
 static const struct flow_table *g_sort_table;
 static int by_start(const void *a, const void *b)
@@ -52,7 +56,7 @@ static void source_actor(int argc, char **argv)
   (void)argc;
   int gpu = atoi(argv[1]);
   int first = g_flows.source_first[gpu], last = g_flows.source_first[gpu + 1];
-  sgf_transfer_t **pending = malloc(sizeof *pending * (size_t)(last - first));
+  sgf_transfer_t **pending = g_pending + first;
   for (int k = first; k < last; k++) {
     struct flow_row *row = &g_flows.rows[g_flows.by_source[k]];
     double start = row->start_us * 1e-6;
@@ -65,7 +69,6 @@ static void source_actor(int argc, char **argv)
     double finish = sgf_wait(pending[k - first]);
     row->fct_us = (finish - row->start_us * 1e-6) * 1e6;
   }
-  free(pending);
 }
 
 enum { FLOWS_OPT_FLOWS };
@@ -142,6 +145,7 @@ int cmd_flows(int argc, char **argv)
     goto done;
   }
   group_by_source(&g_flows, n_gpus);
+  g_pending = sgf_xcalloc((size_t)g_flows.n + 1, sizeof *g_pending);
   for (int i = 0; i < g_flows.n; i++)
     g_flows.rows[i].fct_us = -1; /* not finished (yet) */
 
@@ -223,6 +227,8 @@ int cmd_flows(int argc, char **argv)
 done:
   results_abort(&r); /* nothing once committed */
   flows_csv_free(&g_flows);
+  free(g_pending);
+  g_pending = NULL;
   run_setup_free(&s);
   return rc;
 }

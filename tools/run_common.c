@@ -67,7 +67,7 @@ static const struct cli_option common_options[] = {
     "replace an existing DIR that is not a result of sgfabric (its files that are not sgfabric's are kept in "
     "DIR.old-*)" },
   { "failures", 0, CLI_VALUE, RUN_OPT_FAILURES, "FILE",
-    "failure schedule: CSV time_us,action,target (down|up; a link id or a node); flow fidelity only "
+    "failure schedule: CSV time_us,action,target (down|up; a link id or a node); both fidelities "
     "(docs/failures.md)" },
   { "out", 'o', CLI_VALUE, RUN_OPT_OUT, "DIR",
     "results directory, written atomically (docs/outputs.md): a new directory, or a previous result of "

@@ -441,6 +441,8 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
   fab->active_flows--;
   if (flow->in_ring)
     pkt_engine_forget_flow(fab, flow);
+  if (fab->failures != NULL && fab->fidelity == FAB_FIDELITY_PACKET)
+    fabric_failures_flow_finished(fab, flow);
   if (flow->parent) {
     struct fab_flow *whole = flow->parent;
     if (fab->model->lifecycle.flow_done)

@@ -95,7 +95,9 @@ struct fab_flow {
   uint8_t fixed_path;   /* posted with fabric_post_path: its path is the caller's, not routed */
   uint8_t fail_stalled; /* failures: it crosses a failed link (or found no live path) */
   int32_t stall_link;   /* failures: the link it is stalled on */
-  double stall_s;       /* failures: since when it has made no progress */
+  double stall_s;       /* failures: since when it has made no progress (packet fidelity: its last
+                         * delivery) */
+  int32_t fail_index;   /* failures, packet fidelity: its place in the failures' list of packet flows */
   double own_cap_Bps;   /* fabric_post_path's cap (0: none): applied on top of the model's
                             * rate_cap_Bps, which a model rewrites at will */
 };
@@ -115,12 +117,13 @@ struct fab_packet {
   double tail_s; /* date its tail is available at the node it is at (cut-through) */
   uint32_t seq;  /* packet number within the flow */
   uint32_t bytes;
-  int32_t node;     /* node it is at or travelling to */
-  int32_t in_port;  /* the peer's egress port it arrived through (-1 at the source) */
-  uint8_t hop;      /* index of the next egress port on the flow's path */
-  uint8_t queue;    /* VL / priority */
-  uint8_t flags;    /* model bits (ECN CE, ...) */
-  int32_t out_port; /* egress port a model chose for it at its current node (models that keep packets) */
+  int32_t node;       /* node it is at or travelling to */
+  int32_t in_port;    /* the peer's egress port it arrived through (-1 at the source) */
+  uint8_t hop;        /* index of the next egress port on the flow's path */
+  uint8_t queue;      /* VL / priority */
+  uint8_t flags;      /* model bits (ECN CE, ...) */
+  uint8_t link_epoch; /* failures: the epoch of the link it was last sent on (failure.h) */
+  int32_t out_port;   /* egress port a model chose for it at its current node (models that keep packets) */
 };
 
 /* Per-port state of the packet engine and per-port statistics of both engines. */
@@ -243,6 +246,15 @@ struct fab_model {
     void (*on_injected)(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt);
     /* Per-packet choice among the minimal candidates at a switch (adaptive routing): an index. */
     int (*choose_port)(struct fabric *fab, int node, const struct fab_packet *pkt, const int *cand, int n);
+    /* Failures at packet fidelity (failure.h). A link went down (up: 1): the model drops the
+     * packets it holds for the link's two egress ports (fabric_failures_packet_lost) and resets,
+     * or on up restores, what it accounts per link (InfiniBand's credits). NULL: nothing held. */
+    void (*on_link_state)(struct fabric *fab, int link, int up);
+    /* Failures at packet fidelity: a packet was lost to a failed link, on the wire (queued 0) or
+     * queued at a switch egress port (queued 1: still counted in that switch's buffer). The model
+     * releases what it accounted for it; its transport learns of the loss only by its own timers.
+     * The fabric frees the packet after the call. */
+    void (*on_packet_lost)(struct fabric *fab, int port, struct fab_packet *pkt, int queued);
   } packet;
 
   /* Flow engine (flow fidelity, and NVLink transfers at either). */

@@ -169,6 +169,8 @@ void fab_failures_free(struct fab_failures *f)
   free(f->link_down);
   free(f->link_event);
   free(f->fault_free_downset);
+  free(f->port_epoch);
+  free(f->pkt_flows);
   free(f);
 }
 
@@ -221,6 +223,13 @@ static void timeout_check(struct fabric *fab, void *ctx)
     if (active[i]->fail_stalled && (oldest < 0 || active[i]->stall_s < oldest)) {
       oldest = active[i]->stall_s;
       culprit = active[i];
+    }
+  /* Packet fidelity: a flow that met a failure is watched until it ends; stall_s is its last
+   * delivery, so the timeout counts from its last progress. */
+  for (size_t i = 0; i < f->n_pkt_flows; i++)
+    if (f->pkt_flows[i]->fail_stalled && (oldest < 0 || f->pkt_flows[i]->stall_s < oldest)) {
+      oldest = f->pkt_flows[i]->stall_s;
+      culprit = f->pkt_flows[i];
     }
   if (culprit == NULL)
     return;
@@ -279,6 +288,51 @@ static void reroute_stalled(struct fabric *fab, struct fab_fail_event *ev)
   }
 }
 
+/* Packet fidelity: the flow met a failure on link (a packet lost, or its NIC link down): the
+ * communicator timeout watches it from its last delivery (stall_s) until it ends. */
+static void watch(struct fabric *fab, struct fab_flow *flow, int link)
+{
+  struct fab_failures *f = fab->failures;
+  if (flow->fail_stalled)
+    return;
+  flow->fail_stalled = 1;
+  flow->stall_link = link;
+  int ev = f->link_event[link];
+  if (ev >= 0)
+    f->events[ev].flows_affected++;
+  double due = flow->stall_s + f->timeout_s;
+  arm_check(fab, due > fab->now ? due : fab->now);
+}
+
+/* Packet fidelity, the routing learnt of an event: a flow whose path crosses a failed link takes
+ * a live one if it has one (the model's routing, with the flow's own hash); its packets still on
+ * the old path go on from where they are (fabric_route_packet). Under per-packet routing
+ * (adaptive) the switches already choose among live ports once the down-sets are updated. */
+static void reroute_packet_flows(struct fabric *fab, struct fab_fail_event *ev)
+{
+  const struct topo *t = fab->topo;
+  struct fab_failures *f = fab->failures;
+  for (size_t i = 0; i < f->n_pkt_flows; i++) {
+    struct fab_flow *fl = f->pkt_flows[i];
+    if (fl->fixed_path || fl->src_gpu == fl->dst_gpu || failed_hop(fab, fl->path, fl->hops) < 0)
+      continue;
+    int32_t old_path[ROUTE_MAX_HOPS];
+    int old_hops = fl->hops;
+    memcpy(old_path, fl->path, sizeof old_path);
+    int hops = fab->model->lifecycle.flow_path
+                   ? fab->model->lifecycle.flow_path(fab, fl)
+                   : route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->seed, fl->path, ROUTE_MAX_HOPS);
+    if (hops <= 0 || hops > ROUTE_MAX_HOPS || fl->path[0] != old_path[0] || failed_hop(fab, fl->path, hops) >= 0) {
+      memcpy(fl->path, old_path, sizeof old_path); /* no live path: it keeps its own and waits */
+      fl->hops = (uint8_t)old_hops;
+      ev->flows_unroutable++;
+      continue;
+    }
+    fl->hops = (uint8_t)hops;
+    ev->flows_rerouted++;
+  }
+}
+
 static void recover(struct fabric *fab, void *ctx)
 {
   struct fab_fail_event *ev = ctx;
@@ -291,6 +345,8 @@ static void recover(struct fabric *fab, void *ctx)
   topo_compute_downsets(t);
   ev->recovered_s = fab->now;
   reroute_stalled(fab, ev);
+  if (fab->fidelity == FAB_FIDELITY_PACKET)
+    reroute_packet_flows(fab, ev);
 }
 
 /* The bytes a flow had in flight on the path it loses: a round trip of its rate (what the
@@ -302,6 +358,33 @@ static double in_flight(const struct fabric *fab, const struct fab_flow *fl)
   double sent = fl->bytes - fl->remaining;
   double b = floor(fl->rate_Bps * rtt);
   return b < sent ? b : (sent > 0 ? floor(sent) : 0);
+}
+
+/* Packet fidelity: link l goes down (up: 1). Down: both directions stop at once; the packets
+ * on its wires are lost when they arrive (the epoch), those queued for its egress ports now;
+ * the model drops what it holds for them and resets its per-link state; a flow whose NIC link
+ * it is can send nothing and is watched. Up: the ports transmit again at once. */
+static void packet_link_state(struct fabric *fab, int l, int up)
+{
+  struct fab_failures *f = fab->failures;
+  const struct topo *t = fab->topo;
+  for (int e = 0; e < 2; e++) {
+    int p = t->links[l].port[e];
+    fab->port_failed[p] = (uint8_t)!up;
+    if (!up) {
+      f->port_epoch[p]++;
+      pkt_engine_flush_port(fab, p);
+    }
+  }
+  if (fab->model->packet.on_link_state)
+    fab->model->packet.on_link_state(fab, l, up);
+  for (size_t i = 0; !up && i < f->n_pkt_flows; i++) {
+    struct fab_flow *fl = f->pkt_flows[i];
+    if (fl->hops > 0 && (t->ports[fl->path[0]].link == l || t->ports[fl->path[fl->hops - 1]].link == l))
+      watch(fab, fl, l);
+  }
+  for (int e = 0; up && e < 2; e++)
+    fabric_port_kick(fab, t->links[l].port[e]);
 }
 
 static void apply(struct fabric *fab, void *ctx)
@@ -317,6 +400,8 @@ static void apply(struct fabric *fab, void *ctx)
     f->link_down[l] = !ev->up;
     if (!ev->up)
       f->link_event[l] = (int)(ev - f->events);
+    if (fab->fidelity == FAB_FIDELITY_PACKET)
+      packet_link_state(fab, l, ev->up);
     for (int e = 0; e < 2; e++) {
       int p = t->links[l].port[e];
       fab->port_failed[p] = (uint8_t)!ev->up;
@@ -345,10 +430,8 @@ static void apply(struct fabric *fab, void *ctx)
 
 int fabric_failures_install(struct fabric *fab, struct fab_failures *f, double timeout_s, char *err, size_t errlen)
 {
-  if (fab->fidelity != FAB_FIDELITY_FLOW) {
-    snprintf(err, errlen, "%s: failures are simulated at flow fidelity only (--fidelity flow)", f->path);
-    return -1;
-  }
+  (void)err;
+  (void)errlen;
   struct topo *t = fab->topo;
   f->timeout_s = timeout_s;
   f->link_down = sgf_xcalloc((size_t)t->n_links, sizeof(int));
@@ -361,6 +444,7 @@ int fabric_failures_install(struct fabric *fab, struct fab_failures *f, double t
   if (t->route_down == NULL)
     t->route_down = sgf_xcalloc((size_t)t->n_ports + 1, 1);
   fab->port_failed = sgf_xcalloc((size_t)t->n_ports + 1, 1);
+  f->port_epoch = sgf_xcalloc((size_t)t->n_ports + 1, 1);
   fab->failures = f;
   for (int i = 0; i < f->n_events; i++)
     fabric_call_at(fab, f->events[i].time_s, apply, &f->events[i]);
@@ -385,11 +469,97 @@ int fabric_failures_route_fallback(struct fabric *fab, struct fab_flow *flow)
 
 void fabric_failures_flow_started(struct fabric *fab, struct fab_flow *flow)
 {
+  const struct topo *t = fab->topo;
+  struct fab_failures *f = fab->failures;
+  if (flow->state == FLOW_ACTIVE && fab->fidelity == FAB_FIDELITY_PACKET && flow->active_index < 0 && flow->hops > 0 &&
+      !t->ports[flow->path[0]].is_nvlink) {
+    /* A packet flow: listed for the timeout and the re-routing; its NIC link may be down. */
+    if (f->n_pkt_flows == f->cap_pkt_flows) {
+      f->cap_pkt_flows = f->cap_pkt_flows ? 2 * f->cap_pkt_flows : 256;
+      f->pkt_flows = sgf_xrealloc(f->pkt_flows, f->cap_pkt_flows * sizeof *f->pkt_flows);
+    }
+    flow->fail_index = (int32_t)f->n_pkt_flows;
+    f->pkt_flows[f->n_pkt_flows++] = flow;
+    flow->stall_s = fab->now;
+    int first = t->ports[flow->path[0]].link, last = t->ports[flow->path[flow->hops - 1]].link;
+    if (f->link_down[first] || f->link_down[last])
+      watch(fab, flow, f->link_down[first] ? first : last);
+    return;
+  }
   if (flow->state != FLOW_ACTIVE || flow->active_index < 0)
     return;
   int bad = failed_hop(fab, flow->path, flow->hops);
   if (bad >= 0)
     stall(fab, flow, bad);
+}
+
+void fabric_failures_flow_finished(struct fabric *fab, struct fab_flow *flow)
+{
+  struct fab_failures *f = fab->failures;
+  int32_t i = flow->fail_index;
+  if (i < 0 || (size_t)i >= f->n_pkt_flows || f->pkt_flows[i] != flow)
+    return;
+  struct fab_flow *last = f->pkt_flows[--f->n_pkt_flows];
+  f->pkt_flows[i] = last;
+  last->fail_index = i;
+  flow->fail_index = -1;
+}
+
+/* ---- packet fidelity ----------------------------------------------------------------------- */
+
+void fabric_failures_stamp(const struct fabric *fab, struct fab_packet *pkt, int port)
+{
+  pkt->link_epoch = fab->failures->port_epoch[port];
+}
+
+int fabric_failures_lost_on_wire(const struct fabric *fab, const struct fab_packet *pkt)
+{
+  int in = pkt->in_port;
+  return in >= 0 && (fab->port_failed[in] || pkt->link_epoch != fab->failures->port_epoch[in]);
+}
+
+void fabric_failures_packet_lost(struct fabric *fab, int port, struct fab_packet *pkt, int queued)
+{
+  struct fab_failures *f = fab->failures;
+  int link = fab->topo->ports[port].link;
+  int ev = f->link_event[link];
+  fab->stats.drops++;
+  if (ev >= 0) {
+    f->events[ev].packets_dropped++;
+    f->events[ev].bytes_dropped += pkt->bytes;
+  }
+  if (pkt->flow->state == FLOW_ACTIVE)
+    watch(fab, pkt->flow, link);
+  if (fab->model->packet.on_packet_lost)
+    fab->model->packet.on_packet_lost(fab, port, pkt, queued);
+  fabric_packet_free(fab, pkt);
+}
+
+int fabric_failures_dead_end_port(const struct fabric *fab, const struct fab_packet *pkt)
+{
+  const struct topo *t = fab->topo;
+  return t->ports[t->gpu_nic_port[pkt->flow->dst_gpu]].peer_port;
+}
+
+void fabric_failures_retransmitted(struct fabric *fab, const struct fab_flow *flow, double bytes)
+{
+  struct fab_failures *f = fab->failures;
+  if (!flow->fail_stalled)
+    return; /* a retransmission for another cause (a buffer drop) */
+  int ev = f->link_event[flow->stall_link];
+  if (ev >= 0)
+    f->events[ev].bytes_retransmitted += bytes;
+}
+
+void fabric_failures_fail_job(struct fabric *fab, const char *msg)
+{
+  struct fab_failures *f = fab->failures;
+  if (f->job_failed_s >= 0)
+    return;
+  f->job_failed_s = fab->now;
+  snprintf(f->job_failed_msg, sizeof f->job_failed_msg, "%s", msg);
+  snprintf(fab->stall_msg, sizeof fab->stall_msg, "%s", f->job_failed_msg);
+  fab->stalled = 1; /* no event is processed any more: the run ends here */
 }
 
 /* ---- summary.json --------------------------------------------------------------------------- */
@@ -399,8 +569,11 @@ void fabric_failures_write_json(const struct fabric *fab, FILE *out, const char 
   const struct fab_failures *f = fab->failures;
   if (f == NULL)
     return;
-  double total_retx = 0;
-  unsigned long long affected = 0, rerouted = 0;
+  /* Packets exist at packet fidelity only: null at flow fidelity, never 0. */
+  int packet = fab->fidelity == FAB_FIDELITY_PACKET;
+  double total_retx = 0, total_dropped_B = 0;
+  unsigned long long affected = 0, rerouted = 0, dropped = 0;
+  char num[2][32];
   fprintf(out, "%s\"failures\": {\n%s  \"schedule\": ", indent, indent);
   const char *base = strrchr(f->path, '/'); /* its name: the manifest has the file and its hash */
   json_write_string(out, base ? base + 1 : f->path);
@@ -411,24 +584,32 @@ void fabric_failures_write_json(const struct fabric *fab, FILE *out, const char 
     total_retx += ev->bytes_retransmitted;
     affected += ev->flows_affected;
     rerouted += ev->flows_rerouted;
+    dropped += ev->packets_dropped;
+    total_dropped_B += ev->bytes_dropped;
     int applied = ev->applied;
     fprintf(out, "%s    {\"time_s\": %s, \"action\": \"%s\", \"target\": ", indent, JSON_NUMBER(ev->time_s),
             ev->up ? "up" : "down");
     json_write_string(out, ev->target);
+    snprintf(num[0], sizeof num[0], "%llu", ev->packets_dropped);
+    snprintf(num[1], sizeof num[1], "%.0f", ev->bytes_dropped);
     fprintf(out,
             ", \"line\": %d, \"links\": %d, \"applied\": %s, \"recovery_delay_s\": %s, \"recovered_at_s\": %s, "
             "\"time_to_recover_s\": %s, \"flows_affected\": %llu, \"flows_rerouted\": %llu, "
-            "\"flows_without_path\": %llu, \"bytes_retransmitted\": %s}%s\n",
+            "\"flows_without_path\": %llu, \"packets_dropped\": %s, \"bytes_dropped\": %s, "
+            "\"bytes_retransmitted\": %s}%s\n",
             ev->line, ev->n_links, applied ? "true" : "false", applied ? JSON_NUMBER(ev->delay_s) : "null",
             ev->recovered_s >= 0 ? JSON_NUMBER(ev->recovered_s) : "null",
             ev->recovered_s >= 0 ? JSON_NUMBER(ev->recovered_s - ev->time_s) : "null", ev->flows_affected,
-            ev->flows_rerouted, ev->flows_unroutable, JSON_NUMBER(ev->bytes_retransmitted),
-            i + 1 < f->n_events ? "," : "");
+            ev->flows_rerouted, ev->flows_unroutable, packet ? num[0] : "null", packet ? num[1] : "null",
+            JSON_NUMBER(ev->bytes_retransmitted), i + 1 < f->n_events ? "," : "");
   }
-  fprintf(
-      out,
-      "%s  ],\n%s  \"flows_affected\": %llu,\n%s  \"flows_rerouted\": %llu,\n%s  \"bytes_retransmitted\": %s\n%s},\n",
-      indent, indent, affected, indent, rerouted, indent, JSON_NUMBER(total_retx), indent);
+  snprintf(num[0], sizeof num[0], "%llu", dropped);
+  snprintf(num[1], sizeof num[1], "%.0f", total_dropped_B);
+  fprintf(out,
+          "%s  ],\n%s  \"flows_affected\": %llu,\n%s  \"flows_rerouted\": %llu,\n%s  \"packets_dropped\": %s,\n"
+          "%s  \"bytes_dropped\": %s,\n%s  \"bytes_retransmitted\": %s\n%s},\n",
+          indent, indent, affected, indent, rerouted, indent, packet ? num[0] : "null", indent,
+          packet ? num[1] : "null", indent, JSON_NUMBER(total_retx), indent);
   fprintf(out, "%s\"job_failed_at_s\": %s,\n", indent, f->job_failed_s >= 0 ? JSON_NUMBER(f->job_failed_s) : "null");
 }
 
@@ -447,7 +628,10 @@ void fabric_failures_print(const struct fabric *fab, FILE *out, const char *pref
       fprintf(out, "routes updated at %.6f s", ev->recovered_s);
     else
       fprintf(out, "routes not updated before the end");
-    fprintf(out, ", %llu flows affected, %llu re-routed, %llu without a path, %.0f bytes retransmitted\n",
+    fprintf(out, ", %llu flows affected, %llu re-routed, %llu without a path, %.0f bytes retransmitted",
             ev->flows_affected, ev->flows_rerouted, ev->flows_unroutable, ev->bytes_retransmitted);
+    if (fab->fidelity == FAB_FIDELITY_PACKET)
+      fprintf(out, ", %llu packets (%.0f bytes) dropped", ev->packets_dropped, ev->bytes_dropped);
+    fprintf(out, "\n");
   }
 }

@@ -1,6 +1,7 @@
-/* Failures mid-run (flow fidelity): a schedule takes links, switches and NICs down and up at
- * given simulated times.
+/* Failures mid-run: a schedule takes links, switches and NICs down and up at given simulated
+ * times, at both fidelities.
  *
+ * Flow fidelity:
  * A link that fails has capacity 0 at once: the flows crossing it stall (rate 0), and the bytes
  * they had in flight on it (rate x round trip, at most what they sent) are lost and sent again
  * (counted as retransmitted, added back to what they have left). The routing learns of the
@@ -12,6 +13,15 @@
  * still routed over it resume); after the same delay the routing uses it again for new flows
  * (flows already re-routed keep their new path).
  *
+ * Packet fidelity: a failed link's ports transmit nothing; the packets on its wires are lost when
+ * they would arrive (port epochs), those queued for its egress ports are dropped, and so are the
+ * packets routed to it before the routing knows (or with no live way on). Each is counted (the
+ * fabric's drops, the event's packets_dropped) and the model told (fab_model's
+ * packet.on_packet_lost, packet.on_link_state): its transport recovers the loss (RoCE
+ * go-back-N; InfiniBand's RC transport, ib_transport.c) and InfiniBand resets the link's
+ * credits. After the recovery delay packet flows crossing a failed link take a live path; a flow
+ * that met a failure is watched by the communicator timeout from its last delivery.
+ *
  * Above the fabric, NCCL's watchdog: a transfer that has made no progress for the timeout fails
  * the job (fabric_job_failed), which stops the fabric as the livelock watchdog does. */
 #ifndef SGFABRIC_FAILURE_H
@@ -21,6 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fabric.h"
 #include "topo.h"
 
 #ifdef __cplusplus
@@ -46,6 +57,10 @@ struct fab_fail_event {
   unsigned long long flows_rerouted;   /* flows moved to a live path when the routing was updated */
   unsigned long long flows_unroutable; /* flows left with no live path then */
   double bytes_retransmitted;
+  /* packet fidelity */
+  unsigned long long packets_dropped; /* lost on its links: on the wire, queued for them, or reaching them
+                                       * before the routing knew */
+  double bytes_dropped;               /* their payload */
 };
 
 struct fab_failures {
@@ -61,6 +76,11 @@ struct fab_failures {
   char job_failed_msg[512];
   double check_s;      /* the timeout check armed last (-1: none) */
   uintptr_t check_gen; /* its number: an older check finds another and does nothing */
+  /* packet fidelity */
+  uint8_t *port_epoch;         /* per port: bumped when its link goes down; a packet sent on it with
+                                * another epoch was on the wire then, and is lost */
+  struct fab_flow **pkt_flows; /* the active flows of the packet engine */
+  size_t n_pkt_flows, cap_pkt_flows;
 };
 
 /* Reads a schedule: CSV with header time_us,action,target, one event per line, action down|up,
@@ -69,16 +89,42 @@ struct fab_failures {
 struct fab_failures *fab_failures_load(const char *path, const struct topo *t, char *err, size_t errlen);
 void fab_failures_free(struct fab_failures *f);
 
-/* Installs the schedule on a flow-fidelity fabric (which then owns it): its events go into the
- * calendar. timeout_s: the communicator timeout (0: none). Returns 0, or -1 with a message. */
+/* Installs the schedule on a fabric (which then owns it): its events go into the calendar.
+ * timeout_s: the communicator timeout (0: none). Returns 0, or -1 with a message. */
 int fabric_failures_install(struct fabric *fab, struct fab_failures *f, double timeout_s, char *err, size_t errlen);
 
 /* Called by the fabric when a flow starts and when routing it failed: see failure.c. */
 int fabric_failures_route_fallback(struct fabric *fab, struct fab_flow *flow);
 void fabric_failures_flow_started(struct fabric *fab, struct fab_flow *flow);
+void fabric_failures_flow_finished(struct fabric *fab, struct fab_flow *flow);
+
+/* ---- packet fidelity ----
+ * Whether a port's link is down (always 0 without a schedule). */
+static inline int fabric_port_down(const struct fabric *fab, int port);
+/* A packet sent on port now carries the port's link epoch; at its arrival it was lost on the wire
+ * if the link failed since (or is down). */
+void fabric_failures_stamp(const struct fabric *fab, struct fab_packet *pkt, int port);
+int fabric_failures_lost_on_wire(const struct fabric *fab, const struct fab_packet *pkt);
+/* A packet lost to a failed link at port (see fab_model's packet.on_packet_lost for queued):
+ * counted in the fabric's drops and the event's packets_dropped, its flow watched by the
+ * communicator timeout, the model told; the packet is freed. */
+void fabric_failures_packet_lost(struct fabric *fab, int port, struct fab_packet *pkt, int queued);
+/* The port a packet with no live route at its node is counted against: the last hop toward its
+ * destination (a NIC link down leaves its GPU unreachable once the routing knows). */
+int fabric_failures_dead_end_port(const struct fabric *fab, const struct fab_packet *pkt);
+/* A transport sent bytes of flow again: counted against the event whose failure the flow met. */
+void fabric_failures_retransmitted(struct fabric *fab, const struct fab_flow *flow, double bytes);
+/* A transport gave up (InfiniBand: the QP's retry count ran out): the job fails now with msg. */
+void fabric_failures_fail_job(struct fabric *fab, const char *msg);
+/* The packet engine drops every packet queued at a port whose link went down (pkt_engine.c). */
+void pkt_engine_flush_port(struct fabric *fab, int port);
 
 /* Whether the job failed (communicator timeout), and when (seconds); the message names the
  * transfer and the link. */
+static inline int fabric_port_down(const struct fabric *fab, int port)
+{
+  return fab->port_failed != NULL && fab->port_failed[port];
+}
 static inline double fabric_failures_job_failed(const struct fab_failures *f) { return f ? f->job_failed_s : -1; }
 /* Writes summary.json's "failures" member (and "job_failed_at_s" when the job failed), each
  * line starting with indent, ending with ",\n". */

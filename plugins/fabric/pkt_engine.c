@@ -13,6 +13,7 @@
  * packet follows the full one ahead of it). */
 #include "fabric.h"
 #include "check.h"
+#include "failure.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -177,8 +178,8 @@ static struct fab_packet *switch_next_packet(struct fabric *fab, int port)
 static void port_try_send(struct fabric *fab, int port)
 {
   struct fab_port *fp = &fab->ports[port];
-  if (fp->busy)
-    return;
+  if (fp->busy || fabric_port_down(fab, port))
+    return; /* a failed link carries nothing */
   const struct topo *t = fab->topo;
   const struct topo_port *tp = &t->ports[port];
   int is_source = t->nodes[tp->node].kind == TOPO_GPU;
@@ -217,6 +218,8 @@ static void port_try_send(struct fabric *fab, int port)
     ready = tail_arrival + node_latency;
   pkt->tail_s = tail_arrival + node_latency;
   pkt->in_port = port;
+  if (fab->failures != NULL)
+    fabric_failures_stamp(fab, pkt, port);
   pkt->node = tp->peer_node;
   pkt->hop++;
   fabric_schedule(fab, end, FAB_EV_TX_DONE, (uint32_t)port, NULL);
@@ -247,10 +250,19 @@ int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt)
       (fab->routing == FAB_ROUTING_ADAPTIVE || fab->model->packet.choose_port)) {
     int cand[ROUTE_MAX_CANDIDATES];
     int n = route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+    if (n == 0 && fab->failures != NULL)
+      return -1; /* failures: no live port toward the destination */
     int pick = n <= 1                           ? 0
                : fab->model->packet.choose_port ? fab->model->packet.choose_port(fab, pkt->node, pkt, cand, n)
                                                 : least_queued(fab, pkt, cand, n);
     return cand[pick];
+  }
+  if (fab->failures != NULL && (pkt->hop >= flow->hops || t->ports[flow->path[pkt->hop]].node != pkt->node)) {
+    /* The flow was moved to another path (failures) while this packet was on the old one: it
+     * goes on from where it is, by the same hash as the flow's path. */
+    int cand[ROUTE_MAX_CANDIDATES];
+    int n = route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+    return n > 0 ? cand[route_pick(flow->key, fab->seed, pkt->node, n)] : -1;
   }
   return flow->path[pkt->hop];
 }
@@ -259,6 +271,10 @@ static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
 {
   const struct topo *t = fab->topo;
   struct fab_flow *flow = pkt->flow;
+  if (fab->failures != NULL && fabric_failures_lost_on_wire(fab, pkt)) {
+    fabric_failures_packet_lost(fab, pkt->in_port, pkt, 0); /* its link failed under it */
+    return;
+  }
   int verdict = fab->model->packet.on_arrive ? fab->model->packet.on_arrive(fab, pkt->node, pkt) : FAB_ARRIVE_FORWARD;
   if (verdict == FAB_ARRIVE_DROP) {
     fab->stats.drops++;
@@ -273,16 +289,32 @@ static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
       fab->model->packet.on_deliver(fab, pkt);
     else
       flow->delivered += pkt->bytes;
-    if (flow->delivered > before)
+    if (flow->delivered > before) {
       fab->wd_progress++; /* in-order bytes reached the destination (the watchdog's progress) */
+      if (fab->failures != NULL)
+        flow->stall_s = fab->now; /* the communicator timeout counts from the last progress */
+    }
     fabric_packet_free(fab, pkt);
     if (flow->delivered >= flow->bytes && flow->state == FLOW_ACTIVE)
       fabric_flow_finished(fab, flow);
     return;
   }
   int port = fabric_route_packet(fab, pkt);
+  if (fab->failures != NULL && (port < 0 || fabric_port_down(fab, port))) {
+    /* Routed to a dead link before the routing knew, or no live way on. */
+    fabric_failures_packet_lost(fab, port >= 0 ? port : fabric_failures_dead_end_port(fab, pkt), pkt, 0);
+    return;
+  }
   queue_push(&fab->ports[port], pkt);
   port_try_send(fab, port);
+}
+
+void pkt_engine_flush_port(struct fabric *fab, int port)
+{
+  struct fab_port *fp = &fab->ports[port];
+  for (int q = 0; q < FAB_MAX_QUEUES; q++)
+    while (fp->head[q] != NULL)
+      fabric_failures_packet_lost(fab, port, queue_pop(fp, q), 1);
 }
 
 void fabric_flow_rewind(struct fabric *fab, struct fab_flow *flow, uint32_t seq)

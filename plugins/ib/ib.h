@@ -30,6 +30,14 @@ double sg_ib_get_port_stall_time(const struct fabric *fab, int port);       /* o
 double sg_ib_get_port_peak_buffer(const struct fabric *fab, int port);      /* bytes, buffer fed by port */
 int32_t sg_ib_get_port_credits(const struct fabric *fab, int port, int vl); /* free 64-byte blocks */
 uint64_t sg_ib_get_ar_decisions(const struct fabric *fab);
+/* Failures at packet fidelity (failure.h): credits voided when links went down and advertised
+ * again when they came back up (64-byte blocks), RC transport timeouts and the bytes they sent
+ * again, and the blocks held in the input buffer that port feeds. */
+uint64_t sg_ib_get_credits_reset_blocks(const struct fabric *fab);
+uint64_t sg_ib_get_credits_restored_blocks(const struct fabric *fab);
+uint64_t sg_ib_get_transport_timeouts(const struct fabric *fab);
+double sg_ib_get_retransmitted_bytes(const struct fabric *fab);
+int32_t sg_ib_get_port_buffered_blocks(const struct fabric *fab, int port, int vl);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,9 @@
  *   consume:  free_blocks -= blocks   (never below 0)
  *   return:   free_blocks += blocks   (never above the buffer)
  *
- * Only ib_credit_consume and ib_credit_return change free_blocks. */
+ * Only ib_credit_consume and ib_credit_return change free_blocks, and around a link failure
+ * ib_credit_reset (the link went down: every credit it held is void) and ib_credit_restore (it
+ * came back up: the receiver advertises its free buffer again). */
 #ifndef SGFABRIC_IB_CREDIT_H
 #define SGFABRIC_IB_CREDIT_H
 
@@ -34,5 +36,12 @@ static inline int ib_credit_has(const struct ib_credit *c, int32_t blocks) { ret
 void ib_credit_consume(struct ib_credit *c, int32_t blocks);
 /* The packet left the receiver's buffer: its blocks come back. Aborts above the buffer size. */
 void ib_credit_return(struct ib_credit *c, int32_t blocks);
+
+/* The link went down: the credits outstanding are void, none free. Returns the blocks voided
+ * (the buffer less what was free). */
+int32_t ib_credit_reset(struct ib_credit *c);
+/* The link came back up with blocks free in the receiver's buffer (0..max): they are the
+ * credits. Aborts unless the credits were reset before. */
+void ib_credit_restore(struct ib_credit *c, int32_t blocks);
 
 #endif

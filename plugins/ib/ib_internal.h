@@ -35,6 +35,8 @@ struct ib_params {
   int series;                  /* sample ib_series.csv */
   double series_interval_s;    /* sampling period */
   char series_port[96];        /* "all", a node name or "node->peer" */
+  double transport_timeout_s;  /* failures: RC local ACK timeout, 4.096 us x 2^ib/transport-timeout */
+  int transport_retries;       /* failures: retries after a timeout before the QP fails */
 };
 
 /* Counters of a run (summary.json). */
@@ -49,6 +51,11 @@ struct ib_stats {
   uint64_t ct_caps;        /* flow fidelity: flows capped as congestion-tree victims */
   uint64_t window_caps;    /* flow fidelity: flows capped by the credit window */
   uint64_t ar_derates;     /* flow fidelity: NIC capacities set for the AR imbalance */
+  /* failures, packet fidelity */
+  uint64_t credits_reset_blocks;    /* credits of failed links' ports voided when they went down */
+  uint64_t credits_restored_blocks; /* credits advertised again when they came back up */
+  uint64_t transport_timeouts;      /* RC local ACK timeouts that went back to the last acknowledged PSN */
+  double transport_retransmitted_B; /* bytes sent again after them */
 };
 
 /* A FIFO of packets: an input buffer (one upstream port, one VL) at a switch. */
@@ -77,6 +84,8 @@ struct ib_port {
   struct ib_fifo *in[IB_MAX_VLS];         /* packets received through this port, waiting at the peer switch:
                                            one FIFO, or one per output of the peer (VOQ) */
   double occupancy[IB_MAX_VLS];           /* bytes held in that input buffer, arrival to departure */
+  int32_t occ_blocks[IB_MAX_VLS];         /* the same in credit blocks (failures: what a link that comes back
+                                           * up advertises is the buffer less these) */
   double out_load;                        /* bytes in this node's input buffers routed to this port */
   struct ib_waitq wait[IB_MAX_VLS];       /* inputs of this node whose head goes out here */
   struct ib_vlarb_state arb;              /* VL arbitration of this output */
@@ -92,6 +101,7 @@ struct ib_port {
 
 struct crossing;
 struct ar_leg;
+struct ib_qp;
 
 struct ib_sample {
   double time_s;
@@ -129,13 +139,17 @@ struct ib_state {
   uint64_t due_total;
   double due_last_time;
   uint64_t due_last_seq;
+  /* failures, packet fidelity: every RC transport state made (freed at fini), a generation count */
+  struct ib_qp *qps;
+  uint32_t qp_gen;
 };
 
 /* Timer kinds of the model (fabric_timer_arm; the port in arg for the first two). */
 enum ib_timer {
-  IB_TIMER_CREDIT = 1, /* the first credit return due at a port, at its reserved place */
-  IB_TIMER_KICK = 2,   /* a deferred kick of a port */
-  IB_TIMER_SAMPLE = 3, /* ib_series.csv sampling */
+  IB_TIMER_CREDIT = 1,     /* the first credit return due at a port, at its reserved place */
+  IB_TIMER_KICK = 2,       /* a deferred kick of a port */
+  IB_TIMER_SAMPLE = 3,     /* ib_series.csv sampling */
+  IB_TIMER_QP_TIMEOUT = 4, /* failures: an RC QP's transport timer (its struct ib_qp in ptr) */
 };
 
 static inline struct ib_state *ib__state(const struct fabric *fab) { return fabric_model_priv(fab); }
@@ -161,6 +175,19 @@ void ib__sample(struct fabric *fab);
 void ib__on_idle(struct fabric *fab);
 /* Applies the credit returns of port due before the current event. */
 void ib__credits_settle(struct fabric *fab, struct ib_state *st, int port);
+
+/* ib_switch.c, failures at packet fidelity: a link goes down (drops what waits for its ports,
+ * voids their credits) or comes back up (credits advertised again). */
+void ib__link_state(struct fabric *fab, int link, int up);
+
+/* ib_transport.c: the RC transport's recovery of lost packets (failures at packet fidelity). */
+void ib__qp_start(struct fabric *fab, struct fab_flow *flow);
+void ib__qp_done(struct fabric *fab, struct fab_flow *flow);
+void ib__qp_free_all(struct ib_state *st);
+void ib__on_injected(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt);
+void ib__on_deliver(struct fabric *fab, struct fab_packet *pkt);
+void ib__on_packet_lost(struct fabric *fab, int port, struct fab_packet *pkt, int queued);
+void ib__qp_timeout(struct fabric *fab, struct ib_qp *qp);
 
 /* ib_flow.c: the flow fidelity counterparts and the path of a flow. */
 int ib__flow_path(struct fabric *fab, struct fab_flow *flow);

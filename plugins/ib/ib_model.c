@@ -10,7 +10,10 @@
  *   on_transmit      credits consumed; on_tx_done: the buffer frees, credits return later;
  *   on_timer         credit returns, deferred kicks, series sampling;
  *   on_rates         flow fidelity: credit window and congestion-tree caps;
- *   counters, series summary.json counters, ib_ports.csv and ib_series.csv.
+ *   counters, series summary.json counters, ib_ports.csv and ib_series.csv;
+ *   on_injected, on_deliver, flow_done, on_packet_lost   failures at packet fidelity: the RC
+ *                    transport's PSNs, acknowledgements and timer (ib_transport.c);
+ *   on_link_state    failures at packet fidelity: a link's credits reset and restored.
  * No SimGrid include: the model runs under CUnit with fabric_run(). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +80,7 @@ static void ib_fini(struct fabric *fab)
 {
   struct ib_state *st = ib__state(fab);
   ib_lft_free(&st->lft);
+  ib__qp_free_all(st);
   if (st->ports)
     for (int p = 0; p < fab->topo->n_ports; p++)
       free(st->ports[p].due);
@@ -99,11 +103,14 @@ static void ib_flow_start(struct fabric *fab, struct fab_flow *flow)
   struct ib_state *st = ib__state(fab);
   flow->queue = st->p.sl2vl[flow->tag % IB_NUM_SLS];
   ib__flow_spread(fab, flow);
+  ib__qp_start(fab, flow);
   if (st->p.series && !st->sampler_running && fab->fidelity == FAB_FIDELITY_PACKET) {
     st->sampler_running = 1;
     fabric_timer_arm(fab, fab->now, IB_TIMER_SAMPLE, NULL, 0);
   }
 }
+
+static void ib_flow_done(struct fabric *fab, struct fab_flow *flow) { ib__qp_done(fab, flow); }
 
 static void port_name(const struct topo *t, int port, char *buf, size_t len)
 {
@@ -114,7 +121,7 @@ static void ib_counters(struct fabric *fab, struct fab_counters *out)
 {
   struct ib_state *st = ib__state(fab);
   const struct topo *t = fab->topo;
-  SGF_CHECK(fab->stats.drops == 0, "ib: %llu packets dropped on a lossless fabric",
+  SGF_CHECK(fab->stats.drops == 0 || fab->failures != NULL, "ib: %llu packets dropped on a lossless fabric",
             (unsigned long long)fab->stats.drops);
   char name[64];
   double worst = 0;
@@ -148,6 +155,13 @@ static void ib_counters(struct fabric *fab, struct fab_counters *out)
   fabric_counter_count(out, "flow_window_caps", !packet, st->stats.window_caps);
   fabric_counter_count(out, "flow_congestion_tree_caps", !packet, st->stats.ct_caps);
   fabric_counter_count(out, "flow_ar_imbalance_updates", !packet, st->stats.ar_derates);
+  if (fab->failures != NULL) {
+    /* Only with a failure schedule: without one the counters are those of a lossless fabric. */
+    fabric_counter_count(out, "credits_reset_blocks", packet, st->stats.credits_reset_blocks);
+    fabric_counter_count(out, "credits_restored_blocks", packet, st->stats.credits_restored_blocks);
+    fabric_counter_count(out, "transport_timeouts", packet, st->stats.transport_timeouts);
+    fabric_counter_real(out, "retransmitted_bytes", packet, st->stats.transport_retransmitted_B);
+  }
 }
 
 static int ib_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx)
@@ -205,6 +219,7 @@ static const struct fab_model ib_model_ops = {
   .lifecycle = { .init = ib_init,
                  .fini = ib_fini,
                  .flow_start = ib_flow_start,
+                 .flow_done = ib_flow_done,
                  .flow_path = ib__flow_path,
                  .recovery_delay = ib__recovery_delay,
                  .counters = ib_counters,
@@ -213,7 +228,11 @@ static const struct fab_model ib_model_ops = {
               .next_packet = ib__next_packet,
               .on_transmit = ib__on_transmit,
               .on_tx_done = ib__on_tx_done,
-              .on_arrive = ib__on_arrive },
+              .on_arrive = ib__on_arrive,
+              .on_deliver = ib__on_deliver,
+              .on_injected = ib__on_injected,
+              .on_link_state = ib__link_state,
+              .on_packet_lost = ib__on_packet_lost },
   .flow = { .on_rates = ib__on_rates },
   .timers = { .on_timer = ib__on_timer, .on_idle = ib__on_idle },
 };
@@ -263,6 +282,38 @@ int32_t sg_ib_get_port_credits(const struct fabric *fab, int port, int vl)
   if (!st || port < 0 || port >= fab->topo->n_ports || vl < 0 || vl >= st->p.num_vls)
     return 0;
   return st->ports[port].credit[vl].free_blocks;
+}
+
+uint64_t sg_ib_get_credits_reset_blocks(const struct fabric *fab)
+{
+  const struct ib_state *st = state_of(fab);
+  return st ? st->stats.credits_reset_blocks : 0;
+}
+
+uint64_t sg_ib_get_credits_restored_blocks(const struct fabric *fab)
+{
+  const struct ib_state *st = state_of(fab);
+  return st ? st->stats.credits_restored_blocks : 0;
+}
+
+uint64_t sg_ib_get_transport_timeouts(const struct fabric *fab)
+{
+  const struct ib_state *st = state_of(fab);
+  return st ? st->stats.transport_timeouts : 0;
+}
+
+double sg_ib_get_retransmitted_bytes(const struct fabric *fab)
+{
+  const struct ib_state *st = state_of(fab);
+  return st ? st->stats.transport_retransmitted_B : 0;
+}
+
+int32_t sg_ib_get_port_buffered_blocks(const struct fabric *fab, int port, int vl)
+{
+  const struct ib_state *st = state_of(fab);
+  if (!st || port < 0 || port >= fab->topo->n_ports || vl < 0 || vl >= st->p.num_vls)
+    return 0;
+  return st->ports[port].occ_blocks[vl];
 }
 
 uint64_t sg_ib_get_ar_decisions(const struct fabric *fab)

@@ -86,6 +86,15 @@ static const struct param_def ib_params[] = {
     "Failures, ib/failover ar: time for the switches to route around a failed link by themselves",
     "NVIDIA/Mellanox SHIELD: recovery from a link failure in about a millisecond, 5,000x faster than the "
     "SM's several seconds (vendor claim)" },
+  { "ib/transport-timeout", PARAM_INT, UNIT_NONE, "18", 1, 31, NULL,
+    "Failures, packet fidelity: RC local ACK timeout exponent: a QP with packets unacknowledged for 4.096 us x "
+    "2^value sends again from the first unacknowledged one (18: 1.07 s)",
+    "IBTA Vol.1 9.7.6.1.3 transport timer, 11.2.4.2 Local ACK Timeout (4.096 us x 2^value); NCCL_IB_TIMEOUT, "
+    "default 18 (NCCL environment variables documentation)" },
+  { "ib/transport-retry", PARAM_INT, UNIT_NONE, "7", 0, 7, NULL,
+    "Failures, packet fidelity: timeouts in a row without an acknowledgement that a QP retries before it goes "
+    "to the error state, which fails the job",
+    "IBTA Vol.1 9.7.6.1.3 Retry Count (3 bits); NCCL_IB_RETRY_CNT, default 7" },
   { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
 };
 
@@ -191,5 +200,8 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   p->series = param_get_int(set, "ib/series");
   p->series_interval_s = param_get(set, "ib/series-interval");
   snprintf(p->series_port, sizeof p->series_port, "%s", param_get_text(set, "ib/series-port"));
+  /* IBTA Vol.1 11.2.4.2: the Local ACK Timeout of a QP is 4.096 us x 2^value. */
+  p->transport_timeout_s = 4.096e-6 * ldexp(1.0, param_get_int(set, "ib/transport-timeout"));
+  p->transport_retries = param_get_int(set, "ib/transport-retry");
   return 0;
 }

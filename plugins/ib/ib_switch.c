@@ -26,6 +26,7 @@
 
 #include "ib_internal.h"
 #include "check.h"
+#include "failure.h"
 
 /* Queues of the input buffer fed by port: one per output of the receiving switch (VOQ), or one. */
 static int queues_per_input(const struct ib_state *st, const struct topo *t, int port)
@@ -178,6 +179,8 @@ static void kick_later(struct fabric *fab, struct ib_state *st, int port)
 
 static void credit_return_later(struct fabric *fab, struct ib_state *st, int port, int vl, uint32_t bytes)
 {
+  if (fabric_port_down(fab, port))
+    return; /* the flow-control packet would cross a dead link: the credits were voided (ib__link_state) */
   int32_t blocks = ib__packet_blocks(&st->p, bytes);
   double when = fab->now + fab->topo->ports[port].latency_s + st->p.credit_delay_s;
   struct ib_port *ip = &st->ports[port];
@@ -215,6 +218,8 @@ static int route_at_switch(struct fabric *fab, struct ib_state *st, int node, co
   const struct topo *t = fab->topo;
   int cand[ROUTE_MAX_CANDIDATES];
   int n = route_candidates(t, node, pkt->flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+  if (n == 0 && fab->failures != NULL)
+    return -1; /* failures: no live port toward the destination */
   SGF_CHECK(n > 0, "ib: no route at %s toward GPU %d", t->nodes[node].name, pkt->flow->dst_gpu);
   int table = ib_lft_pick(&st->lft, t, node, pkt->flow->dst_gpu, cand, n);
   if (n == 1 || st->p.routing == IB_ROUTING_DMODK)
@@ -251,6 +256,13 @@ int ib__on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     return FAB_ARRIVE_FORWARD;
   }
   int out = route_at_switch(fab, st, node, pkt);
+  if (fab->failures != NULL && (out < 0 || fabric_port_down(fab, out))) {
+    /* Failures: routed to a dead link before the subnet manager knew, or no live way on. The
+     * switch discards it at its input: the buffer space it would have taken is free at once. */
+    credit_return_later(fab, st, in, vl, pkt->bytes);
+    fabric_failures_packet_lost(fab, out >= 0 ? out : fabric_failures_dead_end_port(fab, pkt), pkt, 0);
+    return FAB_ARRIVE_TAKEN;
+  }
   pkt->out_port = out;
   pkt->next = NULL;
   struct ib_fifo *f = input_queue(st, t, in, vl, out);
@@ -261,6 +273,7 @@ int ib__on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     f->head = pkt;
   f->tail = pkt;
   ip->occupancy[vl] += pkt->bytes;
+  ip->occ_blocks[vl] += ib__packet_blocks(&st->p, pkt->bytes);
   SGF_CHECK(!(ip->occupancy[vl] > (double)ip->credit[vl].max_blocks * st->p.block_bytes),
             "ib: input buffer above its size at %s", t->nodes[node].name);
   if (ip->occupancy[vl] > ip->peak_occupancy)
@@ -345,7 +358,100 @@ void ib__on_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx)
   if (in < 0 || !st->ports[in].credited || fab->topo->nodes[fab->topo->ports[port].node].kind != TOPO_SWITCH)
     return;
   st->ports[in].occupancy[tx->queue] -= tx->bytes;
+  st->ports[in].occ_blocks[tx->queue] -= ib__packet_blocks(&st->p, tx->bytes);
   credit_return_later(fab, st, in, tx->queue, tx->bytes);
+}
+
+/* ---- failures at packet fidelity ---------------------------------------------------------- */
+
+/* A packet waiting in input in's buffer (VL vl) for output out, whose link went down, is lost:
+ * it leaves the buffer, whose credits go back upstream (if that link lives). */
+static void drop_waiting(struct fabric *fab, struct ib_state *st, int in, int vl, int out, struct fab_packet *pkt)
+{
+  st->ports[in].occupancy[vl] -= pkt->bytes;
+  st->ports[in].occ_blocks[vl] -= ib__packet_blocks(&st->p, pkt->bytes);
+  st->ports[out].out_load -= pkt->bytes;
+  credit_return_later(fab, st, in, vl, pkt->bytes);
+  fabric_failures_packet_lost(fab, out, pkt, 1);
+}
+
+/* Every packet waiting at out's switch to leave through out is dropped; an input whose head
+ * changed waits for its new head's output. */
+static void drop_waiting_for(struct fabric *fab, struct ib_state *st, int out)
+{
+  const struct topo *t = fab->topo;
+  const struct topo_node *n = &t->nodes[t->ports[out].node];
+  if (n->kind != TOPO_SWITCH)
+    return;
+  for (int v = 0; v < st->p.num_vls; v++) {
+    st->ports[out].wait[v].first = 0;
+    st->ports[out].wait[v].count = 0; /* every head it held goes out through out: dropped below */
+    for (int q = n->first_port; q < n->first_port + n->port_count; q++) {
+      int in = t->ports[q].peer_port;
+      if (!st->ports[in].credited)
+        continue;
+      for (int k = 0; k < queues_per_input(st, t, in); k++) {
+        struct ib_fifo *f = &st->ports[in].in[v][k];
+        int head_was_out = f->head != NULL && f->head->out_port == out;
+        struct fab_packet *pkt = f->head;
+        f->head = f->tail = NULL;
+        while (pkt != NULL) {
+          struct fab_packet *next = pkt->next;
+          pkt->next = NULL;
+          if (pkt->out_port == out)
+            drop_waiting(fab, st, in, v, out, pkt);
+          else {
+            if (f->tail)
+              f->tail->next = pkt;
+            else
+              f->head = pkt;
+            f->tail = pkt;
+          }
+          pkt = next;
+        }
+        if (head_was_out && f->head != NULL) {
+          waitq_push(&st->ports[f->head->out_port].wait[v], in);
+          kick_later(fab, st, f->head->out_port);
+        }
+      }
+    }
+  }
+}
+
+/* A link goes down or comes back up (fab_model.packet.on_link_state). Down: for each direction,
+ * the packets waiting to go out on it are lost, and the credits its sender holds for the buffer
+ * beyond are void: those of packets lost on the wire, of packets still in that buffer (their
+ * returns would cross the dead link) and of returns already on their way back. They are counted
+ * in credits_reset_blocks. Up: link training re-initialises flow control (IBTA Vol.1 7.9.4,
+ * FCCL sent at initialisation): the sender's credits become what the receiver advertises, its
+ * buffer less what it still holds (whose credits return as it drains, over the live link). No
+ * credit is leaked or counted twice: ib_credit_return still aborts above the buffer's size. */
+void ib__link_state(struct fabric *fab, int link, int up)
+{
+  struct ib_state *st = ib__state(fab);
+  const struct topo *t = fab->topo;
+  for (int e = 0; e < 2; e++) {
+    int p = t->links[link].port[e];
+    struct ib_port *ip = &st->ports[p];
+    if (!ip->credited)
+      continue;
+    if (up) {
+      for (int v = 0; v < st->p.num_vls; v++) {
+        int32_t blocks = ip->credit[v].max_blocks - ip->occ_blocks[v];
+        ib_credit_restore(&ip->credit[v], blocks);
+        st->stats.credits_restored_blocks += (uint64_t)blocks;
+      }
+      continue;
+    }
+    ib__credits_settle(fab, st, p);
+    for (int v = 0; v < st->p.num_vls; v++)
+      st->stats.credits_reset_blocks += (uint64_t)ib_credit_reset(&ip->credit[v]);
+    st->due_total -= ip->due_count;
+    ip->due_count = 0;
+    ip->due_first = 0;
+    stall_end(fab, st, ip);
+    drop_waiting_for(fab, st, p);
+  }
 }
 
 void ib__sample(struct fabric *fab)
@@ -381,7 +487,6 @@ void ib__sample(struct fabric *fab)
 void ib__on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
 {
   struct ib_state *st = ib__state(fab);
-  (void)ptr;
   switch (kind) {
   case IB_TIMER_CREDIT: {
     /* The first return due at this port, scheduled at its place: it and any before it apply. */
@@ -397,6 +502,7 @@ void ib__on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
     fabric_port_kick(fab, (int)arg);
     break;
   case IB_TIMER_SAMPLE: ib__sample(fab); break;
+  case IB_TIMER_QP_TIMEOUT: ib__qp_timeout(fab, ptr); break;
   default: sgf_fatal(__FILE__, __LINE__, "ib: unknown timer kind %d", kind);
   }
 }

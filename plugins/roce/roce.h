@@ -30,6 +30,7 @@ double sg_roce_get_retransmitted_bytes(const struct fabric *fab);
 uint64_t sg_roce_get_buffer_drops(const struct fabric *fab);
 uint64_t sg_roce_get_random_drops(const struct fabric *fab);
 double sg_roce_get_peak_buffer(const struct fabric *fab); /* largest switch buffer occupancy, bytes */
+double sg_roce_get_buffer_used(const struct fabric *fab); /* bytes held in all switch buffers now */
 /* Flow fidelity, fluid DCQCN (docs/roce.md): the fluid queue of a port (in transient) or the
  * standing queue its last transient left, bytes; ECN marks and CNPs estimated by the fluid model. */
 double sg_roce_get_fluid_queue(const struct fabric *fab, int port);

@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "roce_internal.h"
 #include "check.h"
@@ -99,10 +100,33 @@ static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow
   }
 }
 
-static int by_active_index(const void *a, const void *b)
+/* Sorts flows by their index in the active set (distinct, so the order is unique): an LSD radix
+ * sort on the index's bytes, skipping the bytes all share, where qsort's calls through a pointer
+ * took an eighth of the CPU of RoCE flow runs with large all-to-all components. tmp holds n. */
+static void sort_by_active_index(struct fab_flow **a, struct fab_flow **tmp, size_t n)
 {
-  int32_t x = (*(struct fab_flow *const *)a)->active_index, y = (*(struct fab_flow *const *)b)->active_index;
-  return (x > y) - (x < y);
+  size_t count[4][256] = { { 0 } };
+  for (size_t i = 0; i < n; i++)
+    for (int b = 0; b < 4; b++)
+      count[b][((uint32_t)a[i]->active_index >> (8 * b)) & 0xff]++;
+  struct fab_flow **from = a, **to = tmp;
+  for (int b = 0; b < 4; b++) {
+    if (n == 0 || count[b][((uint32_t)a[0]->active_index >> (8 * b)) & 0xff] == n)
+      continue; /* every index has this byte */
+    size_t pos = 0;
+    for (int d = 0; d < 256; d++) {
+      size_t k = count[b][d];
+      count[b][d] = pos;
+      pos += k;
+    }
+    for (size_t i = 0; i < n; i++)
+      to[count[b][((uint32_t)from[i]->active_index >> (8 * b)) & 0xff]++] = from[i];
+    struct fab_flow **swap = from;
+    from = to;
+    to = swap;
+  }
+  if (from != a)
+    memcpy(a, from, n * sizeof *a);
 }
 
 void roce_fifo_update(struct fabric *fab, struct roce_fifo *s, int after_recompute)
@@ -124,12 +148,12 @@ void roce_fifo_update(struct fabric *fab, struct roce_fifo *s, int after_recompu
     fifo_shares(fab, s, active, n_active); /* one component: already in order */
     return;
   }
-  if (n_recomputed > s->comp_cap) {
-    s->comp_cap = 2 * n_recomputed;
+  if (2 * n_recomputed > s->comp_cap) { /* the second half is the sort's buffer */
+    s->comp_cap = 4 * n_recomputed;
     s->comp = sgf_xrealloc(s->comp, s->comp_cap * sizeof *s->comp);
   }
   for (size_t i = 0; i < n_recomputed; i++)
     s->comp[i] = recomputed[i];
-  qsort(s->comp, n_recomputed, sizeof *s->comp, by_active_index);
+  sort_by_active_index(s->comp, s->comp + n_recomputed, n_recomputed);
   fifo_shares(fab, s, s->comp, n_recomputed);
 }

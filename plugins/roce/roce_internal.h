@@ -170,6 +170,7 @@ uint64_t roce__qp_key(const struct roce_config *c, uint64_t run_seed, int src, i
 void roce__switch_init(struct fabric *fab);
 int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt);
 void roce__switch_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx);
+void roce__switch_lost(struct fabric *fab, int port, const struct fab_packet *pkt);
 void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt);
 int roce__may_send(struct fabric *fab, int port, int queue);
 void roce__port_timer(struct fabric *fab, struct roce_port *rp, int kind, int prio);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "roce_internal.h"
+#include "failure.h"
 #include "roce_rp.h"
 #include "check.h"
 
@@ -248,6 +249,19 @@ static int roce_on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
   return FAB_ARRIVE_TAKEN;
 }
 
+/* Failures (failure.h): a packet lost to a failed link leaves the network (the retransmission
+ * timer fires only when nothing of the flow is in it) and, if it was queued at a switch, that
+ * switch's buffer. Go-back-N then recovers it: a NACK if a later packet of the flow arrives, the
+ * timeout (roce/rto after the last progress) otherwise. */
+static void roce_on_packet_lost(struct fabric *fab, int port, struct fab_packet *pkt, int queued)
+{
+  struct roce_flow *rf = pkt->flow->model_data;
+  if (queued)
+    roce__switch_lost(fab, port, pkt);
+  if (rf != NULL)
+    rf->inflight--;
+}
+
 static void roce_on_injected(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt)
 {
   struct roce_state *rs = roce__state(fab);
@@ -256,7 +270,8 @@ static void roce_on_injected(struct fabric *fab, struct fab_flow *flow, struct f
   /* The first packet outstanding after none was starts the retransmission timer. */
   if (flow->injected - pkt->bytes <= flow->delivered)
     rf->progress_s = fab->now;
-  gbn_tx_on_send(&rf->tx, &rs->stats.gbn, pkt->seq, pkt->bytes);
+  if (gbn_tx_on_send(&rf->tx, &rs->stats.gbn, pkt->seq, pkt->bytes) && fab->failures != NULL)
+    fabric_failures_retransmitted(fab, flow, pkt->bytes);
   if (!dcqcn_on(rs) || rf->line_port < 0)
     return;
   if (dcqcn_on_bytes(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn, pkt->bytes))
@@ -508,7 +523,8 @@ static const struct fab_model g_roce_model = {
               .on_transmit = roce_on_transmit,
               .on_tx_done = roce_on_tx_done,
               .on_arrive = roce_on_arrive,
-              .on_injected = roce_on_injected },
+              .on_injected = roce_on_injected,
+              .on_packet_lost = roce_on_packet_lost },
   .flow = { .before_fill = roce_before_fill, .on_rates = roce_on_rates },
   .timers = { .on_timer = roce_on_timer },
 };
@@ -532,6 +548,15 @@ uint64_t sg_roce_get_cnps(const struct fabric *fab) { return roce__state(fab)->s
 double sg_roce_get_retransmitted_bytes(const struct fabric *fab) { return roce__state(fab)->stats.gbn.retransmitted_B; }
 uint64_t sg_roce_get_buffer_drops(const struct fabric *fab) { return fab->stats.drops_by[FAB_DROP_BUFFER]; }
 uint64_t sg_roce_get_random_drops(const struct fabric *fab) { return fab->stats.drops_by[FAB_DROP_RANDOM]; }
+
+double sg_roce_get_buffer_used(const struct fabric *fab)
+{
+  const struct roce_state *rs = roce__state(fab);
+  double used = 0;
+  for (int n = 0; n < fab->topo->n_nodes; n++)
+    used += rs->switches[n].used_B;
+  return used;
+}
 
 double sg_roce_get_peak_buffer(const struct fabric *fab)
 {

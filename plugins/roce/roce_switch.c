@@ -5,6 +5,7 @@
  * ingress they came from until they leave (on_tx_done). */
 #include "roce_internal.h"
 #include "check.h"
+#include "failure.h"
 
 #include <stdlib.h>
 
@@ -142,6 +143,14 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
   struct roce_switch *sw = &rs->switches[node];
   struct pfc_pg *pg = &rp->pg[pkt->queue];
   double bytes = pkt->bytes;
+  if (fab->failures != NULL) {
+    int out = fabric_route_packet(fab, pkt);
+    if (out < 0 || fabric_port_down(fab, out)) {
+      /* Failures: routed to a dead link before the routing knew, or no live way on. */
+      fabric_failures_packet_lost(fab, out >= 0 ? out : fabric_failures_dead_end_port(fab, pkt), pkt, 0);
+      return FAB_ARRIVE_TAKEN;
+    }
+  }
   if (sw->used_B + bytes > rs->cfg.buffer_B) {
     fabric_count_drop(fab, FAB_DROP_BUFFER);
     return FAB_ARRIVE_DROP;
@@ -194,24 +203,42 @@ void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
                      rs->cfg.trace_interval_s);
 }
 
-/* The packet on a switch port left the buffer: release its ingress PG, maybe RESUME. */
-void roce__switch_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx)
+/* A packet of bytes that came in through in_port (the upstream egress port) left the buffer of
+ * the switch at node: release its ingress PG, maybe RESUME. */
+static void release(struct fabric *fab, int node, int in_port, int queue, double bytes)
 {
   struct roce_state *rs = roce__state(fab);
   const struct topo *t = fab->topo;
-  if (tx->in_port < 0 || t->nodes[t->ports[port].node].kind != TOPO_SWITCH)
-    return;
-  int ingress = t->ports[tx->in_port].peer_port;
+  int ingress = t->ports[in_port].peer_port;
   struct roce_port *rp = &rs->ports[ingress];
-  struct roce_switch *sw = &rs->switches[t->ports[port].node];
-  struct pfc_pg *pg = &rp->pg[tx->queue];
-  double from_shared = pfc_release(pg, tx->bytes);
-  sw->used_B -= tx->bytes;
+  struct roce_switch *sw = &rs->switches[node];
+  struct pfc_pg *pg = &rp->pg[queue];
+  double from_shared = pfc_release(pg, bytes);
+  sw->used_B -= bytes;
   sw->shared_used_B -= from_shared;
   if (sw->shared_used_B < 1e-6)
     sw->shared_used_B = 0;
   if (rs->cfg.pfc.enabled && pfc_should_resume(&rs->cfg.pfc, pg, pfc_xoff(&rs->cfg.pfc, shared_free(rs, sw)))) {
     pg->is_xoff = 0;
-    send_resume(fab, ingress, tx->queue);
+    send_resume(fab, ingress, queue);
   }
+}
+
+/* The packet on a switch port left the buffer. */
+void roce__switch_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx)
+{
+  const struct topo *t = fab->topo;
+  if (tx->in_port < 0 || t->nodes[t->ports[port].node].kind != TOPO_SWITCH)
+    return;
+  release(fab, t->ports[port].node, tx->in_port, tx->queue, tx->bytes);
+}
+
+/* Failures: a packet queued at a switch egress port whose link went down is lost: it leaves the
+ * buffer as if it had been sent. */
+void roce__switch_lost(struct fabric *fab, int port, const struct fab_packet *pkt)
+{
+  const struct topo *t = fab->topo;
+  if (pkt->in_port < 0 || t->nodes[t->ports[port].node].kind != TOPO_SWITCH)
+    return;
+  release(fab, t->ports[port].node, pkt->in_port, pkt->queue, pkt->bytes);
 }

@@ -5,10 +5,10 @@
 # simulated result. Every repetition's summary.json is compared (cmp) with the first one's: the
 # `same` column says whether the reruns were byte-identical.
 #
-#   tests/bench/scale.sh [BUILD_DIR] [--reps N] [--only b1,b2,compare,b3,b4,b5,b6] [--work DIR]
+#   tests/bench/scale.sh [BUILD_DIR] [--reps N] [--only b1,b2,compare,b3,b4,b5,b6,b7] [--work DIR]
 #                        [--b1-sizes "64 512 1024"] [--b1-fidelities "flow packet"]
 #                        [--b3-sizes "1280 2560 5120 10240"] [--fabrics "ideal ib roce"]
-#                        [--b4-gpus N] [--timeout SECONDS]
+#                        [--b4-gpus N] [--simai FILE] [--timeout SECONDS]
 #
 # BUILD_DIR defaults to build-rel at the top of the source tree (configured as a Release build if
 # it has no CMakeCache.txt; `sgfabric` and the generated platforms/ft3-10240.xml are brought up to
@@ -31,7 +31,11 @@
 #       recomputation, sequence parallelism, distributed optimizer) on a 3-tier rail-optimized
 #       radix-64 fat-tree, flow fidelity, each fabric (not in the default --only: minutes each);
 #   B6  GPT-3 175B on 65,536 GPUs (tp 8, pp 16, dp 512, global batch 8,192) on the largest 3-tier
-#       radix-64 fat-tree, flow fidelity, each fabric (not in the default --only).
+#       radix-64 fat-tree, flow fidelity, each fabric (not in the default --only);
+#   B7  SimAI's published 9,216-GPU analytical MoE example (example/workload_analytical.txt of
+#       the SimAI repository: TP 2, EP 16, PP 12, 24 micro-batches), imported with simai:FILE
+#       (--simai FILE names it; not shipped here), on a 3-tier rail-optimized radix-64
+#       fat-tree, flow fidelity, each fabric (not in the default --only).
 #
 # Each case prints its median wall time, CPU time (user + system: the goals are per core) and
 # max RSS.
@@ -55,6 +59,7 @@ b3_sizes="1280 2560 5120 10240"
 fabrics="ideal ib roce"
 limit=0
 b4_gpus=10240
+simai=
 while [ $# -gt 0 ]; do
   case $1 in
     --reps) reps=$2; shift 2 ;;
@@ -66,7 +71,8 @@ while [ $# -gt 0 ]; do
     --fabrics) fabrics=$2; shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
     --b4-gpus) b4_gpus=$2; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --simai) simai=$2; shift 2 ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -164,7 +170,8 @@ if cmd == "record":
            "fabric": s["fabric"], "fidelity": s["fidelity"], "gpus": s["platform"]["gpus"],
            "events": s["counters"]["events"], "iteration_s": s.get("iteration_time_s"),
            "mfu": s.get("mfu"), "transfers": transfers(s), "rate_updates": s["counters"].get("rate_updates"),
-           "packet_hops": s["counters"].get("packet_hops"), "drops": s["counters"].get("drops")}
+           "packet_hops": s["counters"].get("packet_hops"), "drops": s["counters"].get("drops"),
+           "input": "simai" if "-simai-" in name else "trace"}
     dp = [c for c in s.get("collectives", []) if c["op"] == "allreduce" and c["group"] == "dp"]
     if dp:
         c = dp[0]
@@ -181,7 +188,8 @@ if cmd == "record":
     if "coll_time_s" in row:
         extra = "  allreduce %.4f ms  busbw %.2f GB/s" % (row["coll_time_s"] * 1e3, row["busbw_GBps"])
     if row["iteration_s"] is not None and kind != "b1":
-        extra += "  iteration %.4f s  MFU %.2f %%" % (row["iteration_s"], 100 * row["mfu"])
+        mfu = "n/a" if row["mfu"] is None else "%.2f %%" % (100 * row["mfu"])  # imported traces: no FLOPs
+        extra += "  iteration %.4f s  MFU %s" % (row["iteration_s"], mfu)
     print("%-28s wall %8.3f s (%s)  CPU %8.2f s  RSS %7.1f MB  events %11d  %6.2f M ev/s  same %s%s" % (
         name, row["wall"], " ".join("%.2f" % w for w in walls), row["cpu"], row["rss"], row["events"], ev / 1e6,
         row["same"], extra), flush=True)
@@ -190,11 +198,11 @@ elif cmd == "table":
     b1 = [r for r in rows if r["kind"] == "b1"]
     if b1:
         print("\nB1: 64 MB ring all-reduce on dp, one ring per rail (medians of %d)" % b1[0]["reps"])
-        print("| GPUs | fabric | fidelity | wall (s) | max RSS (MB) | events | events/s | transfers | all-reduce time (ms) | busbw (GB/s) | reruns identical |")
-        print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        print("| GPUs | fabric | fidelity | input | wall (s) | max RSS (MB) | events | events/s | transfers | all-reduce time (ms) | busbw (GB/s) | reruns identical |")
+        print("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in b1:
-            print("| %d | %s | %s | %.3f | %.1f | %d | %.2f M | %s | %.4f | %.2f | %s |" % (
-                r["gpus"], r["fabric"], r["fidelity"], r["wall"], r["rss"], r["events"],
+            print("| %d | %s | %s | %s | %.3f | %.1f | %d | %.2f M | %s | %.4f | %.2f | %s |" % (
+                r["gpus"], r["fabric"], r["fidelity"], r.get("input", "trace"), r["wall"], r["rss"], r["events"],
                 r["events"] / r["wall"] / 1e6 if r["wall"] else float("nan"), r["transfers"],
                 r["coll_time_s"] * 1e3, r["busbw_GBps"], r["same"]))
     g = sorted([r for r in rows if r["kind"] == "gpt3"], key=lambda r: (r["fabric"], r["gpus"]))
@@ -231,7 +239,8 @@ elif cmd == "table":
                 r["events"] / r["wall"] / 1e6, r["iteration_s"], 100 * r["mfu"], r["same"]))
     # The full-scale rows of the performance issue's goal table: CPU seconds and max RSS per fabric.
     goals = {"b5": ("Llama-3 405B, 16,384 GPUs, tp 8, pp 16, seq 8192, global batch 2,048", 60, 4096),
-             "b6": ("GPT-3 175B, 65,536 GPUs, tp 8, pp 16, dp 512, global batch 8,192", None, 8192)}
+             "b6": ("GPT-3 175B, 65,536 GPUs, tp 8, pp 16, dp 512, global batch 8,192", None, 8192),
+             "b7": ("SimAI's 9,216-GPU analytical MoE example (tp 2, ep 16, pp 12, 24 micro-batches)", 120, None)}
     for kind, (what, cpu_goal, rss_goal) in goals.items():
         rs = [r for r in rows if r["kind"] == kind]
         if not rs:
@@ -241,10 +250,10 @@ elif cmd == "table":
         print("|---|---:|---|---:|---:|---|---:|---:|---:|---|")
         for r in rs:
             cg = "finishes" if cpu_goal is None else ("met" if r["cpu"] <= cpu_goal else "not met") + " (<= %d s)" % cpu_goal
-            mg = ("met" if r["rss"] <= rss_goal else "not met") + " (<= %d GB)" % (rss_goal // 1024)
-            print("| %s | %.1f | %s | %.1f | %.0f | %s | %d | %.4f | %.2f %% | %s |" % (
+            mg = "-" if rss_goal is None else ("met" if r["rss"] <= rss_goal else "not met") + " (<= %d GB)" % (rss_goal // 1024)
+            print("| %s | %.1f | %s | %.1f | %.0f | %s | %d | %.4f | %s | %s |" % (
                 r["fabric"], r["cpu"], cg, r["wall"], r["rss"], mg, r["events"], r["iteration_s"],
-                100 * r["mfu"], r["same"]))
+                "n/a" if r["mfu"] is None else "%.2f %%" % (100 * r["mfu"]), r["same"]))
     for r in rows:
         if r["kind"] == "timeout":
             print("%s: not finished within %d s" % (r["name"], r["limit"]))
@@ -286,6 +295,13 @@ run_case() {
 }
 
 # B1 trace: a single 64 MB all-reduce on dp; tp = 8 puts the dp group of local GPU i on rail i.
+# B1's all-reduce in SimAI's workload format (docs/workload-format.md, "SimAI/AICB import"):
+# model_parallel_NPU_group 8 makes the weight-gradient all-reduce's data-parallel groups the rails.
+b1_simai() {
+  printf 'HYBRID_TRANSFORMER model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: %d checkpoints: 0 checkpoint_initiates: 0 pp_comm: 0\n1\n' "$1"
+  printf 'grad_allreduce\t-1\t1\tNONE\t0\t1\tNONE\t0\t1\tALLREDUCE\t67108864\t100\n'
+}
+
 b1_trace() {
   g=$1 dp=$(($1 / 8))
   cat <<EOF
@@ -308,10 +324,15 @@ if want b1; then
   for g in $b1_sizes; do
     "$sgf" platform --gpus "$g" --radix 64 --rail-optimized -o "$work/in/rail-$g.xml" >/dev/null
     b1_trace "$g" >"$work/in/ar-$g.trace"
+    b1_simai "$g" >"$work/in/ar-$g.simai.txt"
     for fid in $b1_fids; do
       for fab in $fabrics; do
         run_case "b1-$g-$fab-$fid" b1 "$reps" "$sgf" run --platform "$work/in/rail-$g.xml" \
           --workload "$work/in/ar-$g.trace" --fabric "$fab" --fidelity "$fid" --seed 1 \
+          --cfg=coll/algorithm:ring
+        # the same all-reduce written as SimAI's workload text, through the simai: importer
+        run_case "b1-simai-$g-$fab-$fid" b1 "$reps" "$sgf" run --platform "$work/in/rail-$g.xml" \
+          --workload "simai:$work/in/ar-$g.simai.txt" --fabric "$fab" --fidelity "$fid" --seed 1 \
           --cfg=coll/algorithm:ring
       done
     done
@@ -430,6 +451,19 @@ if want b6; then
   for fab in $fabrics; do
     run_case "b6-gpt3-65536-$fab" b6 "$reps" "$sgf" run --platform "$work/in/ft3-65536.xml" \
       --workload "$work/in/gpt3-65536.trace" --fabric "$fab" --fidelity flow --seed 1 --no-progress
+  done
+fi
+
+if want b7; then
+  echo "== B7: SimAI's 9,216-GPU analytical MoE example (tp 2, ep 16, pp 12, 24 micro-batches), flow fidelity"
+  if [ -z "$simai" ] || [ ! -f "$simai" ]; then
+    echo "scale.sh: B7 needs --simai FILE, SimAI's example/workload_analytical.txt (github.com/aliyun/SimAI)" >&2
+    exit 2
+  fi
+  "$sgf" platform --gpus 9216 --radix 64 --rail-optimized --tiers 3 -o "$work/in/ft3-9216.xml" >/dev/null
+  for fab in $fabrics; do
+    run_case "b7-simai-9216-$fab" b7 "$reps" "$sgf" run --platform "$work/in/ft3-9216.xml" \
+      --workload "simai:$simai" --fabric "$fab" --fidelity flow --seed 1 --no-progress
   done
 fi
 

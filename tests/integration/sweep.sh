@@ -203,7 +203,12 @@ tool = sweeplib.Tool(sys.argv[2])
 study = sweeplib.Study(sys.argv[1] + "/analysis/sweep/examples/scale.yaml", tool)
 def key(argv):
     args = argv[1:argv.index("--out")] if "--out" in argv else argv[1:]
-    return sorted(zip(args[0::2], args[1::2]))
+    pairs, i = [], 0
+    while i < len(args):  # an option and its value, or a flag alone (--ignore-memory)
+        has_value = i + 1 < len(args) and not args[i + 1].startswith("--")
+        pairs.append((args[i], args[i + 1] if has_value else ""))
+        i += 2 if has_value else 1
+    return sorted(pairs)
 ours = sorted(key(sweeplib.commands(study, p, tool)[0]) for p in study.points)
 text = open(sys.argv[1] + "/docs/validation.md").read()
 section = text[text.index("## 3. IB vs RoCEv2 MFU versus scale"):]

@@ -2,7 +2,7 @@
 #include "compute_params.h"
 
 const struct param_def compute_param_table[] = {
-  { "compute/model", PARAM_ENUM, UNIT_NONE, "roofline", 0, 0, "roofline|kernel",
+  { "compute/model", PARAM_ENUM, UNIT_NONE, "kernel", 0, 0, "roofline|kernel",
     "How compute ops are timed: roofline (one efficiency per kernel class) or kernel (each kernel's "
     "shape the trace lists: GEMM, attention, memory-bound; ops without shapes by the roofline)",
     "docs/compute-model.md: kernel model fitted to kernel-level measurements (FlashAttention-2/3)" },
