@@ -411,8 +411,8 @@ int run_write_common_results(struct results *r, const struct run_setup *s, int a
     failed |= f == NULL || fabric_write_links_csv(s->fab, f) != 0;
     failed |= results_close(f) != 0;
   }
-  if (s->model->write_series)
-    failed |= s->model->write_series(s->fab, open_result, r) != 0;
+  if (s->model->lifecycle.series)
+    failed |= s->model->lifecycle.series(s->fab, open_result, r) != 0;
   failed |= results_write_manifest(r, argc, argv, inputs, n_inputs, seed) != 0;
   return failed ? -1 : 0;
 }

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,10 +127,13 @@ struct fabric *fabric_new(struct topo *topo, const struct param_set *params, con
   fab->switch_latency_s = topo->switch_latency_s;
   fab->watchdog_events = (uint64_t)param_get(params, "fabric/watchdog-events");
   fab->wd_date = -1;
+  fab->free_timer = -1;
   fab->ports = calloc((size_t)topo->n_ports + 1, sizeof *fab->ports);
   /* The flow engine also carries NVLink transfers at packet fidelity (see flow_start). */
   fab->fe = flow_engine_new(fab);
-  if (fab->model->init && fab->model->init(fab, err, errlen) != 0) {
+  if (fab->model->state_size > 0)
+    fab->model_state = sgf_xcalloc(1, fab->model->state_size);
+  if (fab->model->lifecycle.init && fab->model->lifecycle.init(fab, err, errlen) != 0) {
     fabric_free(fab);
     return NULL;
   }
@@ -142,8 +146,9 @@ void fabric_free(struct fabric *fab)
 {
   if (fab == NULL)
     return;
-  if (fab->model && fab->model->fini)
-    fab->model->fini(fab);
+  if (fab->model && fab->model->lifecycle.fini)
+    fab->model->lifecycle.fini(fab);
+  free(fab->model_state);
   flow_engine_free(fab->fe);
   fab_why_free(fab->why);
   fab_failures_free(fab->failures);
@@ -154,6 +159,7 @@ void fabric_free(struct fabric *fab)
   for (size_t i = 0; i < fab->slab_count; i++)
     free(fab->slabs[i]);
   free(fab->slabs);
+  free(fab->timers);
   free(fab->ports);
   free(fab);
 }
@@ -183,6 +189,90 @@ void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *f
 void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr)
 {
   heap_push(&fab->events, time, type, arg, ptr);
+}
+
+static uint32_t timer_slot(struct fabric *fab)
+{
+  if (fab->free_timer < 0) {
+    if (fab->n_timers == fab->cap_timers) {
+      SGF_CHECK(fab->cap_timers < (1u << 30), "more than 2^30 model timers pending");
+      fab->cap_timers = fab->cap_timers ? 2 * fab->cap_timers : 64;
+      fab->timers = sgf_xrealloc(fab->timers, fab->cap_timers * sizeof *fab->timers);
+    }
+    fab->timers[fab->n_timers] = (struct fab_timer){ .gen = 1, .free_next = -1 };
+    fab->free_timer = (int32_t)fab->n_timers++;
+  }
+  uint32_t slot = (uint32_t)fab->free_timer;
+  fab->free_timer = fab->timers[slot].free_next;
+  return slot;
+}
+
+static fab_timer_id timer_new(struct fabric *fab, int kind, void *ptr, uint32_t arg, uint32_t *slot)
+{
+  *slot = timer_slot(fab);
+  struct fab_timer *t = &fab->timers[*slot];
+  t->ptr = ptr;
+  t->arg = arg;
+  t->kind = kind;
+  t->armed = 1;
+  t->cancelled = 0;
+  return (uint64_t)t->gen << 32 | *slot;
+}
+
+fab_timer_id fabric_timer_arm(struct fabric *fab, double date, int kind, void *ptr, uint32_t arg)
+{
+  uint32_t slot;
+  fab_timer_id id = timer_new(fab, kind, ptr, arg, &slot);
+  fabric_schedule(fab, date, FAB_EV_TIMER, slot, NULL);
+  return id;
+}
+
+fab_timer_id fabric_timer_arm_seq(struct fabric *fab, double date, uint64_t seq, int kind, void *ptr, uint32_t arg)
+{
+  uint32_t slot;
+  fab_timer_id id = timer_new(fab, kind, ptr, arg, &slot);
+  heap_push_seq(&fab->events, date, seq, FAB_EV_TIMER, slot, NULL);
+  return id;
+}
+
+/* The live slot of id, or NULL. */
+static struct fab_timer *timer_of(const struct fabric *fab, fab_timer_id id)
+{
+  uint32_t slot = (uint32_t)id;
+  if (id == 0 || slot >= fab->n_timers)
+    return NULL;
+  struct fab_timer *t = &fab->timers[slot];
+  return t->armed && !t->cancelled && t->gen == (uint32_t)(id >> 32) ? t : NULL;
+}
+
+int fabric_timer_cancel(struct fabric *fab, fab_timer_id id)
+{
+  struct fab_timer *t = timer_of(fab, id);
+  if (t == NULL)
+    return 0;
+  t->cancelled = 1;
+  return 1;
+}
+
+int fabric_timer_pending(const struct fabric *fab, fab_timer_id id) { return timer_of(fab, id) != NULL; }
+
+/* A timer's date came: its slot is freed first (the model may arm timers from on_timer), then the
+ * model is called unless the timer was cancelled. */
+static void timer_fire(struct fabric *fab, uint32_t slot)
+{
+  struct fab_timer *t = &fab->timers[slot];
+  int cancelled = t->cancelled, kind = t->kind;
+  void *ptr = t->ptr;
+  uint32_t arg = t->arg;
+  t->armed = 0;
+  t->cancelled = 0;
+  t->gen = t->gen == UINT32_MAX ? 1 : t->gen + 1;
+  t->free_next = fab->free_timer;
+  fab->free_timer = (int32_t)slot;
+  fab->fired_kind = kind;
+  fab->fired_arg = arg;
+  if (!cancelled && fab->model->timers.on_timer)
+    fab->model->timers.on_timer(fab, kind, ptr, arg);
 }
 
 /* A flow's hash key (ECMP path choice, adaptive-routing tie-breaks): its id and endpoints mixed. */
@@ -261,8 +351,8 @@ struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports,
 static void fixed_flow_start(struct fabric *fab, struct fab_flow *flow)
 {
   const struct topo *t = fab->topo;
-  if (fab->model->flow_start)
-    fab->model->flow_start(fab, flow);
+  if (fab->model->lifecycle.flow_start)
+    fab->model->lifecycle.flow_start(fab, flow);
   const struct topo_port *first = &t->ports[flow->path[0]];
   if (t->nodes[first->node].kind == TOPO_GPU)
     (first->is_nvlink ? fab->stats.nvlink_bytes : fab->stats.fabric_bytes)[flow->tag] += flow->bytes;
@@ -286,12 +376,12 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
     fixed_flow_start(fab, flow);
     return;
   }
-  if (fab->model->flow_start)
-    fab->model->flow_start(fab, flow);
+  if (fab->model->lifecycle.flow_start)
+    fab->model->lifecycle.flow_start(fab, flow);
   int hops = 0;
   if (flow->src_gpu != flow->dst_gpu)
-    hops = fab->model->flow_path
-               ? fab->model->flow_path(fab, flow)
+    hops = fab->model->lifecycle.flow_path
+               ? fab->model->lifecycle.flow_path(fab, flow)
                : route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path, ROUTE_MAX_HOPS);
   if (hops < 0 && fab->failures != NULL)
     hops = fabric_failures_route_fallback(fab, flow); /* no live path: the fault-free one, stalled */
@@ -355,8 +445,8 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
     fabric_failures_flow_finished(fab, flow);
   if (flow->parent) {
     struct fab_flow *whole = flow->parent;
-    if (fab->model->flow_done)
-      fab->model->flow_done(fab, flow);
+    if (fab->model->lifecycle.flow_done)
+      fab->model->lifecycle.flow_done(fab, flow);
     flow->free_next = fab->free_flows;
     fab->free_flows = flow;
     if (--whole->parts_left > 0 || whole->state != FLOW_DONE)
@@ -376,8 +466,8 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
     fab->stats.fct_max_s = fct;
   if (flow->finish_s > fab->stats.last_delivery_s)
     fab->stats.last_delivery_s = flow->finish_s;
-  if (fab->model->flow_done)
-    fab->model->flow_done(fab, flow);
+  if (fab->model->lifecycle.flow_done)
+    fab->model->lifecycle.flow_done(fab, flow);
   if (flow->on_done)
     flow->on_done(fab, flow, flow->ctx);
   flow->free_next = fab->free_flows;
@@ -422,10 +512,7 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
     fn(fab, ctx);
     break;
   }
-  case FAB_EV_MODEL:
-    if (fab->model->on_event)
-      fab->model->on_event(fab, ev->ptr, ev->arg);
-    break;
+  case FAB_EV_TIMER: timer_fire(fab, ev->arg); break;
   default: sgf_fatal(__FILE__, __LINE__, "unknown event type %u", ev->type);
   }
 }
@@ -486,6 +573,7 @@ static void watchdog_trip(struct fabric *fab, const struct fab_event *ev, const 
   case FAB_EV_FLOW_START:
   case FAB_EV_FLOW_DONE: describe_flow(ev->ptr, what, sizeof what); break;
   case FAB_EV_FLOW_DRAINED: snprintf(what, sizeof what, "the flows that drain at this date"); break;
+  case FAB_EV_TIMER: snprintf(what, sizeof what, "kind %d, argument %u", fab->fired_kind, fab->fired_arg); break;
   default: snprintf(what, sizeof what, "argument %u", ev->arg); break;
   }
   snprintf(fab->stall_msg, sizeof fab->stall_msg,
@@ -526,8 +614,8 @@ static int have_event(struct fabric *fab)
 {
   if (fab->stalled)
     return 0;
-  if (heap_size(&fab->events) == 0 && fab->model->on_idle)
-    fab->model->on_idle(fab);
+  if (heap_size(&fab->events) == 0 && fab->model->timers.on_idle)
+    fab->model->timers.on_idle(fab);
   return heap_size(&fab->events) > 0;
 }
 
@@ -548,16 +636,6 @@ void fabric_advance(struct fabric *fab, double until)
 
 void fabric_run(struct fabric *fab) { fabric_advance(fab, HUGE_VAL); }
 
-void fabric_write_counter(FILE *out, const char *indent, const char *name, int modelled, double value)
-{
-  if (!modelled)
-    fprintf(out, "%s\"%s\": null,\n", indent, name);
-  else if (value == floor(value) && fabs(value) < 9007199254740992.0) /* 2^53: exact as a double */
-    fprintf(out, "%s\"%s\": %.0f,\n", indent, name, value);
-  else /* inf and NaN become null */
-    fprintf(out, "%s\"%s\": %s,\n", indent, name, JSON_NUMBER(value));
-}
-
 double fabric_active_time(const struct fabric *fab)
 {
   if (fab->stats.active_end_s > 0)
@@ -567,20 +645,53 @@ double fabric_active_time(const struct fabric *fab)
   return fab->now > 0 ? fab->now : 1;
 }
 
-void fabric_write_json_name(FILE *out, const char *indent, const char *key, const char *fmt, ...)
+static struct fab_counter *counter_add(struct fab_counters *c, const char *name, int type, int modelled)
 {
-  /* Node and link names come from the platform file: escaped like any user text. */
-  char name[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(name, sizeof name, fmt, ap);
-  va_end(ap);
-  fprintf(out, "%s\"%s\": ", indent, key);
-  json_write_string(out, name);
-  fprintf(out, ",\n");
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 64;
+    c->items = sgf_xrealloc(c->items, c->cap * sizeof *c->items);
+  }
+  struct fab_counter *k = &c->items[c->n++];
+  memset(k, 0, offsetof(struct fab_counter, text) + 1);
+  k->name = name;
+  k->type = (uint8_t)type;
+  k->modelled = modelled != 0;
+  return k;
 }
 
-void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent)
+void fabric_counter_real(struct fab_counters *c, const char *name, int modelled, double value)
+{
+  counter_add(c, name, FAB_COUNTER_REAL, modelled)->value = value;
+}
+
+void fabric_counter_count(struct fab_counters *c, const char *name, int modelled, uint64_t count)
+{
+  counter_add(c, name, FAB_COUNTER_COUNT, modelled)->count = count;
+}
+
+void fabric_counter_text(struct fab_counters *c, const char *name, const char *fmt, ...)
+{
+  struct fab_counter *k = counter_add(c, name, FAB_COUNTER_TEXT, 1);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(k->text, sizeof k->text, fmt, ap);
+  va_end(ap);
+}
+
+void fabric_counter_port_map(struct fab_counters *c, const char *name, const double *per_port, int rounded)
+{
+  struct fab_counter *k = counter_add(c, name, FAB_COUNTER_PORT_MAP, 1);
+  k->per_port = per_port;
+  k->rounded = rounded != 0;
+}
+
+void fabric_counters_free(struct fab_counters *c)
+{
+  free(c->items);
+  memset(c, 0, sizeof *c);
+}
+
+void fabric_counters(struct fabric *fab, struct fab_counters *c)
 {
   const struct fab_stats *s = &fab->stats;
   int packet = fab->fidelity == FAB_FIDELITY_PACKET;
@@ -589,15 +700,15 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
     fabric_total += s->fabric_bytes[i];
     nvlink_total += s->nvlink_bytes[i];
   }
-  fabric_write_counter(out, indent, "events", 1, (double)s->events);
+  fabric_counter_count(c, "events", 1, s->events);
   /* Packets and queues exist only at packet fidelity; max-min rate rounds only at flow fidelity. */
-  fabric_write_counter(out, indent, "packets", packet, (double)s->packets);
-  fabric_write_counter(out, indent, "packet_hops", packet, (double)s->packet_hops);
-  fabric_write_counter(out, indent, "rate_updates", !packet, (double)s->rate_updates);
-  fabric_write_counter(out, indent, "fabric_bytes", 1, fabric_total);
-  fabric_write_counter(out, indent, "nvlink_bytes", 1, nvlink_total);
-  fabric_write_counter(out, indent, "mean_fct_s", 1, s->flows_done ? s->fct_sum_s / (double)s->flows_done : 0.0);
-  fabric_write_counter(out, indent, "max_fct_s", 1, s->fct_max_s);
+  fabric_counter_count(c, "packets", packet, s->packets);
+  fabric_counter_count(c, "packet_hops", packet, s->packet_hops);
+  fabric_counter_count(c, "rate_updates", !packet, s->rate_updates);
+  fabric_counter_real(c, "fabric_bytes", 1, fabric_total);
+  fabric_counter_real(c, "nvlink_bytes", 1, nvlink_total);
+  fabric_counter_real(c, "mean_fct_s", 1, s->flows_done ? s->fct_sum_s / (double)s->flows_done : 0.0);
+  fabric_counter_real(c, "max_fct_s", 1, s->fct_max_s);
   /* Per-link figures are summarised here; links.csv has every direction. */
   const struct topo *t = fab->topo;
   double active = fabric_active_time(fab);
@@ -614,11 +725,11 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
       max_port = p;
     }
   }
-  fabric_write_counter(out, indent, "link_utilisation_mean", 1, counted ? sum_util / counted : 0.0);
-  fabric_write_counter(out, indent, "link_utilisation_max", 1, max_util);
+  fabric_counter_real(c, "link_utilisation_mean", 1, counted ? sum_util / counted : 0.0);
+  fabric_counter_real(c, "link_utilisation_max", 1, max_util);
   if (max_port >= 0)
-    fabric_write_json_name(out, indent, "link_utilisation_max_at", "%s:%s->%s", t->links[t->ports[max_port].link].name,
-                           t->nodes[t->ports[max_port].node].name, t->nodes[t->ports[max_port].peer_node].name);
+    fabric_counter_text(c, "link_utilisation_max_at", "%s:%s->%s", t->links[t->ports[max_port].link].name,
+                        t->nodes[t->ports[max_port].node].name, t->nodes[t->ports[max_port].peer_node].name);
   double peak = 0;
   int peak_port = -1;
   for (int p = 0; p < t->n_ports; p++)
@@ -626,17 +737,67 @@ void fabric_write_counters(const struct fabric *fab, FILE *out, const char *inde
       peak = fab->ports[p].peak_queued;
       peak_port = p;
     }
-  fabric_write_counter(out, indent, "peak_queue_bytes", packet, peak);
+  fabric_counter_real(c, "peak_queue_bytes", packet, peak);
   if (peak_port >= 0)
-    fabric_write_json_name(out, indent, "peak_queue_at", "%s->%s", t->nodes[t->ports[peak_port].node].name,
-                           t->nodes[t->ports[peak_port].peer_node].name);
-  if (fab->model->write_counters)
-    fab->model->write_counters((struct fabric *)fab, out, indent);
-  /* The last member: no trailing comma. */
-  if (packet)
-    fprintf(out, "%s\"drops\": %llu\n", indent, (unsigned long long)s->drops);
+    fabric_counter_text(c, "peak_queue_at", "%s->%s", t->nodes[t->ports[peak_port].node].name,
+                        t->nodes[t->ports[peak_port].peer_node].name);
+  if (fab->model->lifecycle.counters)
+    fab->model->lifecycle.counters(fab, c);
+  fabric_counter_count(c, "drops", packet, s->drops);
+}
+
+/* A number as summary.json writes counters: an integral value as an integer, inf and NaN as
+ * null. */
+static void write_number(FILE *out, double value)
+{
+  if (value == floor(value) && fabs(value) < 9007199254740992.0) /* 2^53: exact as a double */
+    fprintf(out, "%.0f", value);
   else
-    fprintf(out, "%s\"drops\": null\n", indent);
+    fprintf(out, "%s", JSON_NUMBER(value));
+}
+
+static void write_port_map(FILE *out, const struct fabric *fab, const struct fab_counter *k)
+{
+  const struct topo *t = fab->topo;
+  fprintf(out, "{");
+  int first = 1;
+  for (int p = 0; k->per_port != NULL && p < t->n_ports; p++) {
+    double v = k->rounded ? round(k->per_port[p]) : k->per_port[p];
+    if (v > 0) {
+      /* Node names come from the platform file: escaped like any user text. */
+      char port[512];
+      snprintf(port, sizeof port, "%s->%s", t->nodes[t->ports[p].node].name, t->nodes[t->ports[p].peer_node].name);
+      fprintf(out, "%s", first ? "" : ", ");
+      json_write_string(out, port);
+      fprintf(out, ": %s", JSON_NUMBER(v));
+      first = 0;
+    }
+  }
+  fprintf(out, "}");
+}
+
+void fabric_write_counters(struct fabric *fab, FILE *out, const char *indent)
+{
+  struct fab_counters c = { 0 };
+  fabric_counters(fab, &c);
+  for (size_t i = 0; i < c.n; i++) {
+    const struct fab_counter *k = &c.items[i];
+    fprintf(out, "%s", indent);
+    json_write_string(out, k->name);
+    fprintf(out, ": ");
+    if (!k->modelled)
+      fprintf(out, "null");
+    else if (k->type == FAB_COUNTER_COUNT)
+      fprintf(out, "%llu", (unsigned long long)k->count);
+    else if (k->type == FAB_COUNTER_REAL)
+      write_number(out, k->value);
+    else if (k->type == FAB_COUNTER_TEXT)
+      json_write_string(out, k->text);
+    else
+      write_port_map(out, fab, k);
+    fprintf(out, i + 1 < c.n ? ",\n" : "\n");
+  }
+  fabric_counters_free(&c);
 }
 
 int fabric_write_links_csv(const struct fabric *fab, FILE *out)

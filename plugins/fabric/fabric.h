@@ -153,76 +153,140 @@ enum fab_arrive {
                               egress port later through next_packet */
 };
 
-/* Hooks of a fabric model. Every hook is optional; a NULL hook keeps the ideal behaviour. */
+/* Counters (summary.json's "counters" object) as data: the core's and the model's are gathered in
+ * a struct fab_counters, then written by the core. */
+enum fab_counter_type {
+  FAB_COUNTER_REAL,     /* value: an integral one is written as an integer */
+  FAB_COUNTER_COUNT,    /* count */
+  FAB_COUNTER_TEXT,     /* text, written as a JSON string (a port's or a link's name, a mode) */
+  FAB_COUNTER_PORT_MAP, /* per_port: {"node->peer": value, ...} over the ports whose value > 0 */
+};
+struct fab_counter {
+  const char *name; /* its member name (a string that outlives the writing: a literal) */
+  uint8_t type;     /* enum fab_counter_type */
+  uint8_t modelled; /* 0: not modelled at this fidelity, written null (not a 0 that reads as
+                     * "none happened") */
+  uint8_t rounded;  /* FAB_COUNTER_PORT_MAP: values rounded to integers */
+  double value;
+  uint64_t count;
+  const double *per_port; /* FAB_COUNTER_PORT_MAP: one value per port, NULL: an empty map */
+  char text[512];
+};
+struct fab_counters {
+  struct fab_counter *items;
+  size_t n, cap;
+};
+void fabric_counter_real(struct fab_counters *c, const char *name, int modelled, double value);
+void fabric_counter_count(struct fab_counters *c, const char *name, int modelled, uint64_t count);
+void fabric_counter_text(struct fab_counters *c, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* per_port must stay valid until the counters are written (the model's state, not its stack). */
+void fabric_counter_port_map(struct fab_counters *c, const char *name, const double *per_port, int rounded);
+
+/* What on_tx_done learns of the packet that finished leaving a port. */
+struct fab_tx_done {
+  int queue;      /* its queue (VL / priority) */
+  uint32_t bytes; /* its payload */
+  int in_port;    /* the peer's egress port it arrived through (-1: injected at this port) */
+};
+
+/* A fabric model: a descriptor of hooks in four groups (docs/ARCHITECTURE.md, "Writing a
+ * model"). Every hook is optional; a NULL hook keeps the core's (ideal) behaviour. */
 struct fab_model {
   const char *name;
-  /* Called once when the fabric is created; returns 0 or -1 with a message naming the parameter. */
-  int (*init)(struct fabric *fab, char *err, size_t errlen);
-  void (*fini)(struct fabric *fab);
-  /* A flow is about to start: set key, queue, rate cap, pacing, model_data. */
-  void (*flow_start)(struct fabric *fab, struct fab_flow *flow);
-  void (*flow_done)(struct fabric *fab, struct fab_flow *flow);
+  /* Bytes of per-fabric state the model needs (as a Linux qdisc's priv_size): the core allocates
+   * them zeroed before init and frees them after fini; the model reaches them through
+   * fabric_model_priv(). 0: no state. */
+  size_t state_size;
 
-  /* --- packet engine --- */
-  /* May the packet at the head of (port, queue) be transmitted now? (credits, PFC pause) When it
-   * says no, the model calls fabric_port_kick(port) once the answer may have changed. */
-  int (*may_send)(struct fabric *fab, int port, int queue, const struct fab_packet *pkt);
-  /* A switch port is idle and the model keeps packets itself (FAB_ARRIVE_TAKEN): return the next
-   * packet to transmit on port, removed from the model's buffers, or NULL. Its out port must be
-   * port; the engine calls on_transmit next. */
-  struct fab_packet *(*next_packet)(struct fabric *fab, int port);
-  /* Transmission starts (dequeue): ECN marking, credit consumption. */
-  void (*on_transmit)(struct fabric *fab, int port, struct fab_packet *pkt);
-  /* The packet on port (described by fab->ports[port].cur_*) has left this node's buffer. */
-  void (*on_tx_done)(struct fabric *fab, int port);
-  /* A packet reached a node (switch or destination GPU); returns an enum fab_arrive. */
-  int (*on_arrive)(struct fabric *fab, int node, struct fab_packet *pkt);
-  /* A packet reached its destination GPU: the model updates flow->delivered (in-order bytes). */
-  void (*on_deliver)(struct fabric *fab, struct fab_packet *pkt);
-  /* The NIC handed a new packet of this flow to its port: pacing (next_tx_s), PSN bookkeeping. */
-  void (*on_injected)(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt);
-  /* Per-packet choice among the minimal candidates at a switch (adaptive routing): an index. */
-  int (*choose_port)(struct fabric *fab, int node, const struct fab_packet *pkt, const int *cand, int n);
+  /* The fabric's and the flows' lives, and the results. */
+  struct {
+    /* Called once when the fabric is created; returns 0 or -1 with a message naming the
+     * parameter (fini is called then too). */
+    int (*init)(struct fabric *fab, char *err, size_t errlen);
+    void (*fini)(struct fabric *fab);
+    /* A flow is about to start: set key, queue, rate cap, pacing, model_data. */
+    void (*flow_start)(struct fabric *fab, struct fab_flow *flow);
+    void (*flow_done)(struct fabric *fab, struct fab_flow *flow);
+    /* Called after flow_start for a flow between two GPUs: writes the flow's egress ports into
+     * flow->path (its routing, e.g. forwarding tables) and returns the hop count, or -1 when
+     * unreachable. NULL: the core's hashed up-down path. */
+    int (*flow_path)(struct fabric *fab, struct fab_flow *flow);
+    /* Failures (failure.h): the delay, in seconds, from a link going down (up: 1) to the routing
+     * using the change. NULL: 0 (the routing knows at once). */
+    double (*recovery_delay)(struct fabric *fab, int up);
+    /* The model's counters, appended to out with fabric_counter_*() in the order summary.json's
+     * "counters" object lists them (after the core's own, before "drops"). The core writes them. */
+    void (*counters)(struct fabric *fab, struct fab_counters *out);
+    /* Writes the time series the user asked for (CSV files) into the results directory:
+     * open(ctx, "name.csv") gives a file to write and close; returns 0 or -1. */
+    int (*series)(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx);
+  } lifecycle;
 
-  /* --- flow engine --- */
-  /* A recomputation is about to share out the bandwidth of a component (its flows:
-   * fabric_recomputed_flows, bytes left up to date): the model may set their rate_cap_Bps
-   * directly, and the filling that follows applies them. Caps that depend only on the
-   * component's flows belong here: set after the filling (on_rates), they would need a second
-   * recomputation of the same component at the same date. */
-  void (*before_fill)(struct fabric *fab);
-  /* Rates were recomputed (max-min under the caps): the model may inspect the active flows
-   * (fabric_active_flows) and change caps, then call fabric_flow_caps_changed(). */
-  void (*on_rates)(struct fabric *fab);
+  /* Packet engine (packet fidelity, fabric links). */
+  struct {
+    /* May the packet at the head of (port, queue) be transmitted now? (credits, PFC pause) When
+     * it says no, the model calls fabric_port_kick(port) once the answer may have changed. */
+    int (*may_send)(struct fabric *fab, int port, int queue, const struct fab_packet *pkt);
+    /* A switch port is idle and the model keeps packets itself (FAB_ARRIVE_TAKEN): return the
+     * next packet to transmit on port, removed from the model's buffers, or NULL. Its out port
+     * must be port; the engine calls on_transmit next. */
+    struct fab_packet *(*next_packet)(struct fabric *fab, int port);
+    /* Transmission starts (dequeue): ECN marking, credit consumption. */
+    void (*on_transmit)(struct fabric *fab, int port, struct fab_packet *pkt);
+    /* A packet finished its transmission on port: it has left this node's buffer. tx describes
+     * it (the packet itself is on its way, or already arrived and recycled). */
+    void (*on_tx_done)(struct fabric *fab, int port, const struct fab_tx_done *tx);
+    /* A packet reached a node (switch or destination GPU); returns an enum fab_arrive. */
+    int (*on_arrive)(struct fabric *fab, int node, struct fab_packet *pkt);
+    /* A packet reached its destination GPU: the model updates flow->delivered (in-order bytes).
+     * NULL: every packet counts. */
+    void (*on_deliver)(struct fabric *fab, struct fab_packet *pkt);
+    /* The NIC handed a new packet of this flow to its port: pacing (next_tx_s), PSN bookkeeping. */
+    void (*on_injected)(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt);
+    /* Per-packet choice among the minimal candidates at a switch (adaptive routing): an index. */
+    int (*choose_port)(struct fabric *fab, int node, const struct fab_packet *pkt, const int *cand, int n);
+    /* Failures at packet fidelity (failure.h). A link went down (up: 1): the model drops the
+     * packets it holds for the link's two egress ports (fabric_failures_packet_lost) and resets,
+     * or on up restores, what it accounts per link (InfiniBand's credits). NULL: nothing held. */
+    void (*on_link_state)(struct fabric *fab, int link, int up);
+    /* Failures at packet fidelity: a packet was lost to a failed link, on the wire (queued 0) or
+     * queued at a switch egress port (queued 1: still counted in that switch's buffer). The model
+     * releases what it accounted for it; its transport learns of the loss only by its own timers.
+     * The fabric frees the packet after the call. */
+    void (*on_packet_lost)(struct fabric *fab, int port, struct fab_packet *pkt, int queued);
+  } packet;
 
-  /* --- both --- */
-  void (*on_event)(struct fabric *fab, void *ptr, uint32_t arg); /* its own timers */
-  /* The calendar is empty: the model schedules the events it held back (e.g. credit returns it
-   * applies lazily, fabric_schedule_seq with their reserved sequence numbers), so that the run
-   * ends where it would have ended had they been scheduled all along. */
-  void (*on_idle)(struct fabric *fab);
-  /* Writes the model's counters as JSON members ("name": value,\n each, indent first) into
-   * summary.json's "counters" object. */
-  void (*write_counters)(struct fabric *fab, FILE *out, const char *indent);
-  /* Writes the time series the user asked for (CSV files) into the results directory: open(ctx,
-   * "name.csv") gives a file to write and close; returns 0 or -1. */
-  int (*write_series)(struct fabric *fab, FILE *(*open)(void *ctx, const char *name), void *ctx);
-  /* Called after flow_start for a flow between two GPUs: writes the flow's egress ports into
-   * flow->path (its routing, e.g. forwarding tables) and returns the hop count, or -1 when
-   * unreachable. NULL: the core's hashed up-down path. */
-  int (*flow_path)(struct fabric *fab, struct fab_flow *flow);
-  /* Failures (failure.h): the delay, in seconds, from a link going down (up: 1) to the routing
-   * using the change. NULL: 0 (the routing knows at once). */
-  double (*recovery_delay)(struct fabric *fab, int up);
-  /* Failures at packet fidelity (failure.h). A link went down (up: 1): the model drops the
-   * packets it holds for the link's two egress ports (fabric_failures_packet_lost) and resets,
-   * or on up restores, what it accounts per link (InfiniBand's credits). NULL: nothing held. */
-  void (*on_link_state)(struct fabric *fab, int link, int up);
-  /* Failures at packet fidelity: a packet was lost to a failed link, on the wire (queued 0) or
-   * queued at a switch egress port (queued 1: still counted in that switch's buffer). The model
-   * releases what it accounted for it; its transport learns of the loss only by its own timers.
-   * The fabric frees the packet after the call. */
-  void (*on_packet_lost)(struct fabric *fab, int port, struct fab_packet *pkt, int queued);
+  /* Flow engine (flow fidelity, and NVLink transfers at either). */
+  struct {
+    /* A recomputation is about to share out the bandwidth of a component (its flows:
+     * fabric_recomputed_flows, bytes left up to date): the model may set their rate_cap_Bps
+     * directly, and the filling that follows applies them. Caps that depend only on the
+     * component's flows belong here: set after the filling (on_rates), they would need a second
+     * recomputation of the same component at the same date. */
+    void (*before_fill)(struct fabric *fab);
+    /* Rates were recomputed (max-min under the caps): the model may inspect the active flows
+     * (fabric_active_flows) and change caps, then call fabric_flow_caps_changed(). */
+    void (*on_rates)(struct fabric *fab);
+  } flow;
+
+  /* Time (both fidelities). */
+  struct {
+    /* A timer the model armed (fabric_timer_arm) is due and was not cancelled: kind is one of
+     * the model's own timer kinds, ptr and arg what it armed it with. */
+    void (*on_timer)(struct fabric *fab, int kind, void *ptr, uint32_t arg);
+    /* The calendar is empty: the model arms the timers it held back (e.g. credit returns it
+     * applies lazily, fabric_timer_arm_seq with their reserved sequence numbers), so that the
+     * run ends where it would have ended had they been scheduled all along. */
+    void (*on_idle)(struct fabric *fab);
+  } timers;
+};
+
+/* Why a model dropped a packet (fabric_count_drop). */
+enum fab_drop_reason {
+  FAB_DROP_BUFFER, /* no room for it in the switch's buffer (or its PFC headroom) */
+  FAB_DROP_RANDOM, /* lost on the link (a model's loss rate) */
+  FAB_DROP_REASONS,
 };
 
 struct fab_stats {
@@ -239,13 +303,14 @@ struct fab_stats {
   double last_delivery_s; /* when the last flow completed: the end of the fabric's activity */
   double active_end_s;    /* set by a caller whose run ends elsewhere (a workload's iteration); 0: unset */
   uint64_t drops;
+  uint64_t drops_by[FAB_DROP_REASONS]; /* of which, per reason the model gave (fabric_count_drop) */
 };
 
 struct fabric {
   struct topo *topo;
   const struct param_set *params;
   const struct fab_model *model;
-  void *model_state;
+  void *model_state; /* the model's state_size bytes, owned by the core (fabric_model_priv) */
   fab_fidelity fidelity;
   fab_switching switching;
   fab_routing routing;
@@ -265,6 +330,13 @@ struct fabric {
   struct fab_flow *free_flows;
   struct fab_packet *free_packets;
   struct fab_call *free_calls; /* fabric_call_at's closures, recycled (from the slabs) */
+  /* The model's timers (fabric_timer_arm): one slot per timer in the calendar, freed when its
+   * event is processed; a slot's generation tells a live id from a stale one. */
+  struct fab_timer *timers;
+  uint32_t n_timers, cap_timers;
+  int32_t free_timer; /* first free slot, -1: none */
+  int32_t fired_kind; /* the timer being (or last) dispatched: its kind and arg, */
+  uint32_t fired_arg; /* for the watchdog's report */
   void **slabs;
   size_t slab_count, slab_capacity;
   struct flow_engine *fe;
@@ -291,7 +363,8 @@ struct fabric {
   char stall_msg[1024];
 };
 
-/* Calendar event types. Models use FAB_EV_MODEL with their own ptr/arg. */
+/* Calendar event types of the engines. Models do not schedule events: they arm timers
+ * (fabric_timer_arm), which the calendar carries as FAB_EV_TIMER. */
 enum {
   FAB_EV_FLOW_START,
   FAB_EV_TX_DONE,
@@ -300,8 +373,8 @@ enum {
   FAB_EV_FLOW_DRAINED,
   FAB_EV_FLOW_DONE,
   FAB_EV_FLOW_RECOMPUTE,
-  FAB_EV_MODEL,
-  FAB_EV_CALL, /* fabric_call_at */
+  FAB_EV_TIMER, /* a model timer (arg: its slot) */
+  FAB_EV_CALL,  /* fabric_call_at */
 };
 
 /* The core's parameter table ("fabric/..."); registered by fabric_register_params(). */
@@ -355,6 +428,9 @@ struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports,
 /* A new collective instance id (1, 2, ...): the caller sets it as the call of the instance's flows,
  * so that the "why" accounting (why.h) knows which transfers belong to one collective. */
 static inline uint32_t fabric_new_call(struct fabric *fab) { return ++fab->next_call; }
+/* The model's state: model->state_size zeroed bytes allocated before its init, freed after its
+ * fini (NULL when state_size is 0). */
+static inline void *fabric_model_priv(const struct fabric *fab) { return fab->model_state; }
 /* Date of the next event, or -1 when idle. */
 double fabric_next_time(struct fabric *fab);
 /* Processes every event dated <= until; the clock stays at the last event processed. */
@@ -368,23 +444,59 @@ static inline const char *fabric_stall_message(const struct fabric *fab) { retur
 
 /* Calls fn(fab, ctx) at date time (a timer for the layers above the fabric: collectives). */
 void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *fab, void *ctx), void *ctx);
-/* Schedules an event for the model. */
+/* Schedules an engine event (the engines' own; a model arms timers instead). */
 void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr);
+
+/* Model timers. A model declares its own timer kinds (an enum) and arms a timer with a kind and
+ * the operands it needs (ptr, arg); when the date comes, the core calls the model's on_timer
+ * with them. Timers take their place in the calendar's order like any event: (date, sequence
+ * number), the sequence number taken when the timer is armed, so simultaneous timers fire in
+ * the order they were armed. A cancelled timer never fires; its calendar entry is dropped when
+ * its date comes (lazy deletion: it is still counted among the events processed, and the clock
+ * still reaches its date). */
+typedef uint64_t fab_timer_id; /* 0: no timer */
+struct fab_timer {
+  void *ptr;
+  uint32_t arg;
+  int32_t kind;
+  uint32_t gen;      /* bumped when the slot is freed: ids of earlier timers go stale */
+  uint8_t armed;     /* in the calendar */
+  uint8_t cancelled; /* fabric_timer_cancel: dropped when its date comes */
+  int32_t free_next; /* free list of slots */
+};
+/* Arms a timer at date (>= fab->now in practice; an earlier date fires at once, in order). */
+fab_timer_id fabric_timer_arm(struct fabric *fab, double date, int kind, void *ptr, uint32_t arg);
+/* Arms a timer at the place (date, seq) in the order with a sequence number reserved earlier
+ * (fabric_reserve_seq): for a model that handles some of its timers lazily. */
+fab_timer_id fabric_timer_arm_seq(struct fabric *fab, double date, uint64_t seq, int kind, void *ptr, uint32_t arg);
+/* Cancels a pending timer: it will not fire. Returns 1, or 0 when id is 0, has fired, or was
+ * cancelled already (so cancelling is always safe). */
+int fabric_timer_cancel(struct fabric *fab, fab_timer_id id);
+/* Whether id is armed and neither fired nor cancelled. */
+int fabric_timer_pending(const struct fabric *fab, fab_timer_id id);
 /* Takes the sequence number an event scheduled now would get, without scheduling it: a model that
- * handles some of its events lazily keeps (time, seq) as their place in the order, compares it
- * with the current event's (now, cur_seq) and schedules them with fabric_schedule_seq only when
+ * handles some of its timers lazily keeps (time, seq) as their place in the order, compares it
+ * with the current event's (now, cur_seq) and arms them with fabric_timer_arm_seq only when
  * something must happen at that place. */
 static inline uint64_t fabric_reserve_seq(struct fabric *fab) { return heap_reserve_seq(&fab->events); }
-static inline void fabric_schedule_seq(struct fabric *fab, double time, uint64_t seq, uint32_t type, uint32_t arg,
-                                       void *ptr)
-{
-  heap_push_seq(&fab->events, time, seq, type, arg, ptr);
-}
 /* Whether an event placed at (time, seq) comes before the event being processed. */
 static inline int fabric_before_now(const struct fabric *fab, double time, uint64_t seq)
 {
   return time < fab->now || (time == fab->now && seq < fab->cur_seq);
 }
+/* Whether (time, seq) is the event being processed or one before it. */
+static inline int fabric_at_or_before_now(const struct fabric *fab, double time, uint64_t seq)
+{
+  return time < fab->now || (time == fab->now && seq <= fab->cur_seq);
+}
+/* A port's packet-engine state and statistics, read-only: what a model reads of the queues
+ * (bytes queued per queue and in all, the peak) without reaching into the engine's array. */
+static inline const struct fab_port *fabric_port_view(const struct fabric *fab, int port) { return &fab->ports[port]; }
+/* Events in the calendar (engines' and timers', cancelled ones until their date). */
+static inline size_t fabric_pending_events(const struct fabric *fab) { return heap_size(&fab->events); }
+/* Packet engine, from on_arrive before it returns FAB_ARRIVE_DROP: counts the drop under its
+ * reason (the engine counts it in stats.drops). */
+static inline void fabric_count_drop(struct fabric *fab, enum fab_drop_reason reason) { fab->stats.drops_by[reason]++; }
 /* Packet engine: (re)tries transmission on a port, e.g. after credits returned or a pause ended. */
 void fabric_port_kick(struct fabric *fab, int port);
 /* Packet engine: the sender goes back to packet seq (go-back-N): bytes from there are injected
@@ -434,17 +546,12 @@ int fabric_port_saturated(const struct fabric *fab, int port);
  * ports that changed; no flow outside it shares a port with one inside). */
 struct fab_flow **fabric_recomputed_flows(const struct fabric *fab, size_t *count);
 
-/* Writes `indent"key": "<name>",` with the printf-formatted name escaped as a JSON string
- * (for counters that name a port or link). */
-void fabric_write_json_name(FILE *out, const char *indent, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* Writes summary.json's fabric part: counters and per-link statistics. */
-void fabric_write_counters(const struct fabric *fab, FILE *out, const char *indent);
-/* One member of summary.json's "counters": "name": value,\n (an integral value as an integer),
- * or null when the model does not model this counter at the fabric's fidelity, so that a reader
- * never takes an unmodelled counter's 0 for "none happened". */
-void fabric_write_counter(FILE *out, const char *indent, const char *name, int modelled, double value);
+/* The fabric's counters, the core's then the model's, the last one "drops" (0 or null), into c
+ * (which the caller frees: fabric_counters_free). */
+void fabric_counters(struct fabric *fab, struct fab_counters *c);
+void fabric_counters_free(struct fab_counters *c);
+/* Writes summary.json's "counters" members, one per line, indent first, no trailing comma. */
+void fabric_write_counters(struct fabric *fab, FILE *out, const char *indent);
 /* The time over which link utilisation is taken: stats.active_end_s when the caller set it (the
  * iteration time of a workload), else the last delivery (a timer still pending after it, e.g. a
  * retransmission timeout, is not activity), or the clock if nothing was delivered. */

@@ -267,8 +267,8 @@ static void reroute_stalled(struct fabric *fab, struct fab_fail_event *ev)
     int old_hops = fl->hops;
     double old_cap = fl->rate_cap_Bps;
     memcpy(old_path, fl->path, sizeof old_path);
-    int hops = fab->model->flow_path
-                   ? fab->model->flow_path(fab, fl)
+    int hops = fab->model->lifecycle.flow_path
+                   ? fab->model->lifecycle.flow_path(fab, fl)
                    : route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->seed, fl->path, ROUTE_MAX_HOPS);
     int32_t new_path[ROUTE_MAX_HOPS];
     memcpy(new_path, fl->path, sizeof new_path);
@@ -319,8 +319,8 @@ static void reroute_packet_flows(struct fabric *fab, struct fab_fail_event *ev)
     int32_t old_path[ROUTE_MAX_HOPS];
     int old_hops = fl->hops;
     memcpy(old_path, fl->path, sizeof old_path);
-    int hops = fab->model->flow_path
-                   ? fab->model->flow_path(fab, fl)
+    int hops = fab->model->lifecycle.flow_path
+                   ? fab->model->lifecycle.flow_path(fab, fl)
                    : route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->seed, fl->path, ROUTE_MAX_HOPS);
     if (hops <= 0 || hops > ROUTE_MAX_HOPS || fl->path[0] != old_path[0] || failed_hop(fab, fl->path, hops) >= 0) {
       memcpy(fl->path, old_path, sizeof old_path); /* no live path: it keeps its own and waits */
@@ -376,8 +376,8 @@ static void packet_link_state(struct fabric *fab, int l, int up)
       pkt_engine_flush_port(fab, p);
     }
   }
-  if (fab->model->on_link_state)
-    fab->model->on_link_state(fab, l, up);
+  if (fab->model->packet.on_link_state)
+    fab->model->packet.on_link_state(fab, l, up);
   for (size_t i = 0; !up && i < f->n_pkt_flows; i++) {
     struct fab_flow *fl = f->pkt_flows[i];
     if (fl->hops > 0 && (t->ports[fl->path[0]].link == l || t->ports[fl->path[fl->hops - 1]].link == l))
@@ -424,7 +424,7 @@ static void apply(struct fabric *fab, void *ctx)
       flow_engine_touch_port(fab, p);
     }
   }
-  ev->delay_s = fab->model->recovery_delay ? fab->model->recovery_delay(fab, ev->up) : 0;
+  ev->delay_s = fab->model->lifecycle.recovery_delay ? fab->model->lifecycle.recovery_delay(fab, ev->up) : 0;
   fabric_call_at(fab, fab->now + ev->delay_s, recover, ev);
 }
 
@@ -530,8 +530,8 @@ void fabric_failures_packet_lost(struct fabric *fab, int port, struct fab_packet
   }
   if (pkt->flow->state == FLOW_ACTIVE)
     watch(fab, pkt->flow, link);
-  if (fab->model->on_packet_lost)
-    fab->model->on_packet_lost(fab, port, pkt, queued);
+  if (fab->model->packet.on_packet_lost)
+    fab->model->packet.on_packet_lost(fab, port, pkt, queued);
   fabric_packet_free(fab, pkt);
 }
 

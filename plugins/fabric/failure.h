@@ -16,11 +16,11 @@
  * Packet fidelity: a failed link's ports transmit nothing; the packets on its wires are lost when
  * they would arrive (port epochs), those queued for its egress ports are dropped, and so are the
  * packets routed to it before the routing knows (or with no live way on). Each is counted (the
- * fabric's drops, the event's packets_dropped) and the model told (fab_model.on_packet_lost,
- * on_link_state): its transport recovers the loss (RoCE go-back-N; InfiniBand's RC transport,
- * ib_transport.c) and InfiniBand resets the link's credits. After the recovery delay packet
- * flows crossing a failed link take a live path; a flow that met a failure is watched by the
- * communicator timeout from its last delivery.
+ * fabric's drops, the event's packets_dropped) and the model told (fab_model's
+ * packet.on_packet_lost, packet.on_link_state): its transport recovers the loss (RoCE
+ * go-back-N; InfiniBand's RC transport, ib_transport.c) and InfiniBand resets the link's
+ * credits. After the recovery delay packet flows crossing a failed link take a live path; a flow
+ * that met a failure is watched by the communicator timeout from its last delivery.
  *
  * Above the fabric, NCCL's watchdog: a transfer that has made no progress for the timeout fails
  * the job (fabric_job_failed), which stops the fabric as the livelock watchdog does. */
@@ -105,9 +105,9 @@ static inline int fabric_port_down(const struct fabric *fab, int port);
  * if the link failed since (or is down). */
 void fabric_failures_stamp(const struct fabric *fab, struct fab_packet *pkt, int port);
 int fabric_failures_lost_on_wire(const struct fabric *fab, const struct fab_packet *pkt);
-/* A packet lost to a failed link at port (see fab_model.on_packet_lost for queued): counted in
- * the fabric's drops and the event's packets_dropped, its flow watched by the communicator
- * timeout, the model told; the packet is freed. */
+/* A packet lost to a failed link at port (see fab_model's packet.on_packet_lost for queued):
+ * counted in the fabric's drops and the event's packets_dropped, its flow watched by the
+ * communicator timeout, the model told; the packet is freed. */
 void fabric_failures_packet_lost(struct fabric *fab, int port, struct fab_packet *pkt, int queued);
 /* The port a packet with no live route at its node is counted against: the last hop toward its
  * destination (a NIC link down leaves its GPU unreachable once the routing knows). */

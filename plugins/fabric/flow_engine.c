@@ -675,8 +675,8 @@ void flow_engine_recompute(struct fabric *fab)
       f->remaining = 0;
     f->last_s = fab->now;
   }
-  if (fab->model->before_fill)
-    fab->model->before_fill(fab);
+  if (fab->model->flow.before_fill)
+    fab->model->flow.before_fill(fab);
   for (int u = 0; u < fe->n_ports; u++) {
     int p = fe->ports[u];
     fe->capacity_left[p] = fab->port_failed != NULL && fab->port_failed[p] ? 0 : fe->capacity[p];
@@ -768,8 +768,8 @@ void flow_engine_event(struct fabric *fab, const struct fab_event *ev)
   case FAB_EV_FLOW_RECOMPUTE:
     fe->recompute_pending = 0;
     flow_engine_recompute(fab);
-    if (fab->model->on_rates)
-      fab->model->on_rates(fab);
+    if (fab->model->flow.on_rates)
+      fab->model->flow.on_rates(fab);
     break;
   case FAB_EV_FLOW_DRAINED:
     if (ev->arg != fe->due_gen)

@@ -125,7 +125,7 @@ static struct fab_packet *nic_next_packet(struct fabric *fab, int port)
                                  .queue = flow->queue };
       SGF_CHECK(next.bytes != 0, "flow %llu would inject a packet of 0 bytes (%.17g of %.17g sent)",
                 (unsigned long long)flow->id, flow->injected, flow->bytes);
-      if (fab->model->may_send && !fab->model->may_send(fab, port, next.queue, &next))
+      if (fab->model->packet.may_send && !fab->model->packet.may_send(fab, port, next.queue, &next))
         return NULL;
       struct fab_packet *pkt = fabric_packet_alloc(fab);
       *pkt = next;
@@ -136,8 +136,8 @@ static struct fab_packet *nic_next_packet(struct fabric *fab, int port)
         ring_remove_after(fp, prev);
       else
         fp->ring = flow; /* round robin: the next call starts after this flow */
-      if (fab->model->on_injected)
-        fab->model->on_injected(fab, flow, pkt);
+      if (fab->model->packet.on_injected)
+        fab->model->packet.on_injected(fab, flow, pkt);
       return pkt;
     }
     if (earliest < 0 || flow->next_tx_s < earliest)
@@ -156,8 +156,8 @@ static struct fab_packet *nic_next_packet(struct fabric *fab, int port)
 static struct fab_packet *switch_next_packet(struct fabric *fab, int port)
 {
   struct fab_port *fp = &fab->ports[port];
-  if (fab->model->next_packet) {
-    struct fab_packet *pkt = fab->model->next_packet(fab, port);
+  if (fab->model->packet.next_packet) {
+    struct fab_packet *pkt = fab->model->packet.next_packet(fab, port);
     if (pkt)
       return pkt;
   }
@@ -167,7 +167,7 @@ static struct fab_packet *switch_next_packet(struct fabric *fab, int port)
     int q = (fp->next_queue + i) % FAB_MAX_QUEUES;
     if (fp->head[q] == NULL)
       continue;
-    if (fab->model->may_send && !fab->model->may_send(fab, port, q, fp->head[q]))
+    if (fab->model->packet.may_send && !fab->model->packet.may_send(fab, port, q, fp->head[q]))
       continue;
     fp->next_queue = (uint8_t)((q + 1) % FAB_MAX_QUEUES);
     return queue_pop(fp, q);
@@ -186,8 +186,8 @@ static void port_try_send(struct fabric *fab, int port)
   struct fab_packet *pkt = is_source ? nic_next_packet(fab, port) : switch_next_packet(fab, port);
   if (pkt == NULL)
     return;
-  if (fab->model->on_transmit)
-    fab->model->on_transmit(fab, port, pkt);
+  if (fab->model->packet.on_transmit)
+    fab->model->packet.on_transmit(fab, port, pkt);
   /* Framing: the wire carries the payload plus the fabric's per-packet overhead (headers, CRCs,
    * and on Ethernet preamble and inter-frame gap), fab->frame_overhead_B. */
   double serialise = (pkt->bytes + fab->frame_overhead_B) / tp->rate_Bps;
@@ -246,14 +246,15 @@ int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt)
 {
   const struct topo *t = fab->topo;
   const struct fab_flow *flow = pkt->flow;
-  if (t->nodes[pkt->node].kind == TOPO_SWITCH && (fab->routing == FAB_ROUTING_ADAPTIVE || fab->model->choose_port)) {
+  if (t->nodes[pkt->node].kind == TOPO_SWITCH &&
+      (fab->routing == FAB_ROUTING_ADAPTIVE || fab->model->packet.choose_port)) {
     int cand[ROUTE_MAX_CANDIDATES];
     int n = route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
     if (n == 0 && fab->failures != NULL)
       return -1; /* failures: no live port toward the destination */
-    int pick = n <= 1                    ? 0
-               : fab->model->choose_port ? fab->model->choose_port(fab, pkt->node, pkt, cand, n)
-                                         : least_queued(fab, pkt, cand, n);
+    int pick = n <= 1                           ? 0
+               : fab->model->packet.choose_port ? fab->model->packet.choose_port(fab, pkt->node, pkt, cand, n)
+                                                : least_queued(fab, pkt, cand, n);
     return cand[pick];
   }
   if (fab->failures != NULL && (pkt->hop >= flow->hops || t->ports[flow->path[pkt->hop]].node != pkt->node)) {
@@ -274,7 +275,7 @@ static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
     fabric_failures_packet_lost(fab, pkt->in_port, pkt, 0); /* its link failed under it */
     return;
   }
-  int verdict = fab->model->on_arrive ? fab->model->on_arrive(fab, pkt->node, pkt) : FAB_ARRIVE_FORWARD;
+  int verdict = fab->model->packet.on_arrive ? fab->model->packet.on_arrive(fab, pkt->node, pkt) : FAB_ARRIVE_FORWARD;
   if (verdict == FAB_ARRIVE_DROP) {
     fab->stats.drops++;
     fabric_packet_free(fab, pkt);
@@ -284,8 +285,8 @@ static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
     return;
   if (t->nodes[pkt->node].kind == TOPO_GPU) {
     double before = flow->delivered;
-    if (fab->model->on_deliver)
-      fab->model->on_deliver(fab, pkt);
+    if (fab->model->packet.on_deliver)
+      fab->model->packet.on_deliver(fab, pkt);
     else
       flow->delivered += pkt->bytes;
     if (flow->delivered > before) {
@@ -338,8 +339,10 @@ void pkt_engine_event(struct fabric *fab, const struct fab_event *ev)
   case FAB_EV_TX_DONE: {
     struct fab_port *fp = &fab->ports[ev->arg];
     fp->busy = 0;
-    if (fab->model->on_tx_done)
-      fab->model->on_tx_done(fab, (int)ev->arg);
+    if (fab->model->packet.on_tx_done) {
+      const struct fab_tx_done tx = { .queue = fp->cur_queue, .bytes = fp->cur_bytes, .in_port = fp->cur_in_port };
+      fab->model->packet.on_tx_done(fab, (int)ev->arg, &tx);
+    }
     port_try_send(fab, (int)ev->arg);
     break;
   }

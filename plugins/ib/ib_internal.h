@@ -144,10 +144,15 @@ struct ib_state {
   uint32_t qp_gen;
 };
 
-/* Calendar events of the model (FAB_EV_MODEL): the kind and its operands packed into ptr. */
-enum { IB_EV_CREDIT = 1, IB_EV_KICK = 2, IB_EV_SAMPLE = 3, IB_EV_QP_TIMEOUT = 4 };
+/* Timer kinds of the model (fabric_timer_arm; the port in arg for the first two). */
+enum ib_timer {
+  IB_TIMER_CREDIT = 1,     /* the first credit return due at a port, at its reserved place */
+  IB_TIMER_KICK = 2,       /* a deferred kick of a port */
+  IB_TIMER_SAMPLE = 3,     /* ib_series.csv sampling */
+  IB_TIMER_QP_TIMEOUT = 4, /* failures: an RC QP's transport timer (its struct ib_qp in ptr) */
+};
 
-static inline struct ib_state *ib__state(const struct fabric *fab) { return fab->model_state; }
+static inline struct ib_state *ib__state(const struct fabric *fab) { return fabric_model_priv(fab); }
 
 /* Credit blocks of a packet of payload bytes: the whole packet, headers and CRCs included, is
  * buffered (IBTA Vol.1 7.9). */
@@ -163,9 +168,9 @@ int ib__switch_init(struct fabric *fab, struct ib_state *st);
 int ib__may_send(struct fabric *fab, int port, int queue, const struct fab_packet *pkt);
 struct fab_packet *ib__next_packet(struct fabric *fab, int port);
 void ib__on_transmit(struct fabric *fab, int port, struct fab_packet *pkt);
-void ib__on_tx_done(struct fabric *fab, int port);
+void ib__on_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx);
 int ib__on_arrive(struct fabric *fab, int node, struct fab_packet *pkt);
-void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg);
+void ib__on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg);
 void ib__sample(struct fabric *fab);
 void ib__on_idle(struct fabric *fab);
 /* Applies the credit returns of port due before the current event. */

@@ -8,9 +8,9 @@
  *   on_arrive        switches take packets into their input buffers; HCAs free credits;
  *   next_packet      crossbar: VL arbitration and first-come service of input heads;
  *   on_transmit      credits consumed; on_tx_done: the buffer frees, credits return later;
- *   on_event         credit returns, deferred kicks, series sampling;
+ *   on_timer         credit returns, deferred kicks, series sampling;
  *   on_rates         flow fidelity: credit window and congestion-tree caps;
- *   write_counters, write_series   summary.json counters, ib_ports.csv and ib_series.csv;
+ *   counters, series summary.json counters, ib_ports.csv and ib_series.csv;
  *   on_injected, on_deliver, flow_done, on_packet_lost   failures at packet fidelity: the RC
  *                    transport's PSNs, acknowledgements and timer (ib_transport.c);
  *   on_link_state    failures at packet fidelity: a link's credits reset and restored.
@@ -20,18 +20,12 @@
 #include <string.h>
 
 #include "ib.h"
-#include "json_out.h"
 #include "ib_internal.h"
 #include "check.h"
 
 static int ib_init(struct fabric *fab, char *err, size_t errlen)
 {
-  struct ib_state *st = calloc(1, sizeof *st);
-  if (st == NULL) {
-    snprintf(err, errlen, "ib: out of memory");
-    return -1;
-  }
-  fab->model_state = st;
+  struct ib_state *st = ib__state(fab);
   if (ib__params_load(&st->p, fab, err, errlen) != 0)
     return -1;
   const struct topo *t = fab->topo;
@@ -77,7 +71,7 @@ static int ib_init(struct fabric *fab, char *err, size_t errlen)
       return -1;
     }
     st->sampler_running = 1;
-    fabric_schedule(fab, fab->now, FAB_EV_MODEL, 0, (void *)(uintptr_t)IB_EV_SAMPLE);
+    fabric_timer_arm(fab, fab->now, IB_TIMER_SAMPLE, NULL, 0);
   }
   return 0;
 }
@@ -85,8 +79,6 @@ static int ib_init(struct fabric *fab, char *err, size_t errlen)
 static void ib_fini(struct fabric *fab)
 {
   struct ib_state *st = ib__state(fab);
-  if (st == NULL)
-    return;
   ib_lft_free(&st->lft);
   ib__qp_free_all(st);
   if (st->ports)
@@ -104,8 +96,6 @@ static void ib_fini(struct fabric *fab)
   free(st->legs);
   free(st->samples);
   free(st->series_on);
-  free(st);
-  fab->model_state = NULL;
 }
 
 static void ib_flow_start(struct fabric *fab, struct fab_flow *flow)
@@ -116,7 +106,7 @@ static void ib_flow_start(struct fabric *fab, struct fab_flow *flow)
   ib__qp_start(fab, flow);
   if (st->p.series && !st->sampler_running && fab->fidelity == FAB_FIDELITY_PACKET) {
     st->sampler_running = 1;
-    fabric_schedule(fab, fab->now, FAB_EV_MODEL, 0, (void *)(uintptr_t)IB_EV_SAMPLE);
+    fabric_timer_arm(fab, fab->now, IB_TIMER_SAMPLE, NULL, 0);
   }
 }
 
@@ -127,7 +117,7 @@ static void port_name(const struct topo *t, int port, char *buf, size_t len)
   snprintf(buf, len, "%s->%s", t->nodes[t->ports[port].node].name, t->nodes[t->ports[port].peer_node].name);
 }
 
-static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
+static void ib_counters(struct fabric *fab, struct fab_counters *out)
 {
   struct ib_state *st = ib__state(fab);
   const struct topo *t = fab->topo;
@@ -141,37 +131,36 @@ static void ib_write_counters(struct fabric *fab, FILE *out, const char *indent)
       worst = st->ports[p].stall_s;
       worst_port = p;
     }
-  fprintf(out, "%s\"ib_routing\": \"%s\",\n", indent, st->p.routing == IB_ROUTING_AR ? "ar" : "dmodk");
+  fabric_counter_text(out, "ib_routing", "%s", st->p.routing == IB_ROUTING_AR ? "ar" : "dmodk");
   /* Credits, buffers and per-packet AR exist at packet fidelity; the window, congestion-tree and
    * AR-imbalance caps are the flow model's stand-ins for them (ib_flow.c). */
   int packet = fab->fidelity == FAB_FIDELITY_PACKET;
-  fabric_write_counter(out, indent, "credit_stall_s", packet, st->stats.credit_stall_s);
-  fabric_write_counter(out, indent, "credit_stall_max_port_s", packet, worst);
+  fabric_counter_real(out, "credit_stall_s", packet, st->stats.credit_stall_s);
+  fabric_counter_real(out, "credit_stall_max_port_s", packet, worst);
   if (worst_port >= 0) {
     port_name(t, worst_port, name, sizeof name);
-    fabric_write_json_name(out, indent, "credit_stall_max_at", "%s", name);
+    fabric_counter_text(out, "credit_stall_max_at", "%s", name);
   }
-  fabric_write_counter(out, indent, "credit_updates", packet, (double)st->stats.credit_updates);
-  fabric_write_counter(out, indent, "ib_peak_buffer_bytes", packet, st->stats.peak_buffer_bytes);
+  fabric_counter_count(out, "credit_updates", packet, st->stats.credit_updates);
+  fabric_counter_real(out, "ib_peak_buffer_bytes", packet, st->stats.peak_buffer_bytes);
   if (st->stats.peak_buffer_port >= 0) {
     int p = st->stats.peak_buffer_port;
-    fabric_write_json_name(out, indent, "ib_peak_buffer_at", "%s input from %s, VL %d",
-                           t->nodes[t->ports[p].peer_node].name, t->nodes[t->ports[p].node].name,
-                           st->stats.peak_buffer_vl);
+    fabric_counter_text(out, "ib_peak_buffer_at", "%s input from %s, VL %d", t->nodes[t->ports[p].peer_node].name,
+                        t->nodes[t->ports[p].node].name, st->stats.peak_buffer_vl);
   }
-  fabric_write_counter(out, indent, "ib_buffer_per_vl_bytes", 1, st->p.buffer_bytes);
-  fabric_write_counter(out, indent, "ib_credit_per_vl_bytes", 1, (double)st->p.buffer_blocks * st->p.block_bytes);
-  fabric_write_counter(out, indent, "adaptive_routing_decisions", packet, (double)st->stats.ar_decisions);
-  fabric_write_counter(out, indent, "adaptive_routing_deviations", packet, (double)st->stats.ar_deviations);
-  fabric_write_counter(out, indent, "flow_window_caps", !packet, (double)st->stats.window_caps);
-  fabric_write_counter(out, indent, "flow_congestion_tree_caps", !packet, (double)st->stats.ct_caps);
-  fabric_write_counter(out, indent, "flow_ar_imbalance_updates", !packet, (double)st->stats.ar_derates);
+  fabric_counter_real(out, "ib_buffer_per_vl_bytes", 1, st->p.buffer_bytes);
+  fabric_counter_real(out, "ib_credit_per_vl_bytes", 1, (double)st->p.buffer_blocks * st->p.block_bytes);
+  fabric_counter_count(out, "adaptive_routing_decisions", packet, st->stats.ar_decisions);
+  fabric_counter_count(out, "adaptive_routing_deviations", packet, st->stats.ar_deviations);
+  fabric_counter_count(out, "flow_window_caps", !packet, st->stats.window_caps);
+  fabric_counter_count(out, "flow_congestion_tree_caps", !packet, st->stats.ct_caps);
+  fabric_counter_count(out, "flow_ar_imbalance_updates", !packet, st->stats.ar_derates);
   if (fab->failures != NULL) {
     /* Only with a failure schedule: without one the counters are those of a lossless fabric. */
-    fabric_write_counter(out, indent, "credits_reset_blocks", packet, (double)st->stats.credits_reset_blocks);
-    fabric_write_counter(out, indent, "credits_restored_blocks", packet, (double)st->stats.credits_restored_blocks);
-    fabric_write_counter(out, indent, "transport_timeouts", packet, (double)st->stats.transport_timeouts);
-    fabric_write_counter(out, indent, "retransmitted_bytes", packet, st->stats.transport_retransmitted_B);
+    fabric_counter_count(out, "credits_reset_blocks", packet, st->stats.credits_reset_blocks);
+    fabric_counter_count(out, "credits_restored_blocks", packet, st->stats.credits_restored_blocks);
+    fabric_counter_count(out, "transport_timeouts", packet, st->stats.transport_timeouts);
+    fabric_counter_real(out, "retransmitted_bytes", packet, st->stats.transport_retransmitted_B);
   }
 }
 
@@ -226,26 +215,26 @@ static double ib__recovery_delay(struct fabric *fab, int up)
 
 static const struct fab_model ib_model_ops = {
   .name = "ib",
-  .init = ib_init,
-  .fini = ib_fini,
-  .flow_start = ib_flow_start,
-  .may_send = ib__may_send,
-  .next_packet = ib__next_packet,
-  .on_transmit = ib__on_transmit,
-  .on_tx_done = ib__on_tx_done,
-  .on_arrive = ib__on_arrive,
-  .on_rates = ib__on_rates,
-  .on_event = ib__on_event,
-  .on_idle = ib__on_idle,
-  .write_counters = ib_write_counters,
-  .write_series = ib_write_series,
-  .flow_path = ib__flow_path,
-  .recovery_delay = ib__recovery_delay,
-  .flow_done = ib_flow_done,
-  .on_injected = ib__on_injected,
-  .on_deliver = ib__on_deliver,
-  .on_link_state = ib__link_state,
-  .on_packet_lost = ib__on_packet_lost,
+  .state_size = sizeof(struct ib_state),
+  .lifecycle = { .init = ib_init,
+                 .fini = ib_fini,
+                 .flow_start = ib_flow_start,
+                 .flow_done = ib_flow_done,
+                 .flow_path = ib__flow_path,
+                 .recovery_delay = ib__recovery_delay,
+                 .counters = ib_counters,
+                 .series = ib_write_series },
+  .packet = { .may_send = ib__may_send,
+              .next_packet = ib__next_packet,
+              .on_transmit = ib__on_transmit,
+              .on_tx_done = ib__on_tx_done,
+              .on_arrive = ib__on_arrive,
+              .on_deliver = ib__on_deliver,
+              .on_injected = ib__on_injected,
+              .on_link_state = ib__link_state,
+              .on_packet_lost = ib__on_packet_lost },
+  .flow = { .on_rates = ib__on_rates },
+  .timers = { .on_timer = ib__on_timer, .on_idle = ib__on_idle },
 };
 
 const struct fab_model *ib_model(void) { return &ib_model_ops; }
@@ -266,7 +255,7 @@ const struct fab_model *sg_ib_selected_model(void) { return g_ib_initialized ? &
 
 static const struct ib_state *state_of(const struct fabric *fab)
 {
-  return fab && fab->model == &ib_model_ops ? fab->model_state : NULL;
+  return fab && fab->model == &ib_model_ops ? fabric_model_priv(fab) : NULL;
 }
 
 double sg_ib_get_credit_stall_time(const struct fabric *fab)

@@ -28,11 +28,6 @@
 #include "check.h"
 #include "failure.h"
 
-static inline void *ev_ptr(int kind, int vl, int32_t blocks)
-{
-  return (void *)(uintptr_t)((uintptr_t)kind | ((uintptr_t)vl << 4) | ((uintptr_t)blocks << 8));
-}
-
 /* Queues of the input buffer fed by port: one per output of the receiving switch (VOQ), or one. */
 static int queues_per_input(const struct ib_state *st, const struct topo *t, int port)
 {
@@ -129,7 +124,7 @@ static void due_arm(struct fabric *fab, struct ib_state *st, int port)
     return;
   const struct ib_credit_due *d = &ip->due[ip->due_first];
   ip->due_armed = 1;
-  fabric_schedule_seq(fab, d->time, d->seq, FAB_EV_MODEL, (uint32_t)port, ev_ptr(IB_EV_CREDIT, 0, 0));
+  fabric_timer_arm_seq(fab, d->time, d->seq, IB_TIMER_CREDIT, NULL, (uint32_t)port);
 }
 
 void ib__on_idle(struct fabric *fab)
@@ -179,7 +174,7 @@ static void kick_later(struct fabric *fab, struct ib_state *st, int port)
     return;
   st->ports[port].kick_pending = 1;
   due_arm(fab, st, port); /* a return due at this date comes before the kick */
-  fabric_schedule(fab, fab->now, FAB_EV_MODEL, (uint32_t)port, ev_ptr(IB_EV_KICK, 0, 0));
+  fabric_timer_arm(fab, fab->now, IB_TIMER_KICK, NULL, (uint32_t)port);
 }
 
 static void credit_return_later(struct fabric *fab, struct ib_state *st, int port, int vl, uint32_t bytes)
@@ -356,16 +351,15 @@ void ib__on_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
   stall_end(fab, st, ip);
 }
 
-void ib__on_tx_done(struct fabric *fab, int port)
+void ib__on_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx)
 {
   struct ib_state *st = ib__state(fab);
-  const struct fab_port *fp = &fab->ports[port];
-  int in = fp->cur_in_port;
+  int in = tx->in_port;
   if (in < 0 || !st->ports[in].credited || fab->topo->nodes[fab->topo->ports[port].node].kind != TOPO_SWITCH)
     return;
-  st->ports[in].occupancy[fp->cur_queue] -= fp->cur_bytes;
-  st->ports[in].occ_blocks[fp->cur_queue] -= ib__packet_blocks(&st->p, fp->cur_bytes);
-  credit_return_later(fab, st, in, fp->cur_queue, fp->cur_bytes);
+  st->ports[in].occupancy[tx->queue] -= tx->bytes;
+  st->ports[in].occ_blocks[tx->queue] -= ib__packet_blocks(&st->p, tx->bytes);
+  credit_return_later(fab, st, in, tx->queue, tx->bytes);
 }
 
 /* ---- failures at packet fidelity ---------------------------------------------------------- */
@@ -424,8 +418,8 @@ static void drop_waiting_for(struct fabric *fab, struct ib_state *st, int out)
   }
 }
 
-/* A link goes down or comes back up (fab_model.on_link_state). Down: for each direction, the
- * packets waiting to go out on it are lost, and the credits its sender holds for the buffer
+/* A link goes down or comes back up (fab_model.packet.on_link_state). Down: for each direction,
+ * the packets waiting to go out on it are lost, and the credits its sender holds for the buffer
  * beyond are void: those of packets lost on the wire, of packets still in that buffer (their
  * returns would cross the dead link) and of returns already on their way back. They are counted
  * in credits_reset_blocks. Up: link training re-initialises flow control (IBTA Vol.1 7.9.4,
@@ -483,35 +477,32 @@ void ib__sample(struct fabric *fab)
     }
   }
   /* Calendar events left: those scheduled, and the credit returns due after this one. */
-  if (fab->active_flows > 0 || heap_size(&fab->events) > 0 ||
+  if (fab->active_flows > 0 || fabric_pending_events(fab) > 0 ||
       (st->due_total > 0 && !fabric_before_now(fab, st->due_last_time, st->due_last_seq)))
-    fabric_schedule(fab, fab->now + st->p.series_interval_s, FAB_EV_MODEL, 0, ev_ptr(IB_EV_SAMPLE, 0, 0));
+    fabric_timer_arm(fab, fab->now + st->p.series_interval_s, IB_TIMER_SAMPLE, NULL, 0);
   else
     st->sampler_running = 0;
 }
 
-void ib__on_event(struct fabric *fab, void *ptr, uint32_t arg)
+void ib__on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
 {
   struct ib_state *st = ib__state(fab);
-  uintptr_t word = (uintptr_t)ptr;
-  int kind = (int)(word & 15);
   switch (kind) {
-  case IB_EV_CREDIT: {
+  case IB_TIMER_CREDIT: {
     /* The first return due at this port, scheduled at its place: it and any before it apply. */
     struct ib_port *ip = &st->ports[arg];
     ip->due_armed = 0;
-    while (ip->due_count > 0 && (fabric_before_now(fab, ip->due[ip->due_first].time, ip->due[ip->due_first].seq) ||
-                                 ip->due[ip->due_first].seq == fab->cur_seq))
+    while (ip->due_count > 0 && fabric_at_or_before_now(fab, ip->due[ip->due_first].time, ip->due[ip->due_first].seq))
       due_apply_first(st, ip);
     fabric_port_kick(fab, (int)arg);
     break;
   }
-  case IB_EV_KICK:
+  case IB_TIMER_KICK:
     st->ports[arg].kick_pending = 0;
     fabric_port_kick(fab, (int)arg);
     break;
-  case IB_EV_SAMPLE: ib__sample(fab); break;
-  case IB_EV_QP_TIMEOUT: ib__qp_timeout(fab, (struct ib_qp *)(word & ~(uintptr_t)15)); break;
-  default: sgf_fatal(__FILE__, __LINE__, "ib: unknown event kind %d", (int)kind);
+  case IB_TIMER_SAMPLE: ib__sample(fab); break;
+  case IB_TIMER_QP_TIMEOUT: ib__qp_timeout(fab, ptr); break;
+  default: sgf_fatal(__FILE__, __LINE__, "ib: unknown timer kind %d", kind);
   }
 }

@@ -16,13 +16,13 @@
  *    NCCL_IB_RETRY_CNT = 7) the QP goes to the error state: NCCL reports the completion error and
  *    the job fails (fabric_failures_fail_job).
  *
- * The timer is started for a QP when one of its packets is lost (fab_model.on_packet_lost): a QP
- * that loses nothing is acknowledged within microseconds, far inside a timeout of 1 s, so its
- * timer could never fire; this saves an event per QP and per timeout. */
+ * The timer (a model timer, IB_TIMER_QP_TIMEOUT) is armed for a QP when one of its packets is
+ * lost (fab_model.packet.on_packet_lost): a QP that loses nothing is acknowledged within
+ * microseconds, far inside a timeout of 1 s, so its timer could never fire; this saves an event
+ * per QP and per timeout. It is cancelled when the QP's transfer ends. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ib_internal.h"
 #include "check.h"
@@ -37,10 +37,10 @@ struct ib_qp {
   uint32_t next_new_psn; /* requester: first PSN never sent */
   uint8_t gen;           /* stamped in its packets' flags: a copy still in the network after its flow
                           * ended and the flow's record was reused is recognised */
-  uint8_t timer_armed;
-  int retries;       /* timeouts in a row without progress */
-  double progress_s; /* requester: the last acknowledgement that advanced, or the first packet sent
-                      * with none outstanding */
+  fab_timer_id timer;    /* requester: its transport timer (IB_TIMER_QP_TIMEOUT), 0: none */
+  int retries;           /* timeouts in a row without progress */
+  double progress_s;     /* requester: the last acknowledgement that advanced, or the first packet
+                          * sent with none outstanding */
 };
 
 /* The QP of a flow, when the transport is modelled (failures at packet fidelity). */
@@ -58,10 +58,7 @@ void ib__qp_start(struct fabric *fab, struct fab_flow *flow)
   if (fab->failures == NULL || fab->fidelity != FAB_FIDELITY_PACKET || flow->src_gpu == flow->dst_gpu ||
       flow->fixed_path)
     return;
-  /* 16-byte aligned: the timer's event packs its kind in the pointer's low bits. */
-  struct ib_qp *qp = aligned_alloc(16, (sizeof *qp + 15) / 16 * 16);
-  SGF_CHECK(qp != NULL, "ib: out of memory");
-  memset(qp, 0, sizeof *qp);
+  struct ib_qp *qp = sgf_xcalloc(1, sizeof *qp);
   qp->flow = flow;
   qp->n_psn = (uint32_t)((flow->bytes + st->p.mtu_bytes - 1) / st->p.mtu_bytes);
   qp->seen = sgf_xcalloc((size_t)qp->n_psn / 64 + 1, sizeof *qp->seen);
@@ -79,7 +76,9 @@ void ib__qp_done(struct fabric *fab, struct fab_flow *flow)
     return;
   free(qp->seen);
   qp->seen = NULL;
-  qp->flow = NULL; /* a pending timer finds it ended */
+  qp->flow = NULL;
+  fabric_timer_cancel(fab, qp->timer); /* nothing left to time */
+  qp->timer = 0;
   flow->model_data = NULL;
 }
 
@@ -101,9 +100,7 @@ static double acked_bytes(const struct ib_state *st, const struct ib_qp *qp)
 
 static void timer_arm(struct fabric *fab, struct ib_qp *qp, double when)
 {
-  qp->timer_armed = 1;
-  fabric_schedule(fab, when > fab->now ? when : fab->now, FAB_EV_MODEL, 0,
-                  (void *)((uintptr_t)qp | (uintptr_t)IB_EV_QP_TIMEOUT));
+  qp->timer = fabric_timer_arm(fab, when > fab->now ? when : fab->now, IB_TIMER_QP_TIMEOUT, qp, 0);
 }
 
 void ib__on_injected(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt)
@@ -160,7 +157,7 @@ void ib__on_packet_lost(struct fabric *fab, int port, struct fab_packet *pkt, in
   (void)queued;
   struct ib_state *st = ib__state(fab);
   struct ib_qp *qp = qp_of(fab, pkt->flow);
-  if (qp == NULL || pkt->flags != qp->gen || qp->timer_armed)
+  if (qp == NULL || pkt->flags != qp->gen || fabric_timer_pending(fab, qp->timer))
     return;
   timer_arm(fab, qp, qp->progress_s + st->p.transport_timeout_s);
 }
@@ -168,7 +165,7 @@ void ib__on_packet_lost(struct fabric *fab, int port, struct fab_packet *pkt, in
 void ib__qp_timeout(struct fabric *fab, struct ib_qp *qp)
 {
   struct ib_state *st = ib__state(fab);
-  qp->timer_armed = 0;
+  qp->timer = 0; /* it fired */
   struct fab_flow *flow = qp->flow;
   if (flow == NULL || flow->state != FLOW_ACTIVE)
     return;

@@ -121,7 +121,7 @@ static void arm(struct fabric *fab)
   if (rs->fluid.armed || rs->fluid.n_ports == 0)
     return;
   rs->fluid.armed = 1;
-  fabric_schedule(fab, fab->now + rs->cfg.fluid_step_s, FAB_EV_MODEL, ROCE_EV_FLUID, rs);
+  fabric_timer_arm(fab, fab->now + rs->cfg.fluid_step_s, ROCE_TIMER_FLUID, NULL, 0);
 }
 
 static void port_enter(struct fabric *fab, int port)

@@ -24,20 +24,21 @@ enum roce_dcqcn_preset { ROCE_DCQCN_NIC = 0, ROCE_DCQCN_PAPER = 1, ROCE_DCQCN_OF
 
 #define ROCE_PAPER_RATE_Bps (40e9 / 8) /* the SIGCOMM'15 testbed's 40 GbE, where the paper's constants hold */
 
-/* Kinds of FAB_EV_MODEL events: arg = generation << 4 | kind for flow events (ptr: struct
- * roce_flow), arg = priority << 4 | kind for port events (ptr: struct roce_port). */
-enum roce_event {
-  ROCE_EV_PAUSE_ARRIVE,  /* a PAUSE reaches the upstream egress port */
-  ROCE_EV_RESUME_ARRIVE, /* an XON reaches it */
-  ROCE_EV_PAUSE_EXPIRE,  /* the pause time of the upstream egress port may be over */
-  ROCE_EV_PAUSE_REFRESH, /* the ingress PG still in XOFF sends PAUSE again */
-  ROCE_EV_CNP,           /* a CNP reaches the sender */
-  ROCE_EV_NACK,          /* a NACK reaches the sender */
-  ROCE_EV_RTO,           /* retransmission timer */
-  ROCE_EV_ALPHA,         /* DCQCN alpha timer */
-  ROCE_EV_RATE,          /* DCQCN rate-increase timer */
-  ROCE_EV_FLUID,         /* flow fidelity: one step of the fluid DCQCN model (ptr: struct roce_state) */
-  ROCE_EV_SPREAD,        /* flow fidelity: a pause onset is due, recompute the caps (ptr: struct roce_state) */
+/* Timer kinds of the model (fabric_timer_arm). Port timers: ptr the struct roce_port, arg the
+ * priority; flow timers: ptr the struct roce_flow, arg its generation; flow-fidelity timers:
+ * neither. */
+enum roce_timer {
+  ROCE_TIMER_PAUSE_ARRIVE,  /* a PAUSE reaches the upstream egress port */
+  ROCE_TIMER_RESUME_ARRIVE, /* an XON reaches it */
+  ROCE_TIMER_PAUSE_EXPIRE,  /* the pause time of the upstream egress port may be over */
+  ROCE_TIMER_PAUSE_REFRESH, /* the ingress PG still in XOFF sends PAUSE again */
+  ROCE_TIMER_CNP,           /* a CNP reaches the sender */
+  ROCE_TIMER_NACK,          /* a NACK reaches the sender */
+  ROCE_TIMER_RTO,           /* retransmission timer */
+  ROCE_TIMER_ALPHA,         /* DCQCN alpha timer */
+  ROCE_TIMER_RATE,          /* DCQCN rate-increase timer */
+  ROCE_TIMER_FLUID,         /* flow fidelity: one step of the fluid DCQCN model */
+  ROCE_TIMER_SPREAD,        /* flow fidelity: a pause onset is due, recompute the caps */
 };
 
 struct roce_config {
@@ -104,6 +105,7 @@ struct roce_flow {
   uint32_t nack_psn;  /* and for which PSN */
   double alpha_due_s, rate_due_s;
   uint8_t alpha_armed, rate_armed, rto_armed;
+  fab_timer_id rto_timer, alpha_timer, rate_timer; /* the pending ones, cancelled when the flow ends */
   double progress_s;  /* retransmission timer's origin: the last ACK that advanced the window
                                (acceptance + reverse path), or the send of the first packet
                                outstanding after none was */
@@ -136,8 +138,6 @@ struct roce_stats {
   struct dcqcn_stats dcqcn;
   struct gbn_stats gbn;
   uint64_t cnps_sent;
-  uint64_t drops_buffer;
-  uint64_t drops_random;
   double paused_s;
 };
 
@@ -159,20 +159,21 @@ struct roce_state {
   struct roce_dcqcn_fluid fluid;  /* fluid DCQCN (roce_dcqcn_fluid.c) */
   struct roce_floor_cache floors; /* DCQCN floor fractions (roce_dcqcn_floor.c) */
   struct roce_est est;            /* estimated counters (roce_flow_est.c) */
+  double *peak_queue;             /* per port: the engine's peak queue, for the counters */
 };
 
-static inline struct roce_state *roce__state(const struct fabric *fab) { return fab->model_state; }
+static inline struct roce_state *roce__state(const struct fabric *fab) { return fabric_model_priv(fab); }
 
 int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err, size_t errlen);
 uint64_t roce__qp_key(const struct roce_config *c, uint64_t run_seed, int src, int dst, int qp);
 
 void roce__switch_init(struct fabric *fab);
 int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt);
-void roce__switch_tx_done(struct fabric *fab, int port);
+void roce__switch_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx);
 void roce__switch_lost(struct fabric *fab, int port, const struct fab_packet *pkt);
 void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt);
 int roce__may_send(struct fabric *fab, int port, int queue);
-void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int prio);
+void roce__port_timer(struct fabric *fab, struct roce_port *rp, int kind, int prio);
 void roce__series_add(struct roce_series *s, double t, double a, double b, double c, double interval);
 /* Flow fidelity: the caps of FIFO shares, pause spreading, loss and the fluid model, and the
  * estimates that follow the rates. When it is called: */

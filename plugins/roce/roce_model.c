@@ -5,8 +5,8 @@
  * split over roce/qps-per-conn QPs with fabric_flow_split, DCQCN state), flow_done, may_send
  * (PFC pause), on_transmit (ECN at dequeue), on_tx_done (buffer release, XON), on_arrive (random
  * loss, buffer admission, XOFF; at the receiver: NP and go-back-N), on_injected (pacing at RC,
- * byte counter, retransmitted bytes), on_rates (flow fidelity, roce_flow.c), on_event (PFC
- * frames, CNPs, NACKs, DCQCN and retransmission timers), write_counters, write_series.
+ * byte counter, retransmitted bytes), on_rates (flow fidelity, roce_flow.c), on_timer (PFC
+ * frames, CNPs, NACKs, DCQCN and retransmission timers), counters, series.
  *
  * CNPs and NACKs are not packets: each is an event delayed by the path's latency (links and
  * switches, the reverse path of a symmetric fabric), the priority-6 CNP queueing ignored. */
@@ -16,13 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_out.h"
 #include "roce_internal.h"
 #include "failure.h"
 #include "roce_rp.h"
 #include "check.h"
-
-static uint32_t flow_arg(const struct roce_flow *rf, int kind) { return rf->gen << 4 | (uint32_t)kind; }
 
 static struct roce_flow *rflow_alloc(struct roce_state *rs)
 {
@@ -46,13 +43,9 @@ static struct roce_flow *rflow_alloc(struct roce_state *rs)
 
 static int roce_init(struct fabric *fab, char *err, size_t errlen)
 {
-  struct roce_state *rs = calloc(1, sizeof *rs);
-  if (rs == NULL)
+  struct roce_state *rs = roce__state(fab);
+  if (roce__config_read(&rs->cfg, fab, err, errlen) != 0)
     return -1;
-  if (roce__config_read(&rs->cfg, fab, err, errlen) != 0) {
-    free(rs);
-    return -1;
-  }
   int n_ports = fab->topo->n_ports;
   rs->ports = sgf_xcalloc((size_t)n_ports + 1, sizeof *rs->ports);
   rs->switches = sgf_xcalloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
@@ -60,20 +53,19 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
                 roce_est_init(&rs->est, n_ports) == 0,
             "roce: out of memory for the flow-level state of %d ports", n_ports);
   rng_seed(&rs->rng, rng_next(&fab->rng));
-  fab->model_state = rs;
   /* RoCEv2 framing on every packet: serialisation at packet fidelity, payload capacity at flow
    * fidelity (the fabric core applies it). */
   fab->frame_overhead_B = rs->cfg.frame_overhead_B;
   SGF_CHECK(roce_fluid_init(fab) == 0, "roce: out of memory for the fluid DCQCN state");
   roce__switch_init(fab);
-  return roce__check_headroom(fab, rs, err, errlen); /* on failure fabric_new frees rs (roce_fini) */
+  return roce__check_headroom(fab, rs, err, errlen); /* on failure fabric_new calls roce_fini */
 }
 
 static void roce_fini(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
-  if (rs == NULL)
-    return;
+  if (rs->ports == NULL)
+    return; /* init stopped at the configuration: nothing was allocated */
   for (size_t i = 0; i < rs->n_blocks; i++)
     free(rs->blocks[i]);
   free(rs->blocks);
@@ -86,8 +78,7 @@ static void roce_fini(struct fabric *fab)
   roce_fluid_fini(fab);
   free(rs->flow_series.rows);
   free(rs->port_series.rows);
-  free(rs);
-  fab->model_state = NULL;
+  free(rs->peak_queue);
 }
 
 static int uses_nvlink(const struct topo *t, int src, int dst)
@@ -104,10 +95,17 @@ static void trace_flow(struct fabric *fab, struct roce_flow *rf)
     roce__series_add(&rs->flow_series, fab->now, rf->cc.rc_Bps, rf->cc.rt_Bps, rf->cc.alpha, rs->cfg.trace_interval_s);
 }
 
-/* Schedules rf's retransmission timer at date when. */
+/* A timer of flow rf: arg is its generation, so that a timer armed for an earlier use of rf
+ * (a CNP or NACK still in flight when the flow ended) is recognised. */
+static fab_timer_id flow_timer(struct fabric *fab, struct roce_flow *rf, int kind, double when)
+{
+  return fabric_timer_arm(fab, when, kind, rf, rf->gen);
+}
+
+/* Arms rf's retransmission timer at date when. */
 static void rto_arm(struct fabric *fab, struct roce_flow *rf, double when)
 {
-  fabric_schedule(fab, when, FAB_EV_MODEL, flow_arg(rf, ROCE_EV_RTO), rf);
+  rf->rto_timer = flow_timer(fab, rf, ROCE_TIMER_RTO, when);
 }
 
 static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
@@ -162,6 +160,11 @@ static void roce_flow_done(struct fabric *fab, struct fab_flow *flow)
           roce_est_link_idle(fab, &rs->est, flow->path[h]);
     }
   }
+  /* Its periodic timers will not be needed; CNPs and NACKs in flight are told apart by the
+   * generation bumped here. */
+  fabric_timer_cancel(fab, rf->rto_timer);
+  fabric_timer_cancel(fab, rf->alpha_timer);
+  fabric_timer_cancel(fab, rf->rate_timer);
   rf->gen = (rf->gen + 1) & 0x0FFFFFFF;
   rf->flow = NULL;
   rf->free_next = rs->free_flows;
@@ -181,7 +184,10 @@ static void roce_on_transmit(struct fabric *fab, int port, struct fab_packet *pk
     roce__switch_transmit(fab, port, pkt);
 }
 
-static void roce_on_tx_done(struct fabric *fab, int port) { roce__switch_tx_done(fab, port); }
+static void roce_on_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx)
+{
+  roce__switch_tx_done(fab, port, tx);
+}
 
 static double feedback_delay(const struct fabric *fab, const struct fab_flow *flow)
 {
@@ -198,7 +204,7 @@ static void np_marked(struct fabric *fab, struct roce_flow *rf)
     return;
   rf->last_cnp_s = fab->now;
   rs->stats.cnps_sent++;
-  fabric_schedule(fab, fab->now + feedback_delay(fab, rf->flow), FAB_EV_MODEL, flow_arg(rf, ROCE_EV_CNP), rf);
+  flow_timer(fab, rf, ROCE_TIMER_CNP, fab->now + feedback_delay(fab, rf->flow));
 }
 
 static int roce_on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
@@ -207,7 +213,7 @@ static int roce_on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
   const struct topo *t = fab->topo;
   struct roce_flow *rf = pkt->flow->model_data;
   if (rs->cfg.drop_rate > 0 && !t->ports[pkt->in_port].is_nvlink && rng_uniform(&rs->rng) < rs->cfg.drop_rate) {
-    rs->stats.drops_random++;
+    fabric_count_drop(fab, FAB_DROP_RANDOM);
     rf->inflight--;
     return FAB_ARRIVE_DROP;
   }
@@ -236,7 +242,7 @@ static int roce_on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     if (v == GBN_NACK) {
       rf->nack_psn = rf->rx.expected_psn;
       rf->nack_sent_s = fab->now;
-      fabric_schedule(fab, fab->now + feedback_delay(fab, pkt->flow), FAB_EV_MODEL, flow_arg(rf, ROCE_EV_NACK), rf);
+      flow_timer(fab, rf, ROCE_TIMER_NACK, fab->now + feedback_delay(fab, pkt->flow));
     }
   }
   fabric_packet_free(fab, pkt);
@@ -298,7 +304,11 @@ static void repace(struct fabric *fab, struct roce_flow *rf)
 
 static void arm(struct fabric *fab, struct roce_flow *rf, int kind, double when)
 {
-  fabric_schedule(fab, when, FAB_EV_MODEL, flow_arg(rf, kind), rf);
+  fab_timer_id id = flow_timer(fab, rf, kind, when);
+  if (kind == ROCE_TIMER_ALPHA)
+    rf->alpha_timer = id;
+  else
+    rf->rate_timer = id;
 }
 
 static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
@@ -308,27 +318,27 @@ static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
   repace(fab, rf);
   if (!rf->alpha_armed) {
     rf->alpha_armed = 1;
-    arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
+    arm(fab, rf, ROCE_TIMER_ALPHA, rf->alpha_due_s);
   }
   if (!rf->rate_armed) {
     rf->rate_armed = 1;
-    arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
+    arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
   }
   trace_flow(fab, rf);
 }
 
-static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
+static void flow_timer_fired(struct fabric *fab, struct roce_flow *rf, int kind)
 {
   struct roce_state *rs = roce__state(fab);
   const struct dcqcn_params *p = &rs->cfg.dcqcn;
   struct fab_flow *flow = rf->flow;
   switch (kind) {
-  case ROCE_EV_CNP: rp_cnp(fab, rf); break;
-  case ROCE_EV_NACK:
+  case ROCE_TIMER_CNP: rp_cnp(fab, rf); break;
+  case ROCE_TIMER_NACK:
     if (gbn_tx_on_nack(&rf->tx, rf->nack_psn, rf->nack_sent_s, fab->now))
       fabric_flow_rewind(fab, flow, rf->nack_psn);
     break;
-  case ROCE_EV_RTO: {
+  case ROCE_TIMER_RTO: {
     /* The timeout is rto after the last progress, not a period from the flow's start (which
      * made the effective timeout anywhere in (rto, 2 rto]): an earlier event re-dates itself. */
     double due = rf->progress_s + rs->cfg.rto_s;
@@ -349,18 +359,18 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
     rto_arm(fab, rf, fab->now + rs->cfg.rto_s);
     break;
   }
-  case ROCE_EV_ALPHA:
+  case ROCE_TIMER_ALPHA:
     if (fab->now < rf->alpha_due_s - 1e-15) {
-      arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
+      arm(fab, rf, ROCE_TIMER_ALPHA, rf->alpha_due_s);
       break;
     }
     roce_rp_alpha_expiry(p, rf);
     if (rf->alpha_armed)
-      arm(fab, rf, ROCE_EV_ALPHA, rf->alpha_due_s);
+      arm(fab, rf, ROCE_TIMER_ALPHA, rf->alpha_due_s);
     break;
-  case ROCE_EV_RATE:
+  case ROCE_TIMER_RATE:
     if (fab->now < rf->rate_due_s - 1e-15) {
-      arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
+      arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
       break;
     }
     if (roce_rp_rate_expiry(p, &rs->stats.dcqcn, rf)) {
@@ -368,28 +378,27 @@ static void flow_event(struct fabric *fab, struct roce_flow *rf, int kind)
       trace_flow(fab, rf);
     }
     if (rf->rate_armed)
-      arm(fab, rf, ROCE_EV_RATE, rf->rate_due_s);
+      arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
     break;
   default: sgf_fatal(__FILE__, __LINE__, "roce: unknown event kind %d", (int)kind);
   }
 }
 
-static void roce_on_event(struct fabric *fab, void *ptr, uint32_t arg)
+static void roce_on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
 {
-  int kind = (int)(arg & 0xF);
-  if (kind == ROCE_EV_FLUID) {
+  if (kind == ROCE_TIMER_FLUID) {
     roce_fluid_step(fab);
-  } else if (kind == ROCE_EV_SPREAD) {
-    struct roce_state *rs = ptr;
+  } else if (kind == ROCE_TIMER_SPREAD) {
+    struct roce_state *rs = roce__state(fab);
     if (roce_spread_event_due(&rs->spread, fab->now))
       roce__flow_rates(fab, ROCE_ON_TIMER);
-  } else if (kind >= ROCE_EV_CNP) {
+  } else if (kind >= ROCE_TIMER_CNP) {
     struct roce_flow *rf = ptr;
-    if (rf->gen != arg >> 4 || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)
+    if (rf->gen != arg || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)
       return;
-    flow_event(fab, rf, kind);
+    flow_timer_fired(fab, rf, kind);
   } else {
-    roce__port_event(fab, ptr, kind, (int)(arg >> 4));
+    roce__port_timer(fab, ptr, kind, (int)arg);
   }
 }
 
@@ -407,45 +416,7 @@ static double paused_total(const struct fabric *fab)
   return total;
 }
 
-/* name: {"switch->peer": value, ...} over the ports whose value is above 0 (rounded, with
- * integer). value(fab, values, port) reads it (value NULL: an empty map). */
-typedef double (*port_value_fn)(const struct fabric *fab, const double *values, int port);
-static double value_at(const struct fabric *fab, const double *values, int port)
-{
-  (void)fab;
-  return values[port];
-}
-static double peak_queue_at(const struct fabric *fab, const double *values, int port)
-{
-  (void)values;
-  return fab->topo->ports[port].is_nvlink ? 0 : fab->ports[port].peak_queued;
-}
-
-static void write_port_map(FILE *out, const char *in, const struct fabric *fab, const char *name, port_value_fn value,
-                           const double *values, int integer)
-{
-  const struct topo *t = fab->topo;
-  fprintf(out, "%s", in);
-  json_write_string(out, name);
-  fprintf(out, ": {");
-  int first = 1;
-  for (int p = 0; value != NULL && p < t->n_ports; p++) {
-    double v = value(fab, values, p);
-    if (integer)
-      v = round(v);
-    if (v > 0) {
-      char port[512];
-      snprintf(port, sizeof port, "%s->%s", t->nodes[t->ports[p].node].name, t->nodes[t->ports[p].peer_node].name);
-      fprintf(out, "%s", first ? "" : ", ");
-      json_write_string(out, port);
-      fprintf(out, ": %s", JSON_NUMBER(v));
-      first = 0;
-    }
-  }
-  fprintf(out, "},\n");
-}
-
-static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
+static void roce_counters(struct fabric *fab, struct fab_counters *out)
 {
   struct roce_state *rs = roce__state(fab);
   const struct roce_stats *s = &rs->stats;
@@ -453,21 +424,21 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
    * (roce_dcqcn_fluid.c) estimates marks and CNPs (the _est counters) and, with its default reaction
    * point (roce/fluid-rp:machine), runs the packet model's DCQCN rate machine, whose cuts count. */
   int packet = fab->fidelity == FAB_FIDELITY_PACKET;
-  fabric_write_counter(out, in, "pfc_pause_frames", packet, (double)s->pfc.pause_sent);
-  fabric_write_counter(out, in, "pfc_resume_frames", packet, (double)s->pfc.resume_sent);
-  fabric_write_counter(out, in, "pfc_paused_s", packet, paused_total(fab));
-  fabric_write_counter(out, in, "ecn_marks", packet, (double)(s->ecn.marked_prob + s->ecn.marked_forced));
-  fabric_write_counter(out, in, "cnps", packet, (double)s->cnps_sent);
+  fabric_counter_count(out, "pfc_pause_frames", packet, s->pfc.pause_sent);
+  fabric_counter_count(out, "pfc_resume_frames", packet, s->pfc.resume_sent);
+  fabric_counter_real(out, "pfc_paused_s", packet, paused_total(fab));
+  fabric_counter_count(out, "ecn_marks", packet, s->ecn.marked_prob + s->ecn.marked_forced);
+  fabric_counter_count(out, "cnps", packet, s->cnps_sent);
   int fluid_machine = rs->cfg.fluid && rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF && !rs->cfg.fluid_ode;
-  fabric_write_counter(out, in, "dcqcn_rate_cuts", packet || fluid_machine, (double)s->dcqcn.cuts);
-  fabric_write_counter(out, in, "drops_buffer", packet, (double)s->drops_buffer);
-  fabric_write_counter(out, in, "drops_random", packet, (double)s->drops_random);
-  fabric_write_counter(out, in, "drops_headroom_overflow", packet, (double)s->pfc.headroom_overflow);
-  fabric_write_counter(out, in, "retransmitted_bytes", packet, s->gbn.retransmitted_B);
-  fabric_write_counter(out, in, "gbn_nacks", packet, (double)s->gbn.nacks);
-  fabric_write_counter(out, in, "gbn_timeouts", packet, (double)s->gbn.timeouts);
-  fabric_write_counter(out, in, "gbn_discarded_packets", packet, (double)s->gbn.discarded);
-  fabric_write_counter(out, in, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
+  fabric_counter_count(out, "dcqcn_rate_cuts", packet || fluid_machine, s->dcqcn.cuts);
+  fabric_counter_count(out, "drops_buffer", packet, fab->stats.drops_by[FAB_DROP_BUFFER]);
+  fabric_counter_count(out, "drops_random", packet, fab->stats.drops_by[FAB_DROP_RANDOM]);
+  fabric_counter_count(out, "drops_headroom_overflow", packet, s->pfc.headroom_overflow);
+  fabric_counter_real(out, "retransmitted_bytes", packet, s->gbn.retransmitted_B);
+  fabric_counter_count(out, "gbn_nacks", packet, s->gbn.nacks);
+  fabric_counter_count(out, "gbn_timeouts", packet, s->gbn.timeouts);
+  fabric_counter_count(out, "gbn_discarded_packets", packet, s->gbn.discarded);
+  fabric_counter_real(out, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
   if (!packet) {
     /* Estimates: the fluid model's where it runs (DCQCN on, roce/fluid on); otherwise, with FIFO
      * shares on, those of roce_flow_est.c (marks where DCQCN cannot hold a port, their CNPs and
@@ -479,29 +450,33 @@ static void roce_write_counters(struct fabric *fab, FILE *out, const char *in)
       roce_est_flush(fab, &rs->est);
     double marks = fluid ? rs->fluid.stats.marks_est : rs->cfg.ecn_enabled ? rs->est.marks : 0;
     double cnps = fluid ? rs->fluid.stats.cnps_est : rs->cfg.ecn_enabled && dcqcn ? rs->est.cnps : 0;
-    fabric_write_counter(out, in, "ecn_marks_est", fluid || fifo_est, round(marks));
-    fabric_write_counter(out, in, "cnps_est", fluid || fifo_est, round(cnps));
-    fabric_write_counter(out, in, "dcqcn_rate_cuts_est", fifo_est,
-                         round(rs->cfg.ecn_enabled && dcqcn ? rs->est.cuts : 0));
+    fabric_counter_real(out, "ecn_marks_est", fluid || fifo_est, round(marks));
+    fabric_counter_real(out, "cnps_est", fluid || fifo_est, round(cnps));
+    fabric_counter_real(out, "dcqcn_rate_cuts_est", fifo_est, round(rs->cfg.ecn_enabled && dcqcn ? rs->est.cuts : 0));
     int spreading = fifo_est && rs->cfg.flow_spread;
-    fabric_write_counter(out, in, "pfc_paused_s_est", spreading || (fifo_est && !rs->cfg.pfc.enabled),
-                         rs->cfg.pfc.enabled ? rs->est.paused_s : 0);
+    fabric_counter_real(out, "pfc_paused_s_est", spreading || (fifo_est && !rs->cfg.pfc.enabled),
+                        rs->cfg.pfc.enabled ? rs->est.paused_s : 0);
     /* Port time held by DCQCN, where the mark and CNP estimates miss the marks of its fixed
      * point: with DCQCN and ECN on only (with either off nothing holds a port). */
     int held = fifo_est && dcqcn && rs->cfg.ecn_enabled;
-    fabric_write_counter(out, in, "dcqcn_held_s_est", held, held ? roce_est_held_total(fab, &rs->est) : 0);
-    fabric_write_counter(out, in, "fluid_peak_queue_bytes", fluid, rs->fluid.stats.peak_queue_B);
-    fabric_write_counter(out, in, "fluid_transients", fluid, (double)rs->fluid.stats.transients);
-    fabric_write_counter(out, in, "fluid_steps", fluid, (double)rs->fluid.stats.steps);
+    fabric_counter_real(out, "dcqcn_held_s_est", held, held ? roce_est_held_total(fab, &rs->est) : 0);
+    fabric_counter_real(out, "fluid_peak_queue_bytes", fluid, rs->fluid.stats.peak_queue_B);
+    fabric_counter_count(out, "fluid_transients", fluid, rs->fluid.stats.transients);
+    fabric_counter_count(out, "fluid_steps", fluid, rs->fluid.stats.steps);
     if (fifo_est) {
-      write_port_map(out, in, fab, "ecn_marks_est_per_port", rs->cfg.ecn_enabled ? value_at : NULL, rs->est.port_marks,
-                     1);
-      write_port_map(out, in, fab, "pfc_paused_s_est_per_port", rs->cfg.pfc.enabled ? value_at : NULL,
-                     rs->est.port_paused_s, 0);
-      write_port_map(out, in, fab, "dcqcn_held_s_est_per_port", held ? value_at : NULL, rs->est.port_held_s, 0);
+      fabric_counter_port_map(out, "ecn_marks_est_per_port", rs->cfg.ecn_enabled ? rs->est.port_marks : NULL, 1);
+      fabric_counter_port_map(out, "pfc_paused_s_est_per_port", rs->cfg.pfc.enabled ? rs->est.port_paused_s : NULL, 0);
+      fabric_counter_port_map(out, "dcqcn_held_s_est_per_port", held ? rs->est.port_held_s : NULL, 0);
     }
   }
-  write_port_map(out, in, fab, "peak_queue_per_port", peak_queue_at, NULL, 0);
+  /* The engine's per-port peaks, fabric links only: copied into the model's state, which outlives
+   * the writing of the counters. */
+  const struct topo *t = fab->topo;
+  if (rs->peak_queue == NULL)
+    rs->peak_queue = sgf_xcalloc((size_t)t->n_ports + 1, sizeof *rs->peak_queue);
+  for (int p = 0; p < t->n_ports; p++)
+    rs->peak_queue[p] = t->ports[p].is_nvlink ? 0 : fabric_port_view(fab, p)->peak_queued;
+  fabric_counter_port_map(out, "peak_queue_per_port", rs->peak_queue, 0);
 }
 
 static int write_rows(FILE *f, const char *header, const struct roce_series *s)
@@ -536,22 +511,22 @@ static double roce_recovery_delay(struct fabric *fab, int up)
 
 static const struct fab_model g_roce_model = {
   .name = "roce",
-  .recovery_delay = roce_recovery_delay,
-  .init = roce_init,
-  .fini = roce_fini,
-  .flow_start = roce_flow_start,
-  .flow_done = roce_flow_done,
-  .may_send = roce_may_send,
-  .on_transmit = roce_on_transmit,
-  .on_tx_done = roce_on_tx_done,
-  .on_arrive = roce_on_arrive,
-  .on_injected = roce_on_injected,
-  .before_fill = roce_before_fill,
-  .on_rates = roce_on_rates,
-  .on_event = roce_on_event,
-  .write_counters = roce_write_counters,
-  .write_series = roce_write_series,
-  .on_packet_lost = roce_on_packet_lost,
+  .state_size = sizeof(struct roce_state),
+  .lifecycle = { .init = roce_init,
+                 .fini = roce_fini,
+                 .flow_start = roce_flow_start,
+                 .flow_done = roce_flow_done,
+                 .recovery_delay = roce_recovery_delay,
+                 .counters = roce_counters,
+                 .series = roce_write_series },
+  .packet = { .may_send = roce_may_send,
+              .on_transmit = roce_on_transmit,
+              .on_tx_done = roce_on_tx_done,
+              .on_arrive = roce_on_arrive,
+              .on_injected = roce_on_injected,
+              .on_packet_lost = roce_on_packet_lost },
+  .flow = { .before_fill = roce_before_fill, .on_rates = roce_on_rates },
+  .timers = { .on_timer = roce_on_timer },
 };
 
 const struct fab_model *roce_model(void) { return &g_roce_model; }
@@ -571,8 +546,8 @@ uint64_t sg_roce_get_ecn_marks(const struct fabric *fab)
 }
 uint64_t sg_roce_get_cnps(const struct fabric *fab) { return roce__state(fab)->stats.cnps_sent; }
 double sg_roce_get_retransmitted_bytes(const struct fabric *fab) { return roce__state(fab)->stats.gbn.retransmitted_B; }
-uint64_t sg_roce_get_buffer_drops(const struct fabric *fab) { return roce__state(fab)->stats.drops_buffer; }
-uint64_t sg_roce_get_random_drops(const struct fabric *fab) { return roce__state(fab)->stats.drops_random; }
+uint64_t sg_roce_get_buffer_drops(const struct fabric *fab) { return fab->stats.drops_by[FAB_DROP_BUFFER]; }
+uint64_t sg_roce_get_random_drops(const struct fabric *fab) { return fab->stats.drops_by[FAB_DROP_RANDOM]; }
 
 double sg_roce_get_buffer_used(const struct fabric *fab)
 {

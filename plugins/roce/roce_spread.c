@@ -80,7 +80,7 @@ static double xoff_estimate(const struct fabric *fab, int node)
  * growth) while e's queue, which uses the shared buffer, grows at G = arrival - C; with
  * dynamic thresholds XOFF = alpha (B' - G t), so g t = alpha (B' - G t) gives
  * t = alpha B' / (g + alpha G), and t = XOFF / g with static ones. An episode starts the first
- * time a pass finds u paused and lasts while every later pass does; a ROCE_EV_SPREAD event at
+ * time a pass finds u paused and lasts while every later pass does; a ROCE_TIMER_SPREAD timer at
  * the onset recomputes the caps. (Before: the victims were capped from the start of the
  * incast, 22.1 Gb/s against 32.2 at packet fidelity.) */
 static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n)
@@ -111,8 +111,7 @@ static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_
       s->was_paused[flows[i]->path[h]] = s->victim_cap[flows[i]->path[h]] > 0;
   if (due > 0 && (s->due_s == 0 || due < s->due_s || s->due_s <= fab->now)) {
     s->due_s = due;
-    /* ptr: the model state, as every flow-fidelity event of the model */
-    fabric_schedule(fab, due, FAB_EV_MODEL, ROCE_EV_SPREAD, roce__state(fab));
+    fabric_timer_arm(fab, due, ROCE_TIMER_SPREAD, NULL, 0);
   }
 }
 

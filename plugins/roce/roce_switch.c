@@ -9,8 +9,6 @@
 
 #include <stdlib.h>
 
-static uint32_t port_arg(int kind, int prio) { return (uint32_t)prio << 4 | (uint32_t)kind; }
-
 void roce__switch_init(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
@@ -59,13 +57,12 @@ static void send_pause(struct fabric *fab, int ingress, int prio)
   struct roce_state *rs = roce__state(fab);
   const struct topo_port *tp = &fab->topo->ports[ingress];
   rs->stats.pfc.pause_sent++;
-  fabric_schedule(fab, fab->now + tp->latency_s, FAB_EV_MODEL, port_arg(ROCE_EV_PAUSE_ARRIVE, prio),
-                  &rs->ports[tp->peer_port]);
+  fabric_timer_arm(fab, fab->now + tp->latency_s, ROCE_TIMER_PAUSE_ARRIVE, &rs->ports[tp->peer_port], (uint32_t)prio);
   struct roce_port *rp = &rs->ports[ingress];
   if (!rp->refresh_armed[prio]) {
     rp->refresh_armed[prio] = 1;
     double refresh = pfc_pause_time_s(&rs->cfg.pfc, fab->topo->ports[tp->peer_port].rate_Bps) / 2;
-    fabric_schedule(fab, fab->now + refresh, FAB_EV_MODEL, port_arg(ROCE_EV_PAUSE_REFRESH, prio), rp);
+    fabric_timer_arm(fab, fab->now + refresh, ROCE_TIMER_PAUSE_REFRESH, rp, (uint32_t)prio);
   }
 }
 
@@ -74,8 +71,7 @@ static void send_resume(struct fabric *fab, int ingress, int prio)
   struct roce_state *rs = roce__state(fab);
   const struct topo_port *tp = &fab->topo->ports[ingress];
   rs->stats.pfc.resume_sent++;
-  fabric_schedule(fab, fab->now + tp->latency_s, FAB_EV_MODEL, port_arg(ROCE_EV_RESUME_ARRIVE, prio),
-                  &rs->ports[tp->peer_port]);
+  fabric_timer_arm(fab, fab->now + tp->latency_s, ROCE_TIMER_RESUME_ARRIVE, &rs->ports[tp->peer_port], (uint32_t)prio);
 }
 
 static void pause_end(struct fabric *fab, struct roce_port *rp, int port, int prio)
@@ -91,13 +87,13 @@ static void pause_end(struct fabric *fab, struct roce_port *rp, int port, int pr
   fabric_port_kick(fab, port);
 }
 
-void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int prio)
+void roce__port_timer(struct fabric *fab, struct roce_port *rp, int kind, int prio)
 {
   struct roce_state *rs = roce__state(fab);
   int port = (int)(rp - rs->ports);
   const struct topo_port *tp = &fab->topo->ports[port];
   switch (kind) {
-  case ROCE_EV_PAUSE_ARRIVE: {
+  case ROCE_TIMER_PAUSE_ARRIVE: {
     rp->pauses_received++;
     rp->paused_until[prio] = fab->now + pfc_pause_time_s(&rs->cfg.pfc, tp->rate_Bps);
     if (!rp->is_paused[prio]) {
@@ -106,28 +102,28 @@ void roce__port_event(struct fabric *fab, struct roce_port *rp, int kind, int pr
     }
     if (!rp->expire_armed[prio]) {
       rp->expire_armed[prio] = 1;
-      fabric_schedule(fab, rp->paused_until[prio], FAB_EV_MODEL, port_arg(ROCE_EV_PAUSE_EXPIRE, prio), rp);
+      fabric_timer_arm(fab, rp->paused_until[prio], ROCE_TIMER_PAUSE_EXPIRE, rp, (uint32_t)prio);
     }
     break;
   }
-  case ROCE_EV_RESUME_ARRIVE: pause_end(fab, rp, port, prio); break;
-  case ROCE_EV_PAUSE_EXPIRE:
+  case ROCE_TIMER_RESUME_ARRIVE: pause_end(fab, rp, port, prio); break;
+  case ROCE_TIMER_PAUSE_EXPIRE:
     rp->expire_armed[prio] = 0;
     if (!rp->is_paused[prio])
       break;
     if (rp->paused_until[prio] > fab->now) {
       rp->expire_armed[prio] = 1;
-      fabric_schedule(fab, rp->paused_until[prio], FAB_EV_MODEL, port_arg(ROCE_EV_PAUSE_EXPIRE, prio), rp);
+      fabric_timer_arm(fab, rp->paused_until[prio], ROCE_TIMER_PAUSE_EXPIRE, rp, (uint32_t)prio);
     } else {
       pause_end(fab, rp, port, prio);
     }
     break;
-  case ROCE_EV_PAUSE_REFRESH:
+  case ROCE_TIMER_PAUSE_REFRESH:
     rp->refresh_armed[prio] = 0;
     if (rp->pg[prio].is_xoff)
       send_pause(fab, port, prio);
     break;
-  default: sgf_fatal(__FILE__, __LINE__, "roce: unknown switch event kind %d", (int)kind);
+  default: sgf_fatal(__FILE__, __LINE__, "roce: unknown switch timer kind %d", (int)kind);
   }
 }
 
@@ -156,14 +152,14 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     }
   }
   if (sw->used_B + bytes > rs->cfg.buffer_B) {
-    rs->stats.drops_buffer++;
+    fabric_count_drop(fab, FAB_DROP_BUFFER);
     return FAB_ARRIVE_DROP;
   }
   double xoff = pfc_xoff(&rs->cfg.pfc, shared_free(rs, sw));
   enum pfc_admit where = pfc_admit(&rs->cfg.pfc, pg, bytes, xoff, rp->headroom_B);
   if (where == PFC_ADMIT_DROP) {
     rs->stats.pfc.headroom_overflow++;
-    rs->stats.drops_buffer++;
+    fabric_count_drop(fab, FAB_DROP_BUFFER);
     return FAB_ARRIVE_DROP;
   }
   int egress = fabric_route_packet(fab, pkt);
@@ -173,10 +169,10 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
    * alpha / (1 + alpha) of the buffer and drops there, leaving room for the other queues;
    * before, a lossy switch dropped only when the whole buffer was full. */
   if (!rs->cfg.pfc.enabled &&
-      (sw->shared_used_B + bytes > rs->cfg.buffer_B ||
-       fab->ports[egress].queued_bytes[pkt->queue] + bytes > rs->cfg.lossy_alpha * (rs->cfg.buffer_B - sw->used_B))) {
+      (sw->shared_used_B + bytes > rs->cfg.buffer_B || fabric_port_view(fab, egress)->queued_bytes[pkt->queue] + bytes >
+                                                           rs->cfg.lossy_alpha * (rs->cfg.buffer_B - sw->used_B))) {
     pg->shared_B -= bytes;
-    rs->stats.drops_buffer++;
+    fabric_count_drop(fab, FAB_DROP_BUFFER);
     return FAB_ARRIVE_DROP;
   }
   sw->used_B += bytes;
@@ -189,7 +185,7 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
     send_pause(fab, ingress, pkt->queue);
   }
   if (egress == rs->cfg.trace_port)
-    roce__series_add(&rs->port_series, fab->now, fab->ports[egress].total_queued + bytes,
+    roce__series_add(&rs->port_series, fab->now, fabric_port_view(fab, egress)->total_queued + bytes,
                      rs->ports[egress].is_paused[pkt->queue], sw->used_B, rs->cfg.trace_interval_s);
   return FAB_ARRIVE_FORWARD;
 }
@@ -198,7 +194,7 @@ int roce__switch_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
 void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
 {
   struct roce_state *rs = roce__state(fab);
-  const struct fab_port *fp = &fab->ports[port];
+  const struct fab_port *fp = fabric_port_view(fab, port);
   if (rs->cfg.ecn_enabled &&
       ecn_red_mark(&rs->ports[port].ecn, &rs->stats.ecn, fp->queued_bytes[pkt->queue], rng_uniform(&rs->rng)))
     pkt->flags |= ROCE_PKT_CE;
@@ -229,13 +225,12 @@ static void release(struct fabric *fab, int node, int in_port, int queue, double
 }
 
 /* The packet on a switch port left the buffer. */
-void roce__switch_tx_done(struct fabric *fab, int port)
+void roce__switch_tx_done(struct fabric *fab, int port, const struct fab_tx_done *tx)
 {
   const struct topo *t = fab->topo;
-  const struct fab_port *fp = &fab->ports[port];
-  if (fp->cur_in_port < 0 || t->nodes[t->ports[port].node].kind != TOPO_SWITCH)
+  if (tx->in_port < 0 || t->nodes[t->ports[port].node].kind != TOPO_SWITCH)
     return;
-  release(fab, t->ports[port].node, fp->cur_in_port, fp->cur_queue, fp->cur_bytes);
+  release(fab, t->ports[port].node, tx->in_port, tx->queue, tx->bytes);
 }
 
 /* Failures: a packet queued at a switch egress port whose link went down is lost: it leaves the

@@ -91,7 +91,7 @@ static void run(struct platform *p, struct capper *c, int targeted, int *compone
   struct param_set *params = default_params();
   char err[256];
   struct fab_model model = fab_model_ideal;
-  model.on_rates = capper_on_rates;
+  model.flow.on_rates = capper_on_rates;
   memset(c, 0, sizeof *c);
   c->targeted = targeted;
   the_capper = c;

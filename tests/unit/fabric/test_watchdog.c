@@ -21,18 +21,20 @@ static int refuse(struct fabric *fab, int port, int queue, const struct fab_pack
 {
   (void)port, (void)queue, (void)pkt;
   if (g_retry_limit == 0 || g_retries < g_retry_limit)
-    fabric_schedule(fab, fab->now + g_retry_delay, FAB_EV_MODEL, (uint32_t)port, NULL);
+    fabric_timer_arm(fab, fab->now + g_retry_delay, 0, NULL, (uint32_t)port);
   g_retries++;
   return 0;
 }
 
-static void retry(struct fabric *fab, void *ptr, uint32_t arg)
+static void retry(struct fabric *fab, int kind, void *ptr, uint32_t arg)
 {
-  (void)ptr;
+  (void)kind, (void)ptr;
   fabric_port_kick(fab, (int)arg);
 }
 
-static const struct fab_model livelock_model = { .name = "livelock", .may_send = refuse, .on_event = retry };
+static const struct fab_model livelock_model = { .name = "livelock",
+                                                 .packet.may_send = refuse,
+                                                 .timers.on_timer = retry };
 
 /* Runs one 1 MB transfer from GPU 0 to GPU 1 with the watchdog at threshold; returns the fabric. */
 static struct fabric *run_one(const struct fab_model *model, const char *threshold, struct topo *t,

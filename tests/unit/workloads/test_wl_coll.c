@@ -89,7 +89,7 @@ static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo,
   struct param_set *params = default_params();
   char err[256];
   struct fab_model recorder = fab_model_ideal;
-  recorder.flow_done = rec_flow_done;
+  recorder.lifecycle.flow_done = rec_flow_done;
   if (g_model_name)
     recorder.name = g_model_name;
   memset(&g_rec, 0, sizeof g_rec);
