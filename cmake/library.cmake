@@ -5,7 +5,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(SGF_LIBRARY_PARTS sgf_cli sgf_units sgf_platforms sgf_fabric sgf_simgrid sgf_ib sgf_roce)
+set(SGF_LIBRARY_PARTS sgf_cli sgf_units sgf_platforms sgf_fabric sgf_simgrid sgf_ib sgf_roce sgf_ib_sg sgf_roce_sg)
 set(SGF_LIBRARY_SOURCES "")
 foreach(part ${SGF_LIBRARY_PARTS})
   get_target_property(dir ${part} SOURCE_DIR)

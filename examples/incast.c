@@ -72,16 +72,21 @@ int main(int argc, char *argv[])
 
   /* GPU 8's NIC port: the up direction of its link to its leaf (link ids name their two ends,
    * lower first, "gpu8--leaf2" with 4 GPUs per leaf; SimGrid splits each into _UP and _DOWN). */
-  int port = sgf_link_port(sg_link_by_name("gpu8--leaf2_UP"));
+  const_sg_link_t nic = sg_link_by_name("gpu8--leaf2_UP");
+  int port = sgf_link_port(nic);
   /* SimGrid's clock may run past it: model timers (DCQCN's rate recovery) keep ticking. */
   printf("incast done at %.6f s on %s\n", g_last_delivery, fabric);
+  /* The per-port getters take the fabric's port index; their sg_*_link_get_* forms take SimGrid's
+   * link handle (the same port). */
   if (strcmp(fabric, "ib") == 0)
-    printf("ib: %.6f s of credit stalls over all ports, %.6f s at GPU 8's NIC\n", sg_ib_get_credit_stall_time(fab),
-           port >= 0 ? sg_ib_get_port_stall_time(fab, port) : 0.0);
+    printf("ib: %.6f s of credit stalls over all ports, %.6f s at GPU 8's NIC (port %d), %.6f s by its link\n",
+           sg_ib_get_credit_stall_time(fab), port >= 0 ? sg_ib_get_port_stall_time(fab, port) : -1.0, port,
+           sg_ib_link_get_stall_time(nic));
   else if (strcmp(fabric, "roce") == 0)
-    printf("roce: %llu PFC pause frames, %llu ECN marks, %llu CNPs\n",
+    printf("roce: %llu PFC pause frames, %llu ECN marks, %llu CNPs; GPU 8's NIC paused %.6f s by %lld PAUSE frames\n",
            (unsigned long long)sg_roce_get_pause_frames(fab), (unsigned long long)sg_roce_get_ecn_marks(fab),
-           (unsigned long long)sg_roce_get_cnps(fab));
+           (unsigned long long)sg_roce_get_cnps(fab), sg_roce_link_get_paused_time(nic),
+           (long long)sg_roce_link_get_pauses_received(nic));
   sgf_unload();
   return 0;
 }

@@ -5,6 +5,7 @@
 #ifndef SGFABRIC_ROCE_H
 #define SGFABRIC_ROCE_H
 
+#include <simgrid/forward.h>
 #include <stdint.h>
 
 #include "fabric.h"
@@ -44,6 +45,16 @@ int sg_roce_get_flow_estimates(struct fabric *fab, double *marks, double *cnps, 
 /* DCQCN state of a flow (packet fidelity; at flow fidelity, of the fluid model): current and target rate (bytes/s), alpha. Returns -1
  * if the flow has no DCQCN state. */
 int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha);
+/* Per port (packet fidelity): the time its transmitter was held by PFC PAUSE frames, up to now
+ * (seconds), and the PAUSE frames it received. */
+double sg_roce_get_port_paused_time(const struct fabric *fab, int port);
+uint64_t sg_roce_get_port_pauses_received(const struct fabric *fab, int port);
+
+/* The per-port getters on SimGrid's link handles, for the fabric SimGrid runs (sgf_load_platform):
+ * the direction of a split-duplex link ("L_UP", "L_DOWN") is one port. -1 when no fabric runs or
+ * the link is not one of its links. */
+double sg_roce_link_get_paused_time(const_sg_link_t link);
+int64_t sg_roce_link_get_pauses_received(const_sg_link_t link);
 
 #ifdef __cplusplus
 }

@@ -569,6 +569,21 @@ double sg_roce_get_peak_buffer(const struct fabric *fab)
 }
 
 double sg_roce_get_fluid_queue(const struct fabric *fab, int port) { return roce_fluid_queue(fab, port); }
+
+double sg_roce_get_port_paused_time(const struct fabric *fab, int port)
+{
+  const struct roce_port *rp = &roce__state(fab)->ports[port];
+  double total = rp->paused_s;
+  for (int q = 0; q < FAB_MAX_QUEUES; q++)
+    if (rp->is_paused[q])
+      total += fab->now - rp->pause_start_s[q];
+  return total;
+}
+
+uint64_t sg_roce_get_port_pauses_received(const struct fabric *fab, int port)
+{
+  return roce__state(fab)->ports[port].pauses_received;
+}
 int sg_roce_get_flow_estimates(struct fabric *fab, double *marks, double *cnps, double *cuts, double *paused_s)
 {
   struct roce_state *rs = roce__state(fab);

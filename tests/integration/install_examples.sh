@@ -61,6 +61,16 @@ print("incast: ideal %.6f s, ib %.6f s, roce %.6f s" % (ideal, ib, roce))
 PY
 grep -Eq "roce: [1-9][0-9]* PFC pause frames" "$WORK/roce.out" || die "roce counted no PFC pause frame in an 8-to-1 incast"
 grep -Eq "at GPU 8's NIC" "$WORK/ib.out" || die "ib printed no per-port credit stall"
+# The link-handle getters read the port the index getters read.
+python3 - "$WORK/ib.out" "$WORK/roce.out" <<'PY' || die "the getters on SimGrid's link handles (above)"
+import re, sys
+ib, roce = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+m = re.search(r"([0-9.]+) s at GPU 8's NIC \(port (-?[0-9]+)\), ([0-9.-]+) s by its link", ib)
+assert m and int(m.group(2)) >= 0 and m.group(1) == m.group(3), ib
+r = re.search(r"GPU 8's NIC paused ([0-9.-]+) s by (-?[0-9]+) PAUSE frames", roce)
+assert r and float(r.group(1)) >= 0 and int(r.group(2)) >= 0, roce
+print("link getters: ib stall %s s (port %s), roce paused %s s by %s PAUSE frames" % (m.group(1), m.group(2), r.group(1), r.group(2)))
+PY
 
 # The plugin convention: init before the platform; a late init stops the program with a reason.
 cat >"$WORK/late.c" <<'C'
