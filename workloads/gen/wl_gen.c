@@ -396,68 +396,86 @@ static int tp_overlapped(struct gen *g, const struct wl_op *ctx, enum wl_coll c)
  * blocking. */
 static int cp_ring(const struct gen *g) { return g->p->cp_comm_p2p && g->p->layout.cp > 1; }
 
+typedef void (*gemm_fn)(struct gen *g, const struct wl_op *ctx, double x, int out);
+
+/* A GEMM whose input the TP all-gather brings (sequence parallelism): the gather before it, or,
+ * with --tp-comm-overlap, beside it. */
+static void gathered_gemm(struct gen *g, const struct wl_op *ctx, gemm_fn gemm, double x, int out)
+{
+  int ag = -1;
+  if (g->p->tp_comm_overlap)
+    ag = tp_overlapped(g, ctx, WL_COLL_ALLGATHER);
+  else
+    tp_gather(g, ctx);
+  gemm(g, ctx, x, out);
+  wait_coll(g, ctx, ag);
+}
+
+/* A GEMM whose output the TP reduction takes: the reduction after it, or, with
+ * --tp-comm-overlap, its reduce-scatter beside it. */
+static void reduced_gemm(struct gen *g, const struct wl_op *ctx, gemm_fn gemm, double x, int out)
+{
+  if (!g->p->tp_comm_overlap) {
+    gemm(g, ctx, x, out);
+    tp_reduce(g, ctx);
+    return;
+  }
+  int rs = tp_overlapped(g, ctx, WL_COLL_REDUCE_SCATTER);
+  gemm(g, ctx, x, out);
+  wait_coll(g, ctx, rs);
+}
+
+/* The MLP with its TP (and, MoE, expert all-to-all) communication before and after, blocking. */
+static void mlp_block(struct gen *g, const struct wl_op *ctx, double x)
+{
+  tp_gather(g, ctx);
+  a2a(g, ctx);
+  layer_mlp(g, ctx, x);
+  a2a(g, ctx);
+  tp_reduce(g, ctx);
+}
+
+/* The MLP forward (x = 1: fc1 then fc2) or backward (x = 2: fc2 then fc1). With --tp-comm-overlap
+ * a dense MLP's two GEMMs overlap their TP collectives; MoE's expert GEMMs are not overlapped. */
+static void mlp(struct gen *g, const struct wl_op *ctx, double x)
+{
+  if (!g->p->tp_comm_overlap || g->moe) {
+    mlp_block(g, ctx, x);
+    return;
+  }
+  int backward = x > 1.5;
+  gathered_gemm(g, ctx, mlp_gemm, x, backward);
+  reduced_gemm(g, ctx, mlp_gemm, x, !backward);
+}
+
 static void layer_forward(struct gen *g, const struct wl_op *ctx)
 {
-  int tpo = g->p->tp_comm_overlap;
-  if (!tpo && !cp_ring(g)) {
+  if (!g->p->tp_comm_overlap && !cp_ring(g)) {
     coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_CP, kv_bytes(g), 0);
     tp_gather(g, ctx);
     layer_attention(g, ctx, 1);
     tp_reduce(g, ctx);
     layer_elemwise(g, ctx, 1);
-    tp_gather(g, ctx);
-    a2a(g, ctx);
-    layer_mlp(g, ctx, 1);
-    a2a(g, ctx);
-    tp_reduce(g, ctx);
+    mlp_block(g, ctx, 1);
     return;
   }
+  int kv = -1;
   if (!cp_ring(g))
     coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_CP, kv_bytes(g), 0);
-  int ag = -1, rs = -1, kv = -1;
-  if (tpo)
-    ag = tp_overlapped(g, ctx, WL_COLL_ALLGATHER);
-  else
-    tp_gather(g, ctx);
-  attention_gemm(g, ctx, 1, 0);
-  wait_coll(g, ctx, ag);
+  gathered_gemm(g, ctx, attention_gemm, 1, 0);
   if (cp_ring(g))
     kv = coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_CP, kv_bytes(g), 1);
   attention_core(g, ctx, 1);
   wait_coll(g, ctx, kv);
-  if (tpo)
-    rs = tp_overlapped(g, ctx, WL_COLL_REDUCE_SCATTER);
-  attention_gemm(g, ctx, 1, 1);
-  if (tpo)
-    wait_coll(g, ctx, rs);
-  else
-    tp_reduce(g, ctx);
+  reduced_gemm(g, ctx, attention_gemm, 1, 1);
   layer_elemwise(g, ctx, 1);
-  if (!tpo || g->moe) { /* MoE's expert GEMMs are not overlapped with TP communication here */
-    tp_gather(g, ctx);
-    a2a(g, ctx);
-    layer_mlp(g, ctx, 1);
-    a2a(g, ctx);
-    tp_reduce(g, ctx);
-    return;
-  }
-  ag = tp_overlapped(g, ctx, WL_COLL_ALLGATHER);
-  mlp_gemm(g, ctx, 1, 0);
-  wait_coll(g, ctx, ag);
-  rs = tp_overlapped(g, ctx, WL_COLL_REDUCE_SCATTER);
-  mlp_gemm(g, ctx, 1, 1);
-  wait_coll(g, ctx, rs);
+  mlp(g, ctx, 1);
 }
 
 static void layer_backward(struct gen *g, const struct wl_op *ctx)
 {
-  int tpo = g->p->tp_comm_overlap;
-  if (!tpo && !cp_ring(g)) {
-    tp_gather(g, ctx);
-    a2a(g, ctx);
-    layer_mlp(g, ctx, 2);
-    a2a(g, ctx);
-    tp_reduce(g, ctx);
+  if (!g->p->tp_comm_overlap && !cp_ring(g)) {
+    mlp_block(g, ctx, 2);
     layer_elemwise(g, ctx, 2);
     tp_gather(g, ctx);
     layer_attention(g, ctx, 2);
@@ -465,28 +483,9 @@ static void layer_backward(struct gen *g, const struct wl_op *ctx)
     tp_reduce(g, ctx);
     return;
   }
-  int ag = -1, rs = -1;
-  if (!tpo || g->moe) {
-    tp_gather(g, ctx);
-    a2a(g, ctx);
-    layer_mlp(g, ctx, 2);
-    a2a(g, ctx);
-    tp_reduce(g, ctx);
-  } else { /* backward of fc2 (its output gradient gathered), then of fc1 (its input gradient scattered) */
-    ag = tp_overlapped(g, ctx, WL_COLL_ALLGATHER);
-    mlp_gemm(g, ctx, 2, 1);
-    wait_coll(g, ctx, ag);
-    rs = tp_overlapped(g, ctx, WL_COLL_REDUCE_SCATTER);
-    mlp_gemm(g, ctx, 2, 0);
-    wait_coll(g, ctx, rs);
-  }
+  mlp(g, ctx, 2);
   layer_elemwise(g, ctx, 2);
-  if (tpo)
-    ag = tp_overlapped(g, ctx, WL_COLL_ALLGATHER);
-  else
-    tp_gather(g, ctx);
-  attention_gemm(g, ctx, 2, 1);
-  wait_coll(g, ctx, ag);
+  gathered_gemm(g, ctx, attention_gemm, 2, 1);
   if (cp_ring(g)) { /* the KV chunks go round the ring again, their gradients after them */
     int kv = coll(g, ctx, WL_COLL_ALLGATHER, WL_GROUP_CP, kv_bytes(g), 1);
     int dkv = coll(g, ctx, WL_COLL_REDUCE_SCATTER, WL_GROUP_CP, kv_bytes(g), 1);
@@ -497,13 +496,7 @@ static void layer_backward(struct gen *g, const struct wl_op *ctx)
     attention_core(g, ctx, 2);
     coll(g, ctx, WL_COLL_REDUCE_SCATTER, WL_GROUP_CP, kv_bytes(g), 0);
   }
-  if (tpo)
-    rs = tp_overlapped(g, ctx, WL_COLL_REDUCE_SCATTER);
-  attention_gemm(g, ctx, 2, 0);
-  if (tpo)
-    wait_coll(g, ctx, rs);
-  else
-    tp_reduce(g, ctx);
+  reduced_gemm(g, ctx, attention_gemm, 2, 0);
 }
 
 /* Keeps a full bucket for after the backward (no overlap). */
