@@ -60,8 +60,8 @@ int placement_place(enum placement_policy p, const int *sizes, int n_jobs, int g
     for (int i = 0; i < gpus; i++)
       order[i] = i;
     struct fab_rng rng;
-    rng_seed(&rng, seed ^ UINT64_C(0x706c6163656d656e)); /* a stream of its own: "placemen" */
-    rng_shuffle(&rng, order, gpus);
+    fab_rng_seed(&rng, seed ^ UINT64_C(0x706c6163656d656e)); /* a stream of its own: "placemen" */
+    fab_rng_shuffle(&rng, order, gpus);
     int next = 0;
     for (int j = 0; j < n_jobs; j++)
       for (int r = 0; r < sizes[j]; r++)

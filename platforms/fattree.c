@@ -90,13 +90,13 @@ static int parse_bool(const char *key, const char *value, int *out, char *err, s
 static int parse_rate(const char *key, const char *value, double *out, char *err, size_t errlen)
 {
   double v = 0;
-  if (unit_parse_rate(value, &v) == 0 && v > 0) {
+  if (fab_unit_parse_rate(value, &v) == 0 && v > 0) {
     *out = v;
     return 0;
   }
-  if (strchr(value, '-') != NULL || unit_parse_rate(value, &v) == 0)
+  if (strchr(value, '-') != NULL || fab_unit_parse_rate(value, &v) == 0)
     return fail(err, errlen, "%s: \"%s\" must be a positive rate", key, value);
-  if (unit_parse_number(value, &v) == 0)
+  if (fab_unit_parse_number(value, &v) == 0)
     return fail(err, errlen, "%s: \"%s\" needs a unit (e.g. 400Gbps or 50GBps)", key, value);
   return fail(err, errlen, "%s: \"%s\" is not a rate (e.g. 400Gbps or 50GBps)", key, value);
 }
@@ -104,13 +104,13 @@ static int parse_rate(const char *key, const char *value, double *out, char *err
 static int parse_time(const char *key, const char *value, double *out, char *err, size_t errlen)
 {
   double v = 0;
-  if (unit_parse_time(value, &v) == 0) {
+  if (fab_unit_parse_time(value, &v) == 0) {
     *out = v;
     return 0;
   }
   if (strchr(value, '-') != NULL)
     return fail(err, errlen, "%s: \"%s\" must not be negative", key, value);
-  if (unit_parse_number(value, &v) == 0)
+  if (fab_unit_parse_number(value, &v) == 0)
     return fail(err, errlen, "%s: \"%s\" needs a unit (e.g. 100ns)", key, value);
   return fail(err, errlen, "%s: \"%s\" is not a duration (e.g. 100ns or 1.5us)", key, value);
 }
@@ -126,10 +126,10 @@ static int parse_oversub(const char *key, const char *value, double out[2], char
   if (ok) {
     memcpy(first, value, n);
     first[n] = '\0';
-    ok = unit_parse_number(first, &r[0]) == 0;
+    ok = fab_unit_parse_number(first, &r[0]) == 0;
   }
   if (ok && comma != NULL)
-    ok = unit_parse_number(comma + 1, &r[1]) == 0;
+    ok = fab_unit_parse_number(comma + 1, &r[1]) == 0;
   if (!ok)
     return fail(err, errlen, "%s: \"%s\" is not R or R1,R2 (down:up ratios, e.g. 1 or 3,1)", key, value);
   out[0] = r[0];

@@ -40,7 +40,7 @@ int cmd_params(int argc, char **argv)
   }
   run_register_params();
   const char *areas[32];
-  size_t n = param_list_areas(areas, 31);
+  size_t n = fab_param_list_areas(areas, 31);
   areas[n] = NULL;
   if (area) {
     size_t k = 0;

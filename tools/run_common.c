@@ -186,17 +186,17 @@ int run_parse_fidelity(const struct cli *c, const char *text, fab_fidelity *out)
 int run_check_cfg(const struct cli *c, const char *cfg)
 {
   run_register_params();
-  struct param_set *scratch = param_set_new();
+  struct param_set *scratch = fab_param_set_new();
   char message[512];
-  int rc = param_set_cfg(scratch, cfg, message, sizeof message);
-  param_set_free(scratch);
+  int rc = fab_param_set_cfg(scratch, cfg, message, sizeof message);
+  fab_param_set_free(scratch);
   if (rc != 0) {
     /* A misspelled name gets the closest registered one. */
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(cfg, ":"), cfg);
-    if (!param_exists(name)) {
+    if (!fab_param_exists(name)) {
       const char *names[512];
-      size_t n = param_list_names(names, 511);
+      size_t n = fab_param_list_names(names, 511);
       names[n] = NULL;
       cli_did_you_mean(message, sizeof message, name, names, NULL);
     }
@@ -293,7 +293,7 @@ int run_setup_load(const struct run_options *o, struct run_setup *s, char *err, 
   if ((s->model = run_find_model(o->fabric, err, errlen)) == NULL)
     return -1;
   run_register_params();
-  s->params = param_set_new();
+  s->params = fab_param_set_new();
   /* --cfg values are checked before the platform is read (a large one takes a while), and
    * applied again after its props so that the command line wins. */
   for (int pass = 0; pass < 2; pass++) {
@@ -305,7 +305,7 @@ int run_setup_load(const struct run_options *o, struct run_setup *s, char *err, 
     }
     for (int i = 0; i < o->n_cfg; i++) {
       char message[256];
-      if (param_set_cfg(s->params, o->cfg[i], message, sizeof message) != 0) {
+      if (fab_param_set_cfg(s->params, o->cfg[i], message, sizeof message) != 0) {
         snprintf(err, errlen, "--cfg=%s: %s", o->cfg[i], message);
         return -1;
       }
@@ -318,7 +318,7 @@ int run_setup_load(const struct run_options *o, struct run_setup *s, char *err, 
     struct fab_failures *f = fab_failures_load(o->failures, s->platform->topo, err, errlen);
     if (f == NULL)
       return -1;
-    if (fabric_failures_install(s->fab, f, param_get(s->params, "coll/timeout"), err, errlen) != 0) {
+    if (fabric_failures_install(s->fab, f, fab_param_get(s->params, "coll/timeout"), err, errlen) != 0) {
       fab_failures_free(f);
       return -1;
     }
@@ -330,7 +330,7 @@ void run_setup_free(struct run_setup *s)
 {
   fabric_free(s->fab);
   platform_free(s->platform);
-  param_set_free(s->params);
+  fab_param_set_free(s->params);
   memset(s, 0, sizeof *s);
 }
 
@@ -395,7 +395,7 @@ void run_write_summary_head(FILE *f, const struct run_options *o, const struct r
   }
   fprintf(f, "},\n");
   fprintf(f, "  \"parameters\": {\n");
-  param_write_json(s->params, f, "    ");
+  fab_param_write_json(s->params, f, "    ");
   fprintf(f, "  },\n");
   fabric_failures_write_json(s->fab, f, "  "); /* nothing without --failures */
 }
@@ -406,7 +406,7 @@ int run_write_common_results(struct results *r, const struct run_setup *s, int a
                              const char *const *inputs, int n_inputs, uint64_t seed)
 {
   int failed = 0;
-  if (param_get(s->params, "fabric/link-stats")) {
+  if (fab_param_get(s->params, "fabric/link-stats")) {
     FILE *f = results_open(r, "links.csv");
     failed |= f == NULL || fabric_write_links_csv(s->fab, f) != 0;
     failed |= results_close(f) != 0;
@@ -435,7 +435,7 @@ static int output_width(FILE *out)
 int run_print_params(FILE *out, const char *area, int markdown)
 {
   run_register_params();
-  return param_print_table(out, area, markdown, output_width(out));
+  return fab_param_print_table(out, area, markdown, output_width(out));
 }
 
 void run_print_exit_status(FILE *out)

@@ -33,7 +33,7 @@ const struct param_def fabric_params[] = {
   { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
 };
 
-void fabric_register_params(void) { param_register(fabric_params); }
+void fabric_register_params(void) { fab_param_register(fabric_params); }
 
 const struct fab_model fab_model_ideal = { .name = "ideal" };
 
@@ -118,19 +118,19 @@ struct fabric *fabric_new(struct topo *topo, const struct param_set *params, con
   fab->model = model ? model : &fab_model_ideal;
   fab->fidelity = fidelity;
   fab->seed = seed;
-  rng_seed(&fab->rng, seed);
-  heap_init(&fab->events);
-  fab->mtu = param_get(params, "fabric/mtu");
-  fab->switching = (fab_switching)param_get_choice(params, "fabric/switching");
-  fab->routing = (fab_routing)param_get_choice(params, "fabric/routing");
-  fab->nic_latency_s = param_get(params, "fabric/nic-latency");
+  fab_rng_seed(&fab->rng, seed);
+  fab_heap_init(&fab->events);
+  fab->mtu = fab_param_get(params, "fabric/mtu");
+  fab->switching = (fab_switching)fab_param_get_choice(params, "fabric/switching");
+  fab->routing = (fab_routing)fab_param_get_choice(params, "fabric/routing");
+  fab->nic_latency_s = fab_param_get(params, "fabric/nic-latency");
   fab->switch_latency_s = topo->switch_latency_s;
-  fab->watchdog_events = (uint64_t)param_get(params, "fabric/watchdog-events");
+  fab->watchdog_events = (uint64_t)fab_param_get(params, "fabric/watchdog-events");
   fab->wd_date = -1;
   fab->free_timer = -1;
   fab->ports = calloc((size_t)topo->n_ports + 1, sizeof *fab->ports);
   /* The flow engine also carries NVLink transfers at packet fidelity (see flow_start). */
-  fab->fe = flow_engine_new(fab);
+  fab->fe = fab_flow_engine_new(fab);
   if (fab->model->state_size > 0)
     fab->model_state = sgf_xcalloc(1, fab->model->state_size);
   if (fab->model->lifecycle.init && fab->model->lifecycle.init(fab, err, errlen) != 0) {
@@ -138,7 +138,7 @@ struct fabric *fabric_new(struct topo *topo, const struct param_set *params, con
     return NULL;
   }
   /* The model chose its framing (and maybe the MTU): flow capacities are payload rates. */
-  flow_engine_init_capacity(fab);
+  fab_flow_engine_init_capacity(fab);
   return fab;
 }
 
@@ -149,13 +149,13 @@ void fabric_free(struct fabric *fab)
   if (fab->model && fab->model->lifecycle.fini)
     fab->model->lifecycle.fini(fab);
   free(fab->model_state);
-  flow_engine_free(fab->fe);
+  fab_flow_engine_free(fab->fe);
   fab_why_free(fab->why);
   fab_failures_free(fab->failures);
   free(fab->port_failed);
   free(fab->innet_trees);
   /* A stopped run (watchdog) leaves events behind: the timers' closures are in the slabs. */
-  heap_free(&fab->events);
+  fab_heap_free(&fab->events);
   for (size_t i = 0; i < fab->slab_count; i++)
     free(fab->slabs[i]);
   free(fab->slabs);
@@ -188,7 +188,7 @@ void fabric_call_at(struct fabric *fab, double time, void (*fn)(struct fabric *f
 
 void fabric_schedule(struct fabric *fab, double time, uint32_t type, uint32_t arg, void *ptr)
 {
-  heap_push(&fab->events, time, type, arg, ptr);
+  fab_heap_push(&fab->events, time, type, arg, ptr);
 }
 
 static uint32_t timer_slot(struct fabric *fab)
@@ -231,7 +231,7 @@ fab_timer_id fabric_timer_arm_seq(struct fabric *fab, double date, uint64_t seq,
 {
   uint32_t slot;
   fab_timer_id id = timer_new(fab, kind, ptr, arg, &slot);
-  heap_push_seq(&fab->events, date, seq, FAB_EV_TIMER, slot, NULL);
+  fab_heap_push_seq(&fab->events, date, seq, FAB_EV_TIMER, slot, NULL);
   return id;
 }
 
@@ -278,7 +278,7 @@ static void timer_fire(struct fabric *fab, uint32_t slot)
 /* A flow's hash key (ECMP path choice, adaptive-routing tie-breaks): its id and endpoints mixed. */
 static uint64_t flow_key(uint64_t id, int src_gpu, int dst_gpu)
 {
-  return rng_mix64(id ^ ((uint64_t)(unsigned)src_gpu << 40) ^ ((uint64_t)(unsigned)dst_gpu << 20));
+  return fab_rng_mix64(id ^ ((uint64_t)(unsigned)src_gpu << 40) ^ ((uint64_t)(unsigned)dst_gpu << 20));
 }
 
 void fabric_flow_renumber(struct fabric *fab, struct fab_flow *flow, uint64_t id)
@@ -334,7 +334,7 @@ struct fab_flow *fabric_post_path(struct fabric *fab, int gpu, const int *ports,
                   (h == 0 || t->ports[ports[h]].node == t->ports[ports[h - 1]].peer_node),
               "fixed path hop %d (port %d) does not follow the previous one", h, ports[h]);
   struct fab_flow *flow = flow_posted(fab, gpu, gpu, bytes, start_s, tag, on_done, ctx);
-  flow->key = rng_mix64(flow->id ^ ((uint64_t)(unsigned)gpu << 40) ^ ((uint64_t)(unsigned)ports[0] << 20));
+  flow->key = fab_rng_mix64(flow->id ^ ((uint64_t)(unsigned)gpu << 40) ^ ((uint64_t)(unsigned)ports[0] << 20));
   flow->fixed_path = 1;
   flow->hops = (uint8_t)hops;
   for (int h = 0; h < hops; h++)
@@ -362,7 +362,7 @@ static void fixed_flow_start(struct fabric *fab, struct fab_flow *flow)
     fabric_flow_finished(fab, flow);
     return;
   }
-  flow_engine_start_flow(fab, flow);
+  fab_flow_engine_start_flow(fab, flow);
   if (fab->failures != NULL)
     fabric_failures_flow_started(fab, flow);
 }
@@ -380,9 +380,9 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
     fab->model->lifecycle.flow_start(fab, flow);
   int hops = 0;
   if (flow->src_gpu != flow->dst_gpu)
-    hops = fab->model->lifecycle.flow_path
-               ? fab->model->lifecycle.flow_path(fab, flow)
-               : route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path, ROUTE_MAX_HOPS);
+    hops = fab->model->lifecycle.flow_path ? fab->model->lifecycle.flow_path(fab, flow)
+                                           : fab_route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key,
+                                                                   fab->seed, flow->path, ROUTE_MAX_HOPS);
   if (hops < 0 && fab->failures != NULL)
     hops = fabric_failures_route_fallback(fab, flow); /* no live path: the fault-free one, stalled */
   SGF_CHECK(hops >= 0, "no route from GPU %d to GPU %d", flow->src_gpu, flow->dst_gpu);
@@ -402,9 +402,9 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
    * mechanisms (credits, PFC, ECN) do not apply to NVLink, and 4 KB packets at 450 GB/s would
    * cost events without changing the answer. */
   if (fab->fidelity == FAB_FIDELITY_PACKET && !t->ports[flow->path[0]].is_nvlink)
-    pkt_engine_start_flow(fab, flow);
+    fab_pkt_engine_start_flow(fab, flow);
   else
-    flow_engine_start_flow(fab, flow);
+    fab_flow_engine_start_flow(fab, flow);
   if (fab->failures != NULL)
     fabric_failures_flow_started(fab, flow);
 }
@@ -440,7 +440,7 @@ void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow)
   flow->finish_s = fab->now;
   fab->active_flows--;
   if (flow->in_ring)
-    pkt_engine_forget_flow(fab, flow);
+    fab_pkt_engine_forget_flow(fab, flow);
   if (fab->failures != NULL && fab->fidelity == FAB_FIDELITY_PACKET)
     fabric_failures_flow_finished(fab, flow);
   if (flow->parent) {
@@ -499,10 +499,10 @@ static void dispatch(struct fabric *fab, const struct fab_event *ev)
   case FAB_EV_FLOW_START: flow_start(fab, ev->ptr); break;
   case FAB_EV_TX_DONE:
   case FAB_EV_ARRIVE:
-  case FAB_EV_KICK: pkt_engine_event(fab, ev); break;
+  case FAB_EV_KICK: fab_pkt_engine_event(fab, ev); break;
   case FAB_EV_FLOW_DRAINED:
   case FAB_EV_FLOW_DONE:
-  case FAB_EV_FLOW_RECOMPUTE: flow_engine_event(fab, ev); break;
+  case FAB_EV_FLOW_RECOMPUTE: fab_flow_engine_event(fab, ev); break;
   case FAB_EV_CALL: {
     struct fab_call *call = ev->ptr;
     void (*fn)(struct fabric *, void *) = call->fn;
@@ -619,12 +619,12 @@ static int have_event(struct fabric *fab)
   return heap_size(&fab->events) > 0;
 }
 
-double fabric_next_time(struct fabric *fab) { return have_event(fab) ? heap_top_time(&fab->events) : -1; }
+double fabric_next_time(struct fabric *fab) { return have_event(fab) ? fab_heap_top_time(&fab->events) : -1; }
 
 void fabric_advance(struct fabric *fab, double until)
 {
   struct fab_event ev;
-  while (have_event(fab) && heap_pop_until(&fab->events, until, &ev) == 0) {
+  while (have_event(fab) && fab_heap_pop_until(&fab->events, until, &ev) == 0) {
     if (ev.time > fab->now)
       fab->now = ev.time;
     fab->cur_seq = ev.seq;

@@ -560,23 +560,23 @@ double fabric_active_time(const struct fabric *fab);
 int fabric_write_links_csv(const struct fabric *fab, FILE *out);
 
 /* Internal to the engines. */
-void pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow);
+void fab_pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow);
 /* A finished flow leaves its NIC's injection ring (go-back-N may have put it back). */
-void pkt_engine_forget_flow(struct fabric *fab, struct fab_flow *flow);
-void pkt_engine_event(struct fabric *fab, const struct fab_event *ev);
-struct flow_engine *flow_engine_new(struct fabric *fab);
+void fab_pkt_engine_forget_flow(struct fabric *fab, struct fab_flow *flow);
+void fab_pkt_engine_event(struct fabric *fab, const struct fab_event *ev);
+struct flow_engine *fab_flow_engine_new(struct fabric *fab);
 /* Sets every port's capacity to its payload rate (after the model's init chose the framing). */
-void flow_engine_init_capacity(struct fabric *fab);
-void flow_engine_free(struct flow_engine *fe);
-void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow);
-void flow_engine_event(struct fabric *fab, const struct fab_event *ev);
-void flow_engine_recompute(struct fabric *fab);
+void fab_flow_engine_init_capacity(struct fabric *fab);
+void fab_flow_engine_free(struct flow_engine *fe);
+void fab_flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow);
+void fab_flow_engine_event(struct fabric *fab, const struct fab_event *ev);
+void fab_flow_engine_recompute(struct fabric *fab);
 /* Failures: the active flows crossing a port; a port's capacity must be looked at again; a flow's
  * bytes left brought up to the current date; a flow moved onto another path. */
 struct fab_flow *const *fabric_port_flows(const struct fabric *fab, int port, int *count);
-void flow_engine_touch_port(struct fabric *fab, int port);
-void flow_engine_sync(struct fabric *fab, struct fab_flow *f);
-void flow_engine_reroute(struct fabric *fab, struct fab_flow *f, const int *path, int hops);
+void fab_flow_engine_touch_port(struct fabric *fab, int port);
+void fab_flow_engine_sync(struct fabric *fab, struct fab_flow *f);
+void fab_flow_engine_reroute(struct fabric *fab, struct fab_flow *f, const int *path, int hops);
 void fabric_flow_finished(struct fabric *fab, struct fab_flow *flow);
 struct fab_packet *fabric_packet_alloc(struct fabric *fab);
 void fabric_packet_free(struct fabric *fab, struct fab_packet *pkt);

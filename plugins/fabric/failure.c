@@ -40,7 +40,7 @@ static int target_links(const struct topo *t, const char *target, int **out, cha
       (*out)[0] = l;
       return 1;
     }
-  int node = topo_find_node(t, target);
+  int node = fab_topo_find_node(t, target);
   if (node < 0) {
     snprintf(msg, msglen, "'%s' is neither a link id (as 'leaf0--spine1') nor a node of the platform", target);
     return -1;
@@ -269,7 +269,7 @@ static void reroute_stalled(struct fabric *fab, struct fab_fail_event *ev)
     memcpy(old_path, fl->path, sizeof old_path);
     int hops = fab->model->lifecycle.flow_path
                    ? fab->model->lifecycle.flow_path(fab, fl)
-                   : route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->seed, fl->path, ROUTE_MAX_HOPS);
+                   : fab_route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->seed, fl->path, ROUTE_MAX_HOPS);
     int32_t new_path[ROUTE_MAX_HOPS];
     memcpy(new_path, fl->path, sizeof new_path);
     memcpy(fl->path, old_path, sizeof old_path);
@@ -282,7 +282,7 @@ static void reroute_stalled(struct fabric *fab, struct fab_fail_event *ev)
     int np[ROUTE_MAX_HOPS];
     for (int h = 0; h < hops; h++)
       np[h] = new_path[h];
-    flow_engine_reroute(fab, fl, np, hops);
+    fab_flow_engine_reroute(fab, fl, np, hops);
     fl->fail_stalled = 0;
     ev->flows_rerouted++;
   }
@@ -321,7 +321,7 @@ static void reroute_packet_flows(struct fabric *fab, struct fab_fail_event *ev)
     memcpy(old_path, fl->path, sizeof old_path);
     int hops = fab->model->lifecycle.flow_path
                    ? fab->model->lifecycle.flow_path(fab, fl)
-                   : route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->seed, fl->path, ROUTE_MAX_HOPS);
+                   : fab_route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->seed, fl->path, ROUTE_MAX_HOPS);
     if (hops <= 0 || hops > ROUTE_MAX_HOPS || fl->path[0] != old_path[0] || failed_hop(fab, fl->path, hops) >= 0) {
       memcpy(fl->path, old_path, sizeof old_path); /* no live path: it keeps its own and waits */
       fl->hops = (uint8_t)old_hops;
@@ -342,7 +342,7 @@ static void recover(struct fabric *fab, void *ctx)
       int p = t->links[ev->links[i]].port[e];
       t->route_down[p] = fab->port_failed[p];
     }
-  topo_compute_downsets(t);
+  fab_topo_compute_downsets(t);
   ev->recovered_s = fab->now;
   reroute_stalled(fab, ev);
   if (fab->fidelity == FAB_FIDELITY_PACKET)
@@ -373,7 +373,7 @@ static void packet_link_state(struct fabric *fab, int l, int up)
     fab->port_failed[p] = (uint8_t)!up;
     if (!up) {
       f->port_epoch[p]++;
-      pkt_engine_flush_port(fab, p);
+      fab_pkt_engine_flush_port(fab, p);
     }
   }
   if (fab->model->packet.on_link_state)
@@ -412,7 +412,7 @@ static void apply(struct fabric *fab, void *ctx)
         if (!ev->up) {
           if (fl->fail_stalled)
             continue;
-          flow_engine_sync(fab, fl);
+          fab_flow_engine_sync(fab, fl);
           double lost = fl->rate_Bps > 0 ? in_flight(fab, fl) : 0;
           fl->remaining += lost;
           ev->bytes_retransmitted += lost;
@@ -421,7 +421,7 @@ static void apply(struct fabric *fab, void *ctx)
           fl->fail_stalled = 0; /* its path is whole again: it resumes */
         }
       }
-      flow_engine_touch_port(fab, p);
+      fab_flow_engine_touch_port(fab, p);
     }
   }
   ev->delay_s = fab->model->lifecycle.recovery_delay ? fab->model->lifecycle.recovery_delay(fab, ev->up) : 0;
@@ -460,7 +460,7 @@ int fabric_failures_route_fallback(struct fabric *fab, struct fab_flow *flow)
   uint8_t *down = t->route_down;
   t->downset = f->fault_free_downset;
   t->route_down = NULL;
-  int hops = route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path, ROUTE_MAX_HOPS);
+  int hops = fab_route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->seed, flow->path, ROUTE_MAX_HOPS);
   t->downset = live;
   t->route_down = down;
   (void)words;

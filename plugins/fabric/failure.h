@@ -117,7 +117,7 @@ void fabric_failures_retransmitted(struct fabric *fab, const struct fab_flow *fl
 /* A transport gave up (InfiniBand: the QP's retry count ran out): the job fails now with msg. */
 void fabric_failures_fail_job(struct fabric *fab, const char *msg);
 /* The packet engine drops every packet queued at a port whose link went down (pkt_engine.c). */
-void pkt_engine_flush_port(struct fabric *fab, int port);
+void fab_pkt_engine_flush_port(struct fabric *fab, int port);
 
 /* Whether the job failed (communicator timeout), and when (seconds); the message names the
  * transfer and the link. */

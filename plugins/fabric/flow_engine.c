@@ -69,7 +69,7 @@ struct fill_entry {
   int32_t id; /* port >= 0, or -1 - (component index of a capped flow) */
 };
 
-struct flow_engine *flow_engine_new(struct fabric *fab)
+struct flow_engine *fab_flow_engine_new(struct fabric *fab)
 {
   struct flow_engine *fe = calloc(1, sizeof *fe);
   size_t n = (size_t)fab->topo->n_ports + 1;
@@ -94,7 +94,7 @@ struct flow_engine *flow_engine_new(struct fabric *fab)
   return fe;
 }
 
-void flow_engine_free(struct flow_engine *fe)
+void fab_flow_engine_free(struct flow_engine *fe)
 {
   if (fe == NULL)
     return;
@@ -138,7 +138,7 @@ static void mark_dirty(struct flow_engine *fe, int port)
   fe->dirty[fe->n_dirty++] = port;
 }
 
-void flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
+void fab_flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
 {
   struct flow_engine *fe = fab->fe;
   if (fe->n_active == fe->cap_active) {
@@ -213,7 +213,7 @@ double fabric_port_payload_rate(const struct fabric *fab, int port)
   return tp->rate_Bps * fab->mtu / (fab->mtu + fab->frame_overhead_B);
 }
 
-void flow_engine_init_capacity(struct fabric *fab)
+void fab_flow_engine_init_capacity(struct fabric *fab)
 {
   struct flow_engine *fe = fab->fe;
   for (int p = 0; fe != NULL && fe->capacity != NULL && p < fab->topo->n_ports; p++)
@@ -355,13 +355,13 @@ struct fab_flow *const *fabric_port_flows(const struct fabric *fab, int port, in
   return fab->fe ? fab->fe->on_port[port].flows : NULL;
 }
 
-void flow_engine_touch_port(struct fabric *fab, int port)
+void fab_flow_engine_touch_port(struct fabric *fab, int port)
 {
   mark_dirty(fab->fe, port);
   request_recompute(fab);
 }
 
-void flow_engine_sync(struct fabric *fab, struct fab_flow *f)
+void fab_flow_engine_sync(struct fabric *fab, struct fab_flow *f)
 {
   f->remaining -= f->rate_Bps * (fab->now - f->last_s);
   if (f->remaining < 0)
@@ -369,10 +369,10 @@ void flow_engine_sync(struct fabric *fab, struct fab_flow *f)
   f->last_s = fab->now;
 }
 
-void flow_engine_reroute(struct fabric *fab, struct fab_flow *f, const int *path, int hops)
+void fab_flow_engine_reroute(struct fabric *fab, struct fab_flow *f, const int *path, int hops)
 {
   struct flow_engine *fe = fab->fe;
-  flow_engine_sync(fab, f);
+  fab_flow_engine_sync(fab, f);
   for (int h = 0; h < f->hops; h++) { /* off its old ports, as remove_active does */
     int p = f->path[h];
     struct port_flows *pf = &fe->on_port[p];
@@ -388,7 +388,7 @@ void flow_engine_reroute(struct fabric *fab, struct fab_flow *f, const int *path
     mark_dirty(fe, p);
   }
   f->hops = (uint8_t)hops;
-  for (int h = 0; h < hops; h++) { /* onto its new ones, as flow_engine_start_flow does */
+  for (int h = 0; h < hops; h++) { /* onto its new ones, as fab_flow_engine_start_flow does */
     int p = path[h];
     f->path[h] = p;
     struct port_flows *pf = &fe->on_port[p];
@@ -659,7 +659,7 @@ static void due_arm(struct fabric *fab)
   fabric_schedule(fab, first, FAB_EV_FLOW_DRAINED, ++fe->due_gen, NULL);
 }
 
-void flow_engine_recompute(struct fabric *fab)
+void fab_flow_engine_recompute(struct fabric *fab)
 {
   struct flow_engine *fe = fab->fe;
   fab->stats.rate_updates++;
@@ -761,13 +761,13 @@ static void flow_drained(struct fabric *fab, struct fab_flow *f)
                   FAB_EV_FLOW_DONE, 0, f);
 }
 
-void flow_engine_event(struct fabric *fab, const struct fab_event *ev)
+void fab_flow_engine_event(struct fabric *fab, const struct fab_event *ev)
 {
   struct flow_engine *fe = fab->fe;
   switch (ev->type) {
   case FAB_EV_FLOW_RECOMPUTE:
     fe->recompute_pending = 0;
-    flow_engine_recompute(fab);
+    fab_flow_engine_recompute(fab);
     if (fab->model->flow.on_rates)
       fab->model->flow.on_rates(fab);
     break;

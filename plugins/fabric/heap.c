@@ -257,7 +257,7 @@ static void rebuild(struct fab_heap *h, double width, double now)
   }
 }
 
-void heap_init(struct fab_heap *h)
+void fab_heap_init(struct fab_heap *h)
 {
   memset(h, 0, sizeof *h);
   h->nb = NEAR_BUCKETS;
@@ -270,7 +270,7 @@ void heap_init(struct fab_heap *h)
   h->check_time = -1;
 }
 
-void heap_free(struct fab_heap *h)
+void fab_heap_free(struct fab_heap *h)
 {
   if (h->keys)
     free(h->keys - PAD);
@@ -284,12 +284,12 @@ void heap_free(struct fab_heap *h)
   memset(h, 0, sizeof *h);
 }
 
-uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg, void *ptr)
+uint64_t fab_heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg, void *ptr)
 {
-  return heap_push_seq(h, time, h->next_seq++, type, arg, ptr);
+  return fab_heap_push_seq(h, time, h->next_seq++, type, arg, ptr);
 }
 
-uint64_t heap_push_seq(struct fab_heap *h, double time, uint64_t seq, uint32_t type, uint32_t arg, void *ptr)
+uint64_t fab_heap_push_seq(struct fab_heap *h, double time, uint64_t seq, uint32_t type, uint32_t arg, void *ptr)
 {
   place(h, time, seq, (struct fab_heap_val){ .ptr = ptr, .type = type, .arg = arg });
   return seq;
@@ -308,13 +308,13 @@ static const struct fab_heap_key *first_key(struct fab_heap *h, struct fab_cq_no
   return &n->key;
 }
 
-double heap_top_time(struct fab_heap *h)
+double fab_heap_top_time(struct fab_heap *h)
 {
   struct fab_cq_node *n;
   return key_time(first_key(h, &n));
 }
 
-int heap_pop_until(struct fab_heap *h, double until, struct fab_event *out)
+int fab_heap_pop_until(struct fab_heap *h, double until, struct fab_event *out)
 {
   if (heap_size(h) == 0)
     return -1;

@@ -64,22 +64,22 @@ struct fab_heap {
   uint64_t next_seq;
 };
 
-void heap_init(struct fab_heap *h);
-void heap_free(struct fab_heap *h);
+void fab_heap_init(struct fab_heap *h);
+void fab_heap_free(struct fab_heap *h);
 /* Schedules an event; returns its sequence number. */
-uint64_t heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg, void *ptr);
+uint64_t fab_heap_push(struct fab_heap *h, double time, uint32_t type, uint32_t arg, void *ptr);
 /* Takes the next sequence number without scheduling anything: an event that may never be needed
- * keeps the place in the order it would have had, and heap_push_seq schedules it later. */
+ * keeps the place in the order it would have had, and fab_heap_push_seq schedules it later. */
 static inline uint64_t heap_reserve_seq(struct fab_heap *h) { return h->next_seq++; }
 /* Schedules an event with a sequence number taken earlier by heap_reserve_seq. */
-uint64_t heap_push_seq(struct fab_heap *h, double time, uint64_t seq, uint32_t type, uint32_t arg, void *ptr);
+uint64_t fab_heap_push_seq(struct fab_heap *h, double time, uint64_t seq, uint32_t type, uint32_t arg, void *ptr);
 /* Removes the earliest event into *out if it is dated <= until; returns 0, or -1 (empty, or
  * the earliest event is later). */
-int heap_pop_until(struct fab_heap *h, double until, struct fab_event *out);
+int fab_heap_pop_until(struct fab_heap *h, double until, struct fab_event *out);
 /* Removes the earliest event into *out; returns 0, or -1 when empty. */
-static inline int heap_pop(struct fab_heap *h, struct fab_event *out) { return heap_pop_until(h, HUGE_VAL, out); }
+static inline int heap_pop(struct fab_heap *h, struct fab_event *out) { return fab_heap_pop_until(h, HUGE_VAL, out); }
 /* The date of the earliest event; the heap must not be empty. */
-double heap_top_time(struct fab_heap *h);
+double fab_heap_top_time(struct fab_heap *h);
 static inline size_t heap_size(const struct fab_heap *h) { return h->near_size + h->far_size; }
 
 #ifdef __cplusplus

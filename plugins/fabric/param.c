@@ -19,7 +19,7 @@ struct param_set {
   size_t count;
 };
 
-void param_register(const struct param_def *defs)
+void fab_param_register(const struct param_def *defs)
 {
   for (int i = 0; i < g_table_count; i++)
     if (g_tables[i] == defs)
@@ -41,9 +41,9 @@ static const struct param_def *find_def(const char *name, size_t *index)
   return NULL;
 }
 
-int param_exists(const char *name) { return find_def(name, NULL) != NULL; }
+int fab_param_exists(const char *name) { return find_def(name, NULL) != NULL; }
 
-int param_area_known(const char *name)
+int fab_param_area_known(const char *name)
 {
   const char *slash = strchr(name, '/');
   if (slash == NULL)
@@ -106,31 +106,33 @@ static int parse_value(const struct param_def *d, const char *text, struct param
       snprintf(err, errlen, "parameter '%s': '%s' is not one of %s", d->name, text, d->choices);
       return -1;
     }
-    if (unit_parse(d->unit, text, &number) != 0 && !(d->unit == UNIT_NONE && unit_parse_number(text, &number) == 0)) {
+    if (fab_unit_parse(d->unit, text, &number) != 0 &&
+        !(d->unit == UNIT_NONE && fab_unit_parse_number(text, &number) == 0)) {
       char why[64];
       snprintf(err, errlen, "parameter '%s': '%s' is not %s or a %s: it %s", d->name, text, d->choices,
                d->unit == UNIT_BPS       ? "rate with a unit (e.g. 400Gbps)"
                : d->unit == UNIT_SECONDS ? "duration with a unit (e.g. 1us)"
                : d->unit == UNIT_BYTES   ? "size (e.g. 9MB)"
                                          : "number",
-               unit_parse_why(d->unit, text, why, sizeof why));
+               fab_unit_parse_why(d->unit, text, why, sizeof why));
       return -1;
     }
     if (!(number >= d->min && number <= d->max)) {
       char lo[32], hi[32];
-      unit_format(d->unit, d->min, lo, sizeof lo);
-      unit_format(d->unit, d->max, hi, sizeof hi);
+      fab_unit_format(d->unit, d->min, lo, sizeof lo);
+      fab_unit_format(d->unit, d->max, hi, sizeof hi);
       snprintf(err, errlen, "parameter '%s': %s is out of range [%s, %s]", d->name, text, lo, hi);
       return -1;
     }
     break;
   case PARAM_REAL:
   case PARAM_INT:
-    if (unit_parse(d->unit, text, &number) != 0 && !(d->unit == UNIT_NONE && unit_parse_number(text, &number) == 0)) {
+    if (fab_unit_parse(d->unit, text, &number) != 0 &&
+        !(d->unit == UNIT_NONE && fab_unit_parse_number(text, &number) == 0)) {
       char why[64];
       if (d->unit == UNIT_NONE)
         snprintf(err, errlen, "parameter '%s': '%s' is not a number: it %s", d->name, text,
-                 unit_parse_why(d->unit, text, why, sizeof why));
+                 fab_unit_parse_why(d->unit, text, why, sizeof why));
       else
         snprintf(err, errlen, "parameter '%s': '%s' is not a non-negative %s with a unit (e.g. %s): it %s", d->name,
                  text,
@@ -140,7 +142,7 @@ static int parse_value(const struct param_def *d, const char *text, struct param
                  d->unit == UNIT_BPS       ? "400Gbps"
                  : d->unit == UNIT_SECONDS ? "1us"
                                            : "9MB",
-                 unit_parse_why(d->unit, text, why, sizeof why));
+                 fab_unit_parse_why(d->unit, text, why, sizeof why));
       return -1;
     }
     if (d->type == PARAM_INT && number != floor(number)) {
@@ -149,8 +151,8 @@ static int parse_value(const struct param_def *d, const char *text, struct param
     }
     if (!(number >= d->min && number <= d->max)) {
       char lo[32], hi[32];
-      unit_format(d->unit, d->min, lo, sizeof lo);
-      unit_format(d->unit, d->max, hi, sizeof hi);
+      fab_unit_format(d->unit, d->min, lo, sizeof lo);
+      fab_unit_format(d->unit, d->max, hi, sizeof hi);
       snprintf(err, errlen, "parameter '%s': %s is out of range [%s, %s]", d->name, text, lo, hi);
       return -1;
     }
@@ -165,7 +167,7 @@ static int parse_value(const struct param_def *d, const char *text, struct param
   return 0;
 }
 
-struct param_set *param_set_new(void)
+struct param_set *fab_param_set_new(void)
 {
   struct param_set *set = calloc(1, sizeof *set);
   for (int t = 0; t < g_table_count; t++)
@@ -185,7 +187,7 @@ struct param_set *param_set_new(void)
   return set;
 }
 
-void param_set_free(struct param_set *set)
+void fab_param_set_free(struct param_set *set)
 {
   if (set == NULL)
     return;
@@ -194,8 +196,8 @@ void param_set_free(struct param_set *set)
   free(set);
 }
 
-int param_set_text(struct param_set *set, const char *name, const char *value, const char *origin, char *err,
-                   size_t errlen)
+int fab_param_set_text(struct param_set *set, const char *name, const char *value, const char *origin, char *err,
+                       size_t errlen)
 {
   size_t index;
   const struct param_def *d = find_def(name, &index);
@@ -211,7 +213,7 @@ int param_set_text(struct param_set *set, const char *name, const char *value, c
   return 0;
 }
 
-int param_set_cfg(struct param_set *set, const char *arg, char *err, size_t errlen)
+int fab_param_set_cfg(struct param_set *set, const char *arg, char *err, size_t errlen)
 {
   const char *colon = strchr(arg, ':');
   if (colon == NULL || colon == arg) {
@@ -226,7 +228,7 @@ int param_set_cfg(struct param_set *set, const char *arg, char *err, size_t errl
   }
   memcpy(name, arg, len);
   name[len] = '\0';
-  return param_set_text(set, name, colon + 1, "--cfg", err, errlen);
+  return fab_param_set_text(set, name, colon + 1, "--cfg", err, errlen);
 }
 
 static const struct param_value *lookup(const struct param_set *set, const char *name)
@@ -237,10 +239,10 @@ static const struct param_value *lookup(const struct param_set *set, const char 
   sgf_fatal(__FILE__, __LINE__, "parameter '%s' is not registered", name);
 }
 
-double param_get(const struct param_set *set, const char *name) { return lookup(set, name)->number; }
-int param_get_int(const struct param_set *set, const char *name) { return (int)lookup(set, name)->number; }
-const char *param_get_text(const struct param_set *set, const char *name) { return lookup(set, name)->text; }
-int param_get_choice(const struct param_set *set, const char *name) { return (int)lookup(set, name)->number; }
+double fab_param_get(const struct param_set *set, const char *name) { return lookup(set, name)->number; }
+int fab_param_get_int(const struct param_set *set, const char *name) { return (int)lookup(set, name)->number; }
+const char *fab_param_get_text(const struct param_set *set, const char *name) { return lookup(set, name)->text; }
+int fab_param_get_choice(const struct param_set *set, const char *name) { return (int)lookup(set, name)->number; }
 
 static const char *type_name(const struct param_def *d)
 {
@@ -252,13 +254,13 @@ static const char *type_name(const struct param_def *d)
       return "text";
     if (d->min < d->max) {
       static char both[96]; /* printing only, one row at a time */
-      snprintf(both, sizeof both, "%s|%s", d->unit == UNIT_NONE ? "number" : unit_name(d->unit), d->choices);
+      snprintf(both, sizeof both, "%s|%s", d->unit == UNIT_NONE ? "number" : fab_unit_name(d->unit), d->choices);
       return both;
     }
     return d->choices;
-  case PARAM_INT: return d->unit == UNIT_NONE ? "integer" : unit_name(d->unit);
+  case PARAM_INT: return d->unit == UNIT_NONE ? "integer" : fab_unit_name(d->unit);
   case PARAM_REAL:
-  default: return d->unit == UNIT_NONE ? "number" : unit_name(d->unit);
+  default: return d->unit == UNIT_NONE ? "number" : fab_unit_name(d->unit);
   }
 }
 
@@ -282,7 +284,7 @@ static int in_area(const struct param_def *d, const char *area)
   return strncmp(d->name, area, len) == 0 && d->name[len] == '/';
 }
 
-size_t param_list_names(const char **names, size_t max)
+size_t fab_param_list_names(const char **names, size_t max)
 {
   size_t n = 0;
   for (int t = 0; t < g_table_count; t++)
@@ -291,7 +293,7 @@ size_t param_list_names(const char **names, size_t max)
   return n;
 }
 
-size_t param_list_areas(const char **areas, size_t max)
+size_t fab_param_list_areas(const char **areas, size_t max)
 {
   static char names[64][32];
   size_t n = 0;
@@ -331,7 +333,7 @@ static void print_wrapped(FILE *out, const char *text, int indent, int width)
   }
 }
 
-int param_print_table(FILE *out, const char *area, int markdown, int width)
+int fab_param_print_table(FILE *out, const char *area, int markdown, int width)
 {
   int rows = 0;
   for (int t = 0; t < g_table_count; t++)
@@ -351,8 +353,8 @@ int param_print_table(FILE *out, const char *area, int markdown, int width)
       char range[80] = "";
       if (d->type == PARAM_REAL || d->type == PARAM_INT || (d->type == PARAM_TEXT && d->min < d->max)) {
         char lo[32], hi[32];
-        unit_format(d->unit, d->min, lo, sizeof lo);
-        unit_format(d->unit, d->max, hi, sizeof hi);
+        fab_unit_format(d->unit, d->min, lo, sizeof lo);
+        fab_unit_format(d->unit, d->max, hi, sizeof hi);
         snprintf(range, sizeof range, "[%s, %s]", lo, hi);
       }
       if (markdown) {
@@ -377,7 +379,7 @@ int param_print_table(FILE *out, const char *area, int markdown, int width)
   return rows;
 }
 
-void param_write_json(const struct param_set *set, FILE *out, const char *indent)
+void fab_param_write_json(const struct param_set *set, FILE *out, const char *indent)
 {
   for (size_t i = 0; i < set->count; i++) {
     const struct param_def *d = set->defs[i];

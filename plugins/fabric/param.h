@@ -39,40 +39,40 @@ struct param_value {
 };
 
 /* Registers a model's table (static storage). Registering the same table twice is a no-op. */
-void param_register(const struct param_def *defs);
+void fab_param_register(const struct param_def *defs);
 
 /* The values of one run: one per registered row. */
 struct param_set;
-struct param_set *param_set_new(void);
-void param_set_free(struct param_set *set);
+struct param_set *fab_param_set_new(void);
+void fab_param_set_free(struct param_set *set);
 
 /* Sets one value from text. Returns 0, or -1 with a message naming the parameter in err. */
-int param_set_text(struct param_set *set, const char *name, const char *value, const char *origin, char *err,
-                   size_t errlen);
+int fab_param_set_text(struct param_set *set, const char *name, const char *value, const char *origin, char *err,
+                       size_t errlen);
 /* Parses "area/name:value" (the part after --cfg=). */
-int param_set_cfg(struct param_set *set, const char *arg, char *err, size_t errlen);
+int fab_param_set_cfg(struct param_set *set, const char *arg, char *err, size_t errlen);
 /* Whether a registered parameter has this name. */
-int param_exists(const char *name);
+int fab_param_exists(const char *name);
 /* Whether the name's area ("ib" in "ib/mtu") belongs to a registered table. */
-int param_area_known(const char *name);
+int fab_param_area_known(const char *name);
 
 /* Reads a value; asking for an unregistered name is a programming error and aborts. */
-double param_get(const struct param_set *set, const char *name);
-int param_get_int(const struct param_set *set, const char *name);
-const char *param_get_text(const struct param_set *set, const char *name);
+double fab_param_get(const struct param_set *set, const char *name);
+int fab_param_get_int(const struct param_set *set, const char *name);
+const char *fab_param_get_text(const struct param_set *set, const char *name);
 /* ENUM: the index of the chosen word among the choices. */
-int param_get_choice(const struct param_set *set, const char *name);
+int fab_param_get_choice(const struct param_set *set, const char *name);
 
 /* Lists the registered rows of one area ("roce" lists roce/...; NULL: every row) with name,
  * default, unit, range, description and source: a header line, then each row with its
  * description wrapped to width columns; or a markdown table. Returns the rows printed. */
-int param_print_table(FILE *out, const char *area, int markdown, int width);
+int fab_param_print_table(FILE *out, const char *area, int markdown, int width);
 /* The names of the registered rows ("fabric/mtu", ...), in table order; at most max. */
-size_t param_list_names(const char **names, size_t max);
+size_t fab_param_list_names(const char **names, size_t max);
 /* The areas of the registered rows ("fabric", "coll", "ib", ...), in table order. */
-size_t param_list_areas(const char **areas, size_t max);
+size_t fab_param_list_areas(const char **areas, size_t max);
 /* Writes the values of the set as a JSON object body ("name": value, ...). */
-void param_write_json(const struct param_set *set, FILE *out, const char *indent);
+void fab_param_write_json(const struct param_set *set, FILE *out, const char *indent);
 
 #ifdef __cplusplus
 }

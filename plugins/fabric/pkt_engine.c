@@ -74,7 +74,7 @@ static void ring_remove_after(struct fab_port *fp, struct fab_flow *prev)
   flow->ring_next = NULL;
 }
 
-void pkt_engine_forget_flow(struct fabric *fab, struct fab_flow *flow)
+void fab_pkt_engine_forget_flow(struct fabric *fab, struct fab_flow *flow)
 {
   struct fab_port *fp = &fab->ports[flow->path[0]];
   struct fab_flow *prev = fp->ring;
@@ -88,7 +88,7 @@ void pkt_engine_forget_flow(struct fabric *fab, struct fab_flow *flow)
   ring_remove_after(fp, prev);
 }
 
-void pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
+void fab_pkt_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
 {
   /* Transfers are whole bytes (fabric_post checks it): a fraction of a byte left over would
    * become a packet of 0 bytes that never completes the flow. */
@@ -249,7 +249,7 @@ int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt)
   if (t->nodes[pkt->node].kind == TOPO_SWITCH &&
       (fab->routing == FAB_ROUTING_ADAPTIVE || fab->model->packet.choose_port)) {
     int cand[ROUTE_MAX_CANDIDATES];
-    int n = route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+    int n = fab_route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
     if (n == 0 && fab->failures != NULL)
       return -1; /* failures: no live port toward the destination */
     int pick = n <= 1                           ? 0
@@ -261,7 +261,7 @@ int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt)
     /* The flow was moved to another path (failures) while this packet was on the old one: it
      * goes on from where it is, by the same hash as the flow's path. */
     int cand[ROUTE_MAX_CANDIDATES];
-    int n = route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+    int n = fab_route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
     return n > 0 ? cand[route_pick(flow->key, fab->seed, pkt->node, n)] : -1;
   }
   return flow->path[pkt->hop];
@@ -309,7 +309,7 @@ static void packet_arrive(struct fabric *fab, struct fab_packet *pkt)
   port_try_send(fab, port);
 }
 
-void pkt_engine_flush_port(struct fabric *fab, int port)
+void fab_pkt_engine_flush_port(struct fabric *fab, int port)
 {
   struct fab_port *fp = &fab->ports[port];
   for (int q = 0; q < FAB_MAX_QUEUES; q++)
@@ -333,7 +333,7 @@ void fabric_flow_rewind(struct fabric *fab, struct fab_flow *flow, uint32_t seq)
 
 void fabric_port_kick(struct fabric *fab, int port) { port_try_send(fab, port); }
 
-void pkt_engine_event(struct fabric *fab, const struct fab_event *ev)
+void fab_pkt_engine_event(struct fabric *fab, const struct fab_event *ev)
 {
   switch (ev->type) {
   case FAB_EV_TX_DONE: {

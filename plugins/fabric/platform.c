@@ -211,7 +211,7 @@ static void check_gpu(void *ctx, int gpu, int node, const char *name)
   struct check_ctx *c = ctx;
   if (c->failed)
     return;
-  int id = topo_find_node(c->p->topo, name);
+  int id = fab_topo_find_node(c->p->topo, name);
   if (id < 0 || c->p->topo->nodes[id].index != gpu) {
     snprintf(c->err, c->errlen, "%s: host '%s' is missing (the fat-tree parameters imply it)", c->p->path, name);
     c->failed = 1;
@@ -223,7 +223,7 @@ static void check_router(void *ctx, const char *name, int level)
   struct check_ctx *c = ctx;
   if (c->failed)
     return;
-  int id = topo_find_node(c->p->topo, name);
+  int id = fab_topo_find_node(c->p->topo, name);
   if (id < 0 || c->p->topo->nodes[id].level != level) {
     snprintf(c->err, c->errlen, "%s: router '%s' is missing (the fat-tree parameters imply it)", c->p->path, name);
     c->failed = 1;
@@ -239,7 +239,7 @@ static int find_link(const struct topo *t, const char *name)
   if (dash == NULL)
     return -1;
   *dash = '\0';
-  int node = topo_find_node(t, lower);
+  int node = fab_topo_find_node(t, lower);
   if (node < 0)
     return -1;
   const struct topo_node *n = &t->nodes[node];
@@ -272,10 +272,10 @@ static void check_link(void *ctx, const char *name, const char *lower, const cha
   const struct topo_port *port = &t->ports[t->links[link].port[0]];
   if (!nearly(port->rate_Bps, rate_Bps) || !nearly(port->latency_s, latency_s)) {
     char want_rate[32], got_rate[32], want_lat[32], got_lat[32];
-    unit_format(UNIT_BPS, rate_Bps, want_rate, sizeof want_rate);
-    unit_format(UNIT_BPS, port->rate_Bps, got_rate, sizeof got_rate);
-    unit_format(UNIT_SECONDS, latency_s, want_lat, sizeof want_lat);
-    unit_format(UNIT_SECONDS, port->latency_s, got_lat, sizeof got_lat);
+    fab_unit_format(UNIT_BPS, rate_Bps, want_rate, sizeof want_rate);
+    fab_unit_format(UNIT_BPS, port->rate_Bps, got_rate, sizeof got_rate);
+    fab_unit_format(UNIT_SECONDS, latency_s, want_lat, sizeof want_lat);
+    fab_unit_format(UNIT_SECONDS, port->latency_s, got_lat, sizeof got_lat);
     snprintf(c->err, c->errlen, "%s:%d: link '%s' has %s/%s but the fat-tree parameters give %s/%s", c->p->path,
              t->links[link].src_line, name, got_rate, got_lat, want_rate, want_lat);
     c->failed = 1;
@@ -373,7 +373,7 @@ static int read_zone(struct platform *p, xmlNode *zone, char *err, size_t errlen
                  p->path, line, id, text);
         return -1;
       }
-      if (topo_add_node(t, id, TOPO_GPU, 0, gpu, line) < 0) {
+      if (fab_topo_add_node(t, id, TOPO_GPU, 0, gpu, line) < 0) {
         snprintf(err, errlen, "%s:%d: host '%s' declared twice", p->path, line, id);
         return -1;
       }
@@ -390,7 +390,7 @@ static int read_zone(struct platform *p, xmlNode *zone, char *err, size_t errlen
                  line, id);
         return -1;
       }
-      if (topo_add_node(t, id, kind, level, index, line) < 0) {
+      if (fab_topo_add_node(t, id, kind, level, index, line) < 0) {
         snprintf(err, errlen, "%s:%d: router '%s' declared twice", p->path, line, id);
         return -1;
       }
@@ -408,12 +408,12 @@ static int read_zone(struct platform *p, xmlNode *zone, char *err, size_t errlen
       return -1;
     }
     double rate, latency = 0;
-    if (attr(node, "bandwidth", text, sizeof text) != 0 || unit_parse_rate(text, &rate) != 0 || rate <= 0) {
+    if (attr(node, "bandwidth", text, sizeof text) != 0 || fab_unit_parse_rate(text, &rate) != 0 || rate <= 0) {
       snprintf(err, errlen, "%s:%d: link '%s': bandwidth must be a positive rate with a unit (e.g. 400Gbps)", p->path,
                line, id);
       return -1;
     }
-    if (attr(node, "latency", text, sizeof text) == 0 && unit_parse_time(text, &latency) != 0) {
+    if (attr(node, "latency", text, sizeof text) == 0 && fab_unit_parse_time(text, &latency) != 0) {
       snprintf(err, errlen, "%s:%d: link '%s': latency must be a non-negative time with a unit (e.g. 100ns)", p->path,
                line, id);
       return -1;
@@ -429,7 +429,7 @@ static int read_zone(struct platform *p, xmlNode *zone, char *err, size_t errlen
       return -1;
     }
     *dash = '\0';
-    int lower = topo_find_node(t, ends), upper = topo_find_node(t, dash + 2);
+    int lower = fab_topo_find_node(t, ends), upper = fab_topo_find_node(t, dash + 2);
     if (lower < 0 || upper < 0) {
       snprintf(err, errlen, "%s:%d: link '%s' names '%s', which is not declared", p->path, line, id,
                lower < 0 ? ends : dash + 2);
@@ -440,13 +440,13 @@ static int read_zone(struct platform *p, xmlNode *zone, char *err, size_t errlen
       snprintf(err, errlen, "%s:%d: link '%s' does not join a lower tier to a higher one", p->path, line, id);
       return -1;
     }
-    if (topo_add_link(t, lower, upper, rate, latency, id, line) < 0) {
+    if (fab_topo_add_link(t, lower, upper, rate, latency, id, line) < 0) {
       snprintf(err, errlen, "%s:%d: link '%s' is invalid", p->path, line, id);
       return -1;
     }
   }
   char message[256];
-  if (topo_finalize(t, message, sizeof message) != 0) {
+  if (fab_topo_finalize(t, message, sizeof message) != 0) {
     snprintf(err, errlen, "%s: %s", p->path, message);
     return -1;
   }
@@ -478,7 +478,7 @@ struct platform *platform_parse(const char *text, size_t len, const char *path, 
   }
   struct platform *p = calloc(1, sizeof *p);
   p->path = xstrdup(path);
-  p->topo = topo_new();
+  p->topo = fab_topo_new();
   if (check_simgrid_syntax(path, err, errlen) != 0) {
     platform_free(p);
     return NULL;
@@ -530,7 +530,7 @@ void platform_free(struct platform *p)
     free(p->props[i].value);
   }
   free(p->props);
-  topo_free(p->topo);
+  fab_topo_free(p->topo);
   free(p->path);
   free(p);
 }
@@ -548,9 +548,9 @@ int platform_apply_params(const struct platform *p, struct param_set *set, char 
   char message[256];
   for (int i = 0; i < p->n_props; i++) {
     const struct platform_prop *prop = &p->props[i];
-    if (strncmp(prop->name, "sgfabric/", 9) == 0 || !param_area_known(prop->name))
+    if (strncmp(prop->name, "sgfabric/", 9) == 0 || !fab_param_area_known(prop->name))
       continue;
-    if (param_set_text(set, prop->name, prop->value, "platform", message, sizeof message) != 0) {
+    if (fab_param_set_text(set, prop->name, prop->value, "platform", message, sizeof message) != 0) {
       snprintf(err, errlen, "%s:%d: %s", p->path, prop->line, message);
       return -1;
     }

@@ -1,7 +1,7 @@
 /* xoshiro256** generator and splitmix64 seeding. */
 #include "rng.h"
 
-uint64_t rng_mix64(uint64_t x)
+uint64_t fab_rng_mix64(uint64_t x)
 {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -9,18 +9,18 @@ uint64_t rng_mix64(uint64_t x)
   return x ^ (x >> 31);
 }
 
-void rng_seed(struct fab_rng *r, uint64_t seed)
+void fab_rng_seed(struct fab_rng *r, uint64_t seed)
 {
   uint64_t x = seed;
   for (int i = 0; i < 4; i++) {
     x += 0x9e3779b97f4a7c15ULL;
-    r->s[i] = rng_mix64(x);
+    r->s[i] = fab_rng_mix64(x);
   }
 }
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-uint64_t rng_next(struct fab_rng *r)
+uint64_t fab_rng_next(struct fab_rng *r)
 {
   uint64_t *s = r->s;
   uint64_t result = rotl(s[1] * 5, 7) * 9;
@@ -34,35 +34,35 @@ uint64_t rng_next(struct fab_rng *r)
   return result;
 }
 
-double rng_uniform(struct fab_rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+double fab_rng_uniform(struct fab_rng *r) { return (double)(fab_rng_next(r) >> 11) * 0x1.0p-53; }
 
-uint64_t rng_below(struct fab_rng *r, uint64_t n)
+uint64_t fab_rng_below(struct fab_rng *r, uint64_t n)
 {
   /* Rejection keeps the draw unbiased for any n. */
   uint64_t limit = UINT64_MAX - UINT64_MAX % n;
   uint64_t x;
   do
-    x = rng_next(r);
+    x = fab_rng_next(r);
   while (x >= limit);
   return x % n;
 }
 
-void rng_shuffle(struct fab_rng *r, int *a, int n)
+void fab_rng_shuffle(struct fab_rng *r, int *a, int n)
 {
   for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
-    int j = (int)rng_below(r, (uint64_t)i + 1);
+    int j = (int)fab_rng_below(r, (uint64_t)i + 1);
     int tmp = a[i];
     a[i] = a[j];
     a[j] = tmp;
   }
 }
 
-void rng_derangement(struct fab_rng *r, int n, int *perm)
+void fab_rng_derangement(struct fab_rng *r, int n, int *perm)
 {
   for (;;) {
     for (int i = 0; i < n; i++)
       perm[i] = i;
-    rng_shuffle(r, perm, n);
+    fab_rng_shuffle(r, perm, n);
     int fixed = 0;
     for (int i = 0; i < n; i++)
       fixed += perm[i] == i;

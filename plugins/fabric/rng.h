@@ -14,20 +14,20 @@ struct fab_rng {
   uint64_t s[4];
 };
 
-void rng_seed(struct fab_rng *r, uint64_t seed);
-uint64_t rng_next(struct fab_rng *r);
+void fab_rng_seed(struct fab_rng *r, uint64_t seed);
+uint64_t fab_rng_next(struct fab_rng *r);
 /* Uniform in [0, 1). */
-double rng_uniform(struct fab_rng *r);
+double fab_rng_uniform(struct fab_rng *r);
 /* Uniform integer in [0, n) for n > 0. */
-uint64_t rng_below(struct fab_rng *r, uint64_t n);
+uint64_t fab_rng_below(struct fab_rng *r, uint64_t n);
 /* A uniformly random permutation of 0..n-1 without fixed points (a derangement, n >= 2), drawn
  * by shuffling until none is left (about e tries): the random-permutation traffic of
  * benchmarks and tests. */
-void rng_derangement(struct fab_rng *r, int n, int *perm);
+void fab_rng_derangement(struct fab_rng *r, int n, int *perm);
 /* Shuffles a[0..n) uniformly in place (Fisher-Yates, from the last element down). */
-void rng_shuffle(struct fab_rng *r, int *a, int n);
+void fab_rng_shuffle(struct fab_rng *r, int *a, int n);
 /* A 64-bit mix of a value with a seed (splitmix64 finaliser), for hashing. */
-uint64_t rng_mix64(uint64_t x);
+uint64_t fab_rng_mix64(uint64_t x);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@ static int live_reaches(const struct topo *t, int node, int leaf, int depth)
 
 static int port_down(const struct topo *t, int port) { return t->route_down != NULL && t->route_down[port]; }
 
-int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int max)
+int fab_route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int max)
 {
   const struct topo_node *n = &t->nodes[node];
   int dst_node = t->gpu_node[dst_gpu];
@@ -36,7 +36,7 @@ int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int 
     return count;
   }
   case TOPO_NVSWITCH: {
-    /* A GPU has at most one NVLink port (topo_finalize): the only port of an NVSwitch toward
+    /* A GPU has at most one NVLink port (fab_topo_finalize): the only port of an NVSwitch toward
      * it is the way back of that port, if it ends here. */
     int up = t->gpu_nvl_port[dst_gpu];
     if (up >= 0 && t->ports[up].peer_node == node && !port_down(t, t->ports[up].peer_port) && count < max)
@@ -71,15 +71,15 @@ int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int 
   return count;
 }
 
-int route_hashed_path(const struct topo *t, int src_gpu, int dst_gpu, uint64_t flow_key, uint64_t seed, int *ports,
-                      int max_ports)
+int fab_route_hashed_path(const struct topo *t, int src_gpu, int dst_gpu, uint64_t flow_key, uint64_t seed, int *ports,
+                          int max_ports)
 {
   int candidates[ROUTE_MAX_CANDIDATES];
   int node = t->gpu_node[src_gpu];
   int dst_node = t->gpu_node[dst_gpu];
   int hops = 0;
   while (node != dst_node) {
-    int n = route_candidates(t, node, dst_gpu, candidates, ROUTE_MAX_CANDIDATES);
+    int n = fab_route_candidates(t, node, dst_gpu, candidates, ROUTE_MAX_CANDIDATES);
     if (n == 0 || hops == max_ports)
       return -1;
     int pick = n == 1 ? 0 : (int)route_pick(flow_key, seed, node, n);
@@ -89,8 +89,8 @@ int route_hashed_path(const struct topo *t, int src_gpu, int dst_gpu, uint64_t f
   return hops;
 }
 
-int route_hops(const struct topo *t, int src_gpu, int dst_gpu)
+int fab_route_hops(const struct topo *t, int src_gpu, int dst_gpu)
 {
   int ports[ROUTE_MAX_HOPS];
-  return route_hashed_path(t, src_gpu, dst_gpu, 0, 0, ports, ROUTE_MAX_HOPS);
+  return fab_route_hashed_path(t, src_gpu, dst_gpu, 0, 0, ports, ROUTE_MAX_HOPS);
 }

@@ -21,16 +21,16 @@ extern "C" {
 
 /* Candidate egress ports at node toward dst_gpu, in port order. Returns their count (0 at the
  * destination itself). */
-int route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int max);
+int fab_route_candidates(const struct topo *t, int node, int dst_gpu, int *out, int max);
 
 /* Number of port hops on a minimal path between two GPUs (NVLink: 2). */
-int route_hops(const struct topo *t, int src_gpu, int dst_gpu);
+int fab_route_hops(const struct topo *t, int src_gpu, int dst_gpu);
 
 /* The per-flow path obtained by choosing, at each node with several candidates, the candidate
  * numbered hash(flow_key, node) mod count. Writes the egress ports and returns the hop count,
  * or -1 if the destination cannot be reached (a disconnected platform). */
-int route_hashed_path(const struct topo *t, int src_gpu, int dst_gpu, uint64_t flow_key, uint64_t seed, int *ports,
-                      int max_ports);
+int fab_route_hashed_path(const struct topo *t, int src_gpu, int dst_gpu, uint64_t flow_key, uint64_t seed, int *ports,
+                          int max_ports);
 
 /* The hash that picks candidate index for (flow_key, node): seeded per switch, as ECMP
  * hardware seeds its hash per switch to avoid polarisation. */

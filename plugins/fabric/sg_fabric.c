@@ -126,7 +126,7 @@ void sgf_unload(void)
     g_fabric = NULL;
   fabric_free(g_loaded.fab);
   platform_free(g_loaded.platform);
-  param_set_free(g_loaded.params);
+  fab_param_set_free(g_loaded.params);
   memset(&g_loaded, 0, sizeof g_loaded);
 }
 
@@ -152,13 +152,13 @@ struct fabric *sgf_load_platform(const char *path, const struct sgf_load_options
     model = &fab_model_ideal;
   fabric_register_params();
   fabric_plugin_mark_loaded();
-  g_loaded.params = param_set_new();
+  g_loaded.params = fab_param_set_new();
   if (g_loaded.params == NULL || (g_loaded.platform = platform_load(path, err, errlen)) == NULL ||
       platform_apply_params(g_loaded.platform, g_loaded.params, err, errlen) != 0)
     goto fail;
   for (const char *const *c = opt->cfg; c && *c; c++) {
     char message[256];
-    if (param_set_cfg(g_loaded.params, *c, message, sizeof message) != 0) {
+    if (fab_param_set_cfg(g_loaded.params, *c, message, sizeof message) != 0) {
       snprintf(err, errlen, "%s: %s", *c, message);
       goto fail;
     }
@@ -178,7 +178,7 @@ int sgf_host_gpu(const_sg_host_t host)
   if (g_fabric == NULL || host == NULL)
     return -1;
   const struct topo *t = g_fabric->topo;
-  int node = topo_find_node(t, sg_host_get_name(host));
+  int node = fab_topo_find_node(t, sg_host_get_name(host));
   return node >= 0 && t->nodes[node].kind == TOPO_GPU ? t->nodes[node].index : -1;
 }
 

@@ -41,7 +41,7 @@ static uint64_t name_hash(const char *s)
   return h;
 }
 
-struct topo *topo_new(void)
+struct topo *fab_topo_new(void)
 {
   struct topo_with_build *tb = sgf_xcalloc(1, sizeof *tb);
   tb->build.name_slots = 1024;
@@ -65,7 +65,7 @@ static void rehash(struct topo *t)
   b->name_slots = slots;
 }
 
-int topo_find_node(const struct topo *t, const char *name)
+int fab_topo_find_node(const struct topo *t, const char *name)
 {
   struct topo_build *b = build_of((struct topo *)t);
   if (b->name_index == NULL) {
@@ -84,10 +84,10 @@ int topo_find_node(const struct topo *t, const char *name)
   return -1;
 }
 
-int topo_add_node(struct topo *t, const char *name, topo_node_kind kind, int level, int index, int line)
+int fab_topo_add_node(struct topo *t, const char *name, topo_node_kind kind, int level, int index, int line)
 {
   struct topo_build *b = build_of(t);
-  if (strlen(name) >= sizeof t->nodes[0].name || topo_find_node(t, name) >= 0)
+  if (strlen(name) >= sizeof t->nodes[0].name || fab_topo_find_node(t, name) >= 0)
     return -1;
   if (t->n_nodes == b->node_capacity) {
     b->node_capacity = b->node_capacity ? 2 * b->node_capacity : 256;
@@ -110,7 +110,8 @@ int topo_add_node(struct topo *t, const char *name, topo_node_kind kind, int lev
   return t->n_nodes++;
 }
 
-int topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double latency_s, const char *name, int line)
+int fab_topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double latency_s, const char *name,
+                      int line)
 {
   struct topo_build *b = build_of(t);
   if (lower < 0 || upper < 0 || lower >= t->n_nodes || upper >= t->n_nodes || lower == upper)
@@ -133,7 +134,7 @@ int topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double 
   return b->count - 1;
 }
 
-int topo_finalize(struct topo *t, char *err, size_t errlen)
+int fab_topo_finalize(struct topo *t, char *err, size_t errlen)
 {
   struct topo_build *b = build_of(t);
   int n_ports = 2 * b->count;
@@ -242,14 +243,14 @@ int topo_finalize(struct topo *t, char *err, size_t errlen)
     t->downset_words = 1;
   free(t->downset);
   t->downset = calloc((size_t)t->n_nodes * t->downset_words, sizeof(uint64_t));
-  topo_compute_downsets(t);
+  fab_topo_compute_downsets(t);
   free(b->links);
   b->links = NULL;
   b->count = b->capacity = 0;
   return 0;
 }
 
-void topo_compute_downsets(struct topo *t)
+void fab_topo_compute_downsets(struct topo *t)
 {
   memset(t->downset, 0, (size_t)t->n_nodes * t->downset_words * sizeof(uint64_t));
   for (int level = 1; level <= t->max_level; level++)
@@ -273,7 +274,7 @@ void topo_compute_downsets(struct topo *t)
     }
 }
 
-void topo_free(struct topo *t)
+void fab_topo_free(struct topo *t)
 {
   if (t == NULL)
     return;
@@ -293,19 +294,19 @@ void topo_free(struct topo *t)
   free(t);
 }
 
-struct topo *topo_single_switch(int n_gpus, double rate_Bps, double latency_s, double switch_latency_s)
+struct topo *fab_topo_single_switch(int n_gpus, double rate_Bps, double latency_s, double switch_latency_s)
 {
-  struct topo *t = topo_new();
+  struct topo *t = fab_topo_new();
   char name[24];
-  int sw = topo_add_node(t, "leaf0", TOPO_SWITCH, 1, -1, 0);
+  int sw = fab_topo_add_node(t, "leaf0", TOPO_SWITCH, 1, -1, 0);
   for (int g = 0; g < n_gpus; g++) {
     snprintf(name, sizeof name, "gpu%d", g);
-    int id = topo_add_node(t, name, TOPO_GPU, 0, g, 0);
-    topo_add_link(t, id, sw, rate_Bps, latency_s, NULL, 0);
+    int id = fab_topo_add_node(t, name, TOPO_GPU, 0, g, 0);
+    fab_topo_add_link(t, id, sw, rate_Bps, latency_s, NULL, 0);
   }
   t->gpus_per_node = 1;
   t->switch_latency_s = switch_latency_s;
   char err[128];
-  SGF_CHECK(topo_finalize(t, err, sizeof err) == 0, "%s", err);
+  SGF_CHECK(fab_topo_finalize(t, err, sizeof err) == 0, "%s", err);
   return t;
 }

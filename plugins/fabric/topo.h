@@ -65,18 +65,19 @@ struct topo {
   uint8_t *route_down;
 };
 
-/* Building: add nodes, then links (by node id), then topo_finalize(). */
-struct topo *topo_new(void);
-int topo_add_node(struct topo *t, const char *name, topo_node_kind kind, int level, int index, int line);
-int topo_find_node(const struct topo *t, const char *name);
-int topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double latency_s, const char *name, int line);
+/* Building: add nodes, then links (by node id), then fab_topo_finalize(). */
+struct topo *fab_topo_new(void);
+int fab_topo_add_node(struct topo *t, const char *name, topo_node_kind kind, int level, int index, int line);
+int fab_topo_find_node(const struct topo *t, const char *name);
+int fab_topo_add_link(struct topo *t, int lower, int upper, double rate_Bps, double latency_s, const char *name,
+                      int line);
 /* Sorts ports by node, fills the GPU maps, numbers leaves and computes down-sets. Returns 0, or -1
  * with a message in err (a GPU without NIC, a switch without level, ...). */
-int topo_finalize(struct topo *t, char *err, size_t errlen);
-void topo_free(struct topo *t);
+int fab_topo_finalize(struct topo *t, char *err, size_t errlen);
+void fab_topo_free(struct topo *t);
 /* Recomputes the down-sets, leaving out links whose ports route_down marks (after a failure or a
  * repair the routing has learnt of). */
-void topo_compute_downsets(struct topo *t);
+void fab_topo_compute_downsets(struct topo *t);
 
 static inline int topo_downset_has(const struct topo *t, int node, int leaf)
 {
@@ -85,7 +86,7 @@ static inline int topo_downset_has(const struct topo *t, int node, int leaf)
 
 /* Builds the small topologies tests need without a file: n_gpus GPUs (one per node), each on
  * its own port of a single switch, all links at rate and latency. */
-struct topo *topo_single_switch(int n_gpus, double rate_Bps, double latency_s, double switch_latency_s);
+struct topo *fab_topo_single_switch(int n_gpus, double rate_Bps, double latency_s, double switch_latency_s);
 
 #ifdef __cplusplus
 }

@@ -86,11 +86,11 @@ static int parse_with(const char *text, const struct suffix *table, double *out)
   return -1;
 }
 
-int unit_parse_rate(const char *text, double *bytes_per_s) { return parse_with(text, rate_suffixes, bytes_per_s); }
-int unit_parse_time(const char *text, double *seconds) { return parse_with(text, time_suffixes, seconds); }
-int unit_parse_size(const char *text, double *bytes) { return parse_with(text, size_suffixes, bytes); }
+int fab_unit_parse_rate(const char *text, double *bytes_per_s) { return parse_with(text, rate_suffixes, bytes_per_s); }
+int fab_unit_parse_time(const char *text, double *seconds) { return parse_with(text, time_suffixes, seconds); }
+int fab_unit_parse_size(const char *text, double *bytes) { return parse_with(text, size_suffixes, bytes); }
 
-int unit_parse_number(const char *text, double *value)
+int fab_unit_parse_number(const char *text, double *value)
 {
   if (text == NULL)
     return -1;
@@ -106,21 +106,21 @@ int unit_parse_number(const char *text, double *value)
   return 0;
 }
 
-int unit_parse(unit_kind kind, const char *text, double *value)
+int fab_unit_parse(unit_kind kind, const char *text, double *value)
 {
   switch (kind) {
-  case UNIT_BYTES: return unit_parse_size(text, value);
-  case UNIT_SECONDS: return unit_parse_time(text, value);
-  case UNIT_BPS: return unit_parse_rate(text, value);
+  case UNIT_BYTES: return fab_unit_parse_size(text, value);
+  case UNIT_SECONDS: return fab_unit_parse_time(text, value);
+  case UNIT_BPS: return fab_unit_parse_rate(text, value);
   case UNIT_NONE:
-  default: return unit_parse_number(text, value);
+  default: return fab_unit_parse_number(text, value);
   }
 }
 
-const char *unit_parse_why(unit_kind kind, const char *text, char *buf, int buflen)
+const char *fab_unit_parse_why(unit_kind kind, const char *text, char *buf, int buflen)
 {
   double value;
-  if (unit_parse(kind, text, &value) == 0)
+  if (fab_unit_parse(kind, text, &value) == 0)
     return NULL;
   if (text == NULL)
     return "is missing";
@@ -169,7 +169,7 @@ const char *unit_parse_why(unit_kind kind, const char *text, char *buf, int bufl
   return buf;
 }
 
-const char *unit_name(unit_kind kind)
+const char *fab_unit_name(unit_kind kind)
 {
   switch (kind) {
   case UNIT_BYTES: return "B";
@@ -180,7 +180,7 @@ const char *unit_name(unit_kind kind)
   }
 }
 
-void unit_format(unit_kind kind, double value, char *buf, int buflen)
+void fab_unit_format(unit_kind kind, double value, char *buf, int buflen)
 {
   switch (kind) {
   case UNIT_BPS: {

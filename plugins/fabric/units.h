@@ -27,22 +27,22 @@ typedef enum {
 
 /* Each parser returns 0 and stores the value, or -1 (value untouched) when the text is
  * not a finite, non-negative number followed by a known unit of that kind. */
-int unit_parse_rate(const char *text, double *bytes_per_s);
-int unit_parse_time(const char *text, double *seconds);
-int unit_parse_size(const char *text, double *bytes);
-int unit_parse_number(const char *text, double *value);
-int unit_parse(unit_kind kind, const char *text, double *value);
+int fab_unit_parse_rate(const char *text, double *bytes_per_s);
+int fab_unit_parse_time(const char *text, double *seconds);
+int fab_unit_parse_size(const char *text, double *bytes);
+int fab_unit_parse_number(const char *text, double *value);
+int fab_unit_parse(unit_kind kind, const char *text, double *value);
 
-/* Why unit_parse(kind, text) refused text, as a phrase for messages: "is not a number",
+/* Why fab_unit_parse(kind, text) refused text, as a phrase for messages: "is not a number",
  * "is negative", "is too large (overflows after scaling)", "has an unknown unit 'XB'",
  * "needs a unit", "has trailing text 'x'"; NULL if it parses. */
-const char *unit_parse_why(unit_kind kind, const char *text, char *buf, int buflen);
+const char *fab_unit_parse_why(unit_kind kind, const char *text, char *buf, int buflen);
 
 /* The unit's canonical suffix for messages and tables ("B", "s", "B/s", ""). */
-const char *unit_name(unit_kind kind);
+const char *fab_unit_name(unit_kind kind);
 
 /* Formats a value with a readable unit ("400Gbps", "1.5us", "9MB") into buf. */
-void unit_format(unit_kind kind, double value, char *buf, int buflen);
+void fab_unit_format(unit_kind kind, double value, char *buf, int buflen);
 
 #ifdef __cplusplus
 }

@@ -66,7 +66,7 @@ static int candidate_load(const struct fabric *fab, int port, int dst_gpu)
   if (t->nodes[node].kind != TOPO_SWITCH || !topo_downset_has(t, node, t->gpu_leaf[dst_gpu]))
     return load;
   for (int hops = 0; node != dst_node && hops < ROUTE_MAX_HOPS; hops++) {
-    if (route_candidates(t, node, dst_gpu, down, ROUTE_MAX_CANDIDATES) < 1)
+    if (fab_route_candidates(t, node, dst_gpu, down, ROUTE_MAX_CANDIDATES) < 1)
       break;
     int l = fabric_port_flow_count(fab, down[0]);
     if (l > load)
@@ -85,7 +85,7 @@ static int ar_path(const struct fabric *fab, const struct fab_flow *flow, uint64
   int hops = 0;
   uint64_t total = 1, digits = part;
   while (node != dst_node && hops < ROUTE_MAX_HOPS) {
-    int n = route_candidates(t, node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+    int n = fab_route_candidates(t, node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
     if (n == 0)
       return -1;
     total *= (uint64_t)n;
@@ -300,7 +300,7 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     for (hi = lo; hi < m && leg[hi].src_leaf == leg[lo].src_leaf; hi++)
       ;
     int up[ROUTE_MAX_CANDIDATES];
-    int ports = route_candidates(t, leg[lo].src_leaf, flows[leg[lo].flow]->dst_gpu, up, ROUTE_MAX_CANDIDATES);
+    int ports = fab_route_candidates(t, leg[lo].src_leaf, flows[leg[lo].flow]->dst_gpu, up, ROUTE_MAX_CANDIDATES);
     double capacity = 0;
     for (int k = 0; k < ports; k++)
       capacity += t->ports[up[k]].rate_Bps;

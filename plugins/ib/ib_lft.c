@@ -69,7 +69,7 @@ int ib_lft_path(const struct ib_lft *l, const struct topo *t, int src_gpu, int d
   int dst_node = t->gpu_node[dst_gpu];
   int hops = 0;
   while (node != dst_node) {
-    int n = route_candidates(t, node, dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+    int n = fab_route_candidates(t, node, dst_gpu, cand, ROUTE_MAX_CANDIDATES);
     if (n == 0 || hops == max)
       return -1;
     int port = cand[ib_lft_pick(l, t, node, dst_gpu, cand, n)];

@@ -26,7 +26,7 @@ struct ib_lft {
 int ib_lft_init(struct ib_lft *l, const struct topo *t);
 void ib_lft_free(struct ib_lft *l);
 
-/* Index, among the n candidates route_candidates() lists at node toward dst_gpu, of the port
+/* Index, among the n candidates fab_route_candidates() lists at node toward dst_gpu, of the port
  * the table names. */
 int ib_lft_pick(const struct ib_lft *l, const struct topo *t, int node, int dst_gpu, const int *cand, int n);
 

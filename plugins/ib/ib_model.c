@@ -205,12 +205,13 @@ static int ib_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const ch
 static double ib__recovery_delay(struct fabric *fab, int up)
 {
   (void)up;
-  if (param_get_choice(fab->params, "ib/failover") == 1)
-    return param_get(fab->params, "ib/ar-recovery");
+  if (fab_param_get_choice(fab->params, "ib/failover") == 1)
+    return fab_param_get(fab->params, "ib/ar-recovery");
   int switches = 0;
   for (int i = 0; i < fab->topo->n_nodes; i++)
     switches += fab->topo->nodes[i].kind == TOPO_SWITCH;
-  return param_get(fab->params, "ib/sm-sweep-base") + switches * param_get(fab->params, "ib/sm-sweep-per-switch");
+  return fab_param_get(fab->params, "ib/sm-sweep-base") +
+         switches * fab_param_get(fab->params, "ib/sm-sweep-per-switch");
 }
 
 static const struct fab_model ib_model_ops = {

@@ -98,15 +98,15 @@ static const struct param_def ib_params[] = {
   { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
 };
 
-void ib_register_params(void) { param_register(ib_params); }
+void ib_register_params(void) { fab_param_register(ib_params); }
 
 static int parse_latency(const struct param_set *set, const char *name, const char *keep, double *out, char *err,
                          size_t errlen)
 {
-  const char *text = param_get_text(set, name);
+  const char *text = fab_param_get_text(set, name);
   if (strcmp(text, keep) == 0)
     return 0;
-  if (unit_parse_time(text, out) != 0) {
+  if (fab_unit_parse_time(text, out) != 0) {
     snprintf(err, errlen, "%s: '%s' is not '%s' or a duration with a unit (e.g. 110ns)", name, text, keep);
     return -1;
   }
@@ -118,7 +118,7 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   const struct param_set *set = fab->params;
   char message[192];
   memset(p, 0, sizeof *p);
-  int mtu = param_get_int(set, "ib/mtu");
+  int mtu = fab_param_get_int(set, "ib/mtu");
   if (mtu == 0)
     mtu = (int)fab->mtu;
   if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096) {
@@ -127,13 +127,13 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   }
   p->mtu_bytes = (uint32_t)mtu;
   fab->mtu = mtu;
-  int block = param_get_int(set, "ib/credit-block");
+  int block = fab_param_get_int(set, "ib/credit-block");
   if (block == 0) {
     snprintf(err, errlen, "ib/credit-block: 0 B gives zero credits (IBTA counts credits in 64-byte blocks)");
     return -1;
   }
   p->block_bytes = (uint32_t)block;
-  double buffer = param_get(set, "ib/buffer-per-vl");
+  double buffer = fab_param_get(set, "ib/buffer-per-vl");
   p->buffer_blocks = (int32_t)floor(buffer / block);
   if (p->buffer_blocks == 0) {
     snprintf(err, errlen, "ib/buffer-per-vl: %.0f B gives zero credits per VL: no packet could ever be sent", buffer);
@@ -149,13 +149,13 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   /* FCCL and FCTBS are 12-bit fields compared modulo 4,096 (IBTA Vol.1 7.9.4): a credit limit
    * more than 2,048 blocks ahead of the blocks sent would read as behind, so a port advertises at
    * most 2,048 blocks per VL, whatever buffer it has, unless the link is long-haul. */
-  p->long_haul = param_get_int(set, "ib/long-haul");
+  p->long_haul = fab_param_get_int(set, "ib/long-haul");
   p->buffer_bytes = (double)p->buffer_blocks * block;
   if (!p->long_haul && p->buffer_blocks > IB_MAX_CREDIT_BLOCKS)
     p->buffer_blocks = IB_MAX_CREDIT_BLOCKS;
-  p->header_bytes = (uint32_t)param_get_int(set, "ib/frame-overhead");
+  p->header_bytes = (uint32_t)fab_param_get_int(set, "ib/frame-overhead");
   fab->frame_overhead_B = p->header_bytes;
-  p->num_vls = param_get_int(set, "ib/num-vls");
+  p->num_vls = fab_param_get_int(set, "ib/num-vls");
   if (p->num_vls < 1 || p->num_vls > IB_MAX_VLS) {
     snprintf(err, errlen, "ib/num-vls: %d data VLs; this model supports 1 to %d", p->num_vls, IB_MAX_VLS);
     return -1;
@@ -164,22 +164,23 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
     snprintf(err, errlen, "ib/num-vls: at most %d", FAB_MAX_QUEUES);
     return -1;
   }
-  if (ib_sl2vl_parse(p->sl2vl, param_get_text(set, "ib/sl2vl"), p->num_vls, message, sizeof message) != 0) {
+  if (ib_sl2vl_parse(p->sl2vl, fab_param_get_text(set, "ib/sl2vl"), p->num_vls, message, sizeof message) != 0) {
     snprintf(err, errlen, "ib/sl2vl: %s", message);
     return -1;
   }
-  if (ib_vlarb_parse(&p->vlarb, 0, param_get_text(set, "ib/vlarb-high"), p->num_vls, message, sizeof message) != 0) {
+  if (ib_vlarb_parse(&p->vlarb, 0, fab_param_get_text(set, "ib/vlarb-high"), p->num_vls, message, sizeof message) !=
+      0) {
     snprintf(err, errlen, "ib/vlarb-high: %s", message);
     return -1;
   }
-  const char *low = param_get_text(set, "ib/vlarb-low");
+  const char *low = fab_param_get_text(set, "ib/vlarb-low");
   if (strcmp(low, "equal") == 0)
     ib_vlarb_equal(&p->vlarb, 1, p->num_vls, 64);
   else if (ib_vlarb_parse(&p->vlarb, 1, low, p->num_vls, message, sizeof message) != 0) {
     snprintf(err, errlen, "ib/vlarb-low: %s", message);
     return -1;
   }
-  p->vlarb.high_limit = param_get_int(set, "ib/vlarb-high-limit");
+  p->vlarb.high_limit = fab_param_get_int(set, "ib/vlarb-high-limit");
   for (int s = 0; s < IB_NUM_SLS; s++)
     if (!ib_vlarb_serves(&p->vlarb, p->sl2vl[s])) {
       snprintf(err, errlen,
@@ -191,17 +192,17 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   if (parse_latency(set, "ib/switch-latency", "platform", &fab->switch_latency_s, err, errlen) != 0 ||
       parse_latency(set, "ib/nic-latency", "fabric", &fab->nic_latency_s, err, errlen) != 0)
     return -1;
-  p->credit_delay_s = param_get(set, "ib/credit-delay");
-  p->routing = (ib_routing)param_get_choice(set, "ib/routing");
-  p->input_queue = (ib_input_queue)param_get_choice(set, "ib/input-queue");
-  p->ar_threshold_bytes = param_get(set, "ib/ar-threshold");
-  p->ar_paths = param_get_int(set, "ib/ar-paths");
-  p->ar_imbalance = param_get(set, "ib/ar-imbalance");
-  p->series = param_get_int(set, "ib/series");
-  p->series_interval_s = param_get(set, "ib/series-interval");
-  snprintf(p->series_port, sizeof p->series_port, "%s", param_get_text(set, "ib/series-port"));
+  p->credit_delay_s = fab_param_get(set, "ib/credit-delay");
+  p->routing = (ib_routing)fab_param_get_choice(set, "ib/routing");
+  p->input_queue = (ib_input_queue)fab_param_get_choice(set, "ib/input-queue");
+  p->ar_threshold_bytes = fab_param_get(set, "ib/ar-threshold");
+  p->ar_paths = fab_param_get_int(set, "ib/ar-paths");
+  p->ar_imbalance = fab_param_get(set, "ib/ar-imbalance");
+  p->series = fab_param_get_int(set, "ib/series");
+  p->series_interval_s = fab_param_get(set, "ib/series-interval");
+  snprintf(p->series_port, sizeof p->series_port, "%s", fab_param_get_text(set, "ib/series-port"));
   /* IBTA Vol.1 11.2.4.2: the Local ACK Timeout of a QP is 4.096 us x 2^value. */
-  p->transport_timeout_s = 4.096e-6 * ldexp(1.0, param_get_int(set, "ib/transport-timeout"));
-  p->transport_retries = param_get_int(set, "ib/transport-retry");
+  p->transport_timeout_s = 4.096e-6 * ldexp(1.0, fab_param_get_int(set, "ib/transport-timeout"));
+  p->transport_retries = fab_param_get_int(set, "ib/transport-retry");
   return 0;
 }

@@ -217,7 +217,7 @@ static int route_at_switch(struct fabric *fab, struct ib_state *st, int node, co
 {
   const struct topo *t = fab->topo;
   int cand[ROUTE_MAX_CANDIDATES];
-  int n = route_candidates(t, node, pkt->flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
+  int n = fab_route_candidates(t, node, pkt->flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
   if (n == 0 && fab->failures != NULL)
     return -1; /* failures: no live port toward the destination */
   SGF_CHECK(n > 0, "ib: no route at %s toward GPU %d", t->nodes[node].name, pkt->flow->dst_gpu);

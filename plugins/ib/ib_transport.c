@@ -186,7 +186,7 @@ void ib__qp_timeout(struct fabric *fab, struct ib_qp *qp)
              "timeouts of %g s without an acknowledgement since %.6f s; ib/transport-timeout %d, "
              "ib/transport-retry %d)",
              fab->now, flow->src_gpu, flow->dst_gpu, qp->retries, st->p.transport_timeout_s,
-             fab->now - qp->retries * st->p.transport_timeout_s, param_get_int(fab->params, "ib/transport-timeout"),
+             fab->now - qp->retries * st->p.transport_timeout_s, fab_param_get_int(fab->params, "ib/transport-timeout"),
              st->p.transport_retries);
     fabric_failures_fail_job(fab, msg);
     return;

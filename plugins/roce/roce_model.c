@@ -52,7 +52,7 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
   SGF_CHECK(roce_fifo_init(&rs->fifo, n_ports) == 0 && roce_spread_init(&rs->spread, n_ports) == 0 &&
                 roce_est_init(&rs->est, n_ports) == 0,
             "roce: out of memory for the flow-level state of %d ports", n_ports);
-  rng_seed(&rs->rng, rng_next(&fab->rng));
+  fab_rng_seed(&rs->rng, fab_rng_next(&fab->rng));
   /* RoCEv2 framing on every packet: serialisation at packet fidelity, payload capacity at flow
    * fidelity (the fabric core applies it). */
   fab->frame_overhead_B = rs->cfg.frame_overhead_B;
@@ -212,7 +212,7 @@ static int roce_on_arrive(struct fabric *fab, int node, struct fab_packet *pkt)
   struct roce_state *rs = roce__state(fab);
   const struct topo *t = fab->topo;
   struct roce_flow *rf = pkt->flow->model_data;
-  if (rs->cfg.drop_rate > 0 && !t->ports[pkt->in_port].is_nvlink && rng_uniform(&rs->rng) < rs->cfg.drop_rate) {
+  if (rs->cfg.drop_rate > 0 && !t->ports[pkt->in_port].is_nvlink && fab_rng_uniform(&rs->rng) < rs->cfg.drop_rate) {
     fabric_count_drop(fab, FAB_DROP_RANDOM);
     rf->inflight--;
     return FAB_ARRIVE_DROP;
@@ -505,8 +505,8 @@ static int roce_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const 
 static double roce_recovery_delay(struct fabric *fab, int up)
 {
   (void)up;
-  return param_get(fab->params, "roce/bfd-interval") * param_get(fab->params, "roce/bfd-multiplier") +
-         param_get(fab->params, "roce/route-update");
+  return fab_param_get(fab->params, "roce/bfd-interval") * fab_param_get(fab->params, "roce/bfd-multiplier") +
+         fab_param_get(fab->params, "roce/route-update");
 }
 
 static const struct fab_model g_roce_model = {

@@ -163,7 +163,7 @@ static const struct param_def roce_params[] = {
   { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
 };
 
-void roce_register_params(void) { param_register(roce_params); }
+void roce_register_params(void) { fab_param_register(roce_params); }
 
 /* The two DCQCN presets, in table order: g, alpha_init, tau', T, B, F, R_AI, R_HAI, min, dec, cnp. */
 static const double g_presets[2][12] = {
@@ -202,7 +202,7 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *name, con
 static int read_switch(const struct param_set *ps, const char *name, const char *yes, const char *no, int *value,
                        char *err, size_t errlen)
 {
-  const char *text = param_get_text(ps, name);
+  const char *text = fab_param_get_text(ps, name);
   if (!strcmp(text, yes))
     *value = 1;
   else if (!strcmp(text, no))
@@ -218,32 +218,32 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
 {
   const struct param_set *ps = fab->params;
   memset(c, 0, sizeof *c);
-  c->pfc.enabled = param_get_int(ps, "roce/pfc");
-  c->pfc.kind = param_get_choice(ps, "roce/pfc-threshold") == 0 ? PFC_STATIC : PFC_DYNAMIC;
-  c->pfc.xoff_B = param_get(ps, "roce/pfc-xoff");
-  c->pfc.xon_B = param_get(ps, "roce/pfc-xon");
-  c->pfc.alpha = param_get(ps, "roce/pfc-alpha");
-  c->pfc.resume_offset_B = param_get(ps, "roce/pfc-resume-offset");
-  c->pfc.quanta = param_get(ps, "roce/pfc-quanta");
-  c->buffer_B = param_get(ps, "roce/buffer");
-  c->lossy_alpha = param_get(ps, "roce/lossy-alpha");
-  c->frame_overhead_B = param_get(ps, "roce/frame-overhead");
-  c->priority = param_get_int(ps, "roce/priority");
-  c->ecn_enabled = param_get_int(ps, "roce/ecn");
-  c->ecn_ref.kmin_B = param_get(ps, "roce/ecn-kmin");
-  c->ecn_ref.kmax_B = param_get(ps, "roce/ecn-kmax");
-  c->ecn_ref.pmax = param_get(ps, "roce/ecn-pmax");
-  c->ecn_ref_rate_Bps = param_get(ps, "roce/ecn-ref-rate");
-  c->qps_per_conn = param_get_int(ps, "roce/qps-per-conn");
-  c->ecmp_seed = (uint64_t)param_get(ps, "roce/ecmp-seed");
+  c->pfc.enabled = fab_param_get_int(ps, "roce/pfc");
+  c->pfc.kind = fab_param_get_choice(ps, "roce/pfc-threshold") == 0 ? PFC_STATIC : PFC_DYNAMIC;
+  c->pfc.xoff_B = fab_param_get(ps, "roce/pfc-xoff");
+  c->pfc.xon_B = fab_param_get(ps, "roce/pfc-xon");
+  c->pfc.alpha = fab_param_get(ps, "roce/pfc-alpha");
+  c->pfc.resume_offset_B = fab_param_get(ps, "roce/pfc-resume-offset");
+  c->pfc.quanta = fab_param_get(ps, "roce/pfc-quanta");
+  c->buffer_B = fab_param_get(ps, "roce/buffer");
+  c->lossy_alpha = fab_param_get(ps, "roce/lossy-alpha");
+  c->frame_overhead_B = fab_param_get(ps, "roce/frame-overhead");
+  c->priority = fab_param_get_int(ps, "roce/priority");
+  c->ecn_enabled = fab_param_get_int(ps, "roce/ecn");
+  c->ecn_ref.kmin_B = fab_param_get(ps, "roce/ecn-kmin");
+  c->ecn_ref.kmax_B = fab_param_get(ps, "roce/ecn-kmax");
+  c->ecn_ref.pmax = fab_param_get(ps, "roce/ecn-pmax");
+  c->ecn_ref_rate_Bps = fab_param_get(ps, "roce/ecn-ref-rate");
+  c->qps_per_conn = fab_param_get_int(ps, "roce/qps-per-conn");
+  c->ecmp_seed = (uint64_t)fab_param_get(ps, "roce/ecmp-seed");
   if (c->ecmp_seed == 0)
     c->ecmp_seed = fab->seed;
-  c->drop_rate = param_get(ps, "roce/drop-rate");
-  c->rto_s = param_get(ps, "roce/rto");
-  c->trace_interval_s = param_get(ps, "roce/trace-interval");
-  c->fluid_step_s = param_get(ps, "roce/fluid-step");
-  c->fluid_ode = param_get_choice(ps, "roce/fluid-rp") == 1;
-  c->fluid_settle = param_get(ps, "roce/fluid-settle");
+  c->drop_rate = fab_param_get(ps, "roce/drop-rate");
+  c->rto_s = fab_param_get(ps, "roce/rto");
+  c->trace_interval_s = fab_param_get(ps, "roce/trace-interval");
+  c->fluid_step_s = fab_param_get(ps, "roce/fluid-step");
+  c->fluid_ode = fab_param_get_choice(ps, "roce/fluid-rp") == 1;
+  c->fluid_settle = fab_param_get(ps, "roce/fluid-settle");
 
   if (c->ecn_ref.kmin_B > c->ecn_ref.kmax_B)
     return fail(err, errlen, "parameter '%s': Kmin is larger than roce/ecn-kmax%s", "roce/ecn-kmin", "");
@@ -252,28 +252,28 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   if (c->pfc.kind == PFC_STATIC && c->pfc.xon_B > c->pfc.xoff_B)
     return fail(err, errlen, "parameter '%s': XON is above roce/pfc-xoff%s", "roce/pfc-xon", "");
 
-  const char *headroom = param_get_text(ps, "roce/pfc-headroom");
+  const char *headroom = fab_param_get_text(ps, "roce/pfc-headroom");
   if (!strcmp(headroom, "mlx5"))
     c->headroom_mode = 0;
   else if (!strcmp(headroom, "hpcc"))
     c->headroom_mode = 1;
   else {
     c->headroom_mode = 2;
-    if (unit_parse_size(headroom, &c->headroom_fixed_B) != 0)
+    if (fab_unit_parse_size(headroom, &c->headroom_fixed_B) != 0)
       return fail(err, errlen, "parameter '%s': '%s' is not mlx5, hpcc or a size", "roce/pfc-headroom", headroom);
     if (c->headroom_fixed_B < fab->mtu)
       return fail(err, errlen, "parameter '%s': %s is below one MTU (fabric/mtu)", "roce/pfc-headroom", headroom);
   }
 
-  int preset = param_get_choice(ps, "roce/dcqcn");
+  int preset = fab_param_get_choice(ps, "roce/dcqcn");
   c->dcqcn_preset = preset;
   int paper = preset == ROCE_DCQCN_PAPER || preset == ROCE_DCQCN_PAPER_SCALED;
-  int fluid = param_get_choice(ps, "roce/fluid"); /* auto, on, off */
+  int fluid = fab_param_get_choice(ps, "roce/fluid"); /* auto, on, off */
   c->fluid = fluid == 1 || (fluid == 0 && paper);
   /* auto, on, off: auto is on. With DCQCN on the senders inject at their DCQCN floor rate
    * (roce_dcqcn_floor.h), so FIFO shares and spreading act only where DCQCN cannot hold a port;
    * the fluid model, where it runs, replaces both (roce_flow.c). */
-  int fifo = param_get_choice(ps, "roce/flow-fifo"), spread = param_get_choice(ps, "roce/flow-spreading");
+  int fifo = fab_param_get_choice(ps, "roce/flow-fifo"), spread = fab_param_get_choice(ps, "roce/flow-spreading");
   c->flow_fifo = fifo != 2;
   c->flow_spread = spread == 1 || (spread == 0 && c->flow_fifo);
   const double *base = g_presets[paper ? 1 : 0];
@@ -292,14 +292,14 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   }
   double v[12];
   for (int i = 0; i < 12; i++) {
-    const char *text = param_get_text(ps, g_preset_names[i]);
+    const char *text = fab_param_get_text(ps, g_preset_names[i]);
     v[i] = base[i];
     if (i == 4 || i == 6 || i == 7) /* B, R_AI, R_HAI */
       v[i] *= c->dcqcn_scale;
     if (!strcmp(text, PRESET))
       continue;
-    if (unit_parse(g_preset_units[i], text, &v[i]) != 0 &&
-        !(g_preset_units[i] == UNIT_NONE && unit_parse_number(text, &v[i]) == 0))
+    if (fab_unit_parse(g_preset_units[i], text, &v[i]) != 0 &&
+        !(g_preset_units[i] == UNIT_NONE && fab_unit_parse_number(text, &v[i]) == 0))
       return fail(err, errlen, "parameter '%s': '%s' is not 'preset' or a valid value", g_preset_names[i], text);
   }
   if (v[0] <= 0 || v[0] > 1)
@@ -336,7 +336,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->dcqcn.min_dec_factor = v[11] / 100;
   c->dcqcn.alpha_per_window = pw;
 
-  const char *trace = param_get_text(ps, "roce/trace-flow");
+  const char *trace = fab_param_get_text(ps, "roce/trace-flow");
   c->trace_flow = -1;
   if (strcmp(trace, "none")) {
     char *end;
@@ -345,7 +345,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
       return fail(err, errlen, "parameter '%s': '%s' is not none or a flow id", "roce/trace-flow", trace);
     c->trace_flow = id;
   }
-  trace = param_get_text(ps, "roce/trace-port");
+  trace = fab_param_get_text(ps, "roce/trace-port");
   c->trace_port = -1;
   if (strcmp(trace, "none")) {
     const struct topo *t = fab->topo;
@@ -388,7 +388,7 @@ int roce__check_headroom(const struct fabric *fab, const struct roce_state *rs, 
           "parameter 'roce/pfc-headroom': %s (up to %.0f B per port) x %d ports of switch %s (priority %d) = %.0f B "
           "of headroom leaves %.0f B of roce/buffer = %.0f B for the shared pool, less than one fabric/mtu "
           "(%.0f B) per port: lower roce/pfc-headroom or raise roce/buffer",
-          param_get_text(fab->params, "roce/pfc-headroom"), largest, ports, t->nodes[n].name, rs->cfg.priority,
+          fab_param_get_text(fab->params, "roce/pfc-headroom"), largest, ports, t->nodes[n].name, rs->cfg.priority,
           headroom, rs->cfg.buffer_B - headroom, rs->cfg.buffer_B, fab->mtu);
       return -1;
     }
@@ -401,7 +401,7 @@ uint64_t roce__qp_key(const struct roce_config *c, uint64_t run_seed, int src, i
   (void)run_seed;
   uint64_t sip = 0x0A000000u | (uint32_t)src, dip = 0x0A000000u | (uint32_t)dst;
   uint32_t qpn =
-      (uint32_t)(rng_mix64(((uint64_t)src << 40) ^ ((uint64_t)dst << 16) ^ (uint64_t)qp ^ c->ecmp_seed) & 0xFFFFFF);
+      (uint32_t)(fab_rng_mix64(((uint64_t)src << 40) ^ ((uint64_t)dst << 16) ^ (uint64_t)qp ^ c->ecmp_seed) & 0xFFFFFF);
   uint64_t sport = 0xC000u | (qpn & 0x3FFF);
-  return rng_mix64((sip << 32 | dip) ^ rng_mix64(sport << 16 | ROCE_UDP_DPORT));
+  return fab_rng_mix64((sip << 32 | dip) ^ fab_rng_mix64(sport << 16 | ROCE_UDP_DPORT));
 }

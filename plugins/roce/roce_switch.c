@@ -196,7 +196,7 @@ void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
   struct roce_state *rs = roce__state(fab);
   const struct fab_port *fp = fabric_port_view(fab, port);
   if (rs->cfg.ecn_enabled &&
-      ecn_red_mark(&rs->ports[port].ecn, &rs->stats.ecn, fp->queued_bytes[pkt->queue], rng_uniform(&rs->rng)))
+      ecn_red_mark(&rs->ports[port].ecn, &rs->stats.ecn, fp->queued_bytes[pkt->queue], fab_rng_uniform(&rs->rng)))
     pkt->flags |= ROCE_PKT_CE;
   if (port == rs->cfg.trace_port)
     roce__series_add(&rs->port_series, fab->now, fp->total_queued, rs->ports[port].is_paused[pkt->queue], 0,

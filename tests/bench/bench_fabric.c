@@ -68,8 +68,8 @@ struct measure {
 static void derangement(int n, uint64_t seed, int *perm)
 {
   struct fab_rng rng;
-  rng_seed(&rng, seed);
-  rng_derangement(&rng, n, perm);
+  fab_rng_seed(&rng, seed);
+  fab_rng_derangement(&rng, n, perm);
 }
 
 /* ---- cases ---- */
@@ -102,7 +102,7 @@ static int setup_fabric(const char *path, fab_fidelity fid, struct platform **pl
                         struct fabric **fab, struct measure *m)
 {
   fabric_register_params();
-  *ps = param_set_new();
+  *ps = fab_param_set_new();
   double t0 = now_s();
   *pl = platform_load(path, m->err, sizeof m->err);
   if (*pl == NULL)
@@ -150,7 +150,7 @@ out:
   /* Freed as a real caller would: the teardown is part of neither timing. */
   fabric_free(fab);
   platform_free(pl);
-  param_set_free(ps);
+  fab_param_set_free(ps);
 }
 
 static double tv_rss_mb(const struct rusage *ru) { return (double)ru->ru_maxrss / 1024.0; } /* KB on Linux */

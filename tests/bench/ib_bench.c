@@ -38,10 +38,10 @@ int main(int argc, char **argv)
     return 1;
   fabric_register_params();
   ib_register_params();
-  struct param_set *set = param_set_new();
+  struct param_set *set = fab_param_set_new();
   char err[256];
   for (int i = 2; i < argc; i++)
-    if (!strncmp(argv[i], "--cfg=", 6) && param_set_cfg(set, argv[i] + 6, err, sizeof err) != 0) {
+    if (!strncmp(argv[i], "--cfg=", 6) && fab_param_set_cfg(set, argv[i] + 6, err, sizeof err) != 0) {
       fprintf(stderr, "%s\n", err);
       return 2;
     }
@@ -53,8 +53,8 @@ int main(int argc, char **argv)
   int n = p->topo->n_gpus;
   int *perm = malloc((size_t)n * sizeof *perm);
   struct fab_rng rng;
-  rng_seed(&rng, 1);
-  rng_derangement(&rng, n, perm);
+  fab_rng_seed(&rng, 1);
+  fab_rng_derangement(&rng, n, perm);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int posted = 0;
@@ -69,12 +69,12 @@ int main(int argc, char **argv)
   getrusage(RUSAGE_SELF, &ru);
   printf("ib_bench %s: %d GPUs, %d transfers of %.0f MB (random permutation, %s): wall %.2f s, max RSS %.1f MB, "
          "events %llu, mean FCT %.3f ms, credit_stall_s %.4g, drops %llu\n",
-         argv[1], n, posted, mb, param_get_text(set, "ib/routing"),
+         argv[1], n, posted, mb, fab_param_get_text(set, "ib/routing"),
          (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec), ru.ru_maxrss / 1024.0,
          (unsigned long long)fab->stats.events, 1e3 * g_fct_sum / (g_done ? g_done : 1),
          sg_ib_get_credit_stall_time(fab), (unsigned long long)fab->stats.drops);
   fabric_free(fab);
-  param_set_free(set);
+  fab_param_set_free(set);
   platform_free(p);
   free(perm);
   return g_done == posted ? 0 : 1;

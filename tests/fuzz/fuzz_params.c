@@ -13,31 +13,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   ib_register_params();
   roce_register_params();
   char *text = fuzz_string(data, size);
-  struct param_set *set = param_set_new();
+  struct param_set *set = fab_param_set_new();
   char err[512];
   for (char *line = text, *next; line != NULL; line = next) {
     next = strchr(line, '\n');
     if (next != NULL)
       *next++ = '\0';
-    param_set_cfg(set, line, err, sizeof err);
+    fab_param_set_cfg(set, line, err, sizeof err);
   }
   /* A fabric per model and fidelity: the models' own checks of the values. */
   const struct fab_model *models[] = { ib_model(), roce_model() };
   for (int m = 0; m < 2; m++)
     for (int fid = 0; fid < 2; fid++) {
-      struct topo *t = topo_single_switch(2, 12.5e9, 1e-6, 300e-9);
+      struct topo *t = fab_topo_single_switch(2, 12.5e9, 1e-6, 300e-9);
       struct fabric *fab =
           fabric_new(t, set, models[m], fid ? FAB_FIDELITY_FLOW : FAB_FIDELITY_PACKET, 1, err, sizeof err);
       fabric_free(fab);
-      topo_free(t);
+      fab_topo_free(t);
     }
   char *json = NULL;
   size_t len = 0;
   FILE *out = open_memstream(&json, &len);
-  param_write_json(set, out, "");
+  fab_param_write_json(set, out, "");
   fclose(out);
   free(json);
-  param_set_free(set);
+  fab_param_set_free(set);
   free(text);
   return 0;
 }

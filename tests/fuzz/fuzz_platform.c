@@ -20,9 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       abort(); /* every refusal names the file */
     return 0;
   }
-  struct param_set *set = param_set_new();
+  struct param_set *set = fab_param_set_new();
   platform_apply_params(p, set, err, sizeof err);
-  param_set_free(set);
+  fab_param_set_free(set);
   platform_free(p);
   return 0;
 }

@@ -1,6 +1,6 @@
 /* libFuzzer harness: unit parsing (plugins/fabric/units.c) and strict indices (text_input.c).
  * Checks the promises of units.h: a value is finite and non-negative when parsing succeeds,
- * untouched when it fails, and unit_parse_why explains every failure. */
+ * untouched when it fails, and fab_unit_parse_why explains every failure. */
 #include <math.h>
 
 #include "fuzz_support.h"
@@ -14,16 +14,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   for (int k = 0; k < 4; k++) {
     double value = -42;
     char why[64], formatted[64];
-    if (unit_parse(kinds[k], text, &value) == 0) {
+    if (fab_unit_parse(kinds[k], text, &value) == 0) {
       if (!isfinite(value) || (kinds[k] != UNIT_NONE && value < 0))
         abort(); /* units.h: finite, non-negative */
-      if (unit_parse_why(kinds[k], text, why, sizeof why) != NULL)
+      if (fab_unit_parse_why(kinds[k], text, why, sizeof why) != NULL)
         abort();
-      unit_format(kinds[k], value, formatted, sizeof formatted);
+      fab_unit_format(kinds[k], value, formatted, sizeof formatted);
     } else {
       if (value != -42)
         abort(); /* value untouched on failure */
-      if (unit_parse_why(kinds[k], text, why, sizeof why) == NULL)
+      if (fab_unit_parse_why(kinds[k], text, why, sizeof why) == NULL)
         abort();
     }
   }

@@ -90,33 +90,33 @@ const struct param_def coll_param_table[] = {
   { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
 };
 
-void coll_register_params(void) { param_register(coll_param_table); }
+void coll_register_params(void) { fab_param_register(coll_param_table); }
 
 void coll_params_from(const struct param_set *set, struct coll_params *p)
 {
   coll_params_init(p);
-  p->algo = (enum coll_algo)param_get_choice(set, "coll/algorithm");
-  p->ring_mode = (enum coll_ring_mode)param_get_choice(set, "coll/ring");
-  p->channels = param_get_int(set, "coll/channels");
-  p->chunk_bytes = param_get(set, "coll/chunk");
-  p->proto = (enum coll_proto)param_get_choice(set, "coll/protocol");
-  p->launch_s = param_get(set, "coll/launch-latency");
-  p->sharp = param_get(set, "coll/sharp") != 0;
-  p->sharp_max_trees = param_get_int(set, "coll/sharp-max-trees");
-  p->sharp_latency_s = param_get(set, "coll/sharp-switch-latency");
-  p->sharp_rate_Bps = param_get(set, "coll/sharp-reduction-rate");
-  p->nvls = param_get(set, "coll/nvls") != 0;
-  p->nvls_latency_s = param_get(set, "coll/nvls-latency");
-  p->nvls_rate_Bps = param_get(set, "coll/nvls-reduction-rate");
-  p->pxn = param_get(set, "coll/pxn") != 0;
+  p->algo = (enum coll_algo)fab_param_get_choice(set, "coll/algorithm");
+  p->ring_mode = (enum coll_ring_mode)fab_param_get_choice(set, "coll/ring");
+  p->channels = fab_param_get_int(set, "coll/channels");
+  p->chunk_bytes = fab_param_get(set, "coll/chunk");
+  p->proto = (enum coll_proto)fab_param_get_choice(set, "coll/protocol");
+  p->launch_s = fab_param_get(set, "coll/launch-latency");
+  p->sharp = fab_param_get(set, "coll/sharp") != 0;
+  p->sharp_max_trees = fab_param_get_int(set, "coll/sharp-max-trees");
+  p->sharp_latency_s = fab_param_get(set, "coll/sharp-switch-latency");
+  p->sharp_rate_Bps = fab_param_get(set, "coll/sharp-reduction-rate");
+  p->nvls = fab_param_get(set, "coll/nvls") != 0;
+  p->nvls_latency_s = fab_param_get(set, "coll/nvls-latency");
+  p->nvls_rate_Bps = fab_param_get(set, "coll/nvls-reduction-rate");
+  p->pxn = fab_param_get(set, "coll/pxn") != 0;
   static const char *const names[COLL_PROTO_COUNT] = { NULL, "simple", "ll", "ll128" };
   char key[64];
   for (int i = COLL_PROTO_SIMPLE; i < COLL_PROTO_COUNT; i++) {
     snprintf(key, sizeof key, "coll/%s-base-latency", names[i]);
-    p->base_latency_s[i] = param_get(set, key);
+    p->base_latency_s[i] = fab_param_get(set, key);
     snprintf(key, sizeof key, "coll/%s-step-latency-nvlink", names[i]);
-    p->step_latency_nvlink_s[i] = param_get(set, key);
+    p->step_latency_nvlink_s[i] = fab_param_get(set, key);
     snprintf(key, sizeof key, "coll/%s-step-latency-net", names[i]);
-    p->step_latency_net_s[i] = param_get(set, key);
+    p->step_latency_net_s[i] = fab_param_get(set, key);
   }
 }

@@ -12,11 +12,11 @@ const struct param_def compute_param_table[] = {
   { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
 };
 
-void compute_register_params(void) { param_register(compute_param_table); }
+void compute_register_params(void) { fab_param_register(compute_param_table); }
 
 void compute_params_from(const struct param_set *set, struct wl_compute_params *p)
 {
   wl_compute_params_init(p);
-  p->model = param_get_choice(set, "compute/model") == 1 ? WL_COMPUTE_KERNEL : WL_COMPUTE_ROOFLINE;
-  p->launch_gap_s = param_get(set, "compute/launch-gap");
+  p->model = fab_param_get_choice(set, "compute/model") == 1 ? WL_COMPUTE_KERNEL : WL_COMPUTE_ROOFLINE;
+  p->launch_gap_s = fab_param_get(set, "compute/launch-gap");
 }

@@ -23,14 +23,14 @@ const struct param_def straggler_param_table[] = {
   { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
 };
 
-void straggler_register_params(void) { param_register(straggler_param_table); }
+void straggler_register_params(void) { fab_param_register(straggler_param_table); }
 
 void straggler_params_from(const struct param_set *set, struct straggler_params *p)
 {
-  snprintf(p->slow_gpus, sizeof p->slow_gpus, "%s", param_get_text(set, "straggler/slow-gpus"));
-  p->throttled_fraction = param_get(set, "straggler/throttled-fraction");
-  p->throttle_factor = param_get(set, "straggler/throttle-factor");
-  p->jitter_sigma = param_get(set, "straggler/jitter");
+  snprintf(p->slow_gpus, sizeof p->slow_gpus, "%s", fab_param_get_text(set, "straggler/slow-gpus"));
+  p->throttled_fraction = fab_param_get(set, "straggler/throttled-fraction");
+  p->throttle_factor = fab_param_get(set, "straggler/throttle-factor");
+  p->jitter_sigma = fab_param_get(set, "straggler/jitter");
 }
 
 /* Parses "GPU:FACTOR,..." into factors; 0, or -1 with a message. */
@@ -92,9 +92,9 @@ double *straggler_gpu_factors(const struct straggler_params *p, int n_gpus, uint
   /* The throttled GPUs: the first k of a seeded shuffle (Fisher-Yates), k rounded to nearest. */
   int k = (int)lround(p->throttled_fraction * n_gpus);
   struct fab_rng r;
-  rng_seed(&r, rng_mix64(seed ^ 0x7468726f74746c65ULL)); /* a stream of its own: "throttle" */
+  fab_rng_seed(&r, fab_rng_mix64(seed ^ 0x7468726f74746c65ULL)); /* a stream of its own: "throttle" */
   for (int i = 0; i < k; i++) {
-    int j = i + (int)rng_below(&r, (uint64_t)(n_gpus - i));
+    int j = i + (int)fab_rng_below(&r, (uint64_t)(n_gpus - i));
     int t = order[i];
     order[i] = order[j];
     order[j] = t;
@@ -118,14 +118,14 @@ int straggler_count(const double *factors, int n_gpus, double *max_factor)
 
 void straggler_rng(struct fab_rng *r, uint64_t seed, int rank)
 {
-  rng_seed(r, rng_mix64(seed ^ rng_mix64(0x6a6974746572ULL + (uint64_t)rank))); /* "jitter" */
+  fab_rng_seed(r, fab_rng_mix64(seed ^ fab_rng_mix64(0x6a6974746572ULL + (uint64_t)rank))); /* "jitter" */
 }
 
 double straggler_jitter(struct fab_rng *r, double sigma)
 {
   if (sigma <= 0)
     return 1;
-  double u1 = 1 - rng_uniform(r), u2 = rng_uniform(r); /* u1 in (0, 1]: log(u1) is finite */
+  double u1 = 1 - fab_rng_uniform(r), u2 = fab_rng_uniform(r); /* u1 in (0, 1]: log(u1) is finite */
   double z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2) /* 2 pi u2 */;
   return exp(sigma * z - sigma * sigma / 2);
 }

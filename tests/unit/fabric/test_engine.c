@@ -37,7 +37,7 @@ static double run_flows(struct platform *p, fab_fidelity fidelity, const char *c
   struct param_set *params = default_params();
   char err[256];
   if (cfg)
-    CU_ASSERT_EQUAL_FATAL(param_set_cfg(params, cfg, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(fab_param_set_cfg(params, cfg, err, sizeof err), 0);
   struct fabric *fab = fabric_new(p->topo, params, &fab_model_ideal, fidelity, 1, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
   memset(r, 0, sizeof *r);
@@ -50,7 +50,7 @@ static double run_flows(struct platform *p, fab_fidelity fidelity, const char *c
   for (int i = 0; i < n; i++)
     sum += r->fct[i];
   fabric_free(fab);
-  param_set_free(params);
+  fab_param_set_free(params);
   return sum / n;
 }
 
@@ -105,7 +105,7 @@ static void test_engine_two_flows_share_receiver(void)
 static void test_engine_flow_matches_packet_on_incast(void)
 {
   /* 8 senders and 1 receiver on one switch. */
-  struct platform p = { .topo = topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT) };
+  struct platform p = { .topo = fab_topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT) };
   struct flow_spec f[8];
   for (int i = 0; i < 8; i++)
     f[i] = (struct flow_spec){ 1 + i, 0, 16e6, 0 };
@@ -118,15 +118,15 @@ static void test_engine_flow_matches_packet_on_incast(void)
           flow * 1e6, 100 * (flow - packet) / packet);
   CU_ASSERT(within(flow, packet, 0.05));
   CU_ASSERT(within(packet, 8 * 16e6 / RATE, 0.01)); /* the receiver's link is the bottleneck */
-  topo_free(p.topo);
+  fab_topo_free(p.topo);
 }
 
 static int make_permutation(int n, uint64_t seed, struct flow_spec *f, double bytes)
 {
   int perm[2048];
   struct fab_rng rng;
-  rng_seed(&rng, seed);
-  rng_derangement(&rng, n, perm);
+  fab_rng_seed(&rng, seed);
+  fab_rng_derangement(&rng, n, perm);
   for (int i = 0; i < n; i++)
     f[i] = (struct flow_spec){ i, perm[i], bytes, 0 };
   return n;
@@ -151,7 +151,7 @@ static void test_engine_max_min_rates(void)
 {
   /* Single switch: a, b, c -> gpu3 share gpu3's link (1/3 each); d = gpu2 -> gpu4 shares gpu2's
    * NIC with c and gets what c leaves: 2/3 of the line rate. */
-  struct topo *t = topo_single_switch(5, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(5, RATE, LINK_LAT, SWITCH_LAT);
   struct param_set *params = default_params();
   char err[128];
   struct fabric *fab = fabric_new(t, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
@@ -167,8 +167,8 @@ static void test_engine_max_min_rates(void)
   fabric_run(fab);
   CU_ASSERT_EQUAL(fab->stats.flows_done, 4);
   fabric_free(fab);
-  param_set_free(params);
-  topo_free(t);
+  fab_param_set_free(params);
+  fab_topo_free(t);
 }
 
 static void test_engine_same_seed_same_result(void)

@@ -23,7 +23,7 @@ static void set_down(struct topo *t, int link, int down)
     t->route_down = calloc((size_t)t->n_ports + 1, 1);
   t->route_down[t->links[link].port[0]] = (uint8_t)down;
   t->route_down[t->links[link].port[1]] = (uint8_t)down;
-  topo_compute_downsets(t);
+  fab_topo_compute_downsets(t);
 }
 
 static int crosses(const struct topo *t, const int *path, int hops)
@@ -44,7 +44,7 @@ static void check_all_paths(struct topo *t)
         continue;
       for (uint64_t key = 0; key < 8; key++) {
         int path[ROUTE_MAX_HOPS];
-        int hops = route_hashed_path(t, s, d, key * 0x9e3779b97f4a7c15ULL, 1, path, ROUTE_MAX_HOPS);
+        int hops = fab_route_hashed_path(t, s, d, key * 0x9e3779b97f4a7c15ULL, 1, path, ROUTE_MAX_HOPS);
         if (hops < 0)
           unreachable++;
         else if (crosses(t, path, hops))
@@ -68,21 +68,21 @@ static void test_route_avoids_failed_links(void)
   set_down(t, b, 1);
   check_all_paths(t);
   int cand[ROUTE_MAX_CANDIDATES];
-  int leaf1 = topo_find_node(t, "leaf1");
-  int n = route_candidates(t, leaf1, 12 /* on leaf3 */, cand, ROUTE_MAX_CANDIDATES);
+  int leaf1 = fab_topo_find_node(t, "leaf1");
+  int n = fab_route_candidates(t, leaf1, 12 /* on leaf3 */, cand, ROUTE_MAX_CANDIDATES);
   CU_ASSERT_EQUAL(n, 3);
   for (int i = 0; i < n; i++)
     CU_ASSERT_STRING_NOT_EQUAL(t->nodes[t->ports[cand[i]].peer_node].name, "spine2");
   /* Repaired: every up-port again. */
   set_down(t, a, 0);
   set_down(t, b, 0);
-  CU_ASSERT_EQUAL(route_candidates(t, leaf1, 12, cand, ROUTE_MAX_CANDIDATES), 4);
+  CU_ASSERT_EQUAL(fab_route_candidates(t, leaf1, 12, cand, ROUTE_MAX_CANDIDATES), 4);
   /* A GPU's NIC link: no fabric path to or from it (its node's NVLink still works). */
   set_down(t, link_id(t, "gpu5--leaf1"), 1);
   int path[ROUTE_MAX_HOPS];
-  CU_ASSERT_EQUAL(route_hashed_path(t, 5, 12, 1, 1, path, ROUTE_MAX_HOPS), -1);
-  CU_ASSERT_EQUAL(route_hashed_path(t, 12, 5, 1, 1, path, ROUTE_MAX_HOPS), -1);
-  CU_ASSERT_EQUAL(route_hashed_path(t, 5, 6, 1, 1, path, ROUTE_MAX_HOPS), 2); /* NVLink */
+  CU_ASSERT_EQUAL(fab_route_hashed_path(t, 5, 12, 1, 1, path, ROUTE_MAX_HOPS), -1);
+  CU_ASSERT_EQUAL(fab_route_hashed_path(t, 12, 5, 1, 1, path, ROUTE_MAX_HOPS), -1);
+  CU_ASSERT_EQUAL(fab_route_hashed_path(t, 5, 6, 1, 1, path, ROUTE_MAX_HOPS), 2); /* NVLink */
   platform_free(p);
 }
 
@@ -178,13 +178,13 @@ static void test_flow_rerouted(void)
     fabric_free(fab);
     free(p->topo->route_down);
     p->topo->route_down = NULL;
-    topo_compute_downsets(p->topo);
+    fab_topo_compute_downsets(p->topo);
   }
   double rate = p->topo->ports[p->topo->gpu_nic_port[0]].rate_Bps;
   fprintf(stderr, "\n    finish %.3f us, with the failure %.3f us, %.0f bytes resent", finish[0] * 1e6, finish[1] * 1e6,
           retx);
   CU_ASSERT_DOUBLE_EQUAL(finish[1] - finish[0], retx / rate, 1e-9);
-  param_set_free(params);
+  fab_param_set_free(params);
   platform_free(p);
 }
 
@@ -222,9 +222,9 @@ static void test_no_path_timeout(void)
     fabric_free(fab);
     free(p->topo->route_down);
     p->topo->route_down = NULL;
-    topo_compute_downsets(p->topo);
+    fab_topo_compute_downsets(p->topo);
   }
-  param_set_free(params);
+  fab_param_set_free(params);
   platform_free(p);
 }
 

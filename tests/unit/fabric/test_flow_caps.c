@@ -106,7 +106,7 @@ static void run(struct platform *p, struct capper *c, int targeted, int *compone
   fabric_run(fab);
   CU_ASSERT_EQUAL(c->done, N_FLOWS);
   fabric_free(fab);
-  param_set_free(params);
+  fab_param_set_free(params);
 }
 
 static void test_caps_changed_for_matches_full_recompute(void)

@@ -103,7 +103,7 @@ static void test_stale_completion_on_recycled_slot(void)
   CU_ASSERT_TRUE(R.b_finish >= drained - 1e-9);
   CU_ASSERT_TRUE(R.b_finish < drained + 2e-6);
   fabric_free(fab);
-  param_set_free(params);
+  fab_param_set_free(params);
   platform_free(p);
 }
 

@@ -9,11 +9,11 @@
 static void test_heap_orders_by_time(void)
 {
   struct fab_heap h;
-  heap_init(&h);
+  fab_heap_init(&h);
   struct fab_rng r;
-  rng_seed(&r, 42);
+  fab_rng_seed(&r, 42);
   for (int i = 0; i < 10000; i++)
-    heap_push(&h, rng_uniform(&r), 0, (uint32_t)i, NULL);
+    fab_heap_push(&h, fab_rng_uniform(&r), 0, (uint32_t)i, NULL);
   struct fab_event ev;
   double last = -1;
   int count = 0;
@@ -23,16 +23,16 @@ static void test_heap_orders_by_time(void)
     count++;
   }
   CU_ASSERT_EQUAL(count, 10000);
-  heap_free(&h);
+  fab_heap_free(&h);
 }
 
 static void test_heap_breaks_ties_by_insertion(void)
 {
   struct fab_heap h;
-  heap_init(&h);
+  fab_heap_init(&h);
   /* Interleave two dates so that the heap's internal moves would scramble equal keys. */
   for (int i = 0; i < 1000; i++)
-    heap_push(&h, (i % 2) ? 1.0 : 2.0, 0, (uint32_t)i, NULL);
+    fab_heap_push(&h, (i % 2) ? 1.0 : 2.0, 0, (uint32_t)i, NULL);
   struct fab_event ev;
   int last_odd = -1, last_even = -1;
   for (int i = 0; i < 500; i++) {
@@ -48,7 +48,7 @@ static void test_heap_breaks_ties_by_insertion(void)
     last_even = (int)ev.arg;
   }
   CU_ASSERT_EQUAL(heap_pop(&h, &ev), -1);
-  heap_free(&h);
+  fab_heap_free(&h);
 }
 
 /* A simulation-like load: events pushed a little after the date of the last one popped (dense
@@ -57,22 +57,22 @@ static void test_heap_breaks_ties_by_insertion(void)
 static void test_heap_order_under_changing_density(void)
 {
   struct fab_heap h;
-  heap_init(&h);
+  fab_heap_init(&h);
   struct fab_rng r;
-  rng_seed(&r, 9);
+  fab_rng_seed(&r, 9);
   double now = 0, last_time = -1;
   uint64_t last_seq = 0;
   long popped = 0, bad = 0;
   for (long step = 0; step < 600000; step++) {
     int dense = (step / 100000) % 2 == 0; /* phases of 100k steps: gaps of ns or of ms */
     double scale = dense ? 1e-9 : 1e-3;
-    int pushes = (int)rng_below(&r, 3);
+    int pushes = (int)fab_rng_below(&r, 3);
     for (int i = 0; i < pushes || heap_size(&h) == 0; i++) {
-      double u = rng_uniform(&r);
-      double t = u < 0.2 ? now : u < 0.25 ? now - scale : now + scale * 100 * rng_uniform(&r);
+      double u = fab_rng_uniform(&r);
+      double t = u < 0.2 ? now : u < 0.25 ? now - scale : now + scale * 100 * fab_rng_uniform(&r);
       if (t < 0)
         t = 0;
-      heap_push(&h, t, 0, 0, NULL);
+      fab_heap_push(&h, t, 0, 0, NULL);
       if (i >= pushes)
         break;
     }
@@ -103,11 +103,11 @@ static void test_heap_order_under_changing_density(void)
     q = ev.seq;
   }
   CU_ASSERT(popped == 600000);
-  heap_free(&h);
+  fab_heap_free(&h);
 }
 
 /* Interleaved pushes and pops with clustered dates (ties): every event comes out exactly once.
- * Then the same keys, pushed in reverse order with their sequence numbers (heap_push_seq), come
+ * Then the same keys, pushed in reverse order with their sequence numbers (fab_heap_push_seq), come
  * out in the order of a sort of the (time, seq) keys. */
 static int cmp_key(const void *a, const void *b)
 {
@@ -123,17 +123,17 @@ static void test_heap_matches_sorted_reference(void)
   struct fab_event *ref = malloc(N * sizeof *ref);
   CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
   struct fab_heap h;
-  heap_init(&h);
+  fab_heap_init(&h);
   struct fab_rng r;
-  rng_seed(&r, 11);
+  fab_rng_seed(&r, 11);
   int n = 0, out = 0, bad = 0;
   struct fab_event ev;
   /* interleaved: push two, pop one, with dates clustered on a few values (ties) */
   while (n < N) {
     for (int i = 0; i < 2 && n < N; i++) {
-      double t = (double)(n / 8) * 1e-10 + (double)rng_below(&r, 4) * 3e-9;
+      double t = (double)(n / 8) * 1e-10 + (double)fab_rng_below(&r, 4) * 3e-9;
       ref[n].time = t;
-      ref[n].seq = heap_push(&h, t, 0, (uint32_t)n, NULL);
+      ref[n].seq = fab_heap_push(&h, t, 0, (uint32_t)n, NULL);
       n++;
     }
     CU_ASSERT_EQUAL_FATAL(heap_pop(&h, &ev), 0);
@@ -143,18 +143,18 @@ static void test_heap_matches_sorted_reference(void)
     out++;
   CU_ASSERT_EQUAL(out, N);
   /* the same keys, pushed largest first with their own sequence numbers */
-  heap_free(&h);
-  heap_init(&h);
+  fab_heap_free(&h);
+  fab_heap_init(&h);
   qsort(ref, N, sizeof *ref, cmp_key);
   for (int i = 0; i < N; i++)
-    heap_push_seq(&h, ref[N - 1 - i].time, ref[N - 1 - i].seq, 0, 0, NULL);
+    fab_heap_push_seq(&h, ref[N - 1 - i].time, ref[N - 1 - i].seq, 0, 0, NULL);
   for (int i = 0; i < N; i++) {
     CU_ASSERT_EQUAL_FATAL(heap_pop(&h, &ev), 0);
     bad += ev.time != ref[i].time || ev.seq != ref[i].seq;
   }
   CU_ASSERT_EQUAL(bad, 0);
   CU_ASSERT_EQUAL(heap_pop(&h, &ev), -1);
-  heap_free(&h);
+  fab_heap_free(&h);
   free(ref);
 }
 
@@ -165,13 +165,13 @@ static void test_heap_crowded_bucket_uses_far_part(void)
 {
   enum { N = 20000 };
   struct fab_heap h;
-  heap_init(&h);
+  fab_heap_init(&h);
   struct fab_rng r;
-  rng_seed(&r, 5);
+  fab_rng_seed(&r, 5);
   /* dates in the calendar's ring (1 ns buckets until the first width estimate) */
-  heap_push(&h, 4.0001e-6 + 5e-10, 0, 0, NULL); /* later, same bucket: no append at the tail */
+  fab_heap_push(&h, 4.0001e-6 + 5e-10, 0, 0, NULL); /* later, same bucket: no append at the tail */
   for (int i = 0; i < N; i++)
-    heap_push(&h, 4.0001e-6 + (double)rng_below(&r, 64) * 1e-20, 0, (uint32_t)i + 1, NULL);
+    fab_heap_push(&h, 4.0001e-6 + (double)fab_rng_below(&r, 64) * 1e-20, 0, (uint32_t)i + 1, NULL);
   CU_ASSERT(h.far_size > N / 2);
   struct fab_event ev, last = { .time = -1 };
   int count = 0, bad = 0;
@@ -183,24 +183,24 @@ static void test_heap_crowded_bucket_uses_far_part(void)
   CU_ASSERT_EQUAL(bad, 0);
   CU_ASSERT_EQUAL(count, N + 1);
   CU_ASSERT_EQUAL(last.arg, 0);
-  heap_free(&h);
+  fab_heap_free(&h);
 }
 
 static void test_rng_same_seed_same_draws(void)
 {
   struct fab_rng a, b, c;
-  rng_seed(&a, 7);
-  rng_seed(&b, 7);
-  rng_seed(&c, 8);
+  fab_rng_seed(&a, 7);
+  fab_rng_seed(&b, 7);
+  fab_rng_seed(&c, 8);
   int differ = 0;
   for (int i = 0; i < 100; i++) {
-    uint64_t x = rng_next(&a);
-    CU_ASSERT_EQUAL(x, rng_next(&b));
-    differ += x != rng_next(&c);
+    uint64_t x = fab_rng_next(&a);
+    CU_ASSERT_EQUAL(x, fab_rng_next(&b));
+    differ += x != fab_rng_next(&c);
   }
   CU_ASSERT(differ > 90);
   for (int i = 0; i < 1000; i++)
-    CU_ASSERT(rng_below(&a, 5) < 5);
+    CU_ASSERT(fab_rng_below(&a, 5) < 5);
 }
 
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */

@@ -147,7 +147,7 @@ struct outcome {
 static void run_incast(const struct fab_model *model, int senders, double latency_s, struct outcome *o,
                        struct fab_counters *counters)
 {
-  struct topo *t = topo_single_switch(senders + 1, 50e9, latency_s, 130e-9);
+  struct topo *t = fab_topo_single_switch(senders + 1, 50e9, latency_s, 130e-9);
   struct param_set *params = default_params();
   char err[256];
   struct fabric *fab = fabric_new(t, params, model, FAB_FIDELITY_PACKET, 1, err, sizeof err);
@@ -173,8 +173,8 @@ static void run_incast(const struct fab_model *model, int senders, double latenc
     CU_ASSERT_EQUAL(st->pauses, st->resumes + st->cancelled);
   }
   fabric_free(fab);
-  param_set_free(params);
-  topo_free(t);
+  fab_param_set_free(params);
+  fab_topo_free(t);
 }
 
 static const struct fab_counter *find(const struct fab_counters *c, const char *name)
@@ -248,7 +248,7 @@ static void test_lossless_pause_cancelled(void)
  * runs on the zeroed state: free(NULL)). */
 static void test_lossless_init_error(void)
 {
-  struct topo *t = topo_single_switch(2, 50e9, 100e-9, 130e-9);
+  struct topo *t = fab_topo_single_switch(2, 50e9, 100e-9, 130e-9);
   struct param_set *params = default_params();
   char err[256] = "";
   g_threshold_B = 100;
@@ -256,8 +256,8 @@ static void test_lossless_init_error(void)
   g_threshold_B = 16384;
   CU_ASSERT_PTR_NULL(fab);
   CU_ASSERT(strstr(err, "below one MTU") != NULL);
-  param_set_free(params);
-  topo_free(t);
+  fab_param_set_free(params);
+  fab_topo_free(t);
 }
 
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */

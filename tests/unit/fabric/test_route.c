@@ -43,7 +43,7 @@ static void walk(struct walk *w, int node, int hops, int going_down, int prev_le
     return;
   }
   int cand[ROUTE_MAX_CANDIDATES];
-  int n = route_candidates(w->t, node, w->dst, cand, ROUTE_MAX_CANDIDATES);
+  int n = fab_route_candidates(w->t, node, w->dst, cand, ROUTE_MAX_CANDIDATES);
   if (n == 0)
     w->bad++;
   for (int i = 0; i < n; i++) {
@@ -112,10 +112,10 @@ static void test_route_intra_node_uses_nvlink(void)
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
   const struct topo *t = p->topo;
   int ports[ROUTE_MAX_HOPS];
-  int hops = route_hashed_path(t, 1, 6, 99, 1, ports, ROUTE_MAX_HOPS);
+  int hops = fab_route_hashed_path(t, 1, 6, 99, 1, ports, ROUTE_MAX_HOPS);
   CU_ASSERT_EQUAL(hops, 2);
   CU_ASSERT(t->ports[ports[0]].is_nvlink && t->ports[ports[1]].is_nvlink);
-  hops = route_hashed_path(t, 1, 9, 99, 1, ports, ROUTE_MAX_HOPS);
+  hops = fab_route_hashed_path(t, 1, 9, 99, 1, ports, ROUTE_MAX_HOPS);
   CU_ASSERT_EQUAL(hops, 4);
   for (int h = 0; h < hops; h++)
     CU_ASSERT(!t->ports[ports[h]].is_nvlink);
@@ -130,7 +130,7 @@ static void test_route_hash_spreads_flows(void)
   int used[64] = { 0 };
   int ports[ROUTE_MAX_HOPS];
   for (uint64_t key = 0; key < 800; key++) {
-    int hops = route_hashed_path(t, 0, 64, key, 5, ports, ROUTE_MAX_HOPS);
+    int hops = fab_route_hashed_path(t, 0, 64, key, 5, ports, ROUTE_MAX_HOPS);
     CU_ASSERT_EQUAL_FATAL(hops, 4);
     int spine = t->ports[ports[1]].peer_node;
     used[spine % 64]++;

@@ -54,7 +54,7 @@ static inline struct platform *load_generated(const char *const *options, int n)
 static inline struct param_set *default_params(void)
 {
   fabric_register_params();
-  return param_set_new();
+  return fab_param_set_new();
 }
 
 #endif

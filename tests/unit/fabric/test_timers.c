@@ -44,7 +44,7 @@ static const struct fab_model timer_model = { .name = "timers", .timers.on_timer
 static struct fabric *new_fabric(struct topo **t, struct param_set **params)
 {
   char err[256];
-  *t = topo_single_switch(2, 50e9, 100e-9, 130e-9);
+  *t = fab_topo_single_switch(2, 50e9, 100e-9, 130e-9);
   *params = default_params();
   struct fabric *fab = fabric_new(*t, *params, &timer_model, FAB_FIDELITY_PACKET, 1, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
@@ -55,8 +55,8 @@ static struct fabric *new_fabric(struct topo **t, struct param_set **params)
 static void free_fabric(struct fabric *fab, struct topo *t, struct param_set *params)
 {
   fabric_free(fab);
-  param_set_free(params);
-  topo_free(t);
+  fab_param_set_free(params);
+  fab_topo_free(t);
 }
 
 static void test_timers_order_and_operands(void)

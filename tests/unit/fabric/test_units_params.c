@@ -17,69 +17,69 @@ static int close_to(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b);
 static void test_units_parse_rates_times_sizes(void)
 {
   double v;
-  CU_ASSERT(unit_parse_rate("400Gbps", &v) == 0 && close_to(v, 50e9));
-  CU_ASSERT(unit_parse_rate("400Gb/s", &v) == 0 && close_to(v, 50e9));
-  CU_ASSERT(unit_parse_rate("450GBps", &v) == 0 && close_to(v, 450e9));
-  CU_ASSERT(unit_parse_rate("100Mbps", &v) == 0 && close_to(v, 12.5e6));
-  CU_ASSERT(unit_parse_time("1us", &v) == 0 && close_to(v, 1e-6));
-  CU_ASSERT(unit_parse_time("500ns", &v) == 0 && close_to(v, 5e-7));
-  CU_ASSERT(unit_parse_time("2.5ms", &v) == 0 && close_to(v, 2.5e-3));
-  CU_ASSERT(unit_parse_size("9MB", &v) == 0 && close_to(v, 9e6));
-  CU_ASSERT(unit_parse_size("100KB", &v) == 0 && close_to(v, 1e5));
-  CU_ASSERT(unit_parse_size("4KiB", &v) == 0 && close_to(v, 4096));
-  CU_ASSERT(unit_parse_size("4096", &v) == 0 && close_to(v, 4096));
+  CU_ASSERT(fab_unit_parse_rate("400Gbps", &v) == 0 && close_to(v, 50e9));
+  CU_ASSERT(fab_unit_parse_rate("400Gb/s", &v) == 0 && close_to(v, 50e9));
+  CU_ASSERT(fab_unit_parse_rate("450GBps", &v) == 0 && close_to(v, 450e9));
+  CU_ASSERT(fab_unit_parse_rate("100Mbps", &v) == 0 && close_to(v, 12.5e6));
+  CU_ASSERT(fab_unit_parse_time("1us", &v) == 0 && close_to(v, 1e-6));
+  CU_ASSERT(fab_unit_parse_time("500ns", &v) == 0 && close_to(v, 5e-7));
+  CU_ASSERT(fab_unit_parse_time("2.5ms", &v) == 0 && close_to(v, 2.5e-3));
+  CU_ASSERT(fab_unit_parse_size("9MB", &v) == 0 && close_to(v, 9e6));
+  CU_ASSERT(fab_unit_parse_size("100KB", &v) == 0 && close_to(v, 1e5));
+  CU_ASSERT(fab_unit_parse_size("4KiB", &v) == 0 && close_to(v, 4096));
+  CU_ASSERT(fab_unit_parse_size("4096", &v) == 0 && close_to(v, 4096));
 }
 
 static void test_units_refuse_bad_text(void)
 {
   double v = 123;
-  CU_ASSERT_EQUAL(unit_parse_rate("400", &v), -1);    /* a rate needs its unit */
-  CU_ASSERT_EQUAL(unit_parse_rate("-5Gbps", &v), -1); /* negative */
-  CU_ASSERT_EQUAL(unit_parse_rate("fastGbps", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_time("1", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_time("1parsec", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_size("9XB", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_size("", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_size("nanMB", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_rate("400", &v), -1);    /* a rate needs its unit */
+  CU_ASSERT_EQUAL(fab_unit_parse_rate("-5Gbps", &v), -1); /* negative */
+  CU_ASSERT_EQUAL(fab_unit_parse_rate("fastGbps", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_time("1", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_time("1parsec", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_size("9XB", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_size("", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_size("nanMB", &v), -1);
   CU_ASSERT_EQUAL(v, 123);
 }
 
 static void test_param_defaults_and_overrides(void)
 {
   fabric_register_params();
-  struct param_set *set = param_set_new();
+  struct param_set *set = fab_param_set_new();
   char err[256];
-  CU_ASSERT_EQUAL(param_get(set, "fabric/mtu"), 4096);
-  CU_ASSERT_EQUAL(param_set_cfg(set, "fabric/mtu:2048", err, sizeof err), 0);
-  CU_ASSERT_EQUAL(param_get(set, "fabric/mtu"), 2048);
-  CU_ASSERT_EQUAL(param_set_cfg(set, "fabric/nic-latency:1us", err, sizeof err), 0);
-  CU_ASSERT(close_to(param_get(set, "fabric/nic-latency"), 1e-6));
-  CU_ASSERT_EQUAL(param_set_cfg(set, "fabric/switching:store-and-forward", err, sizeof err), 0);
-  CU_ASSERT_EQUAL(param_get_choice(set, "fabric/switching"), FAB_SWITCHING_STORE_AND_FORWARD);
-  CU_ASSERT_EQUAL(param_set_cfg(set, "fabric/link-stats:off", err, sizeof err), 0);
-  CU_ASSERT_EQUAL(param_get(set, "fabric/link-stats"), 0);
-  param_set_free(set);
+  CU_ASSERT_EQUAL(fab_param_get(set, "fabric/mtu"), 4096);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "fabric/mtu:2048", err, sizeof err), 0);
+  CU_ASSERT_EQUAL(fab_param_get(set, "fabric/mtu"), 2048);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "fabric/nic-latency:1us", err, sizeof err), 0);
+  CU_ASSERT(close_to(fab_param_get(set, "fabric/nic-latency"), 1e-6));
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "fabric/switching:store-and-forward", err, sizeof err), 0);
+  CU_ASSERT_EQUAL(fab_param_get_choice(set, "fabric/switching"), FAB_SWITCHING_STORE_AND_FORWARD);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "fabric/link-stats:off", err, sizeof err), 0);
+  CU_ASSERT_EQUAL(fab_param_get(set, "fabric/link-stats"), 0);
+  fab_param_set_free(set);
 }
 
 static void test_param_errors_name_the_parameter(void)
 {
   fabric_register_params();
-  struct param_set *set = param_set_new();
+  struct param_set *set = fab_param_set_new();
   char err[256];
-  CU_ASSERT_EQUAL(param_set_cfg(set, "fabric/nope:1", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "fabric/nope:1", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "fabric/nope"));
-  CU_ASSERT_EQUAL(param_set_cfg(set, "fabric/mtu:10", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "fabric/mtu:10", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "fabric/mtu"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "out of range"));
-  CU_ASSERT_EQUAL(param_set_cfg(set, "fabric/mtu:4000.5", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "fabric/mtu:4000.5", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "integer"));
-  CU_ASSERT_EQUAL(param_set_cfg(set, "fabric/nic-latency:5", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "fabric/nic-latency:5", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "fabric/nic-latency"));
-  CU_ASSERT_EQUAL(param_set_cfg(set, "fabric/switching:wormhole", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "fabric/switching:wormhole", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "cut-through|store-and-forward"));
-  CU_ASSERT_EQUAL(param_set_cfg(set, "fabric/mtu", err, sizeof err), -1);
-  CU_ASSERT_EQUAL(param_get(set, "fabric/mtu"), 4096); /* refused values leave the old one */
-  param_set_free(set);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "fabric/mtu", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(fab_param_get(set, "fabric/mtu"), 4096); /* refused values leave the old one */
+  fab_param_set_free(set);
 }
 
 /* A finite number times a finite unit can overflow: the value promised finite must be checked
@@ -87,23 +87,23 @@ static void test_param_errors_name_the_parameter(void)
 static void test_units_refuse_overflow_after_scaling(void)
 {
   double v = 7;
-  CU_ASSERT_EQUAL(unit_parse_size("1e300TB", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_rate("1e300TBps", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_time("1e307h", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_size("1e999", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_number("inf", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_number("nan", &v), -1);
-  CU_ASSERT_EQUAL(unit_parse_number("12abc", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_size("1e300TB", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_rate("1e300TBps", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_time("1e307h", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_size("1e999", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_number("inf", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_number("nan", &v), -1);
+  CU_ASSERT_EQUAL(fab_unit_parse_number("12abc", &v), -1);
   CU_ASSERT_EQUAL(v, 7);
-  CU_ASSERT(unit_parse_size("1e300B", &v) == 0 && v == 1e300); /* large but finite */
+  CU_ASSERT(fab_unit_parse_size("1e300B", &v) == 0 && v == 1e300); /* large but finite */
   char why[64];
-  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_BYTES, "1e300TB", why, sizeof why), "too large"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_BYTES, "-5MB", why, sizeof why), "negative"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_BYTES, "5XB", why, sizeof why), "unknown unit 'XB'"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_SECONDS, "5", why, sizeof why), "needs a unit"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_NONE, "5x", why, sizeof why), "trailing text 'x'"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(unit_parse_why(UNIT_NONE, "nan", why, sizeof why), "NaN"));
-  CU_ASSERT_PTR_NULL(unit_parse_why(UNIT_BYTES, "9MB", why, sizeof why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(fab_unit_parse_why(UNIT_BYTES, "1e300TB", why, sizeof why), "too large"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(fab_unit_parse_why(UNIT_BYTES, "-5MB", why, sizeof why), "negative"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(fab_unit_parse_why(UNIT_BYTES, "5XB", why, sizeof why), "unknown unit 'XB'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(fab_unit_parse_why(UNIT_SECONDS, "5", why, sizeof why), "needs a unit"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(fab_unit_parse_why(UNIT_NONE, "5x", why, sizeof why), "trailing text 'x'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(fab_unit_parse_why(UNIT_NONE, "nan", why, sizeof why), "NaN"));
+  CU_ASSERT_PTR_NULL(fab_unit_parse_why(UNIT_BYTES, "9MB", why, sizeof why));
 }
 
 /* Every value written to JSON goes through json_out: quotes, backslashes, control bytes and
@@ -137,31 +137,31 @@ static void test_param_text_values_are_range_checked(void)
     { "test/free", PARAM_TEXT, UNIT_NONE, "any", 0, 0, NULL, "free text", "" },
     { NULL, 0, 0, NULL, 0, 0, NULL, NULL, NULL },
   };
-  param_register(defs);
-  struct param_set *set = param_set_new();
+  fab_param_register(defs);
+  struct param_set *set = fab_param_set_new();
   char err[256];
-  CU_ASSERT_EQUAL(param_set_cfg(set, "test/latency:keep", err, sizeof err), 0);
-  CU_ASSERT_EQUAL(param_set_cfg(set, "test/latency:100ns", err, sizeof err), 0);
-  CU_ASSERT_STRING_EQUAL(param_get_text(set, "test/latency"), "100ns");
-  CU_ASSERT_EQUAL(param_set_cfg(set, "test/latency:2s", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "test/latency:keep", err, sizeof err), 0);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "test/latency:100ns", err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(fab_param_get_text(set, "test/latency"), "100ns");
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "test/latency:2s", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "test/latency"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "out of range"));
-  CU_ASSERT_EQUAL(param_set_cfg(set, "test/latency:1e300h", err, sizeof err), -1);
-  CU_ASSERT_EQUAL(param_set_cfg(set, "test/latency:fast", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "test/latency:1e300h", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "test/latency:fast", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "keep"));
-  CU_ASSERT_EQUAL(param_set_cfg(set, "test/mode:on", err, sizeof err), 0);
-  CU_ASSERT_EQUAL(param_set_cfg(set, "test/mode:maybe", err, sizeof err), -1);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "test/mode:on", err, sizeof err), 0);
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "test/mode:maybe", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "auto|on|off"));
-  CU_ASSERT_EQUAL(param_set_cfg(set, "test/free:x\"y", err, sizeof err), 0);
-  CU_ASSERT_STRING_EQUAL(param_get_text(set, "test/latency"), "100ns"); /* refused values leave the old one */
+  CU_ASSERT_EQUAL(fab_param_set_cfg(set, "test/free:x\"y", err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(fab_param_get_text(set, "test/latency"), "100ns"); /* refused values leave the old one */
   char *json = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&json, &len);
-  param_write_json(set, f, "");
+  fab_param_write_json(set, f, "");
   fclose(f);
   CU_ASSERT_PTR_NOT_NULL(strstr(json, "\"test/free\": \"x\\\"y\""));
   free(json);
-  param_set_free(set);
+  fab_param_set_free(set);
 }
 
 /* Text inputs: a UTF-8 BOM on line 1 is dropped (it is invisible in a message quoting the line),

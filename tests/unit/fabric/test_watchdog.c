@@ -42,7 +42,7 @@ static struct fabric *run_one(const struct fab_model *model, const char *thresho
 {
   char err[256];
   *params = default_params();
-  CU_ASSERT_EQUAL_FATAL(param_set_text(*params, "fabric/watchdog-events", threshold, "test", err, sizeof err), 0);
+  CU_ASSERT_EQUAL_FATAL(fab_param_set_text(*params, "fabric/watchdog-events", threshold, "test", err, sizeof err), 0);
   struct fabric *fab = fabric_new(t, *params, model, FAB_FIDELITY_PACKET, 1, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
   g_retries = 0;
@@ -53,7 +53,7 @@ static struct fabric *run_one(const struct fab_model *model, const char *thresho
 
 static void test_watchdog_same_date(void)
 {
-  struct topo *t = topo_single_switch(2, 50e9, 100e-9, 130e-9);
+  struct topo *t = fab_topo_single_switch(2, 50e9, 100e-9, 130e-9);
   struct param_set *params;
   g_retry_delay = 0;
   g_retry_limit = 0;
@@ -66,13 +66,13 @@ static void test_watchdog_same_date(void)
   CU_ASSERT(strstr(fabric_stall_message(fab), "model timer") != NULL);
   CU_ASSERT(strstr(fabric_stall_message(fab), "0 of 1 done") != NULL);
   fabric_free(fab);
-  param_set_free(params);
-  topo_free(t);
+  fab_param_set_free(params);
+  fab_topo_free(t);
 }
 
 static void test_watchdog_no_delivery(void)
 {
-  struct topo *t = topo_single_switch(2, 50e9, 100e-9, 130e-9);
+  struct topo *t = fab_topo_single_switch(2, 50e9, 100e-9, 130e-9);
   struct param_set *params;
   g_retry_delay = 1e-9;
   g_retry_limit = 0;
@@ -82,13 +82,13 @@ static void test_watchdog_no_delivery(void)
   CU_ASSERT(fab->now > 4e-6); /* time moved on: ~5000 retries of 1 ns */
   CU_ASSERT(strstr(fabric_stall_message(fab), "5000 events without a byte delivered") != NULL);
   fabric_free(fab);
-  param_set_free(params);
-  topo_free(t);
+  fab_param_set_free(params);
+  fab_topo_free(t);
 }
 
 static void test_watchdog_silent_on_progress(void)
 {
-  struct topo *t = topo_single_switch(2, 50e9, 100e-9, 130e-9);
+  struct topo *t = fab_topo_single_switch(2, 50e9, 100e-9, 130e-9);
   struct param_set *params;
   /* 1 MB = 245 packets, two hops each: a few events between deliveries. */
   struct fabric *fab = run_one(&fab_model_ideal, "20", t, &params);
@@ -96,13 +96,13 @@ static void test_watchdog_silent_on_progress(void)
   CU_ASSERT_EQUAL(fab->stats.flows_done, 1);
   CU_ASSERT_EQUAL(fab->stats.bytes_delivered, 1e6);
   fabric_free(fab);
-  param_set_free(params);
-  topo_free(t);
+  fab_param_set_free(params);
+  fab_topo_free(t);
 }
 
 static void test_watchdog_off(void)
 {
-  struct topo *t = topo_single_switch(2, 50e9, 100e-9, 130e-9);
+  struct topo *t = fab_topo_single_switch(2, 50e9, 100e-9, 130e-9);
   struct param_set *params;
   g_retry_delay = 0;
   g_retry_limit = 200000; /* the test's own bound: the model gives up after that many retries */
@@ -111,8 +111,8 @@ static void test_watchdog_off(void)
   CU_ASSERT(g_retries > 200000);
   CU_ASSERT_EQUAL(fab->stats.flows_done, 0);
   fabric_free(fab);
-  param_set_free(params);
-  topo_free(t);
+  fab_param_set_free(params);
+  fab_topo_free(t);
 }
 
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */

@@ -34,7 +34,7 @@ static char *run_why(uint32_t (*call)(int i), int enable)
   CU_ASSERT_EQUAL(rc, enable ? 0 : -1);
   fclose(out);
   fabric_free(fab);
-  param_set_free(params);
+  fab_param_set_free(params);
   platform_free(p);
   return text;
 }

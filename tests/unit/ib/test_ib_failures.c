@@ -123,7 +123,7 @@ static void test_credits_down_up(void)
   CU_ASSERT_EQUAL(ev->bytes_retransmitted, sg_ib_get_retransmitted_bytes(fab));
   check_all_credits_back(fab);
   fabric_free(fab);
-  param_set_free(set);
+  fab_param_set_free(set);
   platform_free(p);
 }
 
@@ -149,7 +149,7 @@ static void test_retransmission_after_reroute(void)
   CU_ASSERT(fab->stats.last_delivery_s > timeout); /* without the failure: about 170 us */
   CU_ASSERT(fab->stats.last_delivery_s < 3 * timeout);
   fabric_free(fab);
-  param_set_free(set);
+  fab_param_set_free(set);
   platform_free(p);
 }
 
@@ -172,7 +172,7 @@ static void test_retry_count_exceeded(void)
   CU_ASSERT(strstr(fab->failures->job_failed_msg, "retry count exceeded") != NULL);
   CU_ASSERT_EQUAL(sg_ib_get_transport_timeouts(fab), 7);
   fabric_free(fab);
-  param_set_free(set);
+  fab_param_set_free(set);
   platform_free(p);
 }
 

@@ -8,7 +8,7 @@
  * A holds the innocent one back. */
 static double innocent_fct(fab_fidelity fid, int with_incast)
 {
-  struct topo *t = topo_single_switch(10, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(10, RATE, LINK_LAT, SWITCH_LAT);
   struct xfer x[9];
   int n = 0;
   x[n++] = (struct xfer){ .src = 1, .dst = 9, .bytes = 1e6 };
@@ -17,7 +17,7 @@ static double innocent_fct(fab_fidelity fid, int with_incast)
       x[n++] = (struct xfer){ .src = i, .dst = 0, .bytes = 4e6 };
   const char *cfg[] = { "ib/buffer-per-vl:32KiB", NULL };
   run_all(t, fid, cfg, x, n, NULL);
-  topo_free(t);
+  fab_topo_free(t);
   return x[0].finish_s;
 }
 
@@ -76,20 +76,20 @@ static void test_ib_flow_matches_packet(void)
   fprintf(stderr, "\n");
   static struct xfer x[128];
   /* 1: incast */
-  struct topo *t = topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT);
   for (int i = 0; i < 8; i++)
     x[i] = (struct xfer){ .src = 1 + i, .dst = 0, .bytes = 2e6 };
   const char *small[] = { "ib/buffer-per-vl:32KiB", NULL };
   CU_ASSERT(fabs(compare("1 incast 8->1, 2 MB, 32 KiB/VL", t, small, x, 8)) <= 0.05);
-  topo_free(t);
+  fab_topo_free(t);
   /* 2: credit window */
-  t = topo_single_switch(2, RATE, 10e-6, SWITCH_LAT);
+  t = fab_topo_single_switch(2, RATE, 10e-6, SWITCH_LAT);
   x[0] = (struct xfer){ .src = 0, .dst = 1, .bytes = 16e6 };
   const char *window[] = { "ib/buffer-per-vl:256KiB", "ib/long-haul:on", NULL }; /* 10 us: long-haul */
   CU_ASSERT(fabs(compare("2 credit window, 10 us links, 256 KiB/VL", t, window, x, 1)) <= 0.05);
   const char *bdp[] = { "ib/buffer-per-vl:2MiB", "ib/long-haul:on", NULL };
   CU_ASSERT(fabs(compare("2 credit window, 10 us links, 2 MiB/VL", t, bdp, x, 1)) <= 0.05);
-  topo_free(t);
+  fab_topo_free(t);
   /* 4: routing on ft2-128 */
   struct platform *p = load_shipped("ft2-128.xml");
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
@@ -185,8 +185,8 @@ static void test_ib_ar_imbalance_derates_busy_diverse_leaf(void)
   CU_ASSERT(within(alone_on, alone_off, 1e-9));
   /* the shipped default of ib/ar-imbalance, so that a refit does not need the test edited */
   struct param_set *defaults = ib_params_with(NULL);
-  double imbalance = param_get(defaults, "ib/ar-imbalance");
-  param_set_free(defaults);
+  double imbalance = fab_param_get(defaults, "ib/ar-imbalance");
+  fab_param_set_free(defaults);
   CU_ASSERT(imbalance > 0);
   /* 80 us of 4 MB at (1 - ib/ar-imbalance) x 400 Gb/s */
   CU_ASSERT(within(busy_on - 1e-6, (busy_off - 1e-6) / (1 - imbalance), 0.01));

@@ -6,7 +6,7 @@
 /* 8 senders to 1 receiver through one switch with small buffers (8 packets per VL). */
 static void test_ib_incast_is_lossless_and_fair(void)
 {
-  struct topo *t = topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(9, RATE, LINK_LAT, SWITCH_LAT);
   struct xfer x[8];
   for (int i = 0; i < 8; i++)
     x[i] = (struct xfer){ .src = 1 + i, .dst = 0, .bytes = 2e6 };
@@ -46,7 +46,7 @@ static void test_ib_incast_is_lossless_and_fair(void)
   CU_ASSERT(util >= 0.95);
   CU_ASSERT(r.stall_s > 0);
   CU_ASSERT(peak <= 32768);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* Steady rate of one flow between two dates. */
@@ -74,7 +74,7 @@ static double steady_rate(struct topo *t, const char *const *cfg, double bytes, 
 /* One flow over 10 us links: buffer/RTT below the bandwidth-delay product, line rate above. */
 static void test_ib_credit_window_limits_long_links(void)
 {
-  struct topo *t = topo_single_switch(2, RATE, 10e-6, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(2, RATE, 10e-6, SWITCH_LAT);
   /* A packet is 4096 B of payload + 26 B of LRH, BTH, ICRC and VCRC (IBTA Vol.1 ch. 7): 4,122 B
    * on the wire, 65 credit blocks, so a window of C blocks holds floor(C / 65) packets. */
   double rtt = 2 * 10e-6 + SWITCH_LAT + 4122 / RATE + 256e-9;
@@ -102,7 +102,7 @@ static void test_ib_credit_window_limits_long_links(void)
       100 * got_large / RATE);
   CU_ASSERT(within(got_small, expect, 0.02));
   CU_ASSERT(within(got_large, RATE, 0.02));
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 static void shift_flows(const struct topo *t, int shift, double bytes, struct xfer *x)
@@ -190,7 +190,7 @@ static void test_ib_routing_dmodk_shift_and_ar_permutation(void)
 /* Two VLs weighted 1:3 share the receiver's link. */
 static void test_ib_vl_arbitration_shares_one_to_three(void)
 {
-  struct topo *t = topo_single_switch(3, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(3, RATE, LINK_LAT, SWITCH_LAT);
   struct xfer x[2] = { { .src = 1, .dst = 0, .tag = 0, .bytes = 8e6 }, { .src = 2, .dst = 0, .tag = 1, .bytes = 8e6 } };
   const char *cfg[] = { "ib/num-vls:2", "ib/vlarb-low:0:64,1:192", NULL };
   struct run r;
@@ -220,12 +220,12 @@ static void test_ib_vl_arbitration_shares_one_to_three(void)
   b1 = f1->delivered - a1;
   run_end(&r);
   CU_ASSERT(within(b1 / b0, 1, 0.05));
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 static void expect_refused(const char *cfg, const char *name)
 {
-  struct topo *t = topo_single_switch(2, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(2, RATE, LINK_LAT, SWITCH_LAT);
   const char *list[] = { cfg, NULL };
   struct param_set *set = ib_params_with(list);
   char err[256] = "";
@@ -234,8 +234,8 @@ static void expect_refused(const char *cfg, const char *name)
   CU_ASSERT_PTR_NULL(fab);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, name));
   fabric_free(fab);
-  param_set_free(set);
-  topo_free(t);
+  fab_param_set_free(set);
+  fab_topo_free(t);
 }
 
 static void test_ib_bad_parameters_are_refused(void)
@@ -254,15 +254,15 @@ static void test_ib_bad_parameters_are_refused(void)
   /* Keyword-or-duration parameters are checked when set, before any fabric exists. */
   fabric_register_params();
   ib_register_params();
-  struct param_set *set = param_set_new();
+  struct param_set *set = fab_param_set_new();
   char err[256];
   const char *bad[] = { "ib/switch-latency:fast", "ib/switch-latency:2ms", "ib/nic-latency:1e300h", NULL };
   for (int i = 0; bad[i]; i++) {
-    CU_ASSERT_EQUAL(param_set_cfg(set, bad[i], err, sizeof err), -1);
+    CU_ASSERT_EQUAL(fab_param_set_cfg(set, bad[i], err, sizeof err), -1);
     fprintf(stderr, "    --cfg=%s -> %s\n", bad[i], err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i][3] == 's' ? "ib/switch-latency" : "ib/nic-latency"));
   }
-  param_set_free(set);
+  fab_param_set_free(set);
 }
 
 /* Framing (IBTA Vol.1 ch. 7): every 4096-byte payload travels with LRH 8 + BTH 12 + ICRC 4 + VCRC
@@ -271,7 +271,7 @@ static void test_ib_bad_parameters_are_refused(void)
  * 16 MiB one (latencies cancel). With ib/frame-overhead:0 it is the line rate. */
 static double ib_goodput(fab_fidelity fid, const char *const *cfg)
 {
-  struct topo *t = topo_single_switch(2, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(2, RATE, LINK_LAT, SWITCH_LAT);
   double fct[2];
   for (int i = 0; i < 2; i++) {
     struct xfer x = { .src = 0, .dst = 1, .bytes = (i + 1) * 16.0 * 1048576 };
@@ -280,7 +280,7 @@ static double ib_goodput(fab_fidelity fid, const char *const *cfg)
     run_end(&r);
     fct[i] = x.finish_s - x.start_s;
   }
-  topo_free(t);
+  fab_topo_free(t);
   return 16.0 * 1048576 / (fct[1] - fct[0]);
 }
 

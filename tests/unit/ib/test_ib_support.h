@@ -45,10 +45,10 @@ static inline struct param_set *ib_params_with(const char *const *cfg)
 {
   fabric_register_params();
   ib_register_params();
-  struct param_set *set = param_set_new();
+  struct param_set *set = fab_param_set_new();
   char err[256];
   for (int i = 0; cfg && cfg[i]; i++)
-    if (param_set_cfg(set, cfg[i], err, sizeof err) != 0) {
+    if (fab_param_set_cfg(set, cfg[i], err, sizeof err) != 0) {
       fprintf(stderr, "%s\n", err);
       CU_FAIL_FATAL("a test setting is refused");
     }
@@ -80,7 +80,7 @@ static inline void run_end(struct run *r)
   r->drops = r->fab->stats.drops;
   CU_ASSERT_EQUAL(r->drops, 0);
   fabric_free(r->fab);
-  param_set_free(r->params);
+  fab_param_set_free(r->params);
   r->fab = NULL;
 }
 
@@ -110,8 +110,8 @@ static inline int within(double value, double expected, double tolerance)
 static inline void random_permutation(int n, uint64_t seed, int *perm)
 {
   struct fab_rng rng;
-  rng_seed(&rng, seed);
-  rng_derangement(&rng, n, perm);
+  fab_rng_seed(&rng, seed);
+  fab_rng_derangement(&rng, n, perm);
 }
 
 #endif

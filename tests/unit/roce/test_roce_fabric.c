@@ -25,7 +25,7 @@ static void test_dcqcn_two_flows_converge(void)
 {
   enum { SEEDS = 8, WINDOWS = 600 };
   const double second_start = 1e-3, w = 1e-3;
-  struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
+  struct topo *t = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
   const char *cfg[] = { "roce/dcqcn:paper", NULL };
   struct dcqcn_params paper = { 1.0 / 256,          1, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0,
                                 DCQCN_CLAMP_ALWAYS, 0, 0 };
@@ -93,7 +93,7 @@ static void test_dcqcn_two_flows_converge(void)
     if (fraction < worst_fraction)
       worst_fraction = fraction;
     fabric_free(fab);
-    param_set_free(ps);
+    fab_param_set_free(ps);
   }
   double reach_max = 0, reach_mean = 0;
   for (int i = 0; i < SEEDS; i++) {
@@ -112,14 +112,14 @@ static void test_dcqcn_two_flows_converge(void)
   CU_ASSERT(converged_seeds >= SEEDS / 2); /* the 10% convergence band met for the rest of the run by half the seeds */
   CU_ASSERT(worst_fraction > 0.75);
   CU_ASSERT(q_all > 0.75 * q_star && q_all < 1.25 * q_star);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* 2. 16-to-1 incast without DCQCN: PFC makes it lossless; without PFC a small buffer drops and
  * go-back-N still delivers every byte. */
 static void test_pfc_incast_lossless(void)
 {
-  struct topo *t = topo_single_switch(17, G400, 100e-9, 300e-9);
+  struct topo *t = fab_topo_single_switch(17, G400, 100e-9, 300e-9);
   struct flow_def flows[16];
   for (int i = 0; i < 16; i++)
     flows[i] = (struct flow_def){ i + 1, 0, 2e6, 0 };
@@ -145,7 +145,7 @@ static void test_pfc_incast_lossless(void)
   CU_ASSERT_EQUAL(r.done, 16);
   CU_ASSERT_DOUBLE_EQUAL(r.delivered, 32e6, 0.5);
   CU_ASSERT(r.retrans_B > 0);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* 2b. The hpcc headroom is what can arrive after XOFF (IEEE 802.1Qbb headroom annex): an 8-to-1
@@ -181,7 +181,7 @@ static void test_pfc_hpcc_headroom_lossless(void)
  * queue may take 64/65 of the buffer, the former behaviour of dropping only when it is full. */
 static void test_lossy_dynamic_threshold(void)
 {
-  struct topo *t = topo_single_switch(3, G400, 1e-6, 300e-9);
+  struct topo *t = fab_topo_single_switch(3, G400, 1e-6, 300e-9);
   struct flow_def flows[] = { { 1, 0, 4e6, 0 }, { 2, 0, 4e6, 0 } };
   struct run_result r;
   const char *dt[] = { "roce/dcqcn:off", "roce/pfc:off", "roce/buffer:2MB", NULL };
@@ -198,7 +198,7 @@ static void test_lossy_dynamic_threshold(void)
           r.peak_buffer / 1e3);
   CU_ASSERT(r.buffer_drops > 0);
   CU_ASSERT(r.peak_buffer > 1.9e6);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* 3. Congestion spreading: 3 local senders and 1 remote one (through the spine) into gpu0 under
@@ -217,7 +217,7 @@ static void spreading_case_at(double rate_Bps, fab_fidelity fid, const char *dcq
   *victim_gbps = 2e6 * 8 / r.fct[4] / 1e9;
   *pauses = (double)r.pauses;
   CU_ASSERT_EQUAL(r.done, 5);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 static void spreading_case(fab_fidelity fid, const char *pfc, double *victim_gbps, double *pauses)
@@ -300,7 +300,7 @@ static void test_fifo_shares_as_payload(void)
           "%.3f us\n",
           1e6 * a.fct[0], 1e6 * b.fct[0], 1e6 * expected);
   CU_ASSERT(fabs(b.fct[0] - expected) < 1e-3 * expected);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* 3c. Flow fidelity estimates what it does not count: an 8-to-1 incast of 4 MB flows at 400 Gb/s
@@ -310,7 +310,7 @@ static void test_fifo_shares_as_payload(void)
  * each assertion fails without its estimate (flow.estimated, the marks, CNPs, cuts, pauses). */
 static void test_flow_estimates_track_packet(void)
 {
-  struct topo *t = topo_single_switch(9, G400, 1e-6, 300e-9);
+  struct topo *t = fab_topo_single_switch(9, G400, 1e-6, 300e-9);
   struct flow_def flows[8];
   for (int i = 0; i < 8; i++)
     flows[i] = (struct flow_def){ i + 1, 0, 4e6, 0 };
@@ -335,7 +335,7 @@ static void test_flow_estimates_track_packet(void)
    * loses throughput instead (its last flow ends at 916 us, 1.4 x the drain time; docs/roce.md).
    * On tiny-16 it is +38%, on whole iterations -20% to +14% (docs/validation-iterations.md). */
   CU_ASSERT(flow.est_paused_s > 0 && pkt.paused_s > 0);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* Exact E[max load] of n balls in n bins: P(max <= m) = n!/n^n [x^n] (sum_{k<=m} x^k/k!)^n. */
@@ -371,7 +371,7 @@ static double ecmp_imbalance(struct topo *t, int n, const char *qps, int seeds, 
   for (int i = 0; i < n; i++)
     flows[i] = (struct flow_def){ i, n + i, 64 * 4096, 0 };
   const char *cfg[] = { "roce/dcqcn:off", qps, NULL };
-  int leaf0 = topo_find_node(t, "leaf0");
+  int leaf0 = fab_topo_find_node(t, "leaf0");
   double sum = 0;
   for (int s = 1; s <= seeds; s++) {
     struct param_set *ps = roce_params_with(cfg);
@@ -390,7 +390,7 @@ static double ecmp_imbalance(struct topo *t, int n, const char *qps, int seeds, 
       }
     sum += max / (total / n);
     fabric_free(fab);
-    param_set_free(ps);
+    fab_param_set_free(ps);
   }
   return sum / seeds;
 }
@@ -411,13 +411,13 @@ static void test_ecmp_collisions_balls_into_bins(void)
   CU_ASSERT(fabs(one - expected) < 0.1 * expected);
   CU_ASSERT(eight < one - 0.5);
   CU_ASSERT_DOUBLE_EQUAL(one_flow, one, 1e-9); /* the same paths at both fidelities */
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* 5. One long flow under random loss with go-back-N. */
 static void test_gbn_goodput_under_loss(void)
 {
-  struct topo *t = topo_single_switch(2, G400, 2e-6, 300e-9);
+  struct topo *t = fab_topo_single_switch(2, G400, 2e-6, 300e-9);
   const char *rates[] = { "0", "1e-5", "1e-4", "1e-3", "1e-2" };
   struct flow_def f = { 0, 1, 32e6, 0 };
   double prev = INFINITY, at_1e3 = 0;
@@ -443,7 +443,7 @@ static void test_gbn_goodput_under_loss(void)
       at_1e3 = goodput;
   }
   CU_ASSERT(at_1e3 < 0.9);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* 5b. The retransmission timer counts from the last progress (the last ACK that advanced the
@@ -456,7 +456,7 @@ static void test_gbn_goodput_under_loss(void)
 static void test_rto_from_last_progress(void)
 {
   const double lat = 1e-6, sw = 300e-9, rto = 100e-6;
-  struct topo *t = topo_single_switch(2, G400, lat, sw);
+  struct topo *t = fab_topo_single_switch(2, G400, lat, sw);
   struct flow_def f = { 0, 1, 8 * 4096, 0 };
   struct run_result clean, r;
   const char *none[] = { "roce/dcqcn:off", "roce/rto:100us", NULL };
@@ -473,7 +473,7 @@ static void test_rto_from_last_progress(void)
           r.fct[0] * 1e6, clean.fct[0] * 1e6, path * 1e6);
   CU_ASSERT_EQUAL(r.done, 1);
   CU_ASSERT_DOUBLE_EQUAL(r.fct[0], clean.fct[0] + rto + 2 * path, 1e-12);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 static double rel(double a, double b) { return fabs(a - b) / b; }
@@ -485,7 +485,7 @@ static double rel(double a, double b) { return fabs(a - b) / b; }
  * extra bytes over the extra time of a 32 MiB flow over a 16 MiB one (latencies cancel). */
 static double roce_goodput(fab_fidelity fid, const char *const *cfg)
 {
-  struct topo *t = topo_single_switch(2, G400, 1e-6, 300e-9);
+  struct topo *t = fab_topo_single_switch(2, G400, 1e-6, 300e-9);
   struct run_result r;
   double fct[2];
   for (int i = 0; i < 2; i++) {
@@ -494,7 +494,7 @@ static double roce_goodput(fab_fidelity fid, const char *const *cfg)
     CU_ASSERT_EQUAL(r.done, 1);
     fct[i] = r.fct[0];
   }
-  topo_free(t);
+  fab_topo_free(t);
   return 16.0 * 1048576 / (fct[1] - fct[0]);
 }
 
@@ -519,7 +519,7 @@ static void test_flow_matches_packet(void)
   struct run_result p, f;
   fprintf(stderr, "\n");
   {
-    struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
+    struct topo *t = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
     struct flow_def flows[] = { { 0, 2, 250e6, 0 }, { 1, 2, 250e6, 0 } };
     const char *cfg[] = { "roce/dcqcn:paper", NULL };
     roce_run(t, FAB_FIDELITY_PACKET, 1, cfg, flows, 2, &p);
@@ -527,10 +527,10 @@ static void test_flow_matches_packet(void)
     fprintf(stderr, "  [flow vs packet] 2-to-1 DCQCN: packet %.1f us, flow %.1f us (%.1f%%)\n", p.mean_fct * 1e6,
             f.mean_fct * 1e6, 100 * rel(f.mean_fct, p.mean_fct));
     CU_ASSERT(rel(f.mean_fct, p.mean_fct) < 0.05);
-    topo_free(t);
+    fab_topo_free(t);
   }
   {
-    struct topo *t = topo_single_switch(17, G400, 100e-9, 300e-9);
+    struct topo *t = fab_topo_single_switch(17, G400, 100e-9, 300e-9);
     struct flow_def flows[16];
     for (int i = 0; i < 16; i++)
       flows[i] = (struct flow_def){ i + 1, 0, 1e6, 0 };
@@ -540,7 +540,7 @@ static void test_flow_matches_packet(void)
     fprintf(stderr, "  [flow vs packet] 16-to-1 PFC incast: packet %.1f us, flow %.1f us (%.1f%%)\n", p.mean_fct * 1e6,
             f.mean_fct * 1e6, 100 * rel(f.mean_fct, p.mean_fct));
     CU_ASSERT(rel(f.mean_fct, p.mean_fct) < 0.05);
-    topo_free(t);
+    fab_topo_free(t);
   }
   {
     struct topo *t = leaf_spine(2, 8, 8, G100, 1e-6);
@@ -557,19 +557,19 @@ static void test_flow_matches_packet(void)
     }
     fprintf(stderr, "  [flow vs packet] ECMP 8 flows, DCQCN off, 5 seeds: worst mean-FCT gap %.1f%%\n", 100 * worst);
     CU_ASSERT(worst < 0.05);
-    topo_free(t);
+    fab_topo_free(t);
   }
   {
     struct platform *pl = load_shipped("ft2-128.xml");
     CU_ASSERT_PTR_NOT_NULL_FATAL(pl);
     struct flow_def flows[128];
     struct fab_rng rng;
-    rng_seed(&rng, 42);
+    fab_rng_seed(&rng, 42);
     int perm[128];
     for (int i = 0; i < 128; i++)
       perm[i] = i;
     for (int i = 127; i > 0; i--) {
-      int j = (int)rng_below(&rng, (uint64_t)i + 1), tmp = perm[i];
+      int j = (int)fab_rng_below(&rng, (uint64_t)i + 1), tmp = perm[i];
       perm[i] = perm[j];
       perm[j] = tmp;
     }
@@ -615,7 +615,7 @@ static void test_nic_incast_recovers(void)
   /* NIC re-pacing: 16 x 4 MB into one 100 Gb/s port. Cuts take some senders to a few Mb/s; the
    * gap after their last packet must follow the rate as it recovers, or a packet sent at 1 Mb/s
    * holds its flow for 33 ms (the last flow ended after about 60 ms before re-pacing). */
-  struct topo *t = topo_single_switch(17, G100, 1e-6, 300e-9);
+  struct topo *t = fab_topo_single_switch(17, G100, 1e-6, 300e-9);
   struct flow_def sixteen[16];
   for (int i = 0; i < 16; i++)
     sixteen[i] = (struct flow_def){ i, 16, 4e6, 0 };
@@ -625,7 +625,7 @@ static void test_nic_incast_recovers(void)
           r.mean_fct * 1e6, r.max_fct * 1e6, r.max_fct / drain);
   CU_ASSERT_EQUAL(r.done, 16);
   CU_ASSERT(r.max_fct < 2 * drain);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */

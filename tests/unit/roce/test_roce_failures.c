@@ -66,8 +66,8 @@ static void test_incast_link_down_up(void)
   CU_ASSERT(fab->stats.last_delivery_s > 1e-3); /* the lost frames waited for the retransmission timer */
   CU_ASSERT_EQUAL(sg_roce_get_buffer_used(fab), 0);
   fabric_free(fab);
-  param_set_free(ps);
-  topo_free(t);
+  fab_param_set_free(ps);
+  fab_topo_free(t);
 }
 
 const char sgf_unit_suite[] = "roce_failures";

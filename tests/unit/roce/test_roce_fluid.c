@@ -28,7 +28,7 @@ struct incast {
  * 10 us over [horizon/2, horizon]. */
 static void run_incast(int n, const char *fluid, double horizon, struct incast *out)
 {
-  struct topo *t = topo_single_switch(n + 1, G100, 1e-6, 300e-9);
+  struct topo *t = fab_topo_single_switch(n + 1, G100, 1e-6, 300e-9);
   const char *cfg[] = { "roce/dcqcn:paper", fluid, "roce/fluid-rp:ode", NULL };
   struct param_set *ps = roce_params_with(cfg);
   char err[256];
@@ -62,8 +62,8 @@ static void run_incast(int n, const char *fluid, double horizon, struct incast *
   out->transients = rs->fluid.stats.transients;
   out->steps = rs->fluid.stats.steps;
   fabric_free(fab);
-  param_set_free(ps);
-  topo_free(t);
+  fab_param_set_free(ps);
+  fab_topo_free(t);
 }
 
 /* (a)-(c): the CoNEXT'16 ODE reaction point (roce/fluid-rp:ode), as measured when it was the
@@ -95,7 +95,7 @@ static void test_fluid_two_flows_fixed_point(void)
  * seeds). Max-min alone misses the start-up over-reduction. */
 static void test_fluid_flow_matches_packet(void)
 {
-  struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
+  struct topo *t = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
   struct flow_def flows[] = { { 0, 2, 20e6, 0 }, { 1, 2, 20e6, 0 } };
   const char *cfg[] = { "roce/dcqcn:paper", "roce/fluid:on", "roce/fluid-rp:ode", NULL };
   const char *cfg_off[] = { "roce/dcqcn:paper", "roce/fluid:off", NULL };
@@ -115,7 +115,7 @@ static void test_fluid_flow_matches_packet(void)
   /* Target (gap <= 5%, better than max-min) not met yet: docs/roce.md. Asserted: the fluid
    * model slows the start-up (over-reduction) while max-min does not. */
   CU_ASSERT(f.mean_fct > m.mean_fct);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* (c) 10- and 64-flow incasts: steady-state queue against q*, convergence time. */
@@ -160,19 +160,19 @@ static void same_with_and_without_fluid(struct topo *t, const char *const *cfg, 
 
 static void test_fluid_dcqcn_off_unchanged(void)
 {
-  struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
+  struct topo *t = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
   struct flow_def two[] = { { 0, 2, 20e6, 0 }, { 1, 2, 20e6, 0 } };
   const char *off[] = { "roce/dcqcn:off", NULL };
   same_with_and_without_fluid(t, off, two, 2);
-  topo_free(t);
+  fab_topo_free(t);
 
-  t = topo_single_switch(17, 50e9, 100e-9, 300e-9);
+  t = fab_topo_single_switch(17, 50e9, 100e-9, 300e-9);
   struct flow_def staggered[16];
   for (int i = 0; i < 16; i++)
     staggered[i] = (struct flow_def){ i + 1, 0, 1e6, i * 1e-6 };
   const char *buffer[] = { "roce/dcqcn:off", "roce/buffer:9MB", NULL };
   same_with_and_without_fluid(t, buffer, staggered, 16);
-  topo_free(t);
+  fab_topo_free(t);
 
   t = leaf_spine(2, 5, 1, G100, 1e-6);
   struct flow_def tree[] = { { 2, 0, 2e6, 0 }, { 3, 0, 2e6, 0 }, { 4, 0, 2e6, 0 }, { 5, 0, 2e6, 0 }, { 6, 1, 2e6, 0 } };
@@ -180,7 +180,7 @@ static void test_fluid_dcqcn_off_unchanged(void)
   const char *pfc_off[] = { "roce/dcqcn:off", "roce/buffer:9MB", "roce/pfc:off", NULL };
   same_with_and_without_fluid(t, pfc_on, tree, 5);
   same_with_and_without_fluid(t, pfc_off, tree, 5);
-  topo_free(t);
+  fab_topo_free(t);
   fprintf(stderr, "\n  [fluid, dcqcn off] FCTs bit for bit the same with roce/fluid on and off\n");
 }
 
@@ -230,20 +230,20 @@ static void test_fluid_vs_packet_incasts(void)
   fprintf(stderr, "\n");
   for (int k = 0; k < 2; k++) {
     double gf, gm;
-    struct topo *t = topo_single_switch(3, G100, 1e-6, 300e-9);
+    struct topo *t = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
     struct flow_def two[] = { { 0, 2, 20e6, 0 }, { 1, 2, 20e6, 0 } };
     compare_case(t, presets[k], two, 2, "2->1 20 MB", &gf, &gm);
     if (k == 0) /* paper: the machine tracks packet fidelity (measured +0.1%; ode +17.8%) */
       CU_ASSERT(fabs(gf) < 0.05);
-    topo_free(t);
-    t = topo_single_switch(17, G100, 1e-6, 300e-9);
+    fab_topo_free(t);
+    t = fab_topo_single_switch(17, G100, 1e-6, 300e-9);
     struct flow_def sixteen[16];
     for (int i = 0; i < 16; i++)
       sixteen[i] = (struct flow_def){ i, 16, 4e6, 0 };
     compare_case(t, presets[k], sixteen, 16, "16->1 4 MB", &gf, &gm);
     if (k == 0) /* paper: the deep start-up cuts and the R_AI climb (measured 0.0%; max-min -47%) */
       CU_ASSERT(fabs(gf) < 0.05 && fabs(gm) > 0.3);
-    topo_free(t);
+    fab_topo_free(t);
     struct platform *pl = load_shipped("tiny-16.xml");
     struct flow_def eight[8];
     for (int i = 0; i < 8; i++)
@@ -257,7 +257,7 @@ static void test_fluid_vs_packet_incasts(void)
  * with nic: 16 -> 1 at 100 Gb/s, flow fidelity, mean FCT bit for bit that of on and off. */
 static void test_fluid_auto_follows_preset(void)
 {
-  struct topo *t = topo_single_switch(17, G100, 1e-6, 300e-9);
+  struct topo *t = fab_topo_single_switch(17, G100, 1e-6, 300e-9);
   struct flow_def sixteen[16];
   for (int i = 0; i < 16; i++)
     sixteen[i] = (struct flow_def){ i, 16, 4e6, 0 };
@@ -276,7 +276,7 @@ static void test_fluid_auto_follows_preset(void)
     CU_ASSERT(f.mean_fct != m.mean_fct); /* the fluid model matters here */
     CU_ASSERT(d.mean_fct == (k == 0 ? f.mean_fct : m.mean_fct));
   }
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */

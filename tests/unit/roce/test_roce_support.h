@@ -13,28 +13,28 @@
 /* leaves x gpus_per_leaf GPUs (one per node), every leaf linked once to every spine. */
 static inline struct topo *leaf_spine(int leaves, int gpus_per_leaf, int spines, double rate_Bps, double lat_s)
 {
-  struct topo *t = topo_new();
+  struct topo *t = fab_topo_new();
   char name[24];
   int leaf[64], spine[64];
   for (int s = 0; s < spines; s++) {
     snprintf(name, sizeof name, "spine%d", s);
-    spine[s] = topo_add_node(t, name, TOPO_SWITCH, 2, -1, 0);
+    spine[s] = fab_topo_add_node(t, name, TOPO_SWITCH, 2, -1, 0);
   }
   for (int l = 0; l < leaves; l++) {
     snprintf(name, sizeof name, "leaf%d", l);
-    leaf[l] = topo_add_node(t, name, TOPO_SWITCH, 1, -1, 0);
+    leaf[l] = fab_topo_add_node(t, name, TOPO_SWITCH, 1, -1, 0);
     for (int s = 0; s < spines; s++)
-      topo_add_link(t, leaf[l], spine[s], rate_Bps, lat_s, NULL, 0);
+      fab_topo_add_link(t, leaf[l], spine[s], rate_Bps, lat_s, NULL, 0);
   }
   for (int g = 0; g < leaves * gpus_per_leaf; g++) {
     snprintf(name, sizeof name, "gpu%d", g);
-    int id = topo_add_node(t, name, TOPO_GPU, 0, g, 0);
-    topo_add_link(t, id, leaf[g / gpus_per_leaf], rate_Bps, lat_s, NULL, 0);
+    int id = fab_topo_add_node(t, name, TOPO_GPU, 0, g, 0);
+    fab_topo_add_link(t, id, leaf[g / gpus_per_leaf], rate_Bps, lat_s, NULL, 0);
   }
   t->gpus_per_node = 1;
   t->switch_latency_s = 300e-9;
   char err[128];
-  if (topo_finalize(t, err, sizeof err) != 0) {
+  if (fab_topo_finalize(t, err, sizeof err) != 0) {
     fprintf(stderr, "%s\n", err);
     abort();
   }
@@ -69,10 +69,10 @@ static inline void rr_done(struct fabric *fab, struct fab_flow *flow, void *ctx)
 static inline struct param_set *roce_params_with(const char *const *cfg)
 {
   sg_roce_plugin_init();
-  struct param_set *ps = param_set_new();
+  struct param_set *ps = fab_param_set_new();
   char err[256];
   for (int i = 0; cfg && cfg[i]; i++)
-    if (param_set_cfg(ps, cfg[i], err, sizeof err) != 0) {
+    if (fab_param_set_cfg(ps, cfg[i], err, sizeof err) != 0) {
       fprintf(stderr, "%s\n", err);
       abort();
     }
@@ -113,7 +113,7 @@ static inline void roce_run(struct topo *t, fab_fidelity fid, uint64_t seed, con
   r->sim_s = fab->now;
   r->estimated = sg_roce_get_flow_estimates(fab, &r->est_marks, &r->est_cnps, &r->est_cuts, &r->est_paused_s) == 0;
   fabric_free(fab);
-  param_set_free(ps);
+  fab_param_set_free(ps);
 }
 
 #endif

@@ -180,12 +180,12 @@ static void test_gbn_nack_once_and_go_back(void)
 static void refused(const char *const *cfg, const char *name)
 {
   sg_roce_plugin_init();
-  struct param_set *ps = param_set_new();
-  struct topo *t = topo_single_switch(2, 12.5e9, 1e-6, 300e-9);
+  struct param_set *ps = fab_param_set_new();
+  struct topo *t = fab_topo_single_switch(2, 12.5e9, 1e-6, 300e-9);
   char err[256] = "";
   int failed = 0;
   for (int i = 0; cfg[i] && !failed; i++)
-    failed = param_set_cfg(ps, cfg[i], err, sizeof err) != 0;
+    failed = fab_param_set_cfg(ps, cfg[i], err, sizeof err) != 0;
   if (!failed) {
     struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_PACKET, 1, err, sizeof err);
     failed = fab == NULL;
@@ -194,8 +194,8 @@ static void refused(const char *const *cfg, const char *name)
   fprintf(stderr, "  refused: %s\n", err);
   CU_ASSERT(failed);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, name));
-  topo_free(t);
-  param_set_free(ps);
+  fab_topo_free(t);
+  fab_param_set_free(ps);
 }
 
 static void test_roce_bad_parameters_refused(void)
@@ -224,17 +224,17 @@ static void test_roce_bad_parameters_refused(void)
 static struct roce_config config_of(const char *const *cfg, double rate_Bps)
 {
   sg_roce_plugin_init();
-  struct param_set *ps = param_set_new();
-  struct topo *t = topo_single_switch(2, rate_Bps, 1e-6, 300e-9);
+  struct param_set *ps = fab_param_set_new();
+  struct topo *t = fab_topo_single_switch(2, rate_Bps, 1e-6, 300e-9);
   char err[256] = "";
   for (int i = 0; cfg && cfg[i]; i++)
-    CU_ASSERT_EQUAL_FATAL(param_set_cfg(ps, cfg[i], err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(fab_param_set_cfg(ps, cfg[i], err, sizeof err), 0);
   struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_PACKET, 1, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
   struct roce_config c = roce__state(fab)->cfg;
   fabric_free(fab);
-  topo_free(t);
-  param_set_free(ps);
+  fab_topo_free(t);
+  fab_param_set_free(ps);
   return c;
 }
 

@@ -129,7 +129,7 @@ static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo,
     for (int q = 0; q < topo->n_ports; q++)
       g_port_tx[q] = fab->ports[q].tx_bytes;
   fabric_free(fab);
-  param_set_free(params);
+  fab_param_set_free(params);
 }
 
 static int within(double value, double expected, double tolerance)
@@ -145,7 +145,7 @@ static const char *const fidelity_name[] = { "packet", "flow" };
 static void ring_single_switch(double S)
 {
   const int N = 4;
-  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
   int gpus[4] = { 0, 1, 2, 3 };
   double step = S / (N * RATE) + NIC_LAT + 2 * LINK_LAT + SWITCH_LAT;
   double expected = 2 * (N - 1) * step;
@@ -180,7 +180,7 @@ static void ring_single_switch(double S)
       for (int j = 0; j < N; j++)
         CU_ASSERT(within(g_rec.pair_bytes[i][j] + 1, (j == (i + 1) % N ? 2.0 * (N - 1) * S / N : 0) + 1, 1e-12));
   }
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 static void test_coll_ring_allreduce_analytic_single_switch(void)
@@ -228,7 +228,7 @@ static void test_coll_tree_allreduce_bytes(void)
 {
   const int N = 8;
   const double S = 16e6; /* 8 MB per tree: 2 chunks of 4 MB */
-  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
   int gpus[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
   struct outcome tree, ring;
   run_coll(t, FAB_FIDELITY_PACKET, "tree", COLL_ALLREDUCE, S, gpus, N, 0, 1, &tree);
@@ -256,7 +256,7 @@ static void test_coll_tree_allreduce_bytes(void)
   /* Member 0, root of the first tree, receives both children's halves (S) over its one link. */
   CU_ASSERT(time >= S / RATE);
   CU_ASSERT(time > 0);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* Hierarchical all-reduce on L nodes x g GPUs: NVLink reduce-scatter and all-gather inside nodes,
@@ -313,7 +313,7 @@ static void test_coll_alltoall_pairs(void)
 {
   const int N = 4;
   const double S = 16e6;
-  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
   int gpus[4] = { 0, 1, 2, 3 };
   for (int fid = 0; fid < 2; fid++) {
     struct outcome o;
@@ -330,7 +330,7 @@ static void test_coll_alltoall_pairs(void)
             fidelity_name[fid], time * 1e6, expected * 1e6, 100 * (time - expected) / expected);
     CU_ASSERT(within(time, expected, 0.01));
   }
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* Broadcast from member 2 of 4: a pipelined chain; every other member receives S, the root none. */
@@ -338,7 +338,7 @@ static void test_coll_broadcast_delivers(void)
 {
   const int N = 4, root = 2;
   const double S = 10e6; /* 2 chunks of 5 MB with the default 4 MB chunk */
-  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
   int gpus[4] = { 0, 1, 2, 3 };
   struct outcome o;
   run_coll(t, FAB_FIDELITY_PACKET, NULL, COLL_BROADCAST, S, gpus, N, root, 1, &o);
@@ -356,7 +356,7 @@ static void test_coll_broadcast_delivers(void)
           root, N, time * 1e6, expected * 1e6, o.fabric_bytes);
   CU_ASSERT(within(o.fabric_bytes, (N - 1) * S, 1e-12));
   CU_ASSERT(within(time, expected, 0.01));
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* Sizes that do not divide by the member count (1001 B over 16, 1000 B over 3, and the
@@ -391,7 +391,7 @@ static void test_coll_uneven_sizes_whole_bytes(void)
     gpus[i] = i;
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     const struct case_ *c = &cases[k];
-    struct topo *t = topo_single_switch(c->n, RATE, LINK_LAT, SWITCH_LAT);
+    struct topo *t = fab_topo_single_switch(c->n, RATE, LINK_LAT, SWITCH_LAT);
     for (int fid = 0; fid < 2; fid++) {
       struct outcome o;
       run_coll(t, (fab_fidelity)fid, c->algo, c->kind, c->S, gpus, c->n, 0, 1, &o); /* asserts it finished */
@@ -400,7 +400,7 @@ static void test_coll_uneven_sizes_whole_bytes(void)
       CU_ASSERT_EQUAL(o.fabric_bytes, c->factor * c->S);
       CU_ASSERT_EQUAL(g_rec.fractional, 0);
     }
-    topo_free(t);
+    fab_topo_free(t);
   }
   /* Hierarchical: the rails carry the node's reduce-scatter chunks (251, 250, 250, 250 B of
    * 1001), split again over the nodes. */
@@ -425,7 +425,7 @@ static void test_coll_protocol_costs_ring(void)
 {
   const int N = 4;
   const double S = 4.0 * 120 * N * 100; /* S/N a multiple of 4 and 120: whole lines */
-  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
   int gpus[4] = { 0, 1, 2, 3 };
   const enum coll_proto protos[3] = { COLL_PROTO_SIMPLE, COLL_PROTO_LL, COLL_PROTO_LL128 };
   const double wire[3] = { S / N, 2 * S / N, S / N * 128 / 120 };
@@ -473,7 +473,7 @@ static void test_coll_protocol_costs_ring(void)
   CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_LL, 5), 16);       /* two 8-byte lines */
   CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_LL128, 121), 137); /* two lines' flags */
   CU_ASSERT_EQUAL(coll_wire_bytes(COLL_PROTO_SIMPLE, 121), 121);
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* Steps between GPUs of one node pay the NVLink step latency, not the network's: a ring of the 4
@@ -512,7 +512,7 @@ static void test_coll_protocol_nvlink_steps(void)
 static void test_coll_protocol_auto(void)
 {
   const int N = 4;
-  struct topo *t = topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
   int gpus[4] = { 0, 1, 2, 3 };
   const double sizes[] = { 64, 64e3, 4e6, 256e6 };
   const enum coll_proto expect[] = { COLL_PROTO_LL, COLL_PROTO_LL, COLL_PROTO_LL128, COLL_PROTO_SIMPLE };
@@ -545,7 +545,7 @@ static void test_coll_protocol_auto(void)
     }
   }
   g_params = NULL;
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* ---- In-network reduction ---- */
@@ -624,7 +624,7 @@ static void test_coll_sharp_tree_bytes(void)
  * collective created anyway falls back to a ring; on InfiniBand at packet fidelity too. */
 static void test_coll_sharp_needs_ib(void)
 {
-  struct topo *t = topo_single_switch(4, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(4, RATE, LINK_LAT, SWITCH_LAT);
   struct param_set *params = default_params();
   char err[512];
   struct fabric *fab = fabric_new(t, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
@@ -639,7 +639,7 @@ static void test_coll_sharp_needs_ib(void)
   p.sharp = 1; /* auto with SHARP allowed: no error, SHARP just is not there */
   CU_ASSERT_EQUAL(coll_params_check(&p, fab, err, sizeof err), 0);
   fabric_free(fab);
-  param_set_free(params);
+  fab_param_set_free(params);
   int gpus[4] = { 0, 1, 2, 3 };
   struct outcome o;
   run_coll(t, FAB_FIDELITY_FLOW, "sharp", COLL_ALLREDUCE, 4e6, gpus, 4, 0, 1, &o);
@@ -650,14 +650,14 @@ static void test_coll_sharp_needs_ib(void)
   run_coll(t, FAB_FIDELITY_FLOW, "sharp", COLL_ALLREDUCE, 4e6, gpus, 4, 0, 1, &o);
   CU_ASSERT_EQUAL(o.algo, COLL_ALGO_SHARP);
   g_model_name = NULL;
-  topo_free(t);
+  fab_topo_free(t);
 }
 
 /* coll/sharp-max-trees: on one switch that takes part in at most 2 trees, the third of three
  * SHARP collectives running at once uses a ring; the trees are given back when they end. */
 static void test_coll_sharp_max_trees(void)
 {
-  struct topo *t = topo_single_switch(6, RATE, LINK_LAT, SWITCH_LAT);
+  struct topo *t = fab_topo_single_switch(6, RATE, LINK_LAT, SWITCH_LAT);
   struct param_set *params = default_params();
   char err[256];
   struct fab_model ib_named = fab_model_ideal;
@@ -700,8 +700,8 @@ static void test_coll_sharp_max_trees(void)
   fabric_run(fab);
   CU_ASSERT_EQUAL(again.finished, 1);
   fabric_free(fab);
-  param_set_free(params);
-  topo_free(t);
+  fab_param_set_free(params);
+  fab_topo_free(t);
 }
 
 /* Two SHARP collectives at once over members on both leaves of a radix-8 fat-tree: the second
@@ -747,7 +747,7 @@ static void test_coll_sharp_roots_spread(void)
   }
   CU_ASSERT_EQUAL(spines, 2);
   fabric_free(fab);
-  param_set_free(params);
+  fab_param_set_free(params);
   platform_free(pl);
 }
 
