@@ -244,8 +244,6 @@ struct fab_model {
     void (*on_deliver)(struct fabric *fab, struct fab_packet *pkt);
     /* The NIC handed a new packet of this flow to its port: pacing (next_tx_s), PSN bookkeeping. */
     void (*on_injected)(struct fabric *fab, struct fab_flow *flow, struct fab_packet *pkt);
-    /* Per-packet choice among the minimal candidates at a switch (adaptive routing): an index. */
-    int (*choose_port)(struct fabric *fab, int node, const struct fab_packet *pkt, const int *cand, int n);
     /* Failures at packet fidelity (failure.h). A link went down (up: 1): the model drops the
      * packets it holds for the link's two egress ports (fabric_failures_packet_lost) and resets,
      * or on up restores, what it accounts per link (InfiniBand's credits). NULL: nothing held. */

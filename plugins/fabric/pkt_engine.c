@@ -246,16 +246,12 @@ int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt)
 {
   const struct topo *t = fab->topo;
   const struct fab_flow *flow = pkt->flow;
-  if (t->nodes[pkt->node].kind == TOPO_SWITCH &&
-      (fab->routing == FAB_ROUTING_ADAPTIVE || fab->model->packet.choose_port)) {
+  if (t->nodes[pkt->node].kind == TOPO_SWITCH && fab->routing == FAB_ROUTING_ADAPTIVE) {
     int cand[ROUTE_MAX_CANDIDATES];
     int n = fab_route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
     if (n == 0 && fab->failures != NULL)
       return -1; /* failures: no live port toward the destination */
-    int pick = n <= 1                           ? 0
-               : fab->model->packet.choose_port ? fab->model->packet.choose_port(fab, pkt->node, pkt, cand, n)
-                                                : least_queued(fab, pkt, cand, n);
-    return cand[pick];
+    return cand[n <= 1 ? 0 : least_queued(fab, pkt, cand, n)];
   }
   if (fab->failures != NULL && (pkt->hop >= flow->hops || t->ports[flow->path[pkt->hop]].node != pkt->node)) {
     /* The flow was moved to another path (failures) while this packet was on the old one: it

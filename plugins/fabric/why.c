@@ -71,8 +71,7 @@ int fab_why_enable(struct fabric *fab)
   w->bin_s = WHY_FIRST_BIN_S;
   /* At packet fidelity a model that routes packet by packet (InfiniBand's adaptive routing keeps
    * packets in its switches and picks their ports) sends them off the flow's path. */
-  w->paths_known = fab->fidelity == FAB_FIDELITY_FLOW ||
-                   (fab->model->packet.choose_port == NULL && fab->model->packet.next_packet == NULL);
+  w->paths_known = fab->fidelity == FAB_FIDELITY_FLOW || fab->model->packet.next_packet == NULL;
   fab->why = w;
   return 0;
 }
