@@ -24,6 +24,10 @@
   .attn_bwd_e = { { 0.501, 0.595, 0.689 }, { 0.497, 0.578, 0.610 } },                                                  \
   .attn_bwd_s0 = { { 402, 420, 420 }, { 1174, 1120, 1007 } }
 
+/* Everything fitted on the H100, for the H100 and for the H200 (the same compute die). */
+#define H100_FITS                                                                                                      \
+  .sms = 132, .gemm_eff = 0.93, .gemm_k0 = 256, .gemm_t0 = 5e-6, .tile_alpha = 0.2, .hbm_eff = 0.92, H100_ATTENTION
+
 static const struct wl_kernel_gpu kernel_gpus[] = {
   { .name = "A100",
     .sms = 108,
@@ -37,26 +41,10 @@ static const struct wl_kernel_gpu kernel_gpus[] = {
     .attn_bwd_e = { { 0.574, 0.640, 0.561 }, { 0.537, 0.594, 0.521 } },
     .attn_bwd_s0 = { { 252, 274, 274 }, { 1074, 1107, 739 } },
     .extrapolated = 0 },
-  { .name = "H100",
-    .sms = 132,
-    .gemm_eff = 0.93,
-    .gemm_k0 = 256,
-    .gemm_t0 = 5e-6,
-    .tile_alpha = 0.2,
-    .hbm_eff = 0.92,
-    H100_ATTENTION,
-    .extrapolated = 0 },
+  { .name = "H100", H100_FITS, .extrapolated = 0 },
   /* H200: the H100's compute die (same SMs and clocks, NVIDIA H200 data sheet), faster HBM:
    * the H100's efficiencies, extrapolated. */
-  { .name = "H200",
-    .sms = 132,
-    .gemm_eff = 0.93,
-    .gemm_k0 = 256,
-    .gemm_t0 = 5e-6,
-    .tile_alpha = 0.2,
-    .hbm_eff = 0.92,
-    H100_ATTENTION,
-    .extrapolated = 1 },
+  { .name = "H200", H100_FITS, .extrapolated = 1 },
   /* B200: 148 SMs (NVIDIA Blackwell architecture technical brief). GEMM: E_gemm and t0 fitted
    * to XLA's sm_100 table (29 batch-1 shapes), k0 and the tile penalty the H100's; attention and
    * memory-bound kernels: the H100's efficiencies, extrapolated (no kernel-level data). */
