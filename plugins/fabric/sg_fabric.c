@@ -203,3 +203,8 @@ int sgf_link_port(const_sg_link_t link)
       return t->links[l].port[upper_end];
   return -1;
 }
+
+int sgf_link_packet_port(const_sg_link_t link)
+{
+  return g_fabric != NULL && g_fabric->fidelity == FAB_FIDELITY_PACKET ? sgf_link_port(link) : -1;
+}

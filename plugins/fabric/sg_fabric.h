@@ -72,6 +72,10 @@ void sgf_unload(void);
  * getters take (sg_ib_get_port_stall_time, sg_roce_get_fluid_queue, ...). */
 int sgf_host_gpu(const_sg_host_t host);
 int sgf_link_port(const_sg_link_t link);
+/* sgf_link_port(link) when the fabric runs at packet fidelity, -1 otherwise: for the getters of
+ * per-port mechanisms that flow fidelity does not simulate (credits, buffers, PAUSE frames),
+ * which answer -1 there rather than a 0 that was never measured. */
+int sgf_link_packet_port(const_sg_link_t link);
 
 #ifdef __cplusplus
 }

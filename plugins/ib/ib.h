@@ -41,8 +41,9 @@ double sg_ib_get_retransmitted_bytes(const struct fabric *fab);
 int32_t sg_ib_get_port_buffered_blocks(const struct fabric *fab, int port, int vl);
 
 /* The per-port getters on SimGrid's link handles, for the fabric SimGrid runs (sgf_load_platform):
- * the direction of a split-duplex link ("L_UP", "L_DOWN") is one port. -1 when no fabric runs or
- * the link is not one of its links. */
+ * the direction of a split-duplex link ("L_UP", "L_DOWN") is one port. -1 when no fabric runs at
+ * packet fidelity (flow fidelity does not simulate these mechanisms) or the link is not one of its
+ * links. */
 double sg_ib_link_get_stall_time(const_sg_link_t link);
 double sg_ib_link_get_peak_buffer(const_sg_link_t link);
 int32_t sg_ib_link_get_credits(const_sg_link_t link, int vl);

@@ -51,8 +51,9 @@ double sg_roce_get_port_paused_time(const struct fabric *fab, int port);
 uint64_t sg_roce_get_port_pauses_received(const struct fabric *fab, int port);
 
 /* The per-port getters on SimGrid's link handles, for the fabric SimGrid runs (sgf_load_platform):
- * the direction of a split-duplex link ("L_UP", "L_DOWN") is one port. -1 when no fabric runs or
- * the link is not one of its links. */
+ * the direction of a split-duplex link ("L_UP", "L_DOWN") is one port. -1 when no fabric runs at
+ * packet fidelity (flow fidelity does not simulate these mechanisms) or the link is not one of its
+ * links. */
 double sg_roce_link_get_paused_time(const_sg_link_t link);
 int64_t sg_roce_link_get_pauses_received(const_sg_link_t link);
 
