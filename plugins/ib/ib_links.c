@@ -1,7 +1,8 @@
 /* The ib getters on SimGrid's link handles (ib.h), in the style of SimGrid's own link plugins
  * (sg_link_get_usage): the port that transmits on the link direction (sgf_link_port) of the
  * fabric SimGrid is running (sgf_fabric), at packet fidelity: these mechanisms are not
- * simulated at flow fidelity, where the getters answer -1. Kept apart from the model, which needs no SimGrid. */
+ * simulated at flow fidelity, where the getters answer -1. Kept apart from the model, which
+ * needs no SimGrid. */
 #include "ib.h"
 #include "sg_fabric.h"
 
