@@ -46,7 +46,7 @@ int sg_roce_get_flow_estimates(struct fabric *fab, double *marks, double *cnps, 
  * if the flow has no DCQCN state. */
 int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha);
 /* Per port (packet fidelity): the time its transmitter was held by PFC PAUSE frames, up to now
- * (seconds), and the PAUSE frames it received. */
+ * (seconds; -1 at flow fidelity, which has no PAUSE frames), and the PAUSE frames it received. */
 double sg_roce_get_port_paused_time(const struct fabric *fab, int port);
 uint64_t sg_roce_get_port_pauses_received(const struct fabric *fab, int port);
 

@@ -572,6 +572,8 @@ double sg_roce_get_fluid_queue(const struct fabric *fab, int port) { return roce
 
 double sg_roce_get_port_paused_time(const struct fabric *fab, int port)
 {
+  if (fab->fidelity != FAB_FIDELITY_PACKET)
+    return -1; /* no PAUSE frames at flow fidelity (its estimate: sg_roce_get_flow_estimates) */
   const struct roce_port *rp = &roce__state(fab)->ports[port];
   double total = rp->paused_s;
   for (int q = 0; q < FAB_MAX_QUEUES; q++)
