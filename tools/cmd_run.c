@@ -581,6 +581,7 @@ int cmd_run(int argc, char **argv)
 
   struct replay_config cfg = { .trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress };
   compute_params_from(s.params, &cfg.compute);
+  cfg.event_engine = replay_event_engine_from(s.params);
   coll_params_from(s.params, &cfg.coll);
   if (coll_params_check(&cfg.coll, s.fab, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);

@@ -12,6 +12,7 @@
 #include "coll_params.h"
 #include "straggler.h"
 #include "compute_params.h"
+#include "replay.h"
 #include "results.h"
 #include "sg_fabric.h"
 #ifdef SGF_HAVE_IB
@@ -243,6 +244,7 @@ void run_register_params(void)
   coll_register_params();
   straggler_register_params();
   compute_register_params();
+  replay_register_params();
   for (const struct model_entry *m = g_models; m->name; m++)
     if (m->register_params)
       m->register_params();

@@ -2,7 +2,14 @@
  *
  * SimGrid hooks used: sg_actor_create (one actor per rank on its GPU host), sg_actor_sleep_for
  * (compute), sg_sem_acquire/release (blocking on communication), simgrid_get_clock. Everything
- * else runs inside fabric callbacks, driven by the fabric model (plugins/fabric/sg_fabric.c). */
+ * else runs inside fabric callbacks, driven by the fabric model (plugins/fabric/sg_fabric.c).
+ *
+ * The event engine (replay/engine:events) runs the same programs without an actor per rank: a
+ * rank is a program counter and what it blocks on, stepped inside the fabric's events (a compute
+ * run is a fabric timer, a wake-up an event at the current date). One SimGrid actor per job only
+ * keeps SimGrid's engine running until the job's last rank ends. Context switches and simcalls
+ * were most of the cost of a 10,000-rank iteration; the model is the same, but ranks that act at
+ * the same date act in another order, so results are not byte-identical to the actor engine's. */
 #include "replay.h"
 #include "why.h"
 
@@ -49,7 +56,20 @@ struct rank_state {
   double joined_s[WL_GROUP_COUNT];
   double slowdown;    /* its GPU's compute time multiplier (straggler.h) */
   struct fab_rng rng; /* its compute noise */
+  /* The event engine's place in the program (an actor keeps it on its stack). */
+  int pc;               /* the op being run */
+  int dep;              /* its dependencies found done so far */
+  int block_op;         /* what it blocks on (enum rank_block says how) */
+  int compute_last;     /* BLOCK_COMPUTE: the op after the run */
+  uint8_t blocked;      /* enum rank_block */
+  uint8_t block_group;  /* BLOCK_END: the group the end waits on */
+  double block_start_s; /* when it blocked */
+  double block_sent_s;  /* BLOCK_RECV: when the message was sent, -1 if not yet */
+  double compute_dur_s; /* BLOCK_COMPUTE: the run's duration */
 };
+
+/* What a rank of the event engine waits for. */
+enum rank_block { BLOCK_NONE, BLOCK_DEP, BLOCK_OP, BLOCK_RECV, BLOCK_COMPUTE, BLOCK_END };
 
 /* A collective call matched across its members: (group kind, first member, sequence). */
 struct coll_call {
@@ -103,6 +123,7 @@ struct replay_job {
   double *link_tx;       /* and the port's tx_bytes then (packet fidelity) */
   int *link_name;        /* [ports] counter names */
   double link_sampled_s; /* date of the last sample */
+  sg_sem_t driver_sem;   /* event engine: released when the last rank ends */
   struct timeline *tl;   /* NULL: no timeline, no cost */
   struct {               /* the timeline's string ids */
     int compute[WL_PHASE_COUNT], wait[WL_GROUP_COUNT], comm[COLL_KIND_COUNT][WL_GROUP_COUNT], send[WL_GROUP_COUNT];
@@ -158,6 +179,22 @@ static void sync_clock(void)
     g_replay.cfg.fab->now = now;
 }
 
+/* Now: SimGrid's clock in a rank actor; the fabric's in the event engine, whose ranks act inside
+ * the fabric's events, at their exact dates. */
+static double replay_clock(void) { return g_replay.cfg.event_engine ? g_replay.cfg.fab->now : simgrid_get_clock(); }
+
+static void rank_resume(struct fabric *fab, void *ctx);
+
+/* The op r blocks on is done: its actor runs again, or (event engine) it steps at this date, after
+ * the events already due (as SimGrid runs the actors it woke after the fabric's step). */
+static void rank_wake(struct rank_state *r)
+{
+  if (g_replay.cfg.event_engine)
+    fabric_call_at(g_replay.cfg.fab, g_replay.cfg.fab->now, rank_resume, r);
+  else
+    sg_sem_release(r->sem);
+}
+
 static enum coll_kind coll_of(enum wl_coll c)
 {
   switch (c) {
@@ -196,7 +233,7 @@ static void op_done(struct rank_state *r, int op)
   }
   if (r->waiting_op == op || (r->waiting_op == -2 && r->outstanding == 0)) {
     r->waiting_op = -1;
-    sg_sem_release(r->sem);
+    rank_wake(r);
   }
 }
 
@@ -278,7 +315,7 @@ static void coll_issue(struct rank_state *r, int op)
   struct coll_instance *instance = call->instance;
   if (++call->joined == call->n) { /* everyone is in: forget the match, the instance lives on */
     *link = call->next;
-    double now = simgrid_get_clock();
+    double now = replay_clock();
     for (int i = 0; i < call->n; i++) {
       struct rank_state *m = &g_replay.ranks[call->ranks[i]];
       m->joined_op[o->group] = call->ops[i];
@@ -393,24 +430,17 @@ static void stream_push(struct rank_state *r, int op)
   struct stream *s = &r->streams[g];
   if (s->tail == s->cap) {
     s->cap = s->cap ? 2 * s->cap : 16;
-    s->queue = realloc(s->queue, sizeof(int) * (size_t)s->cap);
+    s->queue = sgf_xrealloc(s->queue, sizeof(int) * (size_t)s->cap);
   }
   s->queue[s->tail++] = op;
   r->outstanding++;
   stream_start_next(r, g);
 }
 
-/* Blocks until op is done; the time is charged to its group. */
-static void wait_for(struct rank_state *r, int op)
+/* r waited from start to end for op: the time is charged to op's group. */
+static void wait_charge(struct rank_state *r, int op, double start, double end)
 {
-  if (r->done[op])
-    return;
   const struct wl_op *o = &r->prog->ops[op];
-  double start = simgrid_get_clock();
-  r->waiting_op = op;
-  sg_sem_acquire(r->sem);
-  g_job = r->job;
-  double end = simgrid_get_clock();
   /* A collective between pipeline stages (embedding, model-parallel groups) first waits for the
    * slowest stage to reach it: the schedule's imbalance, pipeline bubble as a receive waiting for
    * an unsent message is; then for its transfer, exposed communication. */
@@ -424,7 +454,21 @@ static void wait_for(struct rank_state *r, int op)
   tl_wait(r, o->group, joined, end);
 }
 
-static void recv_issue(struct rank_state *r, int op)
+/* Blocks the actor until op is done; the time is charged to its group. */
+static void wait_for(struct rank_state *r, int op)
+{
+  if (r->done[op])
+    return;
+  double start = simgrid_get_clock();
+  r->waiting_op = op;
+  sg_sem_acquire(r->sem);
+  g_job = r->job;
+  wait_charge(r, op, start, simgrid_get_clock());
+}
+
+/* Posts the receive op: 1 if its message has arrived already (op done), else 0 with r waiting
+ * for it and *sent_s the date its send was posted (-1: not yet). */
+static int recv_post(struct rank_state *r, int op, double *sent_s)
 {
   const struct wl_op *o = &r->prog->ops[op];
   int peer = wl_op_peer_rank(g_replay.cfg.trace, r->rank, o);
@@ -434,17 +478,19 @@ static void recv_issue(struct rank_state *r, int op)
     message_forget(m);
     r->done[op] = 1;
     r->outstanding--;
-    return;
+    return 1;
   }
   m->recv_op = op;
-  /* Until the sender posts the message the receiver sits in the pipeline bubble; from then on it
-   * waits on the pipeline's communication. */
-  double start = simgrid_get_clock();
-  double sent = m->sent ? m->sent_s : -1;
+  *sent_s = m->sent ? m->sent_s : -1;
   r->waiting_op = op;
-  sg_sem_acquire(r->sem);
-  g_job = r->job;
-  double end = simgrid_get_clock();
+  return 0;
+}
+
+/* r waited from start to end for the message of a receive: until the sender posted it r sat in
+ * the pipeline bubble; from then on it waited on the pipeline's communication. */
+static void recv_charge(struct rank_state *r, int op, double start, double sent, double end)
+{
+  const struct wl_op *o = &r->prog->ops[op];
   if (sent < 0)
     sent = r->msg_sent_s > start ? r->msg_sent_s : start;
   if (sent < start)
@@ -456,11 +502,21 @@ static void recv_issue(struct rank_state *r, int op)
   tl_wait(r, o->group, sent, end);
 }
 
+static void recv_issue(struct rank_state *r, int op)
+{
+  double start = simgrid_get_clock(), sent;
+  if (recv_post(r, op, &sent))
+    return;
+  sg_sem_acquire(r->sem);
+  g_job = r->job;
+  recv_charge(r, op, start, sent, simgrid_get_clock());
+}
+
 static void progress(void)
 {
   if (!g_replay.cfg.progress)
     return;
-  double now = simgrid_get_clock();
+  double now = replay_clock();
   if (now < g_replay.next_progress_s && g_replay.finished < g_replay.n_ranks) /* the last line is always shown */
     return;
   g_replay.next_progress_s = now + 0.05;
@@ -474,6 +530,69 @@ static void progress(void)
     snprintf(micro, sizeof micro, "micro-batch %d/%d, ", k, m);
   fprintf(stderr, "\r  simulated %.3f s, %s%d/%d ranks done (%.0f %%)   ", now, micro, g_replay.finished,
           g_replay.n_ranks, 100.0 * g_replay.finished / g_replay.n_ranks);
+}
+
+/* The run of compute ops that starts at op: a run without dependencies is one kernel sequence.
+ * Returns the op after it; *duration is its time with the GPU's slowdown and this run's noise
+ * (straggler.h), charged to the kernel classes. The rank counts as computing until compute_ran. */
+static int compute_run(struct rank_state *r, int op, double *duration)
+{
+  const struct wl_program *p = r->prog;
+  double total = 0, by_class[WL_CC_COUNT] = { 0 };
+  int last = op;
+  while (last < p->nops && p->ops[last].kind == WL_OP_COMPUTE && (last == op || p->ops[last].ndeps == 0)) {
+    double t = r->op_time[last];
+    total += t;
+    by_class[p->ops[last].cclass < WL_CC_COUNT ? p->ops[last].cclass : WL_CC_GEMM] += t;
+    last++;
+  }
+  double factor = r->slowdown * straggler_jitter(&r->rng, g_replay.cfg.jitter_sigma);
+  total *= factor;
+  for (int c = 0; c < WL_CC_COUNT; c++)
+    r->compute_class_s[c] += by_class[c] * factor;
+  *duration = total;
+  g_replay.computing++;
+  return last;
+}
+
+/* The run [op, last) of compute_run ended at end, having started at start. */
+static void compute_ran(struct rank_state *r, int op, int last, double duration, double start, double end)
+{
+  const struct wl_op *o = &r->prog->ops[op];
+  g_replay.computing--;
+  g_replay.activity++;
+  r->compute_s += duration;
+  if (g_replay.tl && duration > 0) {
+    struct timeline_span span = timeline_span_init(TL_RANK_PID(r->rank), TL_TID_MAIN, g_replay.id.compute[o->phase],
+                                                   g_replay.id.cat_compute, start, end);
+    span.micro = o->micro;
+    if (o->layer >= 0)
+      span.layer = o->layer;
+    span.ops = last - op;
+    timeline_add(g_replay.tl, &span);
+  }
+  for (int k = op; k < last; k++)
+    r->done[k] = 1;
+  progress();
+}
+
+/* The group the end of r's program waits on: its first busy stream's. */
+static enum wl_group end_wait_group(const struct rank_state *r)
+{
+  for (int g = 0; g < WL_GROUP_COUNT; g++)
+    if (r->streams[g].busy >= 0)
+      return (enum wl_group)g;
+  return WL_GROUP_DP;
+}
+
+static void rank_ended(struct rank_state *r, double now)
+{
+  r->end_s = now;
+  r->finished = 1;
+  g_replay.finished++;
+  progress();
+  if (g_replay.cfg.event_engine && g_replay.finished == g_replay.n_ranks)
+    sg_sem_release(g_replay.driver_sem);
 }
 
 static void rank_actor(int argc, char **argv)
@@ -494,41 +613,13 @@ static void rank_actor(int argc, char **argv)
     sync_clock();
     switch (o->kind) {
     case WL_OP_COMPUTE: {
-      /* A run of compute ops without dependencies is one kernel sequence: one sleep. */
-      double duration = 0, by_class[WL_CC_COUNT] = { 0 };
-      int last = op;
-      while (last < p->nops && p->ops[last].kind == WL_OP_COMPUTE && (last == op || p->ops[last].ndeps == 0)) {
-        double t = r->op_time[last];
-        duration += t;
-        by_class[p->ops[last].cclass < WL_CC_COUNT ? p->ops[last].cclass : WL_CC_GEMM] += t;
-        last++;
-      }
-      /* A straggler: its GPU's slowdown, and the noise of this run of kernels. */
-      double factor = r->slowdown * straggler_jitter(&r->rng, g_replay.cfg.jitter_sigma);
-      duration *= factor;
-      for (int c = 0; c < WL_CC_COUNT; c++)
-        r->compute_class_s[c] += by_class[c] * factor;
-      double start = simgrid_get_clock();
-      g_replay.computing++;
+      double duration, start = simgrid_get_clock();
+      int last = compute_run(r, op, &duration);
       if (duration > 0)
         sg_actor_sleep_for(duration);
       g_job = r->job;
-      g_replay.computing--;
-      g_replay.activity++;
-      r->compute_s += duration;
-      if (g_replay.tl && duration > 0) {
-        struct timeline_span span = timeline_span_init(TL_RANK_PID(r->rank), TL_TID_MAIN, g_replay.id.compute[o->phase],
-                                                       g_replay.id.cat_compute, start, simgrid_get_clock());
-        span.micro = o->micro;
-        if (o->layer >= 0)
-          span.layer = o->layer;
-        span.ops = last - op;
-        timeline_add(g_replay.tl, &span);
-      }
-      for (int k = op; k < last; k++)
-        r->done[k] = 1;
+      compute_ran(r, op, last, duration, start, simgrid_get_clock());
       op = last;
-      progress();
       continue;
     }
     case WL_OP_COLL:
@@ -545,12 +636,7 @@ static void rank_actor(int argc, char **argv)
   }
   /* The end of the program waits for everything still outstanding. */
   if (r->outstanding > 0) {
-    enum wl_group waited_on = WL_GROUP_DP;
-    for (int g = 0; g < WL_GROUP_COUNT; g++)
-      if (r->streams[g].busy >= 0) {
-        waited_on = (enum wl_group)g;
-        break;
-      }
+    enum wl_group waited_on = end_wait_group(r);
     double start = simgrid_get_clock();
     r->waiting_op = -2;
     sg_sem_acquire(r->sem);
@@ -559,10 +645,124 @@ static void rank_actor(int argc, char **argv)
     r->exposed_s[waited_on] += end - start;
     tl_wait(r, waited_on, start, end);
   }
-  r->end_s = simgrid_get_clock();
-  r->finished = 1;
-  g_replay.finished++;
-  progress();
+  rank_ended(r, simgrid_get_clock());
+}
+
+/* Event engine: r blocks on op (how: enum rank_block) from now. */
+static void rank_block(struct rank_state *r, enum rank_block how, int op, double now)
+{
+  r->blocked = (uint8_t)how;
+  r->block_op = op;
+  r->block_start_s = now;
+  r->waiting_op = op;
+}
+
+/* Event engine: runs r's program from where it stands until it blocks or ends. The same steps, in
+ * the same order, as rank_actor; where the actor would block, the rank records what it waits for
+ * and returns, and rank_resume continues it once that is done. */
+static void rank_step(struct rank_state *r)
+{
+  struct fabric *fab = g_replay.cfg.fab;
+  const struct wl_program *p = r->prog;
+  double now = fab->now;
+  switch ((enum rank_block)r->blocked) { /* what it waited for is done: charge the wait */
+  case BLOCK_DEP:
+    wait_charge(r, r->block_op, r->block_start_s, now);
+    r->dep++;
+    break;
+  case BLOCK_OP:
+    wait_charge(r, r->block_op, r->block_start_s, now);
+    r->pc++, r->dep = 0;
+    break;
+  case BLOCK_RECV:
+    recv_charge(r, r->block_op, r->block_start_s, r->block_sent_s, now);
+    r->pc++, r->dep = 0;
+    break;
+  case BLOCK_COMPUTE:
+    compute_ran(r, r->pc, r->compute_last, r->compute_dur_s, r->block_start_s, now);
+    r->pc = r->compute_last, r->dep = 0;
+    break;
+  case BLOCK_END:
+    r->blocked = BLOCK_NONE;
+    r->exposed_s[r->block_group] += now - r->block_start_s;
+    tl_wait(r, (enum wl_group)r->block_group, r->block_start_s, now);
+    rank_ended(r, now);
+    return;
+  case BLOCK_NONE: break;
+  }
+  r->blocked = BLOCK_NONE;
+  while (r->pc < p->nops) {
+    const struct wl_op *o = &p->ops[r->pc];
+    if (o->micro + 1 > r->micro_started)
+      r->micro_started = o->micro + 1;
+    int ndeps;
+    const int *deps = wl_op_deps(p, o, &ndeps);
+    for (; r->dep < ndeps; r->dep++)
+      if (!r->done[deps[r->dep]]) {
+        rank_block(r, BLOCK_DEP, deps[r->dep], now);
+        return;
+      }
+    switch (o->kind) {
+    case WL_OP_COMPUTE: {
+      double duration;
+      int last = compute_run(r, r->pc, &duration);
+      if (duration > 0) {
+        r->blocked = BLOCK_COMPUTE;
+        r->compute_last = last;
+        r->compute_dur_s = duration;
+        r->block_start_s = now;
+        fabric_call_at(fab, now + duration, rank_resume, r);
+        return;
+      }
+      compute_ran(r, r->pc, last, 0, now, now);
+      r->pc = last, r->dep = 0;
+      continue;
+    }
+    case WL_OP_COLL:
+    case WL_OP_SEND:
+      stream_push(r, r->pc);
+      if (!o->is_async && !r->done[r->pc]) {
+        rank_block(r, BLOCK_OP, r->pc, now);
+        return;
+      }
+      break;
+    case WL_OP_RECV: {
+      double sent;
+      if (!recv_post(r, r->pc, &sent)) {
+        rank_block(r, BLOCK_RECV, r->pc, now);
+        r->block_sent_s = sent;
+        return;
+      }
+      break;
+    }
+    case WL_OP_WAIT:
+    default: r->done[r->pc] = 1; break;
+    }
+    r->pc++, r->dep = 0;
+  }
+  if (r->outstanding > 0) { /* the end of the program waits for everything still outstanding */
+    rank_block(r, BLOCK_END, -2, now);
+    r->block_group = (uint8_t)end_wait_group(r);
+    return;
+  }
+  rank_ended(r, now);
+}
+
+static void rank_resume(struct fabric *fab, void *ctx)
+{
+  (void)fab;
+  struct rank_state *r = ctx;
+  g_job = r->job;
+  rank_step(r);
+}
+
+/* Event engine: SimGrid's engine stops when no actor is left, so one actor per job waits for the
+ * job's last rank; the fabric's model, which runs the ranks, keeps the clock moving meanwhile. */
+static void replay_driver(int argc, char **argv)
+{
+  (void)argc;
+  g_job = g_jobs[atoi(argv[1])];
+  sg_sem_acquire(g_replay.driver_sem);
 }
 
 /* The timeline's names: interned once, so that recording a span costs no string work. */
@@ -770,7 +970,7 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
     }
     r->op_time = program_op_times(t, r->prog);
     r->done = xmalloc((size_t)r->prog->nops);
-    r->sem = sg_sem_init(0);
+    r->sem = cfg->event_engine ? NULL : sg_sem_init(0);
     r->waiting_op = -1;
     for (int g = 0; g < WL_GROUP_COUNT; g++) {
       r->streams[g].busy = -1;
@@ -788,7 +988,19 @@ int replay_start(const struct replay_config *cfg, char *err, size_t errlen)
       return -1;
     }
     char *args[] = { name, index, job_index, NULL };
-    sg_actor_create(name, h, rank_actor, 3, args);
+    if (cfg->event_engine)
+      fabric_call_at(cfg->fab, 0, rank_resume, r); /* every rank starts at 0, in rank order */
+    else
+      sg_actor_create(name, h, rank_actor, 3, args);
+  }
+  if (cfg->event_engine) {
+    char name[32], job_index[16], host[32];
+    snprintf(name, sizeof name, "job%d-driver", job);
+    snprintf(job_index, sizeof job_index, "%d", job);
+    snprintf(host, sizeof host, "gpu%d", g_replay.ranks[0].gpu);
+    g_replay.driver_sem = sg_sem_init(0);
+    char *args[] = { name, job_index, NULL };
+    sg_actor_create(name, sg_host_by_name(host), replay_driver, 2, args);
   }
   if (g_replay.tl && cfg->link_sample_s > 0) {
     char host[32];
@@ -910,8 +1122,11 @@ int replay_finish(int job, struct replay_results *out, char *err, size_t errlen)
     free(r->done);
     for (int g = 0; g < WL_GROUP_COUNT; g++)
       free(r->streams[g].queue);
-    sg_sem_destroy(r->sem);
+    if (r->sem)
+      sg_sem_destroy(r->sem);
   }
+  if (g_replay.driver_sem)
+    sg_sem_destroy(g_replay.driver_sem);
   if (g_replay.link_last) { /* the last sample: the links at the iteration's end */
     link_sample(out->iteration_s, out->iteration_s - g_replay.link_sampled_s);
     free(g_replay.link_last);

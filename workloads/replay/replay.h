@@ -34,6 +34,8 @@ struct replay_config {
   const double *gpu_slowdown; /* NULL, or per platform GPU: its compute time multiplier */
   double jitter_sigma;        /* log-normal noise of each compute run (straggler.h), 0: none */
   uint64_t seed;              /* the run's: the noise's streams */
+  int event_engine;           /* 1: ranks are stepped inside the fabric's events, without an actor
+                               * each (replay/engine:events) */
 };
 
 /* Statistics of one (collective, group) pair, over every instance. */
@@ -68,6 +70,12 @@ struct replay_results {
   struct replay_coll_stats p2p[WL_GROUP_COUNT];
   long ranks_finished;
 };
+
+/* The replay's parameters (replay/engine), registered with the run's. */
+extern const struct param_def replay_param_table[];
+void replay_register_params(void);
+/* 1 when the run's replay/engine is events. */
+int replay_event_engine_from(const struct param_set *set);
 
 /* Jobs one simulation runs side by side on one fabric (each with its trace and placement). */
 #define REPLAY_MAX_JOBS 8
