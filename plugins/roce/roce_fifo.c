@@ -129,14 +129,10 @@ static void sort_by_active_index(struct fab_flow **a, struct fab_flow **tmp, siz
     memcpy(a, from, n * sizeof *a);
 }
 
-void roce_fifo_update(struct fabric *fab, struct roce_fifo *s, int after_recompute)
+void roce_fifo_update(struct fabric *fab, struct roce_fifo *s)
 {
   size_t n_active, n_recomputed;
   struct fab_flow **active = fabric_active_flows(fab, &n_active);
-  if (!after_recompute) {
-    fifo_shares(fab, s, active, n_active);
-    return;
-  }
   /* Flows started or drained: their components get new shares. (A recomputation that followed
    * cap changes only leaves every flow set, hence every share, as it was.) */
   if (!fabric_recompute_followed_flow_change(fab))

@@ -31,9 +31,9 @@ struct roce_fifo {
 
 int roce_fifo_init(struct roce_fifo *s, int n_ports);
 void roce_fifo_fini(struct roce_fifo *s);
-/* From on_rates (after_recompute 1): the shares of the components whose flow set changed (the
- * flows just recomputed); from a timer of the model (0): those of every active flow. */
-void roce_fifo_update(struct fabric *fab, struct roce_fifo *s, int after_recompute);
+/* Before a recomputation's filling: the shares of the components whose flow set changed (the
+ * flows about to be recomputed). */
+void roce_fifo_update(struct fabric *fab, struct roce_fifo *s);
 /* A flow's FIFO state (in its struct roce_flow). */
 const struct roce_fifo_flow *roce_fifo_of(const struct fab_flow *f);
 

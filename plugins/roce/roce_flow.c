@@ -93,7 +93,6 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
   int spreading_on = fifo && rs->cfg.pfc.enabled && rs->cfg.flow_spread;
   struct fab_flow **recomputed = fabric_recomputed_flows(fab, &n_recomputed);
   struct fab_flow **active = fabric_active_flows(fab, &n);
-  size_t n_active = n;
   /* Without the fluid model every cap depends only on the flows of a component (FIFO shares,
    * spreading, loss), so they are set before its recomputation fills it; after, only the
    * estimates, which follow the rates, remain. The fluid model integrates the rates the filling
@@ -108,43 +107,31 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
   }
   if (when == ROCE_BEFORE_FILL && fluid)
     return;
-  int after_recompute = when != ROCE_ON_TIMER;
   int before_fill = when == ROCE_BEFORE_FILL;
   /* Without FIFO shares, spreading or the fluid model the only cap is the loss goodput, a
    * property of each flow: the flows about to be recomputed are enough. The fluid model looks at
    * every active flow; FIFO shares and pause spreading only at the components recomputed, the
-   * others keep theirs. */
+   * others keep theirs (a pause's onset recomputes its link's component: roce_spread.h). */
   int per_flow = !fifo && !fluid && !spreading_on;
-  if (!after_recompute)
-    n_recomputed = 0, recomputed = NULL; /* a timer: no recomputation to follow */
-  /* The flows whose rates or FIFO state may have changed: those recomputed, or on a timer every
-   * active flow. */
-  struct fab_flow **touched = after_recompute ? recomputed : active;
-  size_t n_touched = after_recompute ? n_recomputed : n_active;
   if (fifo && dcqcn)
-    for (size_t i = 0; i < n_touched; i++)
-      set_injection(fab, rs, touched[i]);
-  if (fifo) {
-    roce_fifo_update(fab, &rs->fifo, after_recompute);
-    if (!before_fill) /* before a filling, its rates are not known yet: updated after it */
-      for (size_t i = 0; i < n_touched; i++)
-        roce_est_flow_update(fab, &rs->est, touched[i]);
-  }
+    for (size_t i = 0; i < n_recomputed; i++)
+      set_injection(fab, rs, recomputed[i]);
+  if (fifo)
+    roce_fifo_update(fab, &rs->fifo); /* the estimates follow the rates, after the filling */
   /* Pause spreading looks at the components recomputed (a pause and its victims share the
    * paused link, hence a component), and only if one of their flows crosses a saturated egress
    * or one of their links was paused: otherwise a pass finds nothing and changes no cap. */
   if (spreading_on)
-    for (size_t i = 0; i < n_touched; i++) {
-      struct roce_flow *rf = touched[i]->model_data;
+    for (size_t i = 0; i < n_recomputed; i++) {
+      struct roce_flow *rf = recomputed[i]->model_data;
       if (rf != NULL && !rf->spread_entered) {
         rf->spread_entered = 1;
-        roce_spread_flow_enter(&rs->spread, touched[i]);
+        roce_spread_flow_enter(&rs->spread, recomputed[i]);
       }
     }
-  int spreading = spreading_on && (!after_recompute || roce_spread_needed(&rs->spread, recomputed, n_recomputed));
-  int whole = fluid || !after_recompute;
-  struct fab_flow **flows = whole ? active : recomputed;
-  if (!whole)
+  int spreading = spreading_on && roce_spread_needed(&rs->spread, recomputed, n_recomputed);
+  struct fab_flow **flows = fluid ? active : recomputed;
+  if (!fluid)
     n = n_recomputed;
   if (fluid) {
     if (!roce_fluid_flows_changed(fab))

@@ -180,7 +180,6 @@ void roce__series_add(struct roce_series *s, double t, double a, double b, doubl
 enum roce_flow_when {
   ROCE_BEFORE_FILL, /* before_fill: the caps of the component about to be recomputed */
   ROCE_AFTER_FILL,  /* on_rates: its rates are known (estimates; the fluid model's caps) */
-  ROCE_ON_TIMER,    /* a timer of the model: the caps of every active flow */
 };
 void roce__flow_rates(struct fabric *fab, enum roce_flow_when when);
 double roce__loss_goodput_factor(double p_link, int hops, double window_pkts);

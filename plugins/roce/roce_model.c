@@ -389,9 +389,11 @@ static void roce_on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
   if (kind == ROCE_TIMER_FLUID) {
     roce_fluid_step(fab);
   } else if (kind == ROCE_TIMER_SPREAD) {
-    struct roce_state *rs = roce__state(fab);
-    if (roce_spread_event_due(&rs->spread, fab->now))
-      roce__flow_rates(fab, ROCE_ON_TIMER);
+    /* A pause starts: the caps of the link's component (its flows and every flow sharing a port
+     * with them) are recomputed, which runs the pass over them before the filling. */
+    int count;
+    struct fab_flow *const *flows = roce_spread_onset_flows(fab, &roce__state(fab)->spread, arg, &count);
+    fabric_flow_caps_changed_for(fab, flows, (size_t)count);
   } else if (kind >= ROCE_TIMER_CNP) {
     struct roce_flow *rf = ptr;
     if (rf->gen != arg || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)

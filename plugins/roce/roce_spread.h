@@ -25,14 +25,14 @@ struct roce_spread {
   uint8_t *was_paused;  /* per port u: the last pass that covered u found it paused */
   int32_t *port_flows;  /* per port: active flows entered (roce_spread_flow_enter) crossing it */
   uint64_t pass;        /* passes so far */
-  double due_s;         /* date of the pending ROCE_TIMER_SPREAD (0: none) */
 };
 
 int roce_spread_init(struct roce_spread *s, int n_ports);
 void roce_spread_fini(struct roce_spread *s);
 /* The paused links and their rates for the given flows, whole components (every flow sharing a
  * port with one of them is among them: a pause and its victims share the paused link), from the
- * FIFO shares (roce_fifo.h) of each flow; arms ROCE_TIMER_SPREAD at the next onset. A link's
+ * FIFO shares (roce_fifo.h) of each flow; arms a ROCE_TIMER_SPREAD (arg: the link) at the onset
+ * of each new episode that starts later. A link's
  * episode goes on from the last pass that covered it (found it paused), until a pass finds it
  * not paused or its last flow leaves. */
 void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n);
@@ -49,7 +49,9 @@ int roce_spread_needed(const struct roce_spread *s, struct fab_flow **flows, siz
  * became free of flows (bit h: path[h]). */
 void roce_spread_flow_enter(struct roce_spread *s, const struct fab_flow *f);
 void roce_spread_flow_leave(struct roce_spread *s, const struct fab_flow *f, unsigned *idle);
-/* ROCE_TIMER_SPREAD fired: whether it is the one pending (then the caps are to be recomputed). */
-int roce_spread_event_due(struct roce_spread *s, double now);
+/* ROCE_TIMER_SPREAD fired for a link: the flows crossing it, whose components' caps change now
+ * (the link's pause starts), or NULL (*count 0) if its episode ended since the timer was armed. */
+struct fab_flow *const *roce_spread_onset_flows(const struct fabric *fab, const struct roce_spread *s, uint32_t port,
+                                                int *count);
 
 #endif

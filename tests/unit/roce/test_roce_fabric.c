@@ -245,6 +245,35 @@ static void test_pfc_congestion_spreading(void)
   CU_ASSERT(fabs(on_f - on) < 0.10 * on);    /* PFC on: measured 4.0% low (31% before the timed onset) */
 }
 
+/* 3a. Pause spreading is local: the caps of a component depend on its own flows only. Case 3's
+ * incast and victim on leaves 0-1, alone and next to another congested incast with a victim on
+ * leaves 2-3 (ports disjoint from case 3's: another component) whose pauses start and end at
+ * other dates. Each pause's onset recomputes its own link's component only (roce_spread.h): the
+ * other incast's onsets must not re-evaluate case 3's pause state. */
+static void test_pfc_spreading_is_local(void)
+{
+  struct flow_def flows[] = {
+    { 2, 0, 2e6, 0 },        { 3, 0, 2e6, 0 },        { 4, 0, 2e6, 0 },        { 5, 0, 2e6, 0 },
+    { 6, 1, 2e6, 0 },        { 12, 10, 1e6, 100e-6 }, { 13, 10, 1e6, 200e-6 }, { 14, 10, 1e6, 300e-6 },
+    { 15, 10, 1e6, 400e-6 }, { 17, 10, 1e6, 500e-6 }, { 16, 11, 2e6, 150e-6 }, { 18, 11, 1e6, 450e-6 },
+  };
+  const char *cfg[] = { "roce/dcqcn:off", "roce/buffer:9MB", "roce/pfc:on", NULL };
+  struct run_result alone, beside;
+  struct topo *t = leaf_spine(4, 5, 1, G100, 1e-6);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, cfg, flows, 5, &alone);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, cfg, flows, 12, &beside);
+  CU_ASSERT_EQUAL(alone.done, 5);
+  CU_ASSERT_EQUAL(beside.done, 12);
+  CU_ASSERT(beside.est_paused_s > alone.est_paused_s); /* the other incast pauses links too */
+  for (int i = 0; i < 5; i++) {
+    fprintf(stderr, "%s flow %d: FCT %.9g s alone, %.9g s beside the other incast", i ? "," : "\n  [spreading, local]",
+            i, alone.fct[i], beside.fct[i]);
+    CU_ASSERT(fabs(beside.fct[i] - alone.fct[i]) <= 1e-9 * alone.fct[i]);
+  }
+  fprintf(stderr, "\n");
+  fab_topo_free(t);
+}
+
 /* 3b. The same with DCQCN on (nic preset). Flow fidelity's senders inject at their DCQCN floor
  * rate (roce_dcqcn_floor.h): at 100 Gb/s the firmware's machine under continuous marking falls
  * below 1% of the line rate, DCQCN holds every port, FIFO shares and spreading do not bind and
@@ -636,6 +665,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "pfc_hpcc_headroom_lossless", test_pfc_hpcc_headroom_lossless },
   { "lossy_dynamic_threshold", test_lossy_dynamic_threshold },
   { "pfc_congestion_spreading", test_pfc_congestion_spreading },
+  { "pfc_spreading_is_local", test_pfc_spreading_is_local },
   { "dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading },
   { "fifo_shares_as_payload", test_fifo_shares_as_payload },
   { "flow_estimates_track_packet", test_flow_estimates_track_packet },
