@@ -8,7 +8,7 @@
 #   tests/bench/scale.sh [BUILD_DIR] [--reps N] [--only b1,b2,compare,b3,b4,b5,b6,b7] [--work DIR]
 #                        [--b1-sizes "64 512 1024"] [--b1-fidelities "flow packet"]
 #                        [--b3-sizes "1280 2560 5120 10240"] [--fabrics "ideal ib roce"]
-#                        [--b4-gpus N] [--simai FILE] [--timeout SECONDS]
+#                        [--b4-gpus N] [--simai FILE] [--timeout SECONDS] [--engine actors|events]
 #
 # BUILD_DIR defaults to build-rel at the top of the source tree (configured as a Release build if
 # it has no CMakeCache.txt; `sgfabric` and the generated platforms/ft3-10240.xml are brought up to
@@ -40,6 +40,9 @@
 # Each case prints its median wall time, CPU time (user + system: the goals are per core) and
 # max RSS.
 #
+# --engine events runs every `sgfabric run` with --cfg=replay/engine:events (ranks stepped inside
+# the fabric's events, no actor per rank; docs/performance.md, B4); its case names end in -events.
+#
 # --timeout S stops a run after S seconds (timeout(1)); the case is reported as timed out, its
 # remaining repetitions are skipped and the other cases go on.
 set -eu
@@ -60,6 +63,7 @@ fabrics="ideal ib roce"
 limit=0
 b4_gpus=10240
 simai=
+engine=actors
 while [ $# -gt 0 ]; do
   case $1 in
     --reps) reps=$2; shift 2 ;;
@@ -72,10 +76,16 @@ while [ $# -gt 0 ]; do
     --timeout) limit=$2; shift 2 ;;
     --b4-gpus) b4_gpus=$2; shift 2 ;;
     --simai) simai=$2; shift 2 ;;
-    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --engine) engine=$2; shift 2 ;;
+    -h|--help) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
+case $engine in
+  actors) engine_args= ; engine_tag= ;;
+  events) engine_args=--cfg=replay/engine:events; engine_tag=-events ;;
+  *) echo "scale.sh: --engine is actors or events, not $engine" >&2; exit 2 ;;
+esac
 want() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
 
 [ -x /usr/bin/time ] || { echo "scale.sh: /usr/bin/time (Debian package 'time') is needed" >&2; exit 1; }
@@ -327,11 +337,11 @@ if want b1; then
     b1_simai "$g" >"$work/in/ar-$g.simai.txt"
     for fid in $b1_fids; do
       for fab in $fabrics; do
-        run_case "b1-$g-$fab-$fid" b1 "$reps" "$sgf" run --platform "$work/in/rail-$g.xml" \
+        run_case "b1-$g-$fab-$fid$engine_tag" b1 "$reps" "$sgf" run $engine_args --platform "$work/in/rail-$g.xml" \
           --workload "$work/in/ar-$g.trace" --fabric "$fab" --fidelity "$fid" --seed 1 \
           --cfg=coll/algorithm:ring
         # the same all-reduce written as SimAI's workload text, through the simai: importer
-        run_case "b1-simai-$g-$fab-$fid" b1 "$reps" "$sgf" run --platform "$work/in/rail-$g.xml" \
+        run_case "b1-simai-$g-$fab-$fid$engine_tag" b1 "$reps" "$sgf" run $engine_args --platform "$work/in/rail-$g.xml" \
           --workload "simai:$work/in/ar-$g.simai.txt" --fabric "$fab" --fidelity "$fid" --seed 1 \
           --cfg=coll/algorithm:ring
       done
@@ -357,7 +367,7 @@ if want b2; then
   echo "== B2: GPT-3 175B, 10,240 GPUs, flow fidelity"
   gpt3_inputs 10240
   for fab in $fabrics; do
-    run_case "gpt3-10240-$fab" gpt3 "$reps" "$sgf" run --ignore-memory --platform "$plat" \
+    run_case "gpt3-10240-$fab$engine_tag" gpt3 "$reps" "$sgf" run $engine_args --ignore-memory --platform "$plat" \
       --workload "$work/in/gpt3-10240.trace" --fabric "$fab" --fidelity flow --seed 1
   done
 fi
@@ -411,7 +421,7 @@ if want b3; then
         continue
       fi
       [ -n "$made" ] || { gpt3_inputs "$g"; made=1; }
-      run_case "gpt3-$g-$fab" gpt3 "$reps" "$sgf" run --ignore-memory --platform "$plat" \
+      run_case "gpt3-$g-$fab$engine_tag" gpt3 "$reps" "$sgf" run $engine_args --ignore-memory --platform "$plat" \
         --workload "$work/in/gpt3-$g.trace" --fabric "$fab" --fidelity flow --seed 1
     done
   done
@@ -425,7 +435,7 @@ if want b4; then
   "$sgf" platform --gpus "$g" --radix 64 --rail-optimized --tiers $tiers -o "$work/in/compare-$g.xml" >/dev/null
   "$sgf" workload --model gpt3-175b --gpus "$g" --tp 8 --pp 8 --ignore-memory -o "$work/in/gpt3-$g-pp8.trace" >/dev/null
   for fab in $fabrics; do
-    run_case "b4-gpt3-$g-pp8-$fab" b4 "$reps" "$sgf" run --ignore-memory --platform "$work/in/compare-$g.xml" \
+    run_case "b4-gpt3-$g-pp8-$fab$engine_tag" b4 "$reps" "$sgf" run $engine_args --ignore-memory --platform "$work/in/compare-$g.xml" \
       --workload "$work/in/gpt3-$g-pp8.trace" --fabric "$fab" --fidelity flow --seed 1 --no-progress
   done
 fi
@@ -438,7 +448,7 @@ if want b5; then
   "$sgf" workload --model llama3-405b --gpus 16384 --tp 8 --pp 16 --seq 8192 --global-batch 2048 \
     --recompute full --sequence-parallel --zero1 -o "$work/in/llama3-405b-16384.trace" >/dev/null
   for fab in $fabrics; do
-    run_case "b5-llama3-405b-16384-$fab" b5 "$reps" "$sgf" run --platform "$work/in/ft3-16384.xml" \
+    run_case "b5-llama3-405b-16384-$fab$engine_tag" b5 "$reps" "$sgf" run $engine_args --platform "$work/in/ft3-16384.xml" \
       --workload "$work/in/llama3-405b-16384.trace" --fabric "$fab" --fidelity flow --seed 1 --no-progress
   done
 fi
@@ -449,7 +459,7 @@ if want b6; then
   "$sgf" workload --model gpt3-175b --gpus 65536 --tp 8 --pp 16 --global-batch 8192 --recompute selective \
     --sequence-parallel -o "$work/in/gpt3-65536.trace" >/dev/null
   for fab in $fabrics; do
-    run_case "b6-gpt3-65536-$fab" b6 "$reps" "$sgf" run --platform "$work/in/ft3-65536.xml" \
+    run_case "b6-gpt3-65536-$fab$engine_tag" b6 "$reps" "$sgf" run $engine_args --platform "$work/in/ft3-65536.xml" \
       --workload "$work/in/gpt3-65536.trace" --fabric "$fab" --fidelity flow --seed 1 --no-progress
   done
 fi
@@ -462,7 +472,7 @@ if want b7; then
   fi
   "$sgf" platform --gpus 9216 --radix 64 --rail-optimized --tiers 3 -o "$work/in/ft3-9216.xml" >/dev/null
   for fab in $fabrics; do
-    run_case "b7-simai-9216-$fab" b7 "$reps" "$sgf" run --platform "$work/in/ft3-9216.xml" \
+    run_case "b7-simai-9216-$fab$engine_tag" b7 "$reps" "$sgf" run $engine_args --platform "$work/in/ft3-9216.xml" \
       --workload "simai:$simai" --fabric "$fab" --fidelity flow --seed 1 --no-progress
   done
 fi
