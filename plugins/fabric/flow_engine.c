@@ -450,8 +450,27 @@ static void collect_component(struct fabric *fab)
  * passes whose byte is the same for every entry skipped (caps share most of their high bits).
  * Linear, against qsort's n log n calls through a pointer, which cost more than the filling
  * itself on an all-to-all. tmp holds n entries. */
+static uint64_t share_bits(const struct fill_entry *e)
+{
+  uint64_t bits;
+  memcpy(&bits, &e->share, sizeof bits);
+  return bits;
+}
+
 static void sort_capped(struct fill_entry *a, struct fill_entry *tmp, size_t n)
 {
+  if (n <= 32) { /* few caps, the common case: a stable insertion sort on the same key, where the
+                  * radix passes' 8 x 256 counters cost more than the entries */
+    for (size_t i = 1; i < n; i++) {
+      struct fill_entry e = a[i];
+      uint64_t key = share_bits(&e);
+      size_t j = i;
+      for (; j > 0 && share_bits(&a[j - 1]) > key; j--)
+        a[j] = a[j - 1];
+      a[j] = e;
+    }
+    return;
+  }
   for (int shift = 0; shift < 64; shift += 8) {
     size_t count[256] = { 0 };
     for (size_t i = 0; i < n; i++) {

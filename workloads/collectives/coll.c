@@ -2,6 +2,7 @@
 #include "coll.h"
 #include "check.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -626,11 +627,18 @@ static int hier_shape(const struct coll_instance *c, int gpus_per_node, int *nod
 {
   if (gpus_per_node <= 0)
     return 0;
-  int max_node = 0;
-  for (int i = 0; i < c->n; i++)
-    if (c->gpus[i] / gpus_per_node > max_node)
-      max_node = c->gpus[i] / gpus_per_node;
-  int *count = calloc((size_t)max_node + 1, sizeof(int));
+  int max_node = 0, min_node = INT_MAX;
+  for (int i = 0; i < c->n; i++) {
+    int node = c->gpus[i] / gpus_per_node;
+    max_node = node > max_node ? node : max_node;
+    min_node = node < min_node ? node : min_node;
+  }
+  if (c->n > 0 && min_node == max_node) { /* one node (a tensor-parallel group): no hierarchy */
+    *nodes = 1;
+    *per_node = c->n;
+    return 0;
+  }
+  int *count = sgf_xcalloc((size_t)max_node + 1, sizeof(int));
   for (int i = 0; i < c->n; i++)
     count[c->gpus[i] / gpus_per_node]++;
   int used = 0, first = 0, regular = 1;
