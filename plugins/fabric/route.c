@@ -11,10 +11,11 @@ static int live_reaches(const struct topo *t, int node, int leaf, int depth)
     return 1;
   if (depth > ROUTE_MAX_HOPS)
     return 0;
-  const struct topo_node *n = &t->nodes[node];
-  for (int p = n->first_port; p < n->first_port + n->port_count; p++)
-    if (t->ports[p].is_up && !t->route_down[p] && live_reaches(t, t->ports[p].peer_node, leaf, depth + 1))
+  for (int k = t->up_first[node]; k < t->up_first[node + 1]; k++) {
+    int p = t->up_ports[k];
+    if (!t->route_down[p] && live_reaches(t, t->ports[p].peer_node, leaf, depth + 1))
       return 1;
+  }
   return 0;
 }
 
@@ -64,10 +65,11 @@ int fab_route_candidates(const struct topo *t, int node, int dst_gpu, int *out, 
     }
     return count;
   }
-  for (int p = n->first_port; p < n->first_port + n->port_count && count < max; p++)
-    if (t->ports[p].is_up &&
-        (t->route_down == NULL || (!t->route_down[p] && live_reaches(t, t->ports[p].peer_node, leaf, 0))))
+  for (int k = t->up_first[node]; k < t->up_first[node + 1] && count < max; k++) {
+    int p = t->up_ports[k];
+    if (t->route_down == NULL || (!t->route_down[p] && live_reaches(t, t->ports[p].peer_node, leaf, 0)))
       out[count++] = p;
+  }
   return count;
 }
 

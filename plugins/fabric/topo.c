@@ -235,6 +235,25 @@ int fab_topo_finalize(struct topo *t, char *err, size_t errlen)
       return -1;
     }
 
+  /* Each node's up ports in one list: the way up from a switch is every one of them (routing's
+   * most frequent question, which otherwise reads every port of the node). */
+  free(t->up_ports);
+  free(t->up_first);
+  t->up_ports = malloc(sizeof(int) * (size_t)(t->n_ports + 1));
+  t->up_first = malloc(sizeof(int) * (size_t)(t->n_nodes + 1));
+  if (t->up_ports == NULL || t->up_first == NULL) {
+    snprintf(err, errlen, "out of memory for the up ports of %d nodes", t->n_nodes);
+    return -1;
+  }
+  int n_up = 0;
+  for (int i = 0; i < t->n_nodes; i++) {
+    t->up_first[i] = n_up;
+    for (int p = t->nodes[i].first_port; p < t->nodes[i].first_port + t->nodes[i].port_count; p++)
+      if (t->ports[p].is_up)
+        t->up_ports[n_up++] = p;
+  }
+  t->up_first[t->n_nodes] = n_up;
+
   /* Down-sets, level by level from the leaves up: a switch reaches by going down exactly the
    * leaves its children reach. Fat-tree routing is "down if the destination leaf is in my
    * down-set, up otherwise", which yields every minimal up-down path. */
@@ -289,6 +308,8 @@ void fab_topo_free(struct topo *t)
   free(t->gpu_nvl_port);
   free(t->gpu_leaf);
   free(t->leaf_node);
+  free(t->up_ports);
+  free(t->up_first);
   free(t->downset);
   free(t->route_down);
   free(t);

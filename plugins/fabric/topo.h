@@ -55,6 +55,8 @@ struct topo {
   int *gpu_nvl_port; /* GPU index -> port toward its NVSwitch, or -1 */
   int *gpu_leaf;     /* GPU index -> leaf index, or -1 */
   int *leaf_node;    /* leaf index -> node id */
+  int *up_ports;     /* every node's up ports (is_up), node by node, each in port order */
+  int *up_first;     /* node id -> its first entry in up_ports; up_first[n_nodes]: the total */
   uint64_t *downset; /* per node, a bitset of the leaves reachable by going only down */
   int downset_words;
   double switch_latency_s;
