@@ -4,7 +4,7 @@
  * (compute), sg_sem_acquire/release (blocking on communication), simgrid_get_clock. Everything
  * else runs inside fabric callbacks, driven by the fabric model (plugins/fabric/sg_fabric.c).
  *
- * The event engine (replay/engine:events) runs the same programs without an actor per rank: a
+ * The events engine (replay/engine:events) runs the same programs without an actor per rank: a
  * rank is a program counter and what it blocks on, stepped inside the fabric's events (a compute
  * run is a fabric timer, a wake-up an event at the current date). One SimGrid actor per job only
  * keeps SimGrid's engine running until the job's last rank ends. Context switches and simcalls
@@ -56,7 +56,7 @@ struct rank_state {
   double joined_s[WL_GROUP_COUNT];
   double slowdown;    /* its GPU's compute time multiplier (straggler.h) */
   struct fab_rng rng; /* its compute noise */
-  /* The event engine's place in the program (an actor keeps it on its stack). */
+  /* The events engine's place in the program (an actor keeps it on its stack). */
   int pc;               /* the op being run */
   int dep;              /* its dependencies found done so far */
   int block_op;         /* what it blocks on (enum rank_block says how) */
@@ -68,7 +68,7 @@ struct rank_state {
   double compute_dur_s; /* BLOCK_COMPUTE: the run's duration */
 };
 
-/* What a rank of the event engine waits for. */
+/* What a rank of the events engine waits for. */
 enum rank_block { BLOCK_NONE, BLOCK_DEP, BLOCK_OP, BLOCK_RECV, BLOCK_COMPUTE, BLOCK_END };
 
 /* A collective call matched across its members: (group kind, first member, sequence). */
@@ -123,7 +123,7 @@ struct replay_job {
   double *link_tx;       /* and the port's tx_bytes then (packet fidelity) */
   int *link_name;        /* [ports] counter names */
   double link_sampled_s; /* date of the last sample */
-  sg_sem_t driver_sem;   /* event engine: released when the last rank ends */
+  sg_sem_t driver_sem;   /* events engine: released when the last rank ends */
   struct timeline *tl;   /* NULL: no timeline, no cost */
   struct {               /* the timeline's string ids */
     int compute[WL_PHASE_COUNT], wait[WL_GROUP_COUNT], comm[COLL_KIND_COUNT][WL_GROUP_COUNT], send[WL_GROUP_COUNT];
@@ -179,13 +179,13 @@ static void sync_clock(void)
     g_replay.cfg.fab->now = now;
 }
 
-/* Now: SimGrid's clock in a rank actor; the fabric's in the event engine, whose ranks act inside
+/* Now: SimGrid's clock in a rank actor; the fabric's in the events engine, whose ranks act inside
  * the fabric's events, at their exact dates. */
 static double replay_clock(void) { return g_replay.cfg.event_engine ? g_replay.cfg.fab->now : simgrid_get_clock(); }
 
 static void rank_resume(struct fabric *fab, void *ctx);
 
-/* The op r blocks on is done: its actor runs again, or (event engine) it steps at this date, after
+/* The op r blocks on is done: its actor runs again, or (events engine) it steps at this date, after
  * the events already due (as SimGrid runs the actors it woke after the fabric's step). */
 static void rank_wake(struct rank_state *r)
 {
@@ -648,7 +648,7 @@ static void rank_actor(int argc, char **argv)
   rank_ended(r, simgrid_get_clock());
 }
 
-/* Event engine: r blocks on op (how: enum rank_block) from now. */
+/* Events engine: r blocks on op (how: enum rank_block) from now. */
 static void rank_block(struct rank_state *r, enum rank_block how, int op, double now)
 {
   r->blocked = (uint8_t)how;
@@ -657,7 +657,7 @@ static void rank_block(struct rank_state *r, enum rank_block how, int op, double
   r->waiting_op = op;
 }
 
-/* Event engine: runs r's program from where it stands until it blocks or ends. The same steps, in
+/* Events engine: runs r's program from where it stands until it blocks or ends. The same steps, in
  * the same order, as rank_actor; where the actor would block, the rank records what it waits for
  * and returns, and rank_resume continues it once that is done. */
 static void rank_step(struct rank_state *r)
@@ -756,7 +756,7 @@ static void rank_resume(struct fabric *fab, void *ctx)
   rank_step(r);
 }
 
-/* Event engine: SimGrid's engine stops when no actor is left, so one actor per job waits for the
+/* Events engine: SimGrid's engine stops when no actor is left, so one actor per job waits for the
  * job's last rank; the fabric's model, which runs the ranks, keeps the clock moving meanwhile. */
 static void replay_driver(int argc, char **argv)
 {

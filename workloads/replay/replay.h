@@ -7,7 +7,9 @@
  * blocking op, a wait or a receive blocks the actor on its semaphore until the fabric completes
  * what it waits for; the time it waits is charged to the group it waited on (exposed
  * communication), or to the pipeline bubble when a receive waits for a message not yet sent.
- * Ranks that end before the last one wait on the pipeline's cool-down (bubble) and on stragglers. */
+ * Ranks that end before the last one wait on the pipeline's cool-down (bubble) and on stragglers.
+ * With replay/engine:events the ranks have no actors: each is stepped inside the fabric's events
+ * (replay.c), the same programs and charges, another order among ranks acting at one date. */
 #ifndef SGFABRIC_REPLAY_H
 #define SGFABRIC_REPLAY_H
 
