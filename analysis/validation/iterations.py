@@ -29,6 +29,8 @@ CASES = {
                        ["--model", "llama3-8b", "--gpus", "64", "--tp", "8", "--pp", "2", "--global-batch", "16"]),
     "llama3-8b/3tier": (["--gpus", "64", "--tiers", "3", "--radix", "8"],
                         ["--model", "llama3-8b", "--gpus", "64", "--tp", "8", "--pp", "2", "--global-batch", "16"]),
+    "llama3-8b-256/2to1": (["--gpus", "256", "--radix", "32", "--oversubscription", "2"],
+                           ["--model", "llama3-8b", "--gpus", "256", "--tp", "8", "--pp", "2", "--global-batch", "64"]),
     "llama3-8b-pp4/2to1": (["--gpus", "64", "--radix", "16", "--oversubscription", "2"],
                            ["--model", "llama3-8b", "--gpus", "64", "--tp", "8", "--pp", "4", "--global-batch", "16"]),
     "mixtral-ep8/2to1": (["--gpus", "64", "--radix", "16", "--oversubscription", "2"],
