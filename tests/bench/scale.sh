@@ -5,7 +5,7 @@
 # simulated result. Every repetition's summary.json is compared (cmp) with the first one's: the
 # `same` column says whether the reruns were byte-identical.
 #
-#   tests/bench/scale.sh [BUILD_DIR] [--reps N] [--only b1,b2,compare,b3,b4,b5,b6,b7] [--work DIR]
+#   tests/bench/scale.sh [BUILD_DIR] [--reps N] [--only b1,b2,compare,b3,b4,b5,b6,b7,bare] [--work DIR]
 #                        [--b1-sizes "64 512 1024"] [--b1-fidelities "flow packet"]
 #                        [--b3-sizes "1280 2560 5120 10240"] [--fabrics "ideal ib roce"]
 #                        [--b4-gpus N] [--simai FILE] [--timeout SECONDS] [--engine actors|events]
@@ -35,7 +35,10 @@
 #   B7  SimAI's published 9,216-GPU analytical MoE example (example/workload_analytical.txt of
 #       the SimAI repository: TP 2, EP 16, PP 12, 24 micro-batches), imported with simai:FILE
 #       (--simai FILE names it; not shipped here), on a 3-tier rail-optimized radix-64
-#       fat-tree, flow fidelity, each fabric (not in the default --only).
+#       fat-tree, flow fidelity, each fabric (not in the default --only);
+#   bare  the bare packet engine (tests/bench/bench_fabric, no SimGrid): a permutation on
+#       rail-1024 at packet fidelity, 1 MB and 16 MB flows, events and packet hops per second
+#       (not in the default --only; tests/bench/run.sh runs all of bench_fabric's cases).
 #
 # Each case prints its median wall time, CPU time (user + system: the goals are per core) and
 # max RSS.
@@ -77,7 +80,7 @@ while [ $# -gt 0 ]; do
     --b4-gpus) b4_gpus=$2; shift 2 ;;
     --simai) simai=$2; shift 2 ;;
     --engine) engine=$2; shift 2 ;;
-    -h|--help) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -475,6 +478,14 @@ if want b7; then
     run_case "b7-simai-9216-$fab$engine_tag" b7 "$reps" "$sgf" run $engine_args --platform "$work/in/ft3-9216.xml" \
       --workload "simai:$simai" --fabric "$fab" --fidelity flow --seed 1 --no-progress
   done
+fi
+
+if want bare; then
+  echo "== bare packet engine: permutation on rail-1024, packet fidelity (bench_fabric, medians of $reps)"
+  cmake --build "$build" -j"$jobs" --target bench_fabric >>"$build/scale-build.log" 2>&1 ||
+    { cat "$build/scale-build.log" >&2; exit 1; }
+  "$build/tests/bench/bench_fabric" --platforms "$src/platforms" --sgfabric "$sgf" --no-cli --reps "$reps" \
+    --only rail-1024 | grep -E '^(case|perm-.*packet)'
 fi
 
 py table "$res"
