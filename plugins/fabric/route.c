@@ -57,6 +57,15 @@ int fab_route_candidates(const struct topo *t, int node, int dst_gpu, int *out, 
         out[count++] = p;
       return count;
     }
+    int row = t->route_down == NULL && t->down_row ? t->down_row[node] : -1;
+    if (row >= 0) { /* the fault-free fabric's one way down, when there is one */
+      int p = t->down_port[(size_t)row * (size_t)t->n_leaves + (size_t)leaf];
+      if (p >= 0) {
+        if (max > 0)
+          out[count++] = p;
+        return count;
+      }
+    }
     for (int p = n->first_port; p < n->first_port + n->port_count && count < max; p++) {
       const struct topo_port *port = &t->ports[p];
       if (!port->is_up && t->nodes[port->peer_node].kind == TOPO_SWITCH && topo_downset_has(t, port->peer_node, leaf) &&

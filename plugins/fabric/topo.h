@@ -57,6 +57,9 @@ struct topo {
   int *leaf_node;    /* leaf index -> node id */
   int *up_ports;     /* every node's up ports (is_up), node by node, each in port order */
   int *up_first;     /* node id -> its first entry in up_ports; up_first[n_nodes]: the total */
+  int *down_row;     /* node id -> its row of down_port (switches above the leaves), or -1 */
+  int *down_port;    /* [row x n_leaves]: the one down port toward the leaf on the fault-free
+                      * fabric, -1 none, -2 several (routing scans the ports) */
   uint64_t *downset; /* per node, a bitset of the leaves reachable by going only down */
   int downset_words;
   double switch_latency_s;
