@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "failure.h"
+#include "test_failures_support.h"
 #include "route.h"
 #include "test_support.h"
 #include "cunit_main.h"
@@ -122,20 +123,6 @@ static void on_done(struct fabric *fab, struct fab_flow *flow, void *ctx)
   r->finish = flow->finish_s;
 }
 
-static struct fab_failures *schedule(const struct topo *t, const char *text)
-{
-  char path[] = "/tmp/sgf-test-failures-XXXXXX", err[512];
-  int fd = mkstemp(path);
-  CU_ASSERT_FATAL(fd >= 0);
-  CU_ASSERT_FATAL(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-  close(fd);
-  struct fab_failures *f = fab_failures_load(path, t, err, sizeof err);
-  if (f == NULL)
-    fprintf(stderr, "\n    %s", err);
-  unlink(path);
-  return f;
-}
-
 /* One 10 MB flow leaf0 -> leaf3; its spine link fails at 50 us. The ideal model learns at once:
  * the flow moves to another spine, resends what it had in flight, and arrives later by exactly
  * those bytes at its rate. */
@@ -158,7 +145,7 @@ static void test_flow_rerouted(void)
       char text[256];
       snprintf(text, sizeof text, "time_us,action,target\n50,down,%s\n",
                p->topo->links[p->topo->ports[fl->path[1]].link].name);
-      struct fab_failures *f = schedule(p->topo, text);
+      struct fab_failures *f = failures_from_text(p->topo, text);
       CU_ASSERT_PTR_NOT_NULL_FATAL(f);
       CU_ASSERT_EQUAL_FATAL(fabric_failures_install(fab, f, 1.0, err, sizeof err), 0);
     }
@@ -201,8 +188,9 @@ static void test_no_path_timeout(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
     struct done_rec r = { 0, 0 };
     fabric_post(fab, 0, 12, 10e6, 0, 0, on_done, &r);
-    struct fab_failures *f = schedule(p->topo, repaired ? "time_us,action,target\n50,down,gpu0\n1000,up,gpu0\n"
-                                                        : "time_us,action,target\n50,down,gpu0--leaf0\n");
+    struct fab_failures *f =
+        failures_from_text(p->topo, repaired ? "time_us,action,target\n50,down,gpu0\n1000,up,gpu0\n"
+                                             : "time_us,action,target\n50,down,gpu0--leaf0\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_EQUAL_FATAL(fabric_failures_install(fab, f, 2e-3, err, sizeof err), 0);
     fabric_run(fab);
@@ -240,7 +228,7 @@ static void test_schedule_errors(void)
                         "time_us,action,target\n",
                         "time_us,action,target\n1,down\n" };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    struct fab_failures *f = schedule(p->topo, bad[i]);
+    struct fab_failures *f = failures_from_text(p->topo, bad[i]);
     CU_ASSERT_PTR_NULL(f);
     fab_failures_free(f);
   }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "failure.h"
+#include "test_failures_support.h"
 #include "test_ib_support.h"
 #include "cunit_main.h"
 
@@ -24,15 +25,7 @@ static void tally_done(struct fabric *fab, struct fab_flow *flow, void *ctx)
 
 static struct fab_failures *schedule(const struct topo *t, const char *text)
 {
-  char path[] = "/tmp/sgf-test-ib-failures-XXXXXX", err[512];
-  int fd = mkstemp(path);
-  CU_ASSERT_FATAL(fd >= 0);
-  CU_ASSERT_FATAL(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-  close(fd);
-  struct fab_failures *f = fab_failures_load(path, t, err, sizeof err);
-  if (f == NULL)
-    fprintf(stderr, "\n    %s", err);
-  unlink(path);
+  struct fab_failures *f = failures_from_text(t, text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   return f;
 }
