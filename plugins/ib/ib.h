@@ -25,19 +25,23 @@ const struct fab_model *sg_ib_selected_model(void);
 const struct fab_model *ib_model(void);
 void ib_register_params(void);
 
-/* Getters on a fabric running the ib model (0 on other fabrics). */
+/* Getters on a fabric running the ib model. Credits, input buffers and their stalls exist at
+ * packet fidelity only: the time and per-port getters answer -1 at flow fidelity, and for a port
+ * or VL that is not one (the whole-fabric stall time answers 0 on another model's fabric). */
 double sg_ib_get_credit_stall_time(const struct fabric *fab);               /* all ports, seconds */
 double sg_ib_get_port_stall_time(const struct fabric *fab, int port);       /* one port, seconds */
 double sg_ib_get_port_peak_buffer(const struct fabric *fab, int port);      /* bytes, buffer fed by port */
 int32_t sg_ib_get_port_credits(const struct fabric *fab, int port, int vl); /* free 64-byte blocks */
+/* Counters of packet-fidelity events (0 at flow fidelity, where none is simulated; summary.json
+ * writes null there): adaptive routing's per-packet decisions; under failures (failure.h) credits
+ * voided when links went down and advertised again when they came back up (64-byte blocks), RC
+ * transport timeouts and the bytes they sent again. */
 uint64_t sg_ib_get_ar_decisions(const struct fabric *fab);
-/* Failures at packet fidelity (failure.h): credits voided when links went down and advertised
- * again when they came back up (64-byte blocks), RC transport timeouts and the bytes they sent
- * again, and the blocks held in the input buffer that port feeds. */
 uint64_t sg_ib_get_credits_reset_blocks(const struct fabric *fab);
 uint64_t sg_ib_get_credits_restored_blocks(const struct fabric *fab);
 uint64_t sg_ib_get_transport_timeouts(const struct fabric *fab);
 double sg_ib_get_retransmitted_bytes(const struct fabric *fab);
+/* The blocks held in the input buffer that port feeds (-1 as the per-port getters above). */
 int32_t sg_ib_get_port_buffered_blocks(const struct fabric *fab, int port, int vl);
 
 /* The per-port getters on SimGrid's link handles, for the fabric SimGrid runs (sgf_load_platform):

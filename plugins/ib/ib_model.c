@@ -259,30 +259,37 @@ static const struct ib_state *state_of(const struct fabric *fab)
   return fab && fab->model == &ib_model_ops ? fabric_model_priv(fab) : NULL;
 }
 
+/* The state behind the per-port getters: credits, input buffers and their stalls exist at packet
+ * fidelity only (flow fidelity's caps stand for them), so at flow fidelity those getters answer
+ * -1, as the link-handle ones do, rather than a 0 or an initial credit never simulated. */
+static const struct ib_state *port_state_of(const struct fabric *fab, int port)
+{
+  const struct ib_state *st = state_of(fab);
+  return st && fab->fidelity == FAB_FIDELITY_PACKET && port >= 0 && port < fab->topo->n_ports ? st : NULL;
+}
+
 double sg_ib_get_credit_stall_time(const struct fabric *fab)
 {
   const struct ib_state *st = state_of(fab);
-  return st ? st->stats.credit_stall_s : 0;
+  return st ? (fab->fidelity == FAB_FIDELITY_PACKET ? st->stats.credit_stall_s : -1) : 0;
 }
 
 double sg_ib_get_port_stall_time(const struct fabric *fab, int port)
 {
-  const struct ib_state *st = state_of(fab);
-  return st && port >= 0 && port < fab->topo->n_ports ? st->ports[port].stall_s : 0;
+  const struct ib_state *st = port_state_of(fab, port);
+  return st ? st->ports[port].stall_s : -1;
 }
 
 double sg_ib_get_port_peak_buffer(const struct fabric *fab, int port)
 {
-  const struct ib_state *st = state_of(fab);
-  return st && port >= 0 && port < fab->topo->n_ports ? st->ports[port].peak_occupancy : 0;
+  const struct ib_state *st = port_state_of(fab, port);
+  return st ? st->ports[port].peak_occupancy : -1;
 }
 
 int32_t sg_ib_get_port_credits(const struct fabric *fab, int port, int vl)
 {
-  const struct ib_state *st = state_of(fab);
-  if (!st || port < 0 || port >= fab->topo->n_ports || vl < 0 || vl >= st->p.num_vls)
-    return 0;
-  return st->ports[port].credit[vl].free_blocks;
+  const struct ib_state *st = port_state_of(fab, port);
+  return st && vl >= 0 && vl < st->p.num_vls ? st->ports[port].credit[vl].free_blocks : -1;
 }
 
 uint64_t sg_ib_get_credits_reset_blocks(const struct fabric *fab)
@@ -311,10 +318,8 @@ double sg_ib_get_retransmitted_bytes(const struct fabric *fab)
 
 int32_t sg_ib_get_port_buffered_blocks(const struct fabric *fab, int port, int vl)
 {
-  const struct ib_state *st = state_of(fab);
-  if (!st || port < 0 || port >= fab->topo->n_ports || vl < 0 || vl >= st->p.num_vls)
-    return 0;
-  return st->ports[port].occ_blocks[vl];
+  const struct ib_state *st = port_state_of(fab, port);
+  return st && vl >= 0 && vl < st->p.num_vls ? st->ports[port].occ_blocks[vl] : -1;
 }
 
 uint64_t sg_ib_get_ar_decisions(const struct fabric *fab)

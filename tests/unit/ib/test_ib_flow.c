@@ -37,6 +37,33 @@ static void test_ib_congestion_tree_slows_innocent_flow(void)
   CU_ASSERT(within(flow, packet, 0.10));
 }
 
+/* Flow fidelity simulates no credits, buffers or stalls: the per-port getters answer -1 (not a 0,
+ * nor the initial credit), the whole-fabric stall time too; at packet fidelity they are measured. */
+static void test_ib_flow_getters_say_not_modelled(void)
+{
+  for (int packet = 0; packet <= 1; packet++) {
+    struct topo *t = fab_topo_single_switch(10, RATE, LINK_LAT, SWITCH_LAT);
+    struct xfer x[4];
+    for (int i = 0; i < 4; i++)
+      x[i] = (struct xfer){ .src = i + 1, .dst = 0, .bytes = 1e6 };
+    struct run r;
+    run_begin(&r, t, packet ? FAB_FIDELITY_PACKET : FAB_FIDELITY_FLOW, NULL, x, 4);
+    fabric_run(r.fab);
+    int port = t->gpu_nic_port[1];
+    double stall = sg_ib_get_credit_stall_time(r.fab), peak = sg_ib_get_port_peak_buffer(r.fab, port);
+    int32_t credits = sg_ib_get_port_credits(r.fab, port, 0), held = sg_ib_get_port_buffered_blocks(r.fab, port, 0);
+    if (packet) { /* an incast: stalls, a buffer that filled, every credit back at the end */
+      CU_ASSERT(stall > 0 && peak > 0 && credits > 0);
+      CU_ASSERT_EQUAL(held, 0);
+    } else {
+      CU_ASSERT(stall == -1 && peak == -1 && sg_ib_get_port_stall_time(r.fab, port) == -1);
+      CU_ASSERT(credits == -1 && held == -1);
+    }
+    run_end(&r);
+    fab_topo_free(t);
+  }
+}
+
 /* tiny-16 under AR: an incast 0,1,2 -> 8 fills leaf2's input buffers from every spine, and
  * GPU 4 -> 9 crosses those buffers. The spines' arbiters serve their input ports in turn, so the
  * innocent flow (alone on leaf1's input) keeps its rate: the flow model must not throttle it. */
@@ -197,6 +224,7 @@ static void test_ib_ar_imbalance_derates_busy_diverse_leaf(void)
 const char sgf_unit_suite[] = "ib_flow";
 const struct sgf_unit_test sgf_unit_tests[] = {
   { "congestion tree slows an innocent flow", test_ib_congestion_tree_slows_innocent_flow },
+  { "flow fidelity's getters say what it does not model", test_ib_flow_getters_say_not_modelled },
   { "congestion tree spares a flow with its own input", test_ib_congestion_tree_spares_flow_with_own_input },
   { "AR imbalance derates a busy leaf sending to loaded leaves", test_ib_ar_imbalance_derates_busy_diverse_leaf },
   { "flow fidelity matches packet fidelity", test_ib_flow_matches_packet },
