@@ -42,6 +42,10 @@ double sg_roce_get_cnps_est(const struct fabric *fab);
  * ports (seconds). Returns 0, or -1 where they are not estimated (packet fidelity, the fluid
  * model, roce/flow-fifo:off). */
 int sg_roce_get_flow_estimates(struct fabric *fab, double *marks, double *cnps, double *cuts, double *paused_s);
+/* Flow fidelity: the flows the cap passes (FIFO shares, pause spreading, loss, the fluid model)
+ * have visited so far, their cost measure: a pass covers the components just recomputed, or every
+ * active flow under the fluid model. 0 at packet fidelity. */
+uint64_t sg_roce_get_flow_pass_flows(const struct fabric *fab);
 /* DCQCN state of a flow (packet fidelity; at flow fidelity, of the fluid model): current and target rate (bytes/s), alpha. Returns -1
  * if the flow has no DCQCN state. */
 int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha);

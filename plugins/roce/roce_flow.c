@@ -133,6 +133,7 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
   struct fab_flow **flows = fluid ? active : recomputed;
   if (!fluid)
     n = n_recomputed;
+  rs->stats.flow_pass_flows += n;
   if (fluid) {
     if (!roce_fluid_flows_changed(fab))
       return; /* a cap moved (a fluid step): the loss caps cannot have changed */

@@ -139,6 +139,7 @@ struct roce_stats {
   struct gbn_stats gbn;
   uint64_t cnps_sent;
   double paused_s;
+  uint64_t flow_pass_flows; /* flow fidelity: flows the cap passes visited (roce_flow.c) */
 };
 
 struct roce_state {

@@ -599,6 +599,7 @@ int sg_roce_get_flow_estimates(struct fabric *fab, double *marks, double *cnps, 
   return 0;
 }
 
+uint64_t sg_roce_get_flow_pass_flows(const struct fabric *fab) { return roce__state(fab)->stats.flow_pass_flows; }
 double sg_roce_get_ecn_marks_est(const struct fabric *fab) { return roce__state(fab)->fluid.stats.marks_est; }
 double sg_roce_get_cnps_est(const struct fabric *fab) { return roce__state(fab)->fluid.stats.cnps_est; }
 
