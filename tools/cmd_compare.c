@@ -1122,15 +1122,12 @@ int cmd_compare(int argc, char **argv)
   }
   self[len] = '\0';
   char outs[MAX_FABRICS][4400], logs[MAX_FABRICS][4400];
-  /* The runs' own note on this (cmd_run.c) goes to their logs, shown only if they fail. */
-  int engine_set = 0;
+  /* The runs' own note (cmd_run.c) goes to their logs, shown only if they fail. */
+  int events_engine = 0;
   for (int i = 0; i < o.n_run; i++)
-    engine_set |= strncmp(o.run_args[i], "replay/engine:", 14) == 0;
-  if (o.gpus >= 4096 && !engine_set)
-    fprintf(stderr,
-            "sgfabric compare: note: %d ranks per run as SimGrid actors; --cfg=replay/engine:events steps them inside "
-            "the fabric's events, several times faster (docs/performance.md, B4)\n",
-            o.gpus);
+    events_engine |= strcmp(o.run_args[i], "replay/engine:events") == 0;
+  if (!events_engine)
+    run_note_actor_engine("compare", o.gpus);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int f = 0; f < o.n_fabrics; f++) {

@@ -582,12 +582,8 @@ int cmd_run(int argc, char **argv)
   struct replay_config cfg = { .trace = trace, .fab = s.fab, .rank_gpu = rank_gpu, .gpu = gpu, .progress = progress };
   compute_params_from(s.params, &cfg.compute);
   cfg.event_engine = replay_event_engine_from(s.params);
-  /* At this size SimGrid's context switches between rank actors are most of the run. */
-  if (!cfg.event_engine && trace->layout.gpus >= 4096)
-    fprintf(stderr,
-            "sgfabric run: note: %d ranks run as %d SimGrid actors; --cfg=replay/engine:events steps them inside "
-            "the fabric's events, several times faster (docs/performance.md, B4)\n",
-            trace->layout.gpus, trace->layout.gpus);
+  if (!cfg.event_engine)
+    run_note_actor_engine("run", trace->layout.gpus);
   coll_params_from(s.params, &cfg.coll);
   if (coll_params_check(&cfg.coll, s.fab, err, sizeof err) != 0) {
     fprintf(stderr, "sgfabric run: %s\n", err);

@@ -336,6 +336,15 @@ void run_setup_free(struct run_setup *s)
   memset(s, 0, sizeof *s);
 }
 
+void run_note_actor_engine(const char *command, int ranks)
+{
+  if (ranks >= RUN_ENGINE_NOTE_RANKS)
+    fprintf(stderr,
+            "sgfabric %s: note: %d ranks run as SimGrid actors; --cfg=replay/engine:events steps them inside the "
+            "fabric's events, several times faster (docs/performance.md, B4)\n",
+            command, ranks);
+}
+
 int run_simgrid_start(const struct run_setup *s, const char *program, char *err, size_t errlen)
 {
   /* SimGrid gets only its own options: ours were consumed. Times are exact to 1e-13 s, so

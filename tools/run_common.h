@@ -90,6 +90,10 @@ void run_setup_free(struct run_setup *s);
 int run_analysis_dir(char *buf, size_t len);
 
 int run_simgrid_start(const struct run_setup *s, const char *program, char *err, size_t errlen);
+/* From this many ranks SimGrid's context switches between rank actors are most of a run: `run`
+ * and `compare` (command) say on stderr that the events engine exists, unless it runs. */
+#define RUN_ENGINE_NOTE_RANKS 4096
+void run_note_actor_engine(const char *command, int ranks);
 /* Writes the first keys of summary.json (fabric, fidelity, seed, sim_time_s) and "parameters". */
 void run_write_summary_head(FILE *f, const struct run_options *o, const struct run_setup *s, double sim_time_s);
 struct results;
