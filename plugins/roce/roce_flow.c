@@ -117,7 +117,7 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
     for (size_t i = 0; i < n_recomputed; i++)
       set_injection(fab, rs, recomputed[i]);
   if (fifo)
-    roce_fifo_update(fab, &rs->fifo); /* the estimates follow the rates, after the filling */
+    roce_fifo_update(fab, &rs->fifo); /* the estimates follow after the filling (ROCE_AFTER_FILL) */
   /* Pause spreading looks at the components recomputed (a pause and its victims share the
    * paused link, hence a component), and only if one of their flows crosses a saturated egress
    * or one of their links was paused: otherwise a pass finds nothing and changes no cap. */
