@@ -58,9 +58,12 @@ struct flow_engine {
   /* completions: flows with a rate, a binary min-heap by (due_s, due_seq) */
   struct fab_flow **due;
   size_t n_due, cap_due;
-  uint64_t due_seq;   /* drain dates set so far: simultaneous drains go in this order */
-  uint32_t due_gen;   /* the calendar event armed last; older ones are stale */
-  double due_event_s; /* its date, or -1 when none is armed */
+  uint64_t due_seq;           /* drain dates set so far: simultaneous drains go in this order */
+  uint32_t due_gen;           /* the calendar event armed last; older ones are stale */
+  double due_event_s;         /* its date, or -1 when none is armed */
+  double drain_tolerance;     /* fabric/flow-drain-tolerance */
+  struct fab_flow **draining; /* scratch: the flows one drain event takes early */
+  size_t n_draining, cap_draining;
 };
 
 /* A candidate bottleneck: a port at its current fair share, or a flow at its model cap. */
@@ -91,6 +94,9 @@ struct flow_engine *fab_flow_engine_new(struct fabric *fab)
   for (size_t p = 0; fe->fill_pos != NULL && p < n; p++)
     fe->fill_pos[p] = -1;
   fe->due_event_s = -1;
+  /* packet fidelity is the reference: its NVLink flows drain exactly */
+  if (fab->fidelity == FAB_FIDELITY_FLOW)
+    fe->drain_tolerance = fab_param_get(fab->params, "fabric/flow-drain-tolerance");
   return fe;
 }
 
@@ -119,6 +125,7 @@ void fab_flow_engine_free(struct flow_engine *fe)
   free(fe->capped);
   free(fe->capped_tmp);
   free(fe->due);
+  free(fe->draining);
   free(fe);
 }
 
@@ -780,6 +787,45 @@ static void flow_drained(struct fabric *fab, struct fab_flow *f)
                   FAB_EV_FLOW_DONE, 0, f);
 }
 
+/* Collects into fe->draining the flows of the heap's subtree at i that are nearly due. */
+static void collect_nearly_due(struct flow_engine *fe, size_t i, double now, double horizon)
+{
+  if (i >= fe->n_due || fe->due[i]->due_s > horizon)
+    return; /* a heap: the whole subtree is later */
+  struct fab_flow *f = fe->due[i];
+  if (f->due_s - now <= fe->drain_tolerance * (f->due_s - f->start_s)) {
+    if (fe->n_draining == fe->cap_draining) {
+      fe->cap_draining = fe->cap_draining ? 2 * fe->cap_draining : 256;
+      fe->draining = sgf_xrealloc(fe->draining, fe->cap_draining * sizeof *fe->draining);
+    }
+    fe->draining[fe->n_draining++] = f;
+  }
+  collect_nearly_due(fe, 2 * i + 1, now, horizon);
+  collect_nearly_due(fe, 2 * i + 2, now, horizon);
+}
+
+static int cmp_due(const void *a, const void *b)
+{
+  const struct fab_flow *x = *(struct fab_flow *const *)a, *y = *(struct fab_flow *const *)b;
+  return due_before(x, y) ? -1 : due_before(y, x) ? 1 : 0;
+}
+
+/* The flows due within fabric/flow-drain-tolerance of their age drain with the ones due now, in
+ * the order of their dates: one recomputation for the lot. A flow started at t0 >= 0 and due at
+ * d qualifies when d - now <= tol (d - t0), so d <= now / (1 - tol) bounds the heap's walk. */
+static void drain_nearly_due(struct fabric *fab)
+{
+  struct flow_engine *fe = fab->fe;
+  fe->n_draining = 0;
+  collect_nearly_due(fe, 0, fab->now, fab->now / (1 - fe->drain_tolerance));
+  qsort(fe->draining, fe->n_draining, sizeof *fe->draining, cmp_due);
+  for (size_t k = 0; k < fe->n_draining; k++) {
+    due_remove(fe, fe->draining[k]);
+    flow_drained(fab, fe->draining[k]);
+    request_recompute(fab);
+  }
+}
+
 void fab_flow_engine_event(struct fabric *fab, const struct fab_event *ev)
 {
   struct flow_engine *fe = fab->fe;
@@ -801,6 +847,8 @@ void fab_flow_engine_event(struct fabric *fab, const struct fab_event *ev)
       flow_drained(fab, f);
       request_recompute(fab);
     }
+    if (fe->drain_tolerance > 0)
+      drain_nearly_due(fab);
     due_arm(fab);
     break;
   case FAB_EV_FLOW_DONE: {

@@ -186,6 +186,48 @@ static void test_engine_same_seed_same_result(void)
   platform_free(p);
 }
 
+/* Eight flows on disjoint links of one switch; flows 0-6 due within 0.06 % of each other,
+ * flow 7 1 % later. Returns the rate recomputations; fct[i] the completion times. */
+static uint64_t drain_cluster(double tolerance, double fct[8])
+{
+  struct topo *t = fab_topo_single_switch(16, RATE, LINK_LAT, SWITCH_LAT);
+  struct param_set *params = default_params();
+  char cfg[64], err[128];
+  snprintf(cfg, sizeof cfg, "fabric/flow-drain-tolerance:%g", tolerance);
+  CU_ASSERT_EQUAL_FATAL(fab_param_set_cfg(params, cfg, err, sizeof err), 0);
+  struct fabric *fab = fabric_new(t, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct record r;
+  memset(&r, 0, sizeof r);
+  for (int i = 0; i < 8; i++)
+    fabric_post(fab, i, 8 + i, 10e6 * (i < 7 ? 1 + 1e-4 * i : 1.01), 0, 0, record_done, &r);
+  fabric_run(fab);
+  CU_ASSERT_EQUAL(r.n, 8);
+  memcpy(fct, r.fct, 8 * sizeof *fct);
+  uint64_t recomputations = fab->stats.rate_updates;
+  fabric_free(fab);
+  fab_param_set_free(params);
+  fab_topo_free(t);
+  return recomputations;
+}
+
+static void test_engine_drain_tolerance(void)
+{
+  /* fabric/flow-drain-tolerance: the flows due within 0.1 % of their age of the first drain with
+   * it, in one recomputation, each at most 0.1 % early; a flow due later keeps its exact date. */
+  double exact[8], merged[8];
+  uint64_t n_exact = drain_cluster(0, exact);
+  uint64_t n_merged = drain_cluster(1e-3, merged);
+  CU_ASSERT_EQUAL(n_exact, 1 + 8);  /* the start, then one per drain date */
+  CU_ASSERT_EQUAL(n_merged, 1 + 2); /* the start, flows 0-6 together, flow 7 */
+  for (int i = 0; i < 7; i++) {
+    CU_ASSERT(merged[i] <= exact[i]);
+    CU_ASSERT(merged[i] >= (1 - 1e-3) * exact[i]);
+    CU_ASSERT_DOUBLE_EQUAL(merged[i], merged[0], 1e-15);
+  }
+  CU_ASSERT_DOUBLE_EQUAL(merged[7], exact[7], 1e-15);
+}
+
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "engine";
 const struct sgf_unit_test sgf_unit_tests[] = {
@@ -195,5 +237,6 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "engine_flow_matches_packet_on_permutation", test_engine_flow_matches_packet_on_permutation },
   { "engine_max_min_rates", test_engine_max_min_rates },
   { "engine_same_seed_same_result", test_engine_same_seed_same_result },
+  { "engine_drain_tolerance", test_engine_drain_tolerance },
   { NULL, NULL },
 };
