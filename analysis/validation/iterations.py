@@ -21,6 +21,9 @@ import resource
 import subprocess
 import sys
 
+# A GPT-3-style dense model (GPT-3 13B), shipped as a model file
+GPT3_13B = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "workloads", "examples",
+                        "gpt3-13b.model")
 # name: (platform options, workload options)
 CASES = {
     "llama3-8b/rail": (["--gpus", "64", "--radix", "16", "--rail-optimized"],
@@ -33,6 +36,11 @@ CASES = {
                            ["--model", "llama3-8b", "--gpus", "256", "--tp", "8", "--pp", "2", "--global-batch", "64"]),
     "llama3-8b-pp4/2to1": (["--gpus", "64", "--radix", "16", "--oversubscription", "2"],
                            ["--model", "llama3-8b", "--gpus", "64", "--tp", "8", "--pp", "4", "--global-batch", "16"]),
+    "gpt3-13b/2to1": (["--gpus", "64", "--radix", "16", "--oversubscription", "2"],
+                      ["--model-file", GPT3_13B, "--gpus", "64", "--tp", "8", "--pp", "2", "--global-batch", "16"]),
+    "gpt3-13b-128-pp4/3tier": (["--gpus", "128", "--tiers", "3", "--radix", "8"],
+                               ["--model-file", GPT3_13B, "--gpus", "128", "--tp", "8", "--pp", "4",
+                                "--global-batch", "32"]),
     "mixtral-ep8/2to1": (["--gpus", "64", "--radix", "16", "--oversubscription", "2"],
                          ["--model", "mixtral-8x7b", "--gpus", "64", "--tp", "2", "--pp", "1", "--ep", "8",
                           "--global-batch", "32"]),

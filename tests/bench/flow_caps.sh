@@ -6,11 +6,14 @@
 # of --reps runs of `sgfabric flows`, /usr/bin/time) and, with --callgrind, the instructions
 # executed (valgrind --tool=callgrind, one run: stable on a shared machine). With --base BIN the
 # same cases run with another sgfabric too (e.g. one built from an older revision), and the
-# `same` column says whether flows.csv and summary.json are byte-identical between the two.
+# `same` column says whether flows.csv and summary.json are byte-identical between the two and
+# `d_mean` how far apart their mean FCTs are; --base-cfg area/name:value (repeatable) passes a
+# parameter to the base runs only, e.g. the same binary with --base-cfg
+# fabric/flow-drain-tolerance:0 (exact drain dates) against the default.
 # With --packet the packet-fidelity run of each case is timed as well (flow/packet speed-up).
 #
-#   tests/bench/flow_caps.sh [BUILD_DIR] [--base BIN] [--reps N] [--callgrind] [--packet]
-#                            [--only SUBSTRING] [--work DIR]
+#   tests/bench/flow_caps.sh [BUILD_DIR] [--base BIN] [--base-cfg CFG]... [--reps N]
+#                            [--callgrind] [--packet] [--only SUBSTRING] [--work DIR]
 #
 # BUILD_DIR defaults to build-bench (configured as a Release build if needed; sgfabric is
 # brought up to date). Inputs and results go to the work directory (default BUILD_DIR/flow-caps).
@@ -23,6 +26,7 @@ if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
   shift
 fi
 base=
+base_cfg=
 reps=3
 callgrind=0
 packet=0
@@ -31,12 +35,13 @@ work=
 while [ $# -gt 0 ]; do
   case $1 in
     --base) base=$2; shift 2 ;;
+    --base-cfg) base_cfg="$base_cfg --cfg=$2"; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --callgrind) callgrind=1; shift ;;
     --packet) packet=1; shift ;;
     --only) only=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "flow_caps.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -71,7 +76,10 @@ perm-1024-off-pfcoff rail-1024.xml perm-x 1024 8e6 --fabric roce --cfg=roce/dcqc
 perm-1024-paper rail-1024.xml perm-x 1024 8e6 --fabric roce --cfg=roce/dcqcn:paper
 a2a-64-paper ft2-128.xml a2a 64 256e3 --fabric roce --cfg=roce/dcqcn:paper
 perm-1024-nic rail-1024.xml perm-x 1024 8e6 --fabric roce
-a2a-128-nic ft2-128.xml a2a 128 256e3 --fabric roce'
+a2a-128-nic ft2-128.xml a2a 128 256e3 --fabric roce
+a2a-128-paper ft2-128.xml a2a 128 256e3 --fabric roce --cfg=roce/dcqcn:paper
+perm-1024-off-16qp rail-1024.xml perm-x 1024 8e6 --fabric roce --cfg=roce/dcqcn:off --cfg=roce/qps-per-conn:16
+a2a-128-ib ft2-128.xml a2a 128 256e3 --fabric ib'
 
 # user_s BIN OUT FIDELITY ARGS...: median user CPU seconds of $reps runs
 user_s() {
@@ -100,7 +108,7 @@ instr() {
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 echo "machine: $(nproc) cores, ${cpu:-unknown CPU}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "sgfabric: $sgf ($(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown))${base:+; base: $base}; reps: $reps (medians)"
+echo "sgfabric: $sgf ($(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown))${base:+; base: $base$base_cfg}; reps: $reps (medians)"
 printf '%-22s %7s' case flows
 [ -n "$base" ] && printf ' %12s' base_user_s
 printf ' %10s' user_s
@@ -110,7 +118,7 @@ if [ "$callgrind" = 1 ]; then
   printf ' %10s' Minstr
   [ -n "$base" ] && printf ' %7s' ratio
 fi
-[ -n "$base" ] && printf ' %5s' same
+[ -n "$base" ] && printf ' %5s %8s' same d_mean
 [ "$packet" = 1 ] && printf ' %14s %12s' packet_user_s packet/flow
 echo
 echo "$cases" | while read -r name plat pattern gpus bytes opts; do
@@ -139,7 +147,8 @@ EOF
   set -- --platform "$src/platforms/$plat" --flows "$flows" $opts
   printf '%-22s %7s' "$name" $(($(wc -l <"$flows") - 1))
   if [ -n "$base" ]; then
-    b=$(user_s "$base" "$work/runs/$name-base" flow "$@")
+    # shellcheck disable=SC2086 # base_cfg holds separate words
+    b=$(user_s "$base" "$work/runs/$name-base" flow "$@" $base_cfg)
     printf ' %12s' "$b"
   fi
   u=$(user_s "$sgf" "$work/runs/$name" flow "$@")
@@ -147,7 +156,8 @@ EOF
   [ -n "$base" ] && printf ' %8s' "$(awk -v a="$b" -v b="$u" 'BEGIN {printf (b > 0 ? "%.1fx" : "n/a"), a / b}')"
   if [ "$callgrind" = 1 ]; then
     if [ -n "$base" ]; then
-      bi=$(instr "$base" "$work/runs/$name-base" "$@")
+      # shellcheck disable=SC2086
+      bi=$(instr "$base" "$work/runs/$name-base" "$@" $base_cfg)
       printf ' %12s' "$bi"
     fi
     ni=$(instr "$sgf" "$work/runs/$name" "$@")
@@ -161,6 +171,9 @@ EOF
     else
       printf ' %5s' no
     fi
+    printf ' %8s' "$(python3 -c 'import json, sys
+a, b = (json.load(open(f))["mean_fct_us"] for f in sys.argv[1:])
+print("%+.3f%%" % (100 * (b - a) / a))' "$work/runs/$name-base/summary.json" "$work/runs/$name/summary.json")"
   fi
   if [ "$packet" = 1 ]; then
     p=$(user_s "$sgf" "$work/runs/$name-packet" packet "$@")
