@@ -193,6 +193,7 @@ void ib__qp_timeout(struct fabric *fab, struct ib_qp *qp);
 int ib__flow_path(struct fabric *fab, struct fab_flow *flow);
 /* Under AR, splits a starting flow into one part per minimal path. */
 void ib__flow_spread(struct fabric *fab, struct fab_flow *flow);
+void ib__before_fill(struct fabric *fab);
 void ib__on_rates(struct fabric *fab);
 /* Parts a flow was spread over under AR at flow fidelity (its model_data), 1 otherwise. */
 static inline int ib__flow_parts(const struct fab_flow *flow)

@@ -9,6 +9,7 @@
  *   next_packet      crossbar: VL arbitration and first-come service of input heads;
  *   on_transmit      credits consumed; on_tx_done: the buffer frees, credits return later;
  *   on_timer         credit returns, deferred kicks, series sampling;
+ *   before_fill      flow fidelity: a component whose flows changed starts from its window caps;
  *   on_rates         flow fidelity: credit window and congestion-tree caps;
  *   counters, series summary.json counters, ib_ports.csv and ib_series.csv;
  *   on_injected, on_deliver, flow_done, on_packet_lost   failures at packet fidelity: the RC
@@ -234,7 +235,7 @@ static const struct fab_model ib_model_ops = {
               .on_injected = ib__on_injected,
               .on_link_state = ib__link_state,
               .on_packet_lost = ib__on_packet_lost },
-  .flow = { .on_rates = ib__on_rates },
+  .flow = { .before_fill = ib__before_fill, .on_rates = ib__on_rates },
   .timers = { .on_timer = ib__on_timer, .on_idle = ib__on_idle },
 };
 
