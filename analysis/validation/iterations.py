@@ -101,6 +101,11 @@ def simulate(sgf, work, case, fabric, fidelity, timeout):
     return s, cpu
 
 
+def cpu_text(cpu):
+    """CPU seconds, or '-' for a run kept from elsewhere without its CPU file."""
+    return "-" if cpu is None else f"{cpu:.1f}"
+
+
 def pct(a, b):
     return 100 * (a - b) / b if b else float("nan")
 
@@ -150,7 +155,7 @@ def main():
             total += 1
             met += abs(err) <= 2
             print(f"| {c} | {fab} | {p['iteration_time_s']:.4f} | {f['iteration_time_s']:.4f} | {err:+.1f}% | "
-                  f"{g:+.1f}% ({gname}) | {pc:.1f} / {fc:.1f} |")
+                  f"{g:+.1f}% ({gname}) | {cpu_text(pc)} / {cpu_text(fc)} |")
     print(f"\nIteration time within 2 %: {met} of {total} cells.\n")
     if "ib" in fabrics:
         print("| case | fabric | RoCE/IB MFU, packet | flow | difference (points) |")
