@@ -33,6 +33,7 @@ FABRICS = {
     "roce-paper": ["--fabric", "roce", "--cfg=roce/dcqcn:paper"],
 }
 GOAL = 5.0
+GOAL_P99 = 10.0  # the 99th percentile's goal (the mean's is GOAL)
 
 
 def scenarios():
@@ -96,7 +97,7 @@ def main():
             r["cdf_packet"] = sorted(p)[:: max(1, len(p) // 400)]
             r["cdf_flow"] = sorted(f)[:: max(1, len(f) // 400)]
             rows.append(r)
-    data = dict(seed=SEED, goal_pct=GOAL, rows=rows, gen_cmds=[s["gen_cmd"] for s in scen])
+    data = dict(seed=SEED, goal_pct=GOAL, goal_p99_pct=GOAL_P99, rows=rows, gen_cmds=[s["gen_cmd"] for s in scen])
     save_json("fidelity.json", data)
     plot_and_write(data)
 
