@@ -814,13 +814,15 @@ static int cmp_due(const void *a, const void *b)
 }
 
 /* The flows due within fabric/flow-drain-tolerance of their age drain with the ones due now, in
- * the order of their dates: one recomputation for the lot. A flow started at t0 >= 0 and due at
- * d qualifies when d - now <= tol (d - t0), so d <= now / (1 - tol) bounds the heap's walk. */
-static void drain_nearly_due(struct fabric *fab)
+ * the order of their dates: one recomputation for the lot. A flow started at t0 and due at d
+ * qualifies when d - now <= tol (d - t0), and only within tol x the age of the oldest flow
+ * drained now: that bounds the heap's walk (bounded by d <= now / (1 - tol) alone, it visited
+ * every flow due in the next 3 ms of a 3 s iteration at each drain: 8 % of a 10,240-GPU run). */
+static void drain_nearly_due(struct fabric *fab, double oldest_age_s)
 {
   struct flow_engine *fe = fab->fe;
   fe->n_draining = 0;
-  collect_nearly_due(fe, 0, fab->now, fab->now / (1 - fe->drain_tolerance));
+  collect_nearly_due(fe, 0, fab->now, fab->now + fe->drain_tolerance * oldest_age_s);
   qsort(fe->draining, fe->n_draining, sizeof *fe->draining, cmp_due);
   for (size_t k = 0; k < fe->n_draining; k++) {
     due_remove(fe, fe->draining[k]);
@@ -844,14 +846,17 @@ void fab_flow_engine_event(struct fabric *fab, const struct fab_event *ev)
       break; /* stale: an earlier completion was armed since */
     fe->due_event_s = -1;
     /* every flow due now, in the order their dates were set */
+    double oldest_age_s = 0;
     while (fe->n_due > 0 && fe->due[0]->due_s <= fab->now) {
       struct fab_flow *f = fe->due[0];
+      if (fab->now - f->start_s > oldest_age_s)
+        oldest_age_s = fab->now - f->start_s;
       due_remove(fe, f);
       flow_drained(fab, f);
       request_recompute(fab);
     }
-    if (fe->drain_tolerance > 0)
-      drain_nearly_due(fab);
+    if (fe->drain_tolerance > 0 && oldest_age_s > 0)
+      drain_nearly_due(fab, oldest_age_s);
     due_arm(fab);
     break;
   case FAB_EV_FLOW_DONE: {
