@@ -396,11 +396,6 @@ static void sort_crossings(struct crossing *a, struct crossing *tmp, size_t m)
     memcpy(a, from, m * sizeof *a);
 }
 
-/* After max-min: caps of congestion-tree victims. Once a blocked flow has filled an input buffer,
- * each credit it frees goes to the upstream port's arbiter, which serves its units in turn (flows
- * at an HCA, input ports at a switch): every unit gets the grant rate g of the slowest blocked
- * unit, g = min over units u with blocked flows of the sum of their rates. A victim flow is capped
- * at g divided by the flows of its unit in that buffer. Iterated to a fixed point. */
 /* The congestion-tree caps are a fixed point of (max-min, then caps from the rates it gives),
  * iterated from the caps in force. From the caps of an earlier flow set it can settle on
  * another fixed point than from none: a victim capped behind traffic that has since left keeps
@@ -419,6 +414,11 @@ void ib__before_fill(struct fabric *fab)
     flows[i]->rate_cap_Bps = ib__window_cap(fab, flows[i]);
 }
 
+/* After max-min: caps of congestion-tree victims. Once a blocked flow has filled an input buffer,
+ * each credit it frees goes to the upstream port's arbiter, which serves its units in turn (flows
+ * at an HCA, input ports at a switch): every unit gets the grant rate g of the slowest blocked
+ * unit, g = min over units u with blocked flows of the sum of their rates. A victim flow is capped
+ * at g divided by the flows of its unit in that buffer. Iterated to a fixed point. */
 void ib__on_rates(struct fabric *fab)
 {
   struct ib_state *st = ib__state(fab);
