@@ -823,7 +823,8 @@ static void drain_nearly_due(struct fabric *fab, double oldest_age_s)
   struct flow_engine *fe = fab->fe;
   fe->n_draining = 0;
   collect_nearly_due(fe, 0, fab->now, fab->now + fe->drain_tolerance * oldest_age_s);
-  qsort(fe->draining, fe->n_draining, sizeof *fe->draining, cmp_due);
+  if (fe->n_draining > 1) /* qsort's base must not be NULL, even for zero elements (C11 7.22.5) */
+    qsort(fe->draining, fe->n_draining, sizeof *fe->draining, cmp_due);
   for (size_t k = 0; k < fe->n_draining; k++) {
     due_remove(fe, fe->draining[k]);
     flow_drained(fab, fe->draining[k]);
