@@ -228,6 +228,43 @@ static void test_engine_drain_tolerance(void)
   CU_ASSERT_DOUBLE_EQUAL(merged[7], exact[7], 1e-15);
 }
 
+/* A: 10 MB from t = 0; C: 50 ns of bytes more than A, from t = 0; B: 1 us of bytes, posted so
+ * that it is due 50 ns after A. fct[] as drain_cluster's. */
+static void drain_old_and_young(double tolerance, double fct[3])
+{
+  struct topo *t = fab_topo_single_switch(6, RATE, LINK_LAT, SWITCH_LAT);
+  struct param_set *params = default_params();
+  char cfg[64], err[128];
+  snprintf(cfg, sizeof cfg, "fabric/flow-drain-tolerance:%g", tolerance);
+  CU_ASSERT_EQUAL_FATAL(fab_param_set_cfg(params, cfg, err, sizeof err), 0);
+  struct fabric *fab = fabric_new(t, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct record r;
+  memset(&r, 0, sizeof r);
+  double a_drain = NIC_LAT + 10e6 / RATE;
+  fabric_post(fab, 0, 3, 10e6, 0, 0, record_done, &r);                                       /* A */
+  fabric_post(fab, 1, 4, 10e6 + 50e-9 * RATE, 0, 0, record_done, &r);                        /* C */
+  fabric_post(fab, 2, 5, 1e-6 * RATE, a_drain + 50e-9 - 1e-6 - NIC_LAT, 0, record_done, &r); /* B */
+  fabric_run(fab);
+  CU_ASSERT_EQUAL(r.n, 3);
+  memcpy(fct, r.fct, 3 * sizeof *fct);
+  fabric_free(fab);
+  fab_param_set_free(params);
+  fab_topo_free(t);
+}
+
+static void test_engine_drain_tolerance_is_per_flow(void)
+{
+  /* C, as old as A and due 50 ns (0.025 % of its age) after it, drains with A; B, due as soon
+   * after A but only 1 us old (50 ns is 5 % of its age), keeps its exact date. */
+  double exact[3], merged[3];
+  drain_old_and_young(0, exact);
+  drain_old_and_young(1e-3, merged);
+  CU_ASSERT_DOUBLE_EQUAL(merged[0], exact[0], 1e-15);
+  CU_ASSERT(merged[1] < exact[1] - 40e-9 && merged[1] >= (1 - 1e-3) * exact[1]);
+  CU_ASSERT_DOUBLE_EQUAL(merged[2], exact[2], 1e-15);
+}
+
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "engine";
 const struct sgf_unit_test sgf_unit_tests[] = {
@@ -238,5 +275,6 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "engine_max_min_rates", test_engine_max_min_rates },
   { "engine_same_seed_same_result", test_engine_same_seed_same_result },
   { "engine_drain_tolerance", test_engine_drain_tolerance },
+  { "engine_drain_tolerance_is_per_flow", test_engine_drain_tolerance_is_per_flow },
   { NULL, NULL },
 };
