@@ -186,9 +186,9 @@ static void test_engine_same_seed_same_result(void)
   platform_free(p);
 }
 
-/* Eight flows on disjoint links of one switch; flows 0-6 due within 0.06 % of each other,
- * flow 7 1 % later. Returns the rate recomputations; fct[i] the completion times. */
-static uint64_t drain_cluster(double tolerance, double fct[8])
+/* Runs the flows on one switch of 16 GPUs at flow fidelity with the given drain tolerance;
+ * fct[i] receives flow i's completion time. Returns the rate recomputations. */
+static uint64_t run_with_drain_tolerance(double tolerance, const struct flow_spec *flows, int n, double *fct)
 {
   struct topo *t = fab_topo_single_switch(16, RATE, LINK_LAT, SWITCH_LAT);
   struct param_set *params = default_params();
@@ -199,16 +199,26 @@ static uint64_t drain_cluster(double tolerance, double fct[8])
   CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
   struct record r;
   memset(&r, 0, sizeof r);
-  for (int i = 0; i < 8; i++)
-    fabric_post(fab, i, 8 + i, 10e6 * (i < 7 ? 1 + 1e-4 * i : 1.01), 0, 0, record_done, &r);
+  for (int i = 0; i < n; i++)
+    fabric_post(fab, flows[i].src, flows[i].dst, flows[i].bytes, flows[i].start_s, 0, record_done, &r);
   fabric_run(fab);
-  CU_ASSERT_EQUAL(r.n, 8);
-  memcpy(fct, r.fct, 8 * sizeof *fct);
+  CU_ASSERT_EQUAL(r.n, n);
+  memcpy(fct, r.fct, (size_t)n * sizeof *fct);
   uint64_t recomputations = fab->stats.rate_updates;
   fabric_free(fab);
   fab_param_set_free(params);
   fab_topo_free(t);
   return recomputations;
+}
+
+/* Eight flows on disjoint links of one switch; flows 0-6 due within 0.06 % of each other,
+ * flow 7 1 % later. */
+static uint64_t drain_cluster(double tolerance, double fct[8])
+{
+  struct flow_spec f[8];
+  for (int i = 0; i < 8; i++)
+    f[i] = (struct flow_spec){ i, 8 + i, 10e6 * (i < 7 ? 1 + 1e-4 * i : 1.01), 0 };
+  return run_with_drain_tolerance(tolerance, f, 8, fct);
 }
 
 static void test_engine_drain_tolerance(void)
@@ -229,28 +239,14 @@ static void test_engine_drain_tolerance(void)
 }
 
 /* A: 10 MB from t = 0; C: 50 ns of bytes more than A, from t = 0; B: 1 us of bytes, posted so
- * that it is due 50 ns after A. fct[] as drain_cluster's. */
+ * that it is due 50 ns after A. */
 static void drain_old_and_young(double tolerance, double fct[3])
 {
-  struct topo *t = fab_topo_single_switch(6, RATE, LINK_LAT, SWITCH_LAT);
-  struct param_set *params = default_params();
-  char cfg[64], err[128];
-  snprintf(cfg, sizeof cfg, "fabric/flow-drain-tolerance:%g", tolerance);
-  CU_ASSERT_EQUAL_FATAL(fab_param_set_cfg(params, cfg, err, sizeof err), 0);
-  struct fabric *fab = fabric_new(t, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
-  struct record r;
-  memset(&r, 0, sizeof r);
   double a_drain = NIC_LAT + 10e6 / RATE;
-  fabric_post(fab, 0, 3, 10e6, 0, 0, record_done, &r);                                       /* A */
-  fabric_post(fab, 1, 4, 10e6 + 50e-9 * RATE, 0, 0, record_done, &r);                        /* C */
-  fabric_post(fab, 2, 5, 1e-6 * RATE, a_drain + 50e-9 - 1e-6 - NIC_LAT, 0, record_done, &r); /* B */
-  fabric_run(fab);
-  CU_ASSERT_EQUAL(r.n, 3);
-  memcpy(fct, r.fct, 3 * sizeof *fct);
-  fabric_free(fab);
-  fab_param_set_free(params);
-  fab_topo_free(t);
+  const struct flow_spec f[3] = { { 0, 3, 10e6, 0 },                                         /* A */
+                                  { 1, 4, 10e6 + 50e-9 * RATE, 0 },                          /* C */
+                                  { 2, 5, 1e-6 * RATE, a_drain + 50e-9 - 1e-6 - NIC_LAT } }; /* B */
+  run_with_drain_tolerance(tolerance, f, 3, fct);
 }
 
 static void test_engine_drain_tolerance_is_per_flow(void)
