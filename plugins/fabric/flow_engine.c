@@ -455,17 +455,18 @@ static void collect_component(struct fabric *fab)
   }
 }
 
-/* Sorts n capped-flow entries by (share, id), given in decreasing id order: a stable LSD radix
- * sort on the bits of the share (positive doubles order like their bits), a byte at a time,
- * passes whose byte is the same for every entry skipped (caps share most of their high bits).
- * Linear, against qsort's n log n calls through a pointer, which cost more than the filling
- * itself on an all-to-all. tmp holds n entries. */
+/* The bits of an entry's share: positive doubles order like their bits. */
 static uint64_t share_bits(const struct fill_entry *e)
 {
   uint64_t bits;
   memcpy(&bits, &e->share, sizeof bits);
   return bits;
 }
+
+/* Sorts n capped-flow entries by (share, id), given in decreasing id order: a stable LSD radix
+ * sort on the bits of the share, a byte at a time, passes whose byte is the same for every entry
+ * skipped (caps share most of their high bits). Linear, against qsort's n log n calls through a
+ * pointer, which cost more than the filling itself on an all-to-all. tmp holds n entries. */
 
 static void sort_capped(struct fill_entry *a, struct fill_entry *tmp, size_t n)
 {
@@ -483,28 +484,18 @@ static void sort_capped(struct fill_entry *a, struct fill_entry *tmp, size_t n)
   }
   for (int shift = 0; shift < 64; shift += 8) {
     size_t count[256] = { 0 };
-    for (size_t i = 0; i < n; i++) {
-      uint64_t bits;
-      memcpy(&bits, &a[i].share, sizeof bits);
-      count[(bits >> shift) & 0xFF]++;
-    }
-    uint64_t first;
-    if (n > 0) {
-      memcpy(&first, &a[0].share, sizeof first);
-      if (count[(first >> shift) & 0xFF] == n)
-        continue; /* one byte value: the order stays */
-    }
+    for (size_t i = 0; i < n; i++)
+      count[(share_bits(&a[i]) >> shift) & 0xFF]++;
+    if (count[(share_bits(&a[0]) >> shift) & 0xFF] == n)
+      continue; /* one byte value: the order stays (n > 32 here) */
     size_t start = 0;
     for (int d = 0; d < 256; d++) {
       size_t c = count[d];
       count[d] = start;
       start += c;
     }
-    for (size_t i = 0; i < n; i++) {
-      uint64_t bits;
-      memcpy(&bits, &a[i].share, sizeof bits);
-      tmp[count[(bits >> shift) & 0xFF]++] = a[i];
-    }
+    for (size_t i = 0; i < n; i++)
+      tmp[count[(share_bits(&a[i]) >> shift) & 0xFF]++] = a[i];
     memcpy(a, tmp, n * sizeof *a);
   }
 }
