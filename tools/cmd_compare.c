@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "gpu_types.h"
 #include "platform_cli.h"
+#include "replay.h"
 #include "results.h"
 #include "run_common.h"
 #include "wl_cli.h"
@@ -1122,12 +1123,17 @@ int cmd_compare(int argc, char **argv)
   }
   self[len] = '\0';
   char outs[MAX_FABRICS][4400], logs[MAX_FABRICS][4400];
-  /* The runs' own note (cmd_run.c) goes to their logs, shown only if they fail. */
-  int events_engine = 0;
-  for (int i = 0; i < o.n_run; i++)
-    events_engine |= strcmp(o.run_args[i], "replay/engine:events") == 0;
-  if (!events_engine)
+  /* The runs' own note (cmd_run.c) goes to their logs, shown only if they fail. The engine is
+   * read as the runs will read it: from the --cfg settings passed on (checked already). */
+  run_register_params();
+  struct param_set *cfgs = fab_param_set_new();
+  char cfg_err[256];
+  for (int i = 0; i + 1 < o.n_run; i++)
+    if (strcmp(o.run_args[i], "--cfg") == 0)
+      fab_param_set_cfg(cfgs, o.run_args[i + 1], cfg_err, sizeof cfg_err);
+  if (!replay_event_engine_from(cfgs))
     run_note_actor_engine("compare", o.gpus);
+  fab_param_set_free(cfgs);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int f = 0; f < o.n_fabrics; f++) {
