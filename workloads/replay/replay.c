@@ -454,18 +454,6 @@ static void wait_charge(struct rank_state *r, int op, double start, double end)
   tl_wait(r, o->group, joined, end);
 }
 
-/* Blocks the actor until op is done; the time is charged to its group. */
-static void wait_for(struct rank_state *r, int op)
-{
-  if (r->done[op])
-    return;
-  double start = simgrid_get_clock();
-  r->waiting_op = op;
-  sg_sem_acquire(r->sem);
-  g_job = r->job;
-  wait_charge(r, op, start, simgrid_get_clock());
-}
-
 /* Posts the receive op: 1 if its message has arrived already (op done), else 0 with r waiting
  * for it and *sent_s the date its send was posted (-1: not yet). */
 static int recv_post(struct rank_state *r, int op, double *sent_s)
@@ -500,16 +488,6 @@ static void recv_charge(struct rank_state *r, int op, double start, double sent,
   if (g_replay.tl && sent > start)
     tl_span(TL_RANK_PID(r->rank), TL_TID_MAIN, g_replay.id.bubble, g_replay.id.cat_bubble, start, sent);
   tl_wait(r, o->group, sent, end);
-}
-
-static void recv_issue(struct rank_state *r, int op)
-{
-  double start = simgrid_get_clock(), sent;
-  if (recv_post(r, op, &sent))
-    return;
-  sg_sem_acquire(r->sem);
-  g_job = r->job;
-  recv_charge(r, op, start, sent, simgrid_get_clock());
 }
 
 static void progress(void)
@@ -595,60 +573,7 @@ static void rank_ended(struct rank_state *r, double now)
     sg_sem_release(g_replay.driver_sem);
 }
 
-static void rank_actor(int argc, char **argv)
-{
-  (void)argc;
-  g_job = g_jobs[atoi(argv[2])];
-  struct rank_state *r = &g_replay.ranks[atoi(argv[1])];
-  const struct wl_program *p = r->prog;
-  int op = 0;
-  while (op < p->nops) {
-    const struct wl_op *o = &p->ops[op];
-    if (o->micro + 1 > r->micro_started)
-      r->micro_started = o->micro + 1;
-    int ndeps;
-    const int *deps = wl_op_deps(p, o, &ndeps);
-    for (int d = 0; d < ndeps; d++)
-      wait_for(r, deps[d]);
-    sync_clock();
-    switch (o->kind) {
-    case WL_OP_COMPUTE: {
-      double duration, start = simgrid_get_clock();
-      int last = compute_run(r, op, &duration);
-      if (duration > 0)
-        sg_actor_sleep_for(duration);
-      g_job = r->job;
-      compute_ran(r, op, last, duration, start, simgrid_get_clock());
-      op = last;
-      continue;
-    }
-    case WL_OP_COLL:
-    case WL_OP_SEND:
-      stream_push(r, op);
-      if (!o->is_async)
-        wait_for(r, op);
-      break;
-    case WL_OP_RECV: recv_issue(r, op); break;
-    case WL_OP_WAIT:
-    default: r->done[op] = 1; break;
-    }
-    op++;
-  }
-  /* The end of the program waits for everything still outstanding. */
-  if (r->outstanding > 0) {
-    enum wl_group waited_on = end_wait_group(r);
-    double start = simgrid_get_clock();
-    r->waiting_op = -2;
-    sg_sem_acquire(r->sem);
-    g_job = r->job;
-    double end = simgrid_get_clock();
-    r->exposed_s[waited_on] += end - start;
-    tl_wait(r, waited_on, start, end);
-  }
-  rank_ended(r, simgrid_get_clock());
-}
-
-/* Events engine: r blocks on op (how: enum rank_block) from now. */
+/* r blocks on op (how: enum rank_block) from now. */
 static void rank_block(struct rank_state *r, enum rank_block how, int op, double now)
 {
   r->blocked = (uint8_t)how;
@@ -657,14 +582,15 @@ static void rank_block(struct rank_state *r, enum rank_block how, int op, double
   r->waiting_op = op;
 }
 
-/* Events engine: runs r's program from where it stands until it blocks or ends. The same steps, in
- * the same order, as rank_actor; where the actor would block, the rank records what it waits for
- * and returns, and rank_resume continues it once that is done. */
-static void rank_step(struct rank_state *r)
+/* Runs r's program from where it stands, at date now, until it blocks or ends: where it blocks it
+ * records what it waits for and returns, and the next call, once that is done, charges the wait
+ * and goes on. Both engines run the programs through it: an actor calls it again when its
+ * semaphore is released or its compute sleep ends (rank_actor); the events engine from the
+ * fabric's events (rank_resume). */
+static void rank_step(struct rank_state *r, double now)
 {
   struct fabric *fab = g_replay.cfg.fab;
   const struct wl_program *p = r->prog;
-  double now = fab->now;
   switch ((enum rank_block)r->blocked) { /* what it waited for is done: charge the wait */
   case BLOCK_DEP:
     wait_charge(r, r->block_op, r->block_start_s, now);
@@ -711,7 +637,8 @@ static void rank_step(struct rank_state *r)
         r->compute_last = last;
         r->compute_dur_s = duration;
         r->block_start_s = now;
-        fabric_call_at(fab, now + duration, rank_resume, r);
+        if (g_replay.cfg.event_engine) /* an actor sleeps instead (rank_actor) */
+          fabric_call_at(fab, now + duration, rank_resume, r);
         return;
       }
       compute_ran(r, r->pc, last, 0, now, now);
@@ -750,10 +677,30 @@ static void rank_step(struct rank_state *r)
 
 static void rank_resume(struct fabric *fab, void *ctx)
 {
-  (void)fab;
   struct rank_state *r = ctx;
   g_job = r->job;
-  rank_step(r);
+  rank_step(r, fab->now);
+}
+
+/* A rank as a SimGrid actor: it steps its program at SimGrid's date, and blocks the actor where
+ * the program blocks: a compute run sleeps, anything else waits on the rank's semaphore, which
+ * op_done releases. */
+static void rank_actor(int argc, char **argv)
+{
+  (void)argc;
+  g_job = g_jobs[atoi(argv[2])];
+  struct rank_state *r = &g_replay.ranks[atoi(argv[1])];
+  for (;;) {
+    sync_clock();
+    rank_step(r, simgrid_get_clock());
+    if (r->finished)
+      return;
+    if (r->blocked == BLOCK_COMPUTE)
+      sg_actor_sleep_for(r->compute_dur_s);
+    else
+      sg_sem_acquire(r->sem);
+    g_job = r->job;
+  }
 }
 
 /* Events engine: SimGrid's engine stops when no actor is left, so one actor per job waits for the
