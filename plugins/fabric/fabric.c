@@ -87,6 +87,7 @@ static struct fab_flow *flow_alloc(struct fabric *fab)
   struct fab_flow *flow = fab->free_flows;
   fab->free_flows = flow->free_next;
   memset(flow, 0, sizeof *flow);
+  flow->share_weight = 1;
   return flow;
 }
 

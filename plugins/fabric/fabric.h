@@ -69,6 +69,9 @@ struct fab_flow {
   /* flow engine */
   double rate_Bps;                  /* current max-min rate */
   double rate_cap_Bps;              /* a model's limit on this flow's rate (0: none) */
+  double share_weight;              /* its weight in max-min (1; a part of a transfer a model
+                                     * spread over P paths: 1/P, so that where the parts meet,
+                                     * at the NIC, the transfer gets one flow's share) */
   double extra_latency_s;           /* a model's delay added after draining (e.g. a standing queue it met) */
   double remaining;                 /* bytes not yet drained at the current rate */
   double last_s;                    /* date remaining was last brought up to date */

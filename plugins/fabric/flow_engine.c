@@ -2,7 +2,9 @@
  *
  * Rates are computed by progressive filling (Bertsekas & Gallager, Data Networks, 6.5.2): raise
  * every unfrozen flow's rate together until a port saturates (or a flow reaches its model cap),
- * freeze the flows crossing it, repeat. Rates change only when a flow starts or drains, and only
+ * freeze the flows crossing it, repeat; a flow of share_weight w rises w times as fast (weighted
+ * max-min: the parts of a transfer a model spread over several paths weigh 1/parts each, so
+ * the transfer gets one share where they meet). Rates change only when a flow starts or drains, and only
  * in the connected component (flows linked by shared ports) of the ports it touched: a
  * recomputation is scheduled once per date and visits just those components. A flow whose rate
  * is unchanged keeps its drain date; the others get a new one, moved in place in the engine's
@@ -24,6 +26,7 @@
 struct port_flows {
   struct fab_flow **flows;
   int count, cap;
+  double weight; /* the summed share_weight of its flows (their count when every weight is 1) */
 };
 
 struct flow_engine {
@@ -49,6 +52,7 @@ struct flow_engine {
   double *capacity_left; /* per port */
   double *capacity;      /* per port: what max-min shares out (the line rate by default) */
   int *unfrozen;         /* per port */
+  double *weight_left;   /* per port: the summed share_weight of its unfrozen flows */
   double *new_rate;      /* per component flow */
   uint8_t *frozen;       /* per component flow */
   /* progressive filling's candidate bottlenecks: ports in a heap by (share, port), each once
@@ -89,6 +93,7 @@ struct flow_engine *fab_flow_engine_new(struct fabric *fab)
   for (int p = 0; fe->capacity != NULL && p < fab->topo->n_ports; p++)
     fe->capacity[p] = fab->topo->ports[p].rate_Bps;
   fe->unfrozen = calloc(n, sizeof(int));
+  fe->weight_left = calloc(n, sizeof(double));
   fe->port_mark = calloc(n, sizeof(uint32_t));
   fe->mark_queue = calloc(n, sizeof(int));
   fe->fill_heap = calloc(n, sizeof(int32_t));
@@ -118,6 +123,7 @@ void fab_flow_engine_free(struct flow_engine *fe)
   free(fe->capacity_left);
   free(fe->capacity);
   free(fe->unfrozen);
+  free(fe->weight_left);
   free(fe->port_mark);
   free(fe->mark_queue);
   free(fe->new_rate);
@@ -148,6 +154,39 @@ static void mark_dirty(struct flow_engine *fe, int port)
   fe->dirty[fe->n_dirty++] = port;
 }
 
+/* Puts flow on the flow list of the port of its hop h. */
+static void port_list_add(struct flow_engine *fe, struct fab_flow *flow, int h)
+{
+  struct port_flows *pf = &fe->on_port[flow->path[h]];
+  if (pf->count == pf->cap) {
+    pf->cap = pf->cap ? 2 * pf->cap : 4;
+    pf->flows = sgf_xrealloc(pf->flows, (size_t)pf->cap * sizeof *pf->flows);
+  }
+  flow->port_pos[h] = pf->count;
+  pf->flows[pf->count++] = flow;
+  pf->weight += flow->share_weight;
+  mark_dirty(fe, flow->path[h]);
+}
+
+/* Takes flow off the flow list of the port of its hop h (the list's last flow takes its place). */
+static void port_list_remove(struct flow_engine *fe, struct fab_flow *flow, int h)
+{
+  int p = flow->path[h];
+  struct port_flows *pf = &fe->on_port[p];
+  int pos = flow->port_pos[h];
+  struct fab_flow *moved = pf->flows[--pf->count];
+  pf->flows[pos] = moved;
+  if (moved != flow)
+    for (int k = 0; k < moved->hops; k++)
+      if (moved->path[k] == p) {
+        moved->port_pos[k] = pos;
+        break;
+      }
+  /* an empty port's weight is exactly 0, whatever the rounding of the parts' 1/P that came and went */
+  pf->weight = pf->count > 0 ? pf->weight - flow->share_weight : 0;
+  mark_dirty(fe, p);
+}
+
 void fab_flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
 {
   struct flow_engine *fe = fab->fe;
@@ -162,16 +201,8 @@ void fab_flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
   flow->rate_Bps = 0;
   flow->due_index = -1;
   for (int h = 0; h < flow->hops; h++) {
-    int p = flow->path[h];
-    struct port_flows *pf = &fe->on_port[p];
-    if (pf->count == pf->cap) {
-      pf->cap = pf->cap ? 2 * pf->cap : 4;
-      pf->flows = realloc(pf->flows, (size_t)pf->cap * sizeof *pf->flows);
-    }
-    flow->port_pos[h] = pf->count;
-    pf->flows[pf->count++] = flow;
-    fab->ports[p].tx_bytes += flow->bytes;
-    mark_dirty(fe, p);
+    port_list_add(fe, flow, h);
+    fab->ports[flow->path[h]].tx_bytes += flow->bytes;
   }
   fe->flows_moved = 1;
   request_recompute(fab);
@@ -340,20 +371,8 @@ static void remove_active(struct flow_engine *fe, struct fab_flow *flow)
   fe->active[i] = last;
   last->active_index = (int32_t)i;
   flow->active_index = -1;
-  for (int h = 0; h < flow->hops; h++) {
-    int p = flow->path[h];
-    struct port_flows *pf = &fe->on_port[p];
-    int pos = flow->port_pos[h];
-    struct fab_flow *moved = pf->flows[--pf->count];
-    pf->flows[pos] = moved;
-    if (moved != flow)
-      for (int k = 0; k < moved->hops; k++)
-        if (moved->path[k] == p) {
-          moved->port_pos[k] = pos;
-          break;
-        }
-    mark_dirty(fe, p);
-  }
+  for (int h = 0; h < flow->hops; h++)
+    port_list_remove(fe, flow, h);
   fe->flows_moved = 1;
 }
 
@@ -383,33 +402,13 @@ void fab_flow_engine_reroute(struct fabric *fab, struct fab_flow *f, const int *
 {
   struct flow_engine *fe = fab->fe;
   fab_flow_engine_sync(fab, f);
-  for (int h = 0; h < f->hops; h++) { /* off its old ports, as remove_active does */
-    int p = f->path[h];
-    struct port_flows *pf = &fe->on_port[p];
-    int pos = f->port_pos[h];
-    struct fab_flow *moved = pf->flows[--pf->count];
-    pf->flows[pos] = moved;
-    if (moved != f)
-      for (int k = 0; k < moved->hops; k++)
-        if (moved->path[k] == p) {
-          moved->port_pos[k] = pos;
-          break;
-        }
-    mark_dirty(fe, p);
-  }
+  for (int h = 0; h < f->hops; h++) /* off its old ports */
+    port_list_remove(fe, f, h);
   f->hops = (uint8_t)hops;
-  for (int h = 0; h < hops; h++) { /* onto its new ones, as fab_flow_engine_start_flow does */
-    int p = path[h];
-    f->path[h] = p;
-    struct port_flows *pf = &fe->on_port[p];
-    if (pf->count == pf->cap) {
-      pf->cap = pf->cap ? 2 * pf->cap : 4;
-      pf->flows = sgf_xrealloc(pf->flows, (size_t)pf->cap * sizeof *pf->flows);
-    }
-    f->port_pos[h] = pf->count;
-    pf->flows[pf->count++] = f;
-    fab->ports[p].tx_bytes += f->remaining;
-    mark_dirty(fe, p);
+  for (int h = 0; h < hops; h++) { /* onto its new ones */
+    f->path[h] = path[h];
+    port_list_add(fe, f, h);
+    fab->ports[path[h]].tx_bytes += f->remaining;
   }
   fe->flows_moved = 1;
   request_recompute(fab);
@@ -580,8 +579,9 @@ static void freeze(struct flow_engine *fe, size_t i, double rate, int bottleneck
   for (int h = 0; h < f->hops; h++) {
     int p = f->path[h];
     fe->capacity_left[p] -= rate;
+    fe->weight_left[p] -= f->share_weight;
     if (--fe->unfrozen[p] > 0 && p != bottleneck)
-      port_set_share(fe, p, fe->capacity_left[p] / fe->unfrozen[p]);
+      port_set_share(fe, p, fe->capacity_left[p] / fe->weight_left[p]);
     else if (fe->fill_pos[p] >= 0)
       port_remove(fe, p);
   }
@@ -701,6 +701,9 @@ void fab_flow_engine_recompute(struct fabric *fab)
     int p = fe->ports[u];
     fe->capacity_left[p] = fab->port_failed != NULL && fab->port_failed[p] ? 0 : fe->capacity[p];
     fe->unfrozen[p] = fe->on_port[p].count;
+    /* weighted max-min: a flow of weight w gets w times a port's fair share, the capacity left
+     * over the weights of the flows not yet frozen (with every weight 1: over their count) */
+    fe->weight_left[p] = fe->on_port[p].weight;
   }
   memset(fe->frozen, 0, n);
   /* Progressive filling over the component, bottleneck by bottleneck: a heap holds every port at
@@ -718,12 +721,13 @@ void fab_flow_engine_recompute(struct fabric *fab)
   for (int u = 0; u < fe->n_ports; u++) {
     int p = fe->ports[u];
     if (fe->unfrozen[p] > 0)
-      port_set_share(fe, p, fe->capacity_left[p] / fe->unfrozen[p]);
+      port_set_share(fe, p, fe->capacity_left[p] / fe->weight_left[p]);
   }
   size_t n_capped = 0, next_capped = 0;
-  for (size_t i = n; i-- > 0;) /* decreasing index: increasing id */
+  for (size_t i = n; i-- > 0;) /* decreasing index: increasing id; a cap binds at the level cap / weight */
     if (fab_flow_cap(fe->flows[i]) > 0)
-      fe->capped[n_capped++] = (struct fill_entry){ fab_flow_cap(fe->flows[i]), -1 - (int32_t)i };
+      fe->capped[n_capped++] =
+          (struct fill_entry){ fab_flow_cap(fe->flows[i]) / fe->flows[i]->share_weight, -1 - (int32_t)i };
   sort_capped(fe->capped, fe->capped_tmp, n_capped);
   size_t left = n;
   while (left > 0 && (fe->n_fill > 0 || next_capped < n_capped)) {
@@ -738,7 +742,7 @@ void fab_flow_engine_recompute(struct fabric *fab)
     if (e.id < 0) {
       size_t i = (size_t)(-1 - e.id);
       if (!fe->frozen[i]) {
-        freeze(fe, i, e.share, -1);
+        freeze(fe, i, fab_flow_cap(fe->flows[i]), -1);
         left--;
       }
       continue;
@@ -749,7 +753,7 @@ void fab_flow_engine_recompute(struct fabric *fab)
     for (int k = 0; k < pf->count; k++) {
       size_t i = (size_t)pf->flows[k]->fill_index;
       if (!fe->frozen[i]) {
-        freeze(fe, i, share, p);
+        freeze(fe, i, share * pf->flows[k]->share_weight, p);
         left--;
       }
     }

@@ -171,6 +171,36 @@ static void test_engine_max_min_rates(void)
   fab_topo_free(t);
 }
 
+/* Weighted max-min: a flow of weight w gets w times a port's fair share. On one switch, a (weight
+ * 1) and b, c (1/2 each: two parts of one transfer) leave gpu0: a gets half its NIC, b and c a
+ * quarter each; d (1/2) shares gpu4's port with b and c and gets what they leave; e (1/2, capped
+ * at a tenth of the line rate) freezes at its cap, which binds at the level cap / weight. */
+static void test_engine_weighted_max_min(void)
+{
+  struct topo *t = fab_topo_single_switch(5, RATE, LINK_LAT, SWITCH_LAT);
+  struct param_set *params = default_params();
+  char err[128];
+  struct fabric *fab = fabric_new(t, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  struct fab_flow *a = fabric_post(fab, 0, 3, 1e9, 0, 0, NULL, NULL);
+  struct fab_flow *b = fabric_post(fab, 0, 4, 1e9, 0, 0, NULL, NULL);
+  struct fab_flow *c = fabric_post(fab, 0, 4, 1e9, 0, 0, NULL, NULL);
+  struct fab_flow *d = fabric_post(fab, 1, 4, 1e9, 0, 0, NULL, NULL);
+  struct fab_flow *e = fabric_post(fab, 2, 3, 1e9, 0, 0, NULL, NULL);
+  b->share_weight = c->share_weight = d->share_weight = e->share_weight = 0.5; /* before they start */
+  e->own_cap_Bps = RATE / 10;
+  fabric_advance(fab, 1e-3);
+  CU_ASSERT(within(a->rate_Bps, RATE / 2, 1e-12));
+  CU_ASSERT(within(b->rate_Bps, RATE / 4, 1e-12));
+  CU_ASSERT(within(c->rate_Bps, RATE / 4, 1e-12));
+  CU_ASSERT(within(d->rate_Bps, RATE / 2, 1e-12));
+  CU_ASSERT_EQUAL(e->rate_Bps, RATE / 10);
+  fabric_run(fab);
+  CU_ASSERT_EQUAL(fab->stats.flows_done, 5);
+  fabric_free(fab);
+  fab_param_set_free(params);
+  fab_topo_free(t);
+}
+
 static void test_engine_same_seed_same_result(void)
 {
   struct platform *p = load_shipped("ft2-128.xml");
@@ -264,6 +294,7 @@ static void test_engine_drain_tolerance_is_per_flow(void)
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "engine";
 const struct sgf_unit_test sgf_unit_tests[] = {
+  { "weighted max-min", test_engine_weighted_max_min },
   { "engine_single_flow_analytic", test_engine_single_flow_analytic },
   { "engine_two_flows_share_receiver", test_engine_two_flows_share_receiver },
   { "engine_flow_matches_packet_on_incast", test_engine_flow_matches_packet_on_incast },
