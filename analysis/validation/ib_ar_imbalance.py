@@ -8,7 +8,7 @@ fit of ib/ar-imbalance to the per-leaf losses of the fitting set.
 Prints one line per case: mean FCT at packet fidelity, at flow fidelity with the term and without
 it (ib/ar-imbalance:0), and the errors. Fitting set: 128-GPU permutations of seeds 1-8 (4 MB) and
 the 1,024-GPU permutation of seed 11 (4 MB); the rest is held out. rail-1024 runs spread AR flows
-over all 32 paths (--cfg=ib/ar-paths:64). Standard library only; --plot draws the figure of
+over all 32 paths (--cfg=ib/ar-paths:64, the default since it was 16). Standard library only; --plot draws the figure of
 docs/ib.md with matplotlib (/usr/bin/python3)."""
 import csv
 import os
@@ -57,7 +57,7 @@ def permutation(n, seed, size):
 
 def run(name, platform, flows, fidelity, cfg):
     out = os.path.join(WORK, "%s-%s%s" % (name, fidelity, "-off" if cfg else ""))
-    # rail-1024 has 32 paths between leaves, above the default ib/ar-paths (16): spread them all
+    # rail-1024 has 32 paths between leaves: spread them all, whatever the default ib/ar-paths
     spread = ["--cfg=ib/ar-paths:64"] if platform == RAIL else []
     cmd = [SGF, "flows", "--platform", platform, "--flows", flows, "--fabric", "ib", "--fidelity", fidelity,
            "--seed", "1", "--out", out] + spread + cfg

@@ -117,14 +117,18 @@ static int ar_path(const struct fabric *fab, const struct fab_flow *flow, uint64
 }
 
 /* How many parts an AR flow is spread over: every minimal path when there are at most
- * ib/ar-paths of them, else none (0: one least-loaded path). Spreading over a 3-tier tree's
- * hundreds of paths would join every flow of the fabric into one max-min component. */
+ * ib/ar-paths of them and the transfer has at least as many packets, else none (0: one
+ * least-loaded path). Per-packet AR cannot put a transfer on more paths than it has packets
+ * (the 64 KB transfers of an all-to-all, 16 packets, over a 32-spine tree), and spreading over a
+ * 3-tier tree's hundreds of paths would join every flow of the fabric into one max-min
+ * component. */
 static int ar_parts(const struct fabric *fab, const struct ib_state *st, const struct fab_flow *whole)
 {
   int ports[ROUTE_MAX_HOPS], count;
   if (ar_path(fab, whole, 0, 1, ports, &count) < 0)
     return 0;
-  return count <= st->p.ar_paths ? count : 0;
+  double packets = ceil((whole->bytes + whole->split_bytes) / st->p.mtu_bytes);
+  return count <= st->p.ar_paths && count <= packets ? count : 0;
 }
 
 void ib__flow_spread(struct fabric *fab, struct fab_flow *flow)
@@ -159,6 +163,11 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
     if (parts > 1) {
       flow->model_data = (void *)(uintptr_t)parts;
       flow->spread = 1;
+      /* One transfer, one share at the NIC: the HCA arbitrates between queue pairs, not between
+       * the paths AR sends a queue pair's packets on, so the parts weigh 1/parts each in max-min
+       * (otherwise a transfer spread over P paths takes P shares of its NIC beside a transfer
+       * that is not spread). */
+      flow->share_weight = 1.0 / parts;
     }
   }
   flow->hops = (uint8_t)hops;
@@ -321,16 +330,17 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     st->nic_demand[leg[k].nic] = 0;
 }
 
-/* The hop of the flow's bottleneck port (saturated, the flow among its largest), or -1 when
- * its own cap limits it. */
+/* The hop of the flow's bottleneck port (saturated, the flow at its largest share, rates per unit
+ * of max-min weight), or -1 when its own cap limits it. */
 static int bottleneck_hop(const struct fabric *fab, const struct ib_state *st, const struct fab_flow *f, double own_cap)
 {
   const double eps = 1e-6;
   if (own_cap > 0 && f->rate_Bps >= own_cap * (1 - eps))
     return -1;
+  double level = f->rate_Bps / f->share_weight;
   for (int h = 0; h < f->hops; h++) {
     int p = f->path[h];
-    if (st->port_sum[p] >= fabric_port_capacity(fab, p) * (1 - eps) && f->rate_Bps >= st->port_max[p] * (1 - eps))
+    if (st->port_sum[p] >= fabric_port_capacity(fab, p) * (1 - eps) && level >= st->port_max[p] * (1 - eps))
       return h;
   }
   return -1;
@@ -446,9 +456,10 @@ void ib__on_rates(struct fabric *fab)
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h < flows[i]->hops; h++) {
       int p = flows[i]->path[h];
+      double level = flows[i]->rate_Bps / flows[i]->share_weight;
       st->port_sum[p] += flows[i]->rate_Bps;
-      if (flows[i]->rate_Bps > st->port_max[p])
-        st->port_max[p] = flows[i]->rate_Bps;
+      if (level > st->port_max[p])
+        st->port_max[p] = level;
       count += t->nodes[t->ports[p].peer_node].kind == TOPO_SWITCH;
     }
   /* twice: the second half is the sort's buffer */

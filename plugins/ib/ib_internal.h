@@ -119,7 +119,7 @@ struct ib_state {
   struct ib_lft lft;
   /* flow fidelity */
   double *port_sum;           /* scratch: sum of rates per port */
-  double *port_max;           /* scratch: largest rate per port */
+  double *port_max;           /* scratch: largest rate per unit of max-min weight, per port */
   struct crossing *crossings; /* scratch: flows crossing switch input buffers */
   size_t cap_crossings;
   double *cap_limit; /* scratch: per active flow, its new cap */

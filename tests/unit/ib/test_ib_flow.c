@@ -220,6 +220,60 @@ static void test_ib_ar_imbalance_derates_busy_diverse_leaf(void)
   platform_free(p);
 }
 
+/* An HCA serves its queue pairs in turn, whatever paths adaptive routing sends their packets on:
+ * GPU 0 of ft2-128 sends 8 MB to GPU 8 on its own leaf (one path) and 8 MB to GPU 64 on leaf 8
+ * (spread over the 8 spines at flow fidelity). Both get half the NIC and end together at either
+ * fidelity; unweighted max-min gave the spread transfer 8 of the NIC's 9 shares (it ended at 56 %
+ * of the other's time). */
+static void test_ib_spread_transfer_takes_one_share_of_its_nic(void)
+{
+  struct platform *p = load_shipped("ft2-128.xml");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  struct xfer x[2] = { { .src = 0, .dst = 8, .bytes = 8e6 }, { .src = 0, .dst = 64, .bytes = 8e6 } };
+  double packet[2], flow[2];
+  run_all(p->topo, FAB_FIDELITY_PACKET, NULL, x, 2, NULL);
+  for (int i = 0; i < 2; i++)
+    packet[i] = x[i].finish_s;
+  run_all(p->topo, FAB_FIDELITY_FLOW, NULL, x, 2, NULL);
+  for (int i = 0; i < 2; i++)
+    flow[i] = x[i].finish_s;
+  fprintf(stderr, "\n    same leaf / spread: packet %.2f / %.2f us, flow %.2f / %.2f us\n", packet[0] * 1e6,
+          packet[1] * 1e6, flow[0] * 1e6, flow[1] * 1e6);
+  CU_ASSERT(within(flow[1], flow[0], 0.005));
+  for (int i = 0; i < 2; i++)
+    CU_ASSERT(within(flow[i], packet[i], 0.02));
+  platform_free(p);
+}
+
+/* Adaptive routing at flow fidelity spreads a transfer over the 8 spines of ft2-128 only when it
+ * has at least 8 packets to spread; a shorter one takes one least-loaded path. */
+static void test_ib_ar_spreads_transfers_of_enough_packets(void)
+{
+  struct platform *p = load_shipped("ft2-128.xml");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  struct param_set *defaults = ib_params_with(NULL);
+  double mtu = fab_param_get(defaults, "fabric/mtu");
+  fab_param_set_free(defaults);
+  for (int packets = 7; packets <= 8; packets++) {
+    struct xfer x = { .src = 0, .dst = 64, .bytes = packets * mtu };
+    struct run r;
+    run_begin(&r, p->topo, FAB_FIDELITY_FLOW, NULL, &x, 1);
+    fabric_advance(r.fab, r.fab->nic_latency_s + 1e-9); /* just after it started */
+    size_t n;
+    struct fab_flow **active = fabric_active_flows(r.fab, &n);
+    const struct fab_flow *whole = NULL;
+    for (size_t i = 0; whole == NULL && i < n; i++)
+      if (active[i]->parent == NULL)
+        whole = active[i];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+    CU_ASSERT_EQUAL(whole->spread, packets >= 8);
+    CU_ASSERT_EQUAL(whole->parts_left, packets >= 8 ? 7 : 0);
+    CU_ASSERT(within(whole->share_weight, packets >= 8 ? 1.0 / 8 : 1, 1e-12));
+    run_end(&r);
+  }
+  platform_free(p);
+}
+
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "ib_flow";
 const struct sgf_unit_test sgf_unit_tests[] = {
@@ -228,5 +282,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "congestion tree spares a flow with its own input", test_ib_congestion_tree_spares_flow_with_own_input },
   { "AR imbalance derates a busy leaf sending to loaded leaves", test_ib_ar_imbalance_derates_busy_diverse_leaf },
   { "flow fidelity matches packet fidelity", test_ib_flow_matches_packet },
+  { "a spread transfer takes one share of its NIC", test_ib_spread_transfer_takes_one_share_of_its_nic },
+  { "AR spreads transfers of enough packets", test_ib_ar_spreads_transfers_of_enough_packets },
   { NULL, NULL },
 };
