@@ -69,6 +69,9 @@ struct fab_flow {
   /* flow engine */
   double rate_Bps;                  /* current max-min rate */
   double rate_cap_Bps;              /* a model's limit on this flow's rate (0: none) */
+  double standing_cap_Bps;          /* a model's limit that holds for the flow's path (InfiniBand:
+                                     * its credit window; 0: none), set with the path: what
+                                     * rate_cap_Bps starts from when the model recomputes it */
   double share_weight;              /* its weight in max-min (1; a part of a transfer a model
                                      * spread over P paths: 1/P, so that where the parts meet,
                                      * at the NIC, the transfer gets one flow's share) */

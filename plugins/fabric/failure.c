@@ -265,7 +265,7 @@ static void reroute_stalled(struct fabric *fab, struct fab_fail_event *ev)
       continue; /* an in-network reduction leg keeps its tree */
     int32_t old_path[ROUTE_MAX_HOPS];
     int old_hops = fl->hops;
-    double old_cap = fl->rate_cap_Bps;
+    double old_cap = fl->rate_cap_Bps, old_standing = fl->standing_cap_Bps;
     memcpy(old_path, fl->path, sizeof old_path);
     int hops = fab->model->lifecycle.flow_path
                    ? fab->model->lifecycle.flow_path(fab, fl)
@@ -276,6 +276,7 @@ static void reroute_stalled(struct fabric *fab, struct fab_fail_event *ev)
     fl->hops = (uint8_t)old_hops;
     if (hops <= 0 || failed_hop(fab, new_path, hops) >= 0) {
       fl->rate_cap_Bps = old_cap;
+      fl->standing_cap_Bps = old_standing;
       ev->flows_unroutable++;
       continue; /* no live path: it waits, stalled */
     }

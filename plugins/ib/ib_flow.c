@@ -167,11 +167,14 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
        * the paths AR sends a queue pair's packets on, so the parts weigh 1/parts each in max-min
        * (otherwise a transfer spread over P paths takes P shares of its NIC beside a transfer
        * that is not spread). */
-      flow->share_weight = 1.0 / parts;
+      if (flow->active_index < 0) /* not on the engine's port lists yet (a reroute keeps its parts) */
+        flow->share_weight = 1.0 / parts;
     }
   }
   flow->hops = (uint8_t)hops;
-  flow->rate_cap_Bps = ib__window_cap(fab, flow);
+  /* the credit window depends on the path alone: computed once, restored by ib__before_fill */
+  flow->standing_cap_Bps = ib__window_cap(fab, flow);
+  flow->rate_cap_Bps = flow->standing_cap_Bps;
   if (flow->rate_cap_Bps > 0)
     st->stats.window_caps++;
   return hops;
@@ -224,14 +227,42 @@ struct ar_leg {
                                   parts together ask for more than that line rate */
 };
 
-static int leg_by_src(const void *a, const void *b)
+/* Sorts the legs by (source leaf, destination leaf), given in increasing flow order, which ties
+ * keep: a stable LSD radix sort on the two node ids (non-negative), a byte at a time, passes
+ * whose byte every leg shares skipped. The leaf sums are taken in this order. glibc's qsort was
+ * 14 % of the CPU of IB flow runs whose components hold thousands of spread parts. tmp has room
+ * for m. */
+/* Byte `pass` of a leg's sort key, least significant first: the destination leaf's four bytes,
+ * then the source leaf's. */
+static inline unsigned leg_byte(const struct ar_leg *l, int pass)
 {
-  const struct ar_leg *x = a, *y = b;
-  if (x->src_leaf != y->src_leaf)
-    return x->src_leaf < y->src_leaf ? -1 : 1;
-  if (x->dst_leaf != y->dst_leaf)
-    return x->dst_leaf < y->dst_leaf ? -1 : 1;
-  return x->flow - y->flow;
+  uint32_t id = (uint32_t)(pass < 4 ? l->dst_leaf : l->src_leaf);
+  return (id >> (8 * (pass % 4))) & 0xff;
+}
+
+static void sort_legs(struct ar_leg *a, struct ar_leg *tmp, size_t m)
+{
+  struct ar_leg *from = a, *to = tmp;
+  for (int pass = 0; pass < 8; pass++) {
+    size_t count[256] = { 0 };
+    for (size_t i = 0; i < m; i++)
+      count[leg_byte(&from[i], pass)]++;
+    if (count[leg_byte(&from[0], pass)] == m)
+      continue; /* every leg has this byte */
+    size_t pos = 0;
+    for (int d = 0; d < 256; d++) {
+      size_t k = count[d];
+      count[d] = pos;
+      pos += k;
+    }
+    for (size_t i = 0; i < m; i++)
+      to[count[leg_byte(&from[i], pass)]++] = from[i];
+    struct ar_leg *swap = from;
+    from = to;
+    to = swap;
+  }
+  if (from != a)
+    memcpy(a, from, m * sizeof *a);
 }
 
 /* Erlang C: the probability that an arrival waits in an M/M/servers queue offered `offered`
@@ -276,7 +307,8 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
     m += ib__flow_parts(flows[i]) > 1;
-  struct ar_leg *leg = st->legs = scratch_reserve(st->legs, &st->cap_legs, m, sizeof *st->legs);
+  /* twice: the second half is the sort's buffer */
+  struct ar_leg *leg = st->legs = scratch_reserve(st->legs, &st->cap_legs, 2 * m, sizeof *st->legs);
   m = 0;
   for (size_t i = 0; i < n; i++) {
     const struct fab_flow *f = flows[i];
@@ -303,8 +335,8 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     leg[k].shared = st->dst_source[leg[k].dst_leaf] == -2;
   for (size_t k = 0; k < m; k++)
     st->dst_source[leg[k].dst_leaf] = -1;
-  if (m > 0) /* qsort's base must not be NULL, even for zero elements (C11 7.22.5) */
-    qsort(leg, m, sizeof *leg, leg_by_src);
+  if (m > 0)
+    sort_legs(leg, leg + m, m);
   for (size_t lo = 0, hi; lo < m; lo = hi) {
     for (hi = lo; hi < m && leg[hi].src_leaf == leg[lo].src_leaf; hi++)
       ;
@@ -421,7 +453,7 @@ void ib__before_fill(struct fabric *fab)
   size_t n;
   struct fab_flow **flows = fabric_recomputed_flows(fab, &n);
   for (size_t i = 0; i < n; i++)
-    flows[i]->rate_cap_Bps = ib__window_cap(fab, flows[i]);
+    flows[i]->rate_cap_Bps = flows[i]->standing_cap_Bps;
 }
 
 /* After max-min: caps of congestion-tree victims. Once a blocked flow has filled an input buffer,
@@ -445,7 +477,10 @@ void ib__on_rates(struct fabric *fab)
   }
   if (++st->rates_rounds > 8)
     return;
-  ar_imbalance_derate(fab, st, flows, n);
+  /* The derate depends on the component's flows and paths alone (their NICs' line rates, not the
+   * rates max-min gave them): a recomputation that followed cap changes only keeps it. */
+  if (fabric_recompute_followed_flow_change(fab))
+    ar_imbalance_derate(fab, st, flows, n);
   int nvl = st->p.num_vls;
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h < flows[i]->hops; h++) {
@@ -489,7 +524,7 @@ void ib__on_rates(struct fabric *fab)
   }
   sort_crossings(c, c + count, m);
   for (size_t i = 0; i < n; i++) {
-    double cap = ib__window_cap(fab, flows[i]);
+    double cap = flows[i]->standing_cap_Bps;
     st->cap_limit[i] = cap > 0 ? cap : INFINITY;
   }
   for (size_t lo = 0; lo < m;) {
@@ -532,7 +567,7 @@ void ib__on_rates(struct fabric *fab)
     struct fab_flow *f = flows[i];
     double new_cap = isinf(st->cap_limit[i]) ? 0 : st->cap_limit[i];
     if (fabs(new_cap - f->rate_cap_Bps) > 1e-9 * (new_cap + f->rate_cap_Bps)) {
-      if (new_cap > 0 && new_cap != ib__window_cap(fab, f))
+      if (new_cap > 0 && new_cap != f->standing_cap_Bps)
         st->stats.ct_caps++;
       st->cap_limit[changed] = new_cap;
       flows[changed++] = f;
