@@ -18,6 +18,7 @@
  * whole component (2,425 for a 128-GPU all-to-all; 181 with a tolerance of 1e-3). */
 #include "fabric.h"
 #include "check.h"
+#include "radix.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -487,12 +488,7 @@ static void sort_capped(struct fill_entry *a, struct fill_entry *tmp, size_t n)
       count[(share_bits(&a[i]) >> shift) & 0xFF]++;
     if (count[(share_bits(&a[0]) >> shift) & 0xFF] == n)
       continue; /* one byte value: the order stays (n > 32 here) */
-    size_t start = 0;
-    for (int d = 0; d < 256; d++) {
-      size_t c = count[d];
-      count[d] = start;
-      start += c;
-    }
+    radix_counts_to_offsets(count);
     for (size_t i = 0; i < n; i++)
       tmp[count[(share_bits(&a[i]) >> shift) & 0xFF]++] = a[i];
     memcpy(a, tmp, n * sizeof *a);

@@ -23,6 +23,7 @@
 
 #include "ib_internal.h"
 #include "check.h"
+#include "radix.h"
 
 double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow)
 {
@@ -249,12 +250,7 @@ static void sort_legs(struct ar_leg *a, struct ar_leg *tmp, size_t m)
       count[leg_byte(&from[i], pass)]++;
     if (count[leg_byte(&from[0], pass)] == m)
       continue; /* every leg has this byte */
-    size_t pos = 0;
-    for (int d = 0; d < 256; d++) {
-      size_t k = count[d];
-      count[d] = pos;
-      pos += k;
-    }
+    radix_counts_to_offsets(count);
     for (size_t i = 0; i < m; i++)
       to[count[leg_byte(&from[i], pass)]++] = from[i];
     struct ar_leg *swap = from;
@@ -422,12 +418,7 @@ static void sort_crossings(struct crossing *a, struct crossing *tmp, size_t m)
   for (int b = 0; b < 16; b++) {
     if (count[b][crossing_byte(&a[0], b)] == m)
       continue; /* every crossing has this byte */
-    size_t pos = 0;
-    for (int d = 0; d < 256; d++) {
-      size_t k = count[b][d];
-      count[b][d] = pos;
-      pos += k;
-    }
+    radix_counts_to_offsets(count[b]);
     for (size_t i = 0; i < m; i++)
       to[count[b][crossing_byte(&from[i], b)]++] = from[i];
     struct crossing *swap = from;

@@ -20,6 +20,7 @@
 
 #include "roce_internal.h"
 #include "check.h"
+#include "radix.h"
 
 int roce_fifo_init(struct roce_fifo *s, int n_ports)
 {
@@ -123,12 +124,7 @@ static void sort_by_active_index(struct fab_flow **a, struct fab_flow **tmp, siz
   for (int b = 0; b < 4; b++) {
     if (n == 0 || count[b][((uint32_t)a[0]->active_index >> (8 * b)) & 0xff] == n)
       continue; /* every index has this byte */
-    size_t pos = 0;
-    for (int d = 0; d < 256; d++) {
-      size_t k = count[b][d];
-      count[b][d] = pos;
-      pos += k;
-    }
+    radix_counts_to_offsets(count[b]);
     for (size_t i = 0; i < n; i++)
       to[count[b][((uint32_t)from[i]->active_index >> (8 * b)) & 0xff]++] = from[i];
     struct fab_flow **swap = from;

@@ -147,28 +147,56 @@ static void test_engine_flow_matches_packet_on_permutation(void)
   platform_free(p);
 }
 
+/* Five GPUs on one switch, the ideal model at flow fidelity: the rate tests' fabric. */
+struct one_switch {
+  struct topo *topo;
+  struct param_set *params;
+  struct fabric *fab;
+};
+
+static struct fabric *one_switch_open(struct one_switch *s)
+{
+  char err[128];
+  s->topo = fab_topo_single_switch(5, RATE, LINK_LAT, SWITCH_LAT);
+  s->params = default_params();
+  s->fab = fabric_new(s->topo, s->params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s->fab);
+  return s->fab;
+}
+
+/* Runs the fabric to the end, checks that its `flows` transfers completed, frees it all. */
+static void one_switch_close(struct one_switch *s, uint64_t flows)
+{
+  fabric_run(s->fab);
+  CU_ASSERT_EQUAL(s->fab->stats.flows_done, flows);
+  fabric_free(s->fab);
+  fab_param_set_free(s->params);
+  fab_topo_free(s->topo);
+}
+
+/* Posts a 1 GB transfer for each (source, destination) pair at date 0, into flows[]. */
+static void post_pairs(struct fabric *fab, const int (*pairs)[2], int n, struct fab_flow **flows)
+{
+  for (int i = 0; i < n; i++)
+    flows[i] = fabric_post(fab, pairs[i][0], pairs[i][1], 1e9, 0, 0, NULL, NULL);
+}
+
 static void test_engine_max_min_rates(void)
 {
   /* Single switch: a, b, c -> gpu3 share gpu3's link (1/3 each); d = gpu2 -> gpu4 shares gpu2's
    * NIC with c and gets what c leaves: 2/3 of the line rate. */
-  struct topo *t = fab_topo_single_switch(5, RATE, LINK_LAT, SWITCH_LAT);
-  struct param_set *params = default_params();
-  char err[128];
-  struct fabric *fab = fabric_new(t, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
-  struct fab_flow *a = fabric_post(fab, 0, 3, 1e9, 0, 0, NULL, NULL);
-  struct fab_flow *b = fabric_post(fab, 1, 3, 1e9, 0, 0, NULL, NULL);
-  struct fab_flow *c = fabric_post(fab, 2, 3, 1e9, 0, 0, NULL, NULL);
-  struct fab_flow *d = fabric_post(fab, 2, 4, 1e9, 0, 0, NULL, NULL);
+  struct one_switch s;
+  struct fabric *fab = one_switch_open(&s);
+  static const int pairs[][2] = { { 0, 3 }, { 1, 3 }, { 2, 3 }, { 2, 4 } };
+  struct fab_flow *f[4];
+  post_pairs(fab, pairs, 4, f);
+  struct fab_flow *a = f[0], *b = f[1], *c = f[2], *d = f[3];
   fabric_advance(fab, 1e-3);
   CU_ASSERT(within(a->rate_Bps, RATE / 3, 1e-9));
   CU_ASSERT(within(b->rate_Bps, RATE / 3, 1e-9));
   CU_ASSERT(within(c->rate_Bps, RATE / 3, 1e-9));
   CU_ASSERT(within(d->rate_Bps, 2 * RATE / 3, 1e-9));
-  fabric_run(fab);
-  CU_ASSERT_EQUAL(fab->stats.flows_done, 4);
-  fabric_free(fab);
-  fab_param_set_free(params);
-  fab_topo_free(t);
+  one_switch_close(&s, 4);
 }
 
 /* Weighted max-min: a flow of weight w gets w times a port's fair share. On one switch, a (weight
@@ -177,15 +205,12 @@ static void test_engine_max_min_rates(void)
  * at a tenth of the line rate) freezes at its cap, which binds at the level cap / weight. */
 static void test_engine_weighted_max_min(void)
 {
-  struct topo *t = fab_topo_single_switch(5, RATE, LINK_LAT, SWITCH_LAT);
-  struct param_set *params = default_params();
-  char err[128];
-  struct fabric *fab = fabric_new(t, params, &fab_model_ideal, FAB_FIDELITY_FLOW, 1, err, sizeof err);
-  struct fab_flow *a = fabric_post(fab, 0, 3, 1e9, 0, 0, NULL, NULL);
-  struct fab_flow *b = fabric_post(fab, 0, 4, 1e9, 0, 0, NULL, NULL);
-  struct fab_flow *c = fabric_post(fab, 0, 4, 1e9, 0, 0, NULL, NULL);
-  struct fab_flow *d = fabric_post(fab, 1, 4, 1e9, 0, 0, NULL, NULL);
-  struct fab_flow *e = fabric_post(fab, 2, 3, 1e9, 0, 0, NULL, NULL);
+  struct one_switch s;
+  struct fabric *fab = one_switch_open(&s);
+  static const int pairs[][2] = { { 0, 3 }, { 0, 4 }, { 0, 4 }, { 1, 4 }, { 2, 3 } };
+  struct fab_flow *f[5];
+  post_pairs(fab, pairs, 5, f);
+  struct fab_flow *a = f[0], *b = f[1], *c = f[2], *d = f[3], *e = f[4];
   b->share_weight = c->share_weight = d->share_weight = e->share_weight = 0.5; /* before they start */
   e->own_cap_Bps = RATE / 10;
   fabric_advance(fab, 1e-3);
@@ -194,11 +219,7 @@ static void test_engine_weighted_max_min(void)
   CU_ASSERT(within(c->rate_Bps, RATE / 4, 1e-12));
   CU_ASSERT(within(d->rate_Bps, RATE / 2, 1e-12));
   CU_ASSERT_EQUAL(e->rate_Bps, RATE / 10);
-  fabric_run(fab);
-  CU_ASSERT_EQUAL(fab->stats.flows_done, 5);
-  fabric_free(fab);
-  fab_param_set_free(params);
-  fab_topo_free(t);
+  one_switch_close(&s, 5);
 }
 
 static void test_engine_same_seed_same_result(void)
