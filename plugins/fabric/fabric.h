@@ -72,6 +72,9 @@ struct fab_flow {
   double standing_cap_Bps;          /* a model's limit that holds for the flow's path (InfiniBand:
                                      * its credit window; 0: none), set with the path: what
                                      * rate_cap_Bps starts from when the model recomputes it */
+  double base_cap_Bps;              /* a model's limit that holds until the flows of the flow's
+                                     * component change (InfiniBand: the credit window, lowered
+                                     * by the switches' input-port shares; 0: none) */
   double share_weight;              /* its weight in max-min (1; a part of a transfer a model
                                      * spread over P paths: 1/P, so that where the parts meet,
                                      * at the NIC, the transfer gets one flow's share) */

@@ -175,6 +175,7 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
   flow->hops = (uint8_t)hops;
   /* the credit window depends on the path alone: computed once, restored by ib__before_fill */
   flow->standing_cap_Bps = ib__window_cap(fab, flow);
+  flow->base_cap_Bps = flow->standing_cap_Bps;
   flow->rate_cap_Bps = flow->standing_cap_Bps;
   if (flow->rate_cap_Bps > 0)
     st->stats.window_caps++;
@@ -374,18 +375,6 @@ static int bottleneck_hop(const struct fabric *fab, const struct ib_state *st, c
   return -1;
 }
 
-/* One flow crossing one switch input buffer (upstream port, VL). */
-struct crossing {
-  uint64_t buffer; /* port x num_vls + VL */
-  uint64_t unit;   /* what the upstream port's arbiter serves in turn: at a NIC the transfer
-                    * (CROSSING_NIC_UNIT | its id: the parts of a spread transfer are one), at a
-                    * switch the input port it came in by */
-  int32_t flow;    /* index in the active set */
-  int32_t blocked; /* the flow's bottleneck is further downstream */
-};
-
-#define CROSSING_NIC_UNIT (UINT64_C(1) << 63)
-
 static inline unsigned crossing_byte(const struct crossing *c, int b)
 {
   return (unsigned)((b < 8 ? c->unit >> (8 * b) : c->buffer >> (8 * (b - 8))) & 0xff);
@@ -397,7 +386,7 @@ static inline unsigned crossing_byte(const struct crossing *c, int b)
  * exact: an LSD radix sort on their 16 bytes, skipping the bytes all crossings share. qsort's
  * calls through a pointer took 40 % of the CPU of IB flow runs with large all-to-all
  * components. tmp has room for m. */
-static void sort_crossings(struct crossing *a, struct crossing *tmp, size_t m)
+void ib__sort_crossings(struct crossing *a, struct crossing *tmp, size_t m)
 {
   if (m < 64) { /* insertion sort: stable, and cheaper than the byte counts for a few */
     for (size_t i = 1; i < m; i++) {
@@ -441,10 +430,29 @@ void ib__before_fill(struct fabric *fab)
 {
   if (fab->fidelity != FAB_FIDELITY_FLOW || !fabric_recompute_followed_flow_change(fab))
     return;
+  struct ib_state *st = ib__state(fab);
   size_t n;
   struct fab_flow **flows = fabric_recomputed_flows(fab, &n);
-  for (size_t i = 0; i < n; i++)
-    flows[i]->rate_cap_Bps = flows[i]->standing_cap_Bps;
+  st->cap_limit = scratch_reserve(st->cap_limit, &st->cap_limits, n, sizeof *st->cap_limit);
+  ib__input_share_caps(fab, st, flows, n, st->cap_limit);
+  for (size_t i = 0; i < n; i++) {
+    struct fab_flow *f = flows[i];
+    double window = f->standing_cap_Bps > 0 ? f->standing_cap_Bps : INFINITY;
+    double base = fmin(window, st->cap_limit[i]);
+    f->base_cap_Bps = isinf(base) ? 0 : base;
+    f->rate_cap_Bps = f->base_cap_Bps;
+  }
+}
+
+/* The hop a flow is held back at: its bottleneck port, or for a flow at the cap a switch's input
+ * shares set (ib_arbiter.c) its last hop (the output that scaled it down is not kept; the flow
+ * fills the input buffers before it as a blocked flow does), or -1 when its own cap limits it. */
+static int held_hop(const struct fabric *fab, const struct ib_state *st, const struct fab_flow *f)
+{
+  int by_shares = f->base_cap_Bps > 0 && f->rate_cap_Bps == f->base_cap_Bps &&
+                  (f->standing_cap_Bps <= 0 || f->base_cap_Bps < f->standing_cap_Bps) &&
+                  f->rate_Bps >= f->base_cap_Bps * (1 - 1e-6);
+  return by_shares ? f->hops - 1 : bottleneck_hop(fab, st, f, f->rate_cap_Bps);
 }
 
 /* After max-min: caps of congestion-tree victims. Once a blocked flow has filled an input buffer,
@@ -496,12 +504,12 @@ void ib__on_rates(struct fabric *fab)
    * uncongested collectives: skip building and sorting the crossings). */
   int any_blocked = 0;
   for (size_t i = 0; i < n && !any_blocked; i++)
-    any_blocked = bottleneck_hop(fab, st, flows[i], flows[i]->rate_cap_Bps) > 0;
+    any_blocked = held_hop(fab, st, flows[i]) > 0;
   struct crossing *c = st->crossings;
   size_t m = 0;
   for (size_t i = 0; i < n && any_blocked; i++) {
     const struct fab_flow *f = flows[i];
-    int b = bottleneck_hop(fab, st, f, f->rate_cap_Bps);
+    int b = held_hop(fab, st, f);
     for (int h = 0; h < f->hops; h++) {
       int p = f->path[h];
       if (t->nodes[t->ports[p].peer_node].kind != TOPO_SWITCH)
@@ -513,9 +521,9 @@ void ib__on_rates(struct fabric *fab)
       m++;
     }
   }
-  sort_crossings(c, c + count, m);
+  ib__sort_crossings(c, c + count, m);
   for (size_t i = 0; i < n; i++) {
-    double cap = flows[i]->standing_cap_Bps;
+    double cap = flows[i]->base_cap_Bps;
     st->cap_limit[i] = cap > 0 ? cap : INFINITY;
   }
   for (size_t lo = 0; lo < m;) {
@@ -558,7 +566,7 @@ void ib__on_rates(struct fabric *fab)
     struct fab_flow *f = flows[i];
     double new_cap = isinf(st->cap_limit[i]) ? 0 : st->cap_limit[i];
     if (fabs(new_cap - f->rate_cap_Bps) > 1e-9 * (new_cap + f->rate_cap_Bps)) {
-      if (new_cap > 0 && new_cap != f->standing_cap_Bps)
+      if (new_cap > 0 && new_cap != f->base_cap_Bps)
         st->stats.ct_caps++;
       st->cap_limit[changed] = new_cap;
       flows[changed++] = f;

@@ -32,6 +32,7 @@ struct ib_params {
   double ar_threshold_bytes;   /* AR keeps the table's port while its load is at most this */
   int ar_paths;                /* flow fidelity: most minimal paths an AR flow is spread over */
   double ar_imbalance;         /* flow fidelity: AR throughput loss of a busy, many-destination leaf */
+  int input_shares;            /* flow fidelity: switch outputs share among their input ports */
   int series;                  /* sample ib_series.csv */
   double series_interval_s;    /* sampling period */
   char series_port[96];        /* "all", a node name or "node->peer" */
@@ -99,9 +100,21 @@ struct ib_port {
   struct ib_credit_due *due;
 };
 
-struct crossing;
 struct ar_leg;
 struct ib_qp;
+
+/* One flow crossing one switch input buffer (upstream port, VL), or one switch output (the
+ * input-port arbiter, ib_arbiter.c). */
+struct crossing {
+  uint64_t buffer; /* port x num_vls + VL */
+  uint64_t unit;   /* what the upstream port's arbiter serves in turn: at a NIC the transfer
+                    * (CROSSING_NIC_UNIT | its id: the parts of a spread transfer are one), at a
+                    * switch the input port it came in by */
+  int32_t flow;    /* index in the active set */
+  int32_t blocked; /* the flow's bottleneck is further downstream */
+};
+
+#define CROSSING_NIC_UNIT (UINT64_C(1) << 63)
 
 struct ib_sample {
   double time_s;
@@ -128,8 +141,12 @@ struct ib_state {
   size_t cap_legs;
   double *nic_demand;  /* scratch: per NIC port, the line-rate demand of its spread parts */
   int32_t *dst_source; /* scratch: per node, -1 or the one source leaf sending to it, -2 several */
-  double rates_time;   /* date of the last congestion-tree pass */
-  int rates_rounds;    /* passes at that date */
+  double *arrival;     /* scratch: per component flow and hop, its arrival rate (ib_arbiter.c) */
+  size_t cap_arrival;
+  double *unit_demand; /* scratch: the demands of one output's input ports */
+  size_t cap_units;
+  double rates_time; /* date of the last congestion-tree pass */
+  int rates_rounds;  /* passes at that date */
   /* time series */
   struct ib_sample *samples;
   size_t n_samples, cap_samples;
@@ -194,6 +211,10 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow);
 /* Under AR, splits a starting flow into one part per minimal path. */
 void ib__flow_spread(struct fabric *fab, struct fab_flow *flow);
 void ib__before_fill(struct fabric *fab);
+/* Flow fidelity: the caps that the switches' round robin among input ports sets on the n flows
+ * of a component (ib_arbiter.c), in cap[] (INFINITY: none). They depend on the flows and their
+ * paths, not on the rates max-min gave them. */
+void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_flow **flows, size_t n, double *cap);
 void ib__on_rates(struct fabric *fab);
 /* Parts a flow was spread over under AR at flow fidelity (its model_data), 1 otherwise. */
 static inline int ib__flow_parts(const struct fab_flow *flow)
@@ -203,5 +224,7 @@ static inline int ib__flow_parts(const struct fab_flow *flow)
 /* Throughput the credit window allows a flow on its path (0: the line rate). For a part, the
  * window of the first and last hops is shared with the other parts. */
 double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow);
+/* Sorts crossings by (buffer, unit), stable (ib_flow.c). tmp has room for m. */
+void ib__sort_crossings(struct crossing *a, struct crossing *tmp, size_t m);
 
 #endif

@@ -90,6 +90,8 @@ static void ib_fini(struct fabric *fab)
   free(st->fifo_pool);
   free(st->port_sum);
   free(st->port_max);
+  free(st->arrival);
+  free(st->unit_demand);
   free(st->crossings);
   free(st->cap_limit);
   free(st->nic_demand);

@@ -274,6 +274,62 @@ static void test_ib_ar_spreads_transfers_of_enough_packets(void)
   platform_free(p);
 }
 
+/* Three leaves under one spine: leaf0 with GPUs 0-3, leaf1 with GPU 4, leaf2 with GPUs 5-9; every
+ * link 400 Gb/s. */
+static struct topo *uneven_leaves(void)
+{
+  struct topo *t = fab_topo_new();
+  int spine = fab_topo_add_node(t, "spine0", TOPO_SWITCH, 2, 0, 0);
+  static const int first[] = { 0, 4, 5, 10 };
+  char name[24];
+  for (int l = 0; l < 3; l++) {
+    snprintf(name, sizeof name, "leaf%d", l);
+    int leaf = fab_topo_add_node(t, name, TOPO_SWITCH, 1, l, 0);
+    fab_topo_add_link(t, leaf, spine, RATE, LINK_LAT, NULL, 0);
+    for (int g = first[l]; g < first[l + 1]; g++) {
+      snprintf(name, sizeof name, "gpu%d", g);
+      fab_topo_add_link(t, fab_topo_add_node(t, name, TOPO_GPU, 0, g, 0), leaf, RATE, LINK_LAT, NULL, 0);
+    }
+  }
+  t->gpus_per_node = 1;
+  t->switch_latency_s = SWITCH_LAT;
+  char err[128];
+  CU_ASSERT_EQUAL_FATAL(fab_topo_finalize(t, err, sizeof err), 0);
+  return t;
+}
+
+/* The spine's output to leaf2 serves its two input ports in turn: leaf1's one transfer gets half
+ * of it, leaf0's four share the other half (packet fidelity's arbiter). Max-min among the five
+ * transfers gave each a fifth: the one from leaf1 took 2.5 times too long
+ * (ib/flow-input-shares:off). */
+static void test_ib_switch_output_serves_inputs_in_turn(void)
+{
+  struct topo *t = uneven_leaves();
+  struct xfer x[5];
+  for (int i = 0; i < 4; i++)
+    x[i] = (struct xfer){ .src = i, .dst = 5 + i, .bytes = 8e6 };
+  x[4] = (struct xfer){ .src = 4, .dst = 9, .bytes = 8e6 };
+  double packet[5], flow[5], maxmin[5];
+  const char *off[] = { "ib/flow-input-shares:off", NULL };
+  run_all(t, FAB_FIDELITY_PACKET, NULL, x, 5, NULL);
+  for (int i = 0; i < 5; i++)
+    packet[i] = x[i].finish_s;
+  run_all(t, FAB_FIDELITY_FLOW, NULL, x, 5, NULL);
+  for (int i = 0; i < 5; i++)
+    flow[i] = x[i].finish_s;
+  run_all(t, FAB_FIDELITY_FLOW, off, x, 5, NULL);
+  for (int i = 0; i < 5; i++)
+    maxmin[i] = x[i].finish_s;
+  fprintf(
+      stderr,
+      "\n    leaf0 -> leaf2 / leaf1 -> leaf2: packet %.1f / %.1f us, flow %.1f / %.1f us (max-min only %.1f / %.1f)\n",
+      packet[0] * 1e6, packet[4] * 1e6, flow[0] * 1e6, flow[4] * 1e6, maxmin[0] * 1e6, maxmin[4] * 1e6);
+  for (int i = 0; i < 5; i++)
+    CU_ASSERT(within(flow[i], packet[i], 0.05));
+  CU_ASSERT(maxmin[4] > 1.5 * packet[4]);
+  fab_topo_free(t);
+}
+
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "ib_flow";
 const struct sgf_unit_test sgf_unit_tests[] = {
@@ -284,5 +340,6 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "flow fidelity matches packet fidelity", test_ib_flow_matches_packet },
   { "a spread transfer takes one share of its NIC", test_ib_spread_transfer_takes_one_share_of_its_nic },
   { "AR spreads transfers of enough packets", test_ib_ar_spreads_transfers_of_enough_packets },
+  { "a switch output serves its input ports in turn", test_ib_switch_output_serves_inputs_in_turn },
   { NULL, NULL },
 };
