@@ -102,6 +102,8 @@ struct fab_flow {
                             * adaptive routing at flow fidelity): its parts share links by design,
                             * they are no hashing collision */
   uint8_t fixed_path;   /* posted with fabric_post_path: its path is the caller's, not routed */
+  uint8_t held_hop;     /* a model's note of the hop where base_cap_Bps holds the flow back
+                         * (InfiniBand: the last switch output whose input-port shares scaled it) */
   uint8_t fail_stalled; /* failures: it crosses a failed link (or found no live path) */
   int32_t stall_link;   /* failures: the link it is stalled on */
   double stall_s;       /* failures: since when it has made no progress (packet fidelity: its last

@@ -104,6 +104,8 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
 #define ARRIVAL(k) arrival[(size_t)c[k].flow * SLOTS + (size_t)c[k].blocked]
   for (int iter = 0; iter < 64; iter++) {
     double moved = 0;
+    for (size_t i = 0; i < n; i++) /* the hops the last (converged) sweep scales at */
+      flows[i]->held_hop = 0;
     for (size_t lo = 0, hi; lo < m; lo = hi) {
       double total = 0;
       size_t units = 0;
@@ -132,6 +134,8 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
         for (size_t q = k; q < e; q++) {
           size_t i = (size_t)c[q].flow;
           double out = ARRIVAL(q) * scale;
+          if (scale < 1 && c[q].blocked > flows[i]->held_hop)
+            flows[i]->held_hop = (uint8_t)c[q].blocked;
           /* so it arrives at the next output it crosses (or leaves its last hop) */
           for (int g = c[q].blocked + 1; g <= flows[i]->hops; g++) {
             double *next = &arrival[i * SLOTS + (size_t)g];

@@ -445,14 +445,14 @@ void ib__before_fill(struct fabric *fab)
 }
 
 /* The hop a flow is held back at: its bottleneck port, or for a flow at the cap a switch's input
- * shares set (ib_arbiter.c) its last hop (the output that scaled it down is not kept; the flow
- * fills the input buffers before it as a blocked flow does), or -1 when its own cap limits it. */
+ * shares set (ib_arbiter.c) the last output that scaled it down (the flow fills the input
+ * buffers before it as a blocked flow does), or -1 when its own cap limits it. */
 static int held_hop(const struct fabric *fab, const struct ib_state *st, const struct fab_flow *f)
 {
   int by_shares = f->base_cap_Bps > 0 && f->rate_cap_Bps == f->base_cap_Bps &&
                   (f->standing_cap_Bps <= 0 || f->base_cap_Bps < f->standing_cap_Bps) &&
                   f->rate_Bps >= f->base_cap_Bps * (1 - 1e-6);
-  return by_shares ? f->hops - 1 : bottleneck_hop(fab, st, f, f->rate_cap_Bps);
+  return by_shares ? f->held_hop : bottleneck_hop(fab, st, f, f->rate_cap_Bps);
 }
 
 /* After max-min: caps of congestion-tree victims. Once a blocked flow has filled an input buffer,

@@ -212,8 +212,9 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow);
 void ib__flow_spread(struct fabric *fab, struct fab_flow *flow);
 void ib__before_fill(struct fabric *fab);
 /* Flow fidelity: the caps that the switches' round robin among input ports sets on the n flows
- * of a component (ib_arbiter.c), in cap[] (INFINITY: none). They depend on the flows and their
- * paths, not on the rates max-min gave them. */
+ * of a component (ib_arbiter.c), in cap[] (INFINITY: none), and for each capped flow the hop of
+ * the last output that scaled it down in its held_hop. They depend on the flows and their paths,
+ * not on the rates max-min gave them. */
 void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_flow **flows, size_t n, double *cap);
 void ib__on_rates(struct fabric *fab);
 /* Parts a flow was spread over under AR at flow fidelity (its model_data), 1 otherwise. */
