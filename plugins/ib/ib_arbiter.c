@@ -100,6 +100,22 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
   }
   for (size_t i = 0; i < n; i++)
     st->port_sum[flows[i]->path[0]] = 0;
+  for (size_t i = 0; i < n; i++)
+    flows[i]->held_hop = 0;
+  /* Arrivals only fall along a path: when the NICs' shares fit every output, none scales (the
+   * common case of a non-blocking tree; the sort and the sweeps are skipped). port_max is free
+   * scratch here too. */
+  int oversubscribed = 0;
+  for (size_t k = 0; k < m; k++)
+    st->port_max[c[k].buffer] = 0;
+  for (size_t k = 0; k < m; k++)
+    st->port_max[c[k].buffer] += arrival[(size_t)c[k].flow * SLOTS + (size_t)c[k].blocked];
+  for (size_t k = 0; k < m && !oversubscribed; k++)
+    oversubscribed = st->port_max[c[k].buffer] > fabric_port_capacity(fab, (int)c[k].buffer) * (1 + 1e-12);
+  for (size_t k = 0; k < m; k++)
+    st->port_max[c[k].buffer] = 0;
+  if (!oversubscribed)
+    return;
   ib__sort_crossings(c, c + count, m);
 #define ARRIVAL(k) arrival[(size_t)c[k].flow * SLOTS + (size_t)c[k].blocked]
   for (int iter = 0; iter < 64; iter++) {
