@@ -1,8 +1,8 @@
 /* InfiniBand at flow fidelity: the shares a switch output's arbiter gives its input ports.
  *
  * An IB switch output port serves the input ports holding packets for it in turn, one packet
- * each (the packet model's arbiter, ib_switch.c; IBTA Vol 1 7.6.9 arbitrates VLs, and among the
- * inputs of one VL Quantum-class switches go round robin). At a saturated output an input port
+ * each (the packet model's arbiter, ib_switch.c: IBTA Vol 1 7.6.9 specifies the arbitration
+ * between VLs, and among the inputs of one VL the packet model goes round robin). At a saturated output an input port
  * therefore gets min(its arrivals, S), with S the round-robin level at which the inputs' takings
  * fill the port (water filling over the inputs), and its flows share what it gets in proportion
  * to their arrivals (one queue per output in the input buffer, served in order). Max-min shares
@@ -20,19 +20,9 @@
  * more at an earlier output than it takes. */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ib_internal.h"
 #include "check.h"
-
-static void *reserve(void *buf, size_t *cap, size_t need, size_t size)
-{
-  if (need <= *cap)
-    return buf;
-  free(buf);
-  *cap = 2 * need;
-  return sgf_xmalloc(*cap * size);
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -75,10 +65,10 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
   size_t count = 0;
   for (size_t i = 0; i < n; i++)
     count += flows[i]->hops;
-  st->crossings = reserve(st->crossings, &st->cap_crossings, 2 * count, sizeof *st->crossings);
+  st->crossings = ib__scratch_reserve(st->crossings, &st->cap_crossings, 2 * count, sizeof *st->crossings);
   /* arrival[i * SLOTS + h]: flow i's arrival rate at hop h; at h = hops, what leaves its last hop */
   enum { SLOTS = ROUTE_MAX_HOPS + 1 };
-  st->arrival = reserve(st->arrival, &st->cap_arrival, n * SLOTS, sizeof *st->arrival);
+  st->arrival = ib__scratch_reserve(st->arrival, &st->cap_arrival, n * SLOTS, sizeof *st->arrival);
   struct crossing *c = st->crossings;
   double *arrival = st->arrival;
   size_t m = 0;
@@ -131,7 +121,7 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
       }
       double capacity = fabric_port_capacity(fab, (int)c[lo].buffer), level = INFINITY;
       if (total > capacity * (1 + 1e-12) && units > 1) {
-        st->unit_demand = reserve(st->unit_demand, &st->cap_units, units, sizeof *st->unit_demand);
+        st->unit_demand = ib__scratch_reserve(st->unit_demand, &st->cap_units, units, sizeof *st->unit_demand);
         size_t u = 0;
         for (size_t k = lo; k < hi; k++) {
           if (k > lo && c[k].unit != c[k - 1].unit)

@@ -182,9 +182,7 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
   return hops;
 }
 
-/* Scratch array `buf` (capacity *cap items of `size` bytes), or a larger one that replaces it
- * when it holds fewer than `need`: the contents are not kept. */
-static void *scratch_reserve(void *buf, size_t *cap, size_t need, size_t size)
+void *ib__scratch_reserve(void *buf, size_t *cap, size_t need, size_t size)
 {
   if (need <= *cap)
     return buf;
@@ -305,7 +303,7 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
   for (size_t i = 0; i < n; i++)
     m += ib__flow_parts(flows[i]) > 1;
   /* twice: the second half is the sort's buffer */
-  struct ar_leg *leg = st->legs = scratch_reserve(st->legs, &st->cap_legs, 2 * m, sizeof *st->legs);
+  struct ar_leg *leg = st->legs = ib__scratch_reserve(st->legs, &st->cap_legs, 2 * m, sizeof *st->legs);
   m = 0;
   for (size_t i = 0; i < n; i++) {
     const struct fab_flow *f = flows[i];
@@ -433,7 +431,7 @@ void ib__before_fill(struct fabric *fab)
   struct ib_state *st = ib__state(fab);
   size_t n;
   struct fab_flow **flows = fabric_recomputed_flows(fab, &n);
-  st->cap_limit = scratch_reserve(st->cap_limit, &st->cap_limits, n, sizeof *st->cap_limit);
+  st->cap_limit = ib__scratch_reserve(st->cap_limit, &st->cap_limits, n, sizeof *st->cap_limit);
   ib__input_share_caps(fab, st, flows, n, st->cap_limit);
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
@@ -497,8 +495,8 @@ void ib__on_rates(struct fabric *fab)
       count += t->nodes[t->ports[p].peer_node].kind == TOPO_SWITCH;
     }
   /* twice: the second half is the sort's buffer */
-  st->crossings = scratch_reserve(st->crossings, &st->cap_crossings, 2 * count, sizeof *st->crossings);
-  st->cap_limit = scratch_reserve(st->cap_limit, &st->cap_limits, n, sizeof *st->cap_limit);
+  st->crossings = ib__scratch_reserve(st->crossings, &st->cap_crossings, 2 * count, sizeof *st->crossings);
+  st->cap_limit = ib__scratch_reserve(st->cap_limit, &st->cap_limits, n, sizeof *st->cap_limit);
   /* A victim needs a flow blocked downstream of a buffer it shares: when no flow's bottleneck lies
    * past its first hop, no buffer fills and only the credit windows cap (the common case of
    * uncongested collectives: skip building and sorting the crossings). */

@@ -225,6 +225,9 @@ static inline int ib__flow_parts(const struct fab_flow *flow)
 /* Throughput the credit window allows a flow on its path (0: the line rate). For a part, the
  * window of the first and last hops is shared with the other parts. */
 double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow);
+/* Scratch array `buf` (capacity *cap items of `size` bytes), or a larger one that replaces it
+ * when it holds fewer than `need`: the contents are not kept (ib_flow.c). */
+void *ib__scratch_reserve(void *buf, size_t *cap, size_t need, size_t size);
 /* Sorts crossings by (buffer, unit), stable (ib_flow.c). tmp has room for m. */
 void ib__sort_crossings(struct crossing *a, struct crossing *tmp, size_t m);
 
