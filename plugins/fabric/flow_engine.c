@@ -467,7 +467,6 @@ static uint64_t share_bits(const struct fill_entry *e)
  * sort on the bits of the share, a byte at a time, passes whose byte is the same for every entry
  * skipped (caps share most of their high bits). Linear, against qsort's n log n calls through a
  * pointer, which cost more than the filling itself on an all-to-all. tmp holds n entries. */
-
 static void sort_capped(struct fill_entry *a, struct fill_entry *tmp, size_t n)
 {
   if (n <= 32) { /* few caps, the common case: a stable insertion sort on the same key, where the

@@ -227,11 +227,6 @@ struct ar_leg {
                                   parts together ask for more than that line rate */
 };
 
-/* Sorts the legs by (source leaf, destination leaf), given in increasing flow order, which ties
- * keep: a stable LSD radix sort on the two node ids (non-negative), a byte at a time, passes
- * whose byte every leg shares skipped. The leaf sums are taken in this order. glibc's qsort was
- * 14 % of the CPU of IB flow runs whose components hold thousands of spread parts. tmp has room
- * for m. */
 /* Byte `pass` of a leg's sort key, least significant first: the destination leaf's four bytes,
  * then the source leaf's. */
 static inline unsigned leg_byte(const struct ar_leg *l, int pass)
@@ -240,6 +235,11 @@ static inline unsigned leg_byte(const struct ar_leg *l, int pass)
   return (id >> (8 * (pass % 4))) & 0xff;
 }
 
+/* Sorts the legs by (source leaf, destination leaf), given in increasing flow order, which ties
+ * keep: a stable LSD radix sort on the two node ids (non-negative), a byte at a time, passes
+ * whose byte every leg shares skipped. The leaf sums are taken in this order. glibc's qsort was
+ * 14 % of the CPU of IB flow runs whose components hold thousands of spread parts. tmp has room
+ * for m. */
 static void sort_legs(struct ar_leg *a, struct ar_leg *tmp, size_t m)
 {
   struct ar_leg *from = a, *to = tmp;
@@ -422,8 +422,9 @@ void ib__sort_crossings(struct crossing *a, struct crossing *tmp, size_t m)
  * a rate under the new grant, so the grant binds again. On a Llama-3 8B iteration (64 GPUs,
  * 2:1 leaves) a transfer's parts stayed at 1 GB/s for 12 ms, where they ran at 5 GB/s when the
  * flow that capped them had drained a few ns earlier. So after a flow started or drained the
- * component's flows start again from their credit-window caps: the caps follow from the flows
- * present, not from the order of the events that brought them. */
+ * component's flows start again from their base caps, the credit window lowered by the
+ * switches' input-port shares (ib_arbiter.c), both found from the flows present: the caps follow
+ * from the flows, not from the order of the events that brought them. */
 void ib__before_fill(struct fabric *fab)
 {
   if (fab->fidelity != FAB_FIDELITY_FLOW || !fabric_recompute_followed_flow_change(fab))

@@ -103,15 +103,15 @@ struct ib_port {
 struct ar_leg;
 struct ib_qp;
 
-/* One flow crossing one switch input buffer (upstream port, VL), or one switch output (the
- * input-port arbiter, ib_arbiter.c). */
+/* One flow crossing one switch input buffer (upstream port, VL), or, for the input-port
+ * arbiter (ib_arbiter.c), one switch output. */
 struct crossing {
-  uint64_t buffer; /* port x num_vls + VL */
+  uint64_t buffer; /* port x num_vls + VL (the arbiter: the output port) */
   uint64_t unit;   /* what the upstream port's arbiter serves in turn: at a NIC the transfer
                     * (CROSSING_NIC_UNIT | its id: the parts of a spread transfer are one), at a
                     * switch the input port it came in by */
-  int32_t flow;    /* index in the active set */
-  int32_t blocked; /* the flow's bottleneck is further downstream */
+  int32_t flow;    /* index in the component */
+  int32_t blocked; /* the flow's bottleneck is further downstream (the arbiter: the hop) */
 };
 
 #define CROSSING_NIC_UNIT (UINT64_C(1) << 63)

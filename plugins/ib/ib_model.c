@@ -9,7 +9,8 @@
  *   next_packet      crossbar: VL arbitration and first-come service of input heads;
  *   on_transmit      credits consumed; on_tx_done: the buffer frees, credits return later;
  *   on_timer         credit returns, deferred kicks, series sampling;
- *   before_fill      flow fidelity: a component whose flows changed starts from its window caps;
+ *   before_fill      flow fidelity: a component whose flows changed starts from its base caps
+ *                    (credit window, input-port shares);
  *   on_rates         flow fidelity: credit window and congestion-tree caps;
  *   counters, series summary.json counters, ib_ports.csv and ib_series.csv;
  *   on_injected, on_deliver, flow_done, on_packet_lost   failures at packet fidelity: the RC
