@@ -144,6 +144,7 @@ void ib__flow_spread(struct fabric *fab, struct fab_flow *flow)
   double part = floor(flow->bytes / parts); /* whole bytes; the whole keeps the remainder */
   if (part <= 0)
     return;
+  flow->model_data = (void *)(uintptr_t)parts; /* the parts' paths read it (ib__flow_path) */
   for (int i = 1; i < parts; i++)
     fabric_flow_split(fab, flow, part, (uint64_t)i);
 }
@@ -157,7 +158,8 @@ int ib__flow_path(struct fabric *fab, struct fab_flow *flow)
     return hops;
   if (st->p.routing == IB_ROUTING_AR) {
     const struct fab_flow *whole = flow->parent ? flow->parent : flow;
-    int parts = ar_parts(fab, st, whole), count;
+    /* a split transfer knows its parts (ib__flow_spread); the others find they have none */
+    int parts = whole->model_data ? ib__flow_parts(whole) : ar_parts(fab, st, whole), count;
     int spread = ar_path(fab, whole, flow->parent ? flow->key : 0, parts, flow->path, &count);
     if (spread > 0)
       hops = spread;
