@@ -14,6 +14,8 @@
 
 typedef enum { IB_ROUTING_DMODK, IB_ROUTING_AR } ib_routing;
 typedef enum { IB_QUEUE_VOQ, IB_QUEUE_FIFO } ib_input_queue;
+/* Which port adaptive routing takes among equally loaded least-loaded ones (packet fidelity). */
+typedef enum { IB_AR_TIES_RANDOM, IB_AR_TIES_TABLE } ib_ar_ties;
 
 /* The run's configuration, read from the ib/ parameters (read-only after init). */
 struct ib_params {
@@ -30,6 +32,7 @@ struct ib_params {
   ib_routing routing;          /* static D-mod-K tables or adaptive routing */
   ib_input_queue input_queue;  /* input buffer organisation: per-output queues or one FIFO */
   double ar_threshold_bytes;   /* AR keeps the table's port while its load is at most this */
+  ib_ar_ties ar_ties;          /* AR among equally loaded ports: a seeded draw, or the table's port first */
   int ar_paths;                /* flow fidelity: most minimal paths an AR flow is spread over */
   double ar_imbalance;         /* flow fidelity: AR throughput loss of a busy, many-destination leaf */
   int input_shares;            /* flow fidelity: switch outputs share among their input ports */
@@ -130,6 +133,7 @@ struct ib_state {
   int32_t *wait_pool;
   struct ib_fifo *fifo_pool;
   struct ib_lft lft;
+  struct fab_rng ar_rng; /* packet fidelity: AR's draws among equally loaded ports (ib/ar-ties random) */
   /* flow fidelity */
   double *port_sum;           /* scratch: sum of rates per port */
   double *port_max;           /* scratch: largest rate per unit of max-min weight, per port */

@@ -32,6 +32,8 @@ static int ib_init(struct fabric *fab, char *err, size_t errlen)
     return -1;
   const struct topo *t = fab->topo;
   st->stats.peak_buffer_port = -1;
+  /* A stream of its own, so that AR's draws leave the fabric's other random choices as they were. */
+  fab_rng_seed(&st->ar_rng, fab_rng_mix64(fab->seed ^ 0x49422d41522d7469ull)); /* "IB-AR-ti" */
   st->due_last_time = -1;
   st->ports = calloc((size_t)t->n_ports + 1, sizeof *st->ports);
   st->series_on = calloc((size_t)t->n_ports + 1, 1);

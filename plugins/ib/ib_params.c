@@ -56,6 +56,12 @@ static const struct param_def ib_params[] = {
   { "ib/ar-threshold", PARAM_INT, UNIT_BYTES, "0", 0, 1e9, NULL,
     "Adaptive routing keeps the forwarding table's port while its load (bytes queued and in flight) is at most this",
     "ib_flit_sim AR 'bounded' queue thresholds; 0 = always least loaded" },
+  { "ib/ar-ties", PARAM_ENUM, UNIT_NONE, "random", 0, 0, "random|table",
+    "Packet fidelity, adaptive routing: among candidate ports of equal least load, draw one (seeded), or keep the "
+    "forwarding table's port when it is one of them",
+    "modelling choice: the Quantum tie rule is unpublished; published AR designs spread among equally graded ports "
+    "(US 9,331,929 B1; US 2025/0039109 A1); 'table' lets the transfers alone on their table port lose to "
+    "others' overflow onto it (docs/ib.md, AR ties)" },
   { "ib/ar-paths", PARAM_INT, UNIT_NONE, "64", 1, 4096, NULL,
     "Flow fidelity, adaptive routing: a flow with at most this many minimal paths, and at least as many packets, "
     "is spread over all; otherwise it takes the least-loaded one when it starts",
@@ -201,6 +207,7 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   p->routing = (ib_routing)fab_param_get_choice(set, "ib/routing");
   p->input_queue = (ib_input_queue)fab_param_get_choice(set, "ib/input-queue");
   p->ar_threshold_bytes = fab_param_get(set, "ib/ar-threshold");
+  p->ar_ties = (ib_ar_ties)fab_param_get_choice(set, "ib/ar-ties");
   p->ar_paths = fab_param_get_int(set, "ib/ar-paths");
   p->ar_imbalance = fab_param_get(set, "ib/ar-imbalance");
   p->input_shares = fab_param_get_int(set, "ib/flow-input-shares");

@@ -228,12 +228,26 @@ static int route_at_switch(struct fabric *fab, struct ib_state *st, int node, co
   double best_load = port_load(fab, st, cand[table], pkt->queue);
   if (best_load <= st->p.ar_threshold_bytes)
     return cand[table];
-  int best = table;
+  /* The least-loaded candidate. Loads count whole packets and credit blocks, so under saturation
+   * equal loads are common. Keeping the table's port on a tie keeps each input on its table port
+   * unless that port is fuller; an input whose table port few transfers share then stays there
+   * while the inputs of crowded table ports overflow onto it, and the output's round robin gives
+   * it a smaller share than theirs (test "AR ties share a saturated leaf": 1.4x the FCT). With
+   * ib/ar-ties random a tie is a uniform draw among the tied ports (reservoir sampling: the k-th
+   * tied port replaces the pick with probability 1/k). */
+  int best = table, tied = 1;
   for (int i = 0; i < n; i++) {
+    if (i == table)
+      continue;
     double load = port_load(fab, st, cand[i], pkt->queue);
     if (load < best_load) {
       best_load = load;
       best = i;
+      tied = 1;
+    } else if (load == best_load && st->p.ar_ties == IB_AR_TIES_RANDOM) {
+      tied++;
+      if (fab_rng_below(&st->ar_rng, (uint64_t)tied) == 0)
+        best = i;
     }
   }
   if (best != table)

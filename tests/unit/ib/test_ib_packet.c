@@ -299,6 +299,49 @@ static void test_ib_framing_goodput(void)
   CU_ASSERT(fabs(packet_bare - RATE) <= 1e-3 * RATE);
 }
 
+/* Eight transfers of 8 MB from the GPUs of one leaf of a 2:1 tree (10 GPUs, 5 up-links) to eight
+ * GPUs of the next leaf. The forwarding tables (D-mod-K by destination) put two of them on each of
+ * three up-links and one on each of the other two, and the up-links are saturated: loads are
+ * equal often. Keeping the table's port on a tie leaves the two lone transfers on their own
+ * port while the others overflow onto it too, and the round robin there gives them less (1.3-1.4x
+ * the FCT of the others); a draw among the tied ports gives all eight the same share, as flow
+ * fidelity does. */
+static void test_ib_ar_ties_share_a_saturated_leaf(void)
+{
+  const char *opts[] = { "--gpus", "64", "--radix", "16", "--oversubscription", "2" };
+  struct platform *p = load_generated(opts, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  struct xfer x[8];
+  double spread[3], fct[3][8];
+  const char *random[] = { "ib/ar-ties:random", NULL }, *table[] = { "ib/ar-ties:table", NULL };
+  const char *const *cfg[3] = { random, table, NULL };
+  fab_fidelity fid[3] = { FAB_FIDELITY_PACKET, FAB_FIDELITY_PACKET, FAB_FIDELITY_FLOW };
+  for (int c = 0; c < 3; c++) {
+    for (int i = 0; i < 8; i++)
+      x[i] = (struct xfer){ .src = 42 + i, .dst = 50 + i, .bytes = 8e6 };
+    run_all(p->topo, fid[c], cfg[c], x, 8, NULL);
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < 8; i++) {
+      fct[c][i] = x[i].finish_s - x[i].start_s;
+      lo = fmin(lo, fct[c][i]);
+      hi = fmax(hi, fct[c][i]);
+    }
+    spread[c] = hi / lo;
+  }
+  fprintf(stderr,
+          "\n    2:1 leaf, 8 x 8 MB up: slowest / fastest FCT %.3f (ties drawn), %.3f (table's port kept), "
+          "%.3f (flow); GPU 45 and 46 (lone on their table ports): %.1f and %.1f us drawn, %.1f and %.1f us kept, "
+          "flow %.1f us\n",
+          spread[0], spread[1], spread[2], 1e6 * fct[0][3], 1e6 * fct[0][4], 1e6 * fct[1][3], 1e6 * fct[1][4],
+          1e6 * fct[2][3]);
+  CU_ASSERT(spread[0] < 1.05);
+  CU_ASSERT(spread[1] > 1.25);
+  CU_ASSERT(fct[1][3] > 1.25 * fct[1][0] && fct[1][4] > 1.25 * fct[1][0]);
+  for (int i = 0; i < 8; i++)
+    CU_ASSERT(within(fct[0][i], fct[2][i], 0.03));
+  platform_free(p);
+}
+
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "ib_packet";
 const struct sgf_unit_test sgf_unit_tests[] = {
@@ -308,5 +351,6 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "VL arbitration shares 1:3", test_ib_vl_arbitration_shares_one_to_three },
   { "bad parameters are refused", test_ib_bad_parameters_are_refused },
   { "framing goodput", test_ib_framing_goodput },
+  { "AR ties share a saturated leaf", test_ib_ar_ties_share_a_saturated_leaf },
   { NULL, NULL },
 };
