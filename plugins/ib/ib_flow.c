@@ -218,7 +218,7 @@ void *ib__scratch_reserve(void *buf, size_t *cap, size_t need, size_t size)
  *  - V: the leaf's destination diversity, 1 - sum over destination leaves of w^2 (w: the share of
  *    the leaf's demand going there; Gini-Simpson), over its largest useful value 1 - 1/N, at most 1;
  *  - I: the share of the leaf's demand going to leaves that another leaf also sends to.
- * ib/ar-imbalance (0.067) and the exponent of V are fitted to packet fidelity (docs/ib.md, "AR
+ * ib/ar-imbalance (0.060) and the exponent of V are fitted to packet fidelity (docs/ib.md, "AR
  * imbalance", with the held-out checks). */
 struct ar_leg {
   int32_t src_leaf, dst_leaf; /* first and last switch of the part's path */

@@ -67,10 +67,10 @@ static const struct param_def ib_params[] = {
     "is spread over all; otherwise it takes the least-loaded one when it starts",
     "modelling choice: 64 spreads over a 2-tier tree's spines (32 on rail-1024, where one path per flow gave "
     "its permutation +6 %); a 3-tier tree's 1,024 paths would join every flow into one max-min component" },
-  { "ib/ar-imbalance", PARAM_REAL, UNIT_NONE, "0.067", 0, 0.5, NULL,
+  { "ib/ar-imbalance", PARAM_REAL, UNIT_NONE, "0.060", 0, 0.5, NULL,
     "Flow fidelity, adaptive routing: share of line rate that per-packet AR loses on a leaf whose up-links are all "
     "busy with traffic to many leaves that others also send to; scaled by Erlang C and destination diversity, 0 off",
-    "least-squares fit to packet fidelity with 26 B framing, 0.067: 128- and 1,024-GPU random permutations "
+    "least-squares fit to packet fidelity (26 B framing, AR ties drawn), 0.060: 128- and 1,024-GPU random permutations "
     "(docs/ib.md, AR imbalance)" },
   { "ib/flow-input-shares", PARAM_BOOL, UNIT_NONE, "on", 0, 1, NULL,
     "Flow fidelity: a saturated switch output shares its capacity among its input ports in turn, then among each "
