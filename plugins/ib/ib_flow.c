@@ -206,7 +206,9 @@ void *ib__scratch_reserve(void *buf, size_t *cap, size_t need, size_t size)
  * flows and for 64 KiB to 1 MiB buffers, seen at the NICs as credit stalls; it is absent when the
  * leaf sends to one leaf (shift permutations) or to leaves no other leaf sends to, and falls fast
  * with spare up-ports. A deterministic max-min model has no such term; it is added as a lower
- * capacity, (1 - loss(S)) x line rate, of the NICs that send spread flows from leaf S, with
+ * capacity, (1 - loss(S)) x line rate, of the NICs that send inter-leaf flows from leaf S (spread
+ * or not: a transfer left on one path, having fewer packets than paths, still has its packets
+ * routed one by one at packet fidelity), with
  *
  *   loss(S) = ib/ar-imbalance x C(N, A) x V^2 x I
  *
@@ -221,11 +223,11 @@ void *ib__scratch_reserve(void *buf, size_t *cap, size_t need, size_t size)
  * ib/ar-imbalance (0.060) and the exponent of V are fitted to packet fidelity (docs/ib.md, "AR
  * imbalance", with the held-out checks). */
 struct ar_leg {
-  int32_t src_leaf, dst_leaf; /* first and last switch of the part's path */
+  int32_t src_leaf, dst_leaf; /* first and last switch of the flow's (or part's) path */
   int32_t nic;                /* first port of the path: the sending NIC's */
   int32_t flow;               /* index in the component */
   int32_t shared;             /* another source leaf sends to dst_leaf */
-  double demand;              /* the part's share of its NIC's line rate, scaled down when the NIC's
+  double demand;              /* the flow's (part's) share of its NIC's line rate, scaled down when the NIC's
                                   parts together ask for more than that line rate */
 };
 
@@ -292,8 +294,8 @@ static double leaf_loss(double coefficient, const struct ar_leg *leg, size_t lo,
   return coefficient * erlang_c(ports, ports * total / capacity) * diversity * diversity * shared;
 }
 
-/* Sets the capacity of the NICs that send the component's spread flows to (1 - loss) x their line
- * rate, loss that of their leaf, and gives the other NICs of the component their line rate back.
+/* Sets the capacity of the NICs that send the component's inter-leaf flows to (1 - loss) x their
+ * line rate, loss that of their leaf, and gives the other NICs of the component their line rate back.
  * A NIC's capacity is shared by all its flows, so an all-to-all loses as a permutation does. */
 static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct fab_flow **flows, size_t n)
 {
@@ -301,16 +303,13 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
   if (st->p.ar_imbalance <= 0 || st->p.routing != IB_ROUTING_AR)
     return;
   const struct topo *t = fab->topo;
+  /* at most one leg per flow, twice: the second half is the sort's buffer */
+  struct ar_leg *leg = st->legs = ib__scratch_reserve(st->legs, &st->cap_legs, 2 * n, sizeof *st->legs);
   size_t m = 0;
-  for (size_t i = 0; i < n; i++)
-    m += ib__flow_parts(flows[i]) > 1;
-  /* twice: the second half is the sort's buffer */
-  struct ar_leg *leg = st->legs = ib__scratch_reserve(st->legs, &st->cap_legs, 2 * m, sizeof *st->legs);
-  m = 0;
   for (size_t i = 0; i < n; i++) {
     const struct fab_flow *f = flows[i];
     const struct topo_port *first = &t->ports[f->path[0]];
-    if (ib__flow_parts(f) <= 1 || f->hops < 3 || first->is_nvlink)
+    if (f->hops < 3 || first->is_nvlink)
       continue;
     leg[m] = (struct ar_leg){ .src_leaf = first->peer_node,
                               .dst_leaf = t->ports[f->path[f->hops - 1]].node,
@@ -348,7 +347,7 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
       st->stats.ar_derates +=
           fabric_port_set_capacity(fab, leg[k].nic, (1 - loss) * fabric_port_payload_rate(fab, leg[k].nic));
   }
-  /* A NIC without spread flows any more gets its line rate back when it is next in a recomputed
+  /* A NIC without inter-leaf flows any more gets its line rate back when it is next in a recomputed
    * component. */
   for (size_t i = 0; i < n; i++) {
     int p = flows[i]->path[0];
