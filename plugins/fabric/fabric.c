@@ -123,6 +123,7 @@ struct fabric *fabric_new(struct topo *topo, const struct param_set *params, con
   fab->model = model ? model : &fab_model_ideal;
   fab->fidelity = fidelity;
   fab->seed = seed;
+  fab->route_seed = seed;
   fab_rng_seed(&fab->rng, seed);
   fab_heap_init(&fab->events);
   fab->mtu = fab_param_get(params, "fabric/mtu");
@@ -387,7 +388,7 @@ static void flow_start(struct fabric *fab, struct fab_flow *flow)
   if (flow->src_gpu != flow->dst_gpu)
     hops = fab->model->lifecycle.flow_path ? fab->model->lifecycle.flow_path(fab, flow)
                                            : fab_route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key,
-                                                                   fab->seed, flow->path, ROUTE_MAX_HOPS);
+                                                                   fab->route_seed, flow->path, ROUTE_MAX_HOPS);
   if (hops < 0 && fab->failures != NULL)
     hops = fabric_failures_route_fallback(fab, flow); /* no live path: the fault-free one, stalled */
   SGF_CHECK(hops >= 0, "no route from GPU %d to GPU %d", flow->src_gpu, flow->dst_gpu);

@@ -329,6 +329,9 @@ struct fabric {
   double nic_latency_s;
   double switch_latency_s; /* cut-through latency of a switch: the platform's, a model may override it */
   uint64_t seed;
+  uint64_t route_seed; /* the switches' ECMP hash seed: the run's seed unless a model sets it in
+                          init (RoCE: roce/ecmp-seed), so that paths can be held while the other
+                          random draws change with the seed */
   struct fab_rng rng;
   struct fab_heap events;
   double now;

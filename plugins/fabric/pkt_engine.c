@@ -230,7 +230,7 @@ static void port_try_send(struct fabric *fab, int port)
  * the flow's hash so that equal ports share the load. */
 static int least_queued(const struct fabric *fab, const struct fab_packet *pkt, const int *cand, int n)
 {
-  int best = (int)route_pick(pkt->flow->key + pkt->seq, fab->seed, pkt->node, n);
+  int best = (int)route_pick(pkt->flow->key + pkt->seq, fab->route_seed, pkt->node, n);
   double best_load = fab->ports[cand[best]].total_queued + (fab->ports[cand[best]].busy ? 1 : 0);
   for (int i = 0; i < n; i++) {
     double load = fab->ports[cand[i]].total_queued + (fab->ports[cand[i]].busy ? 1 : 0);
@@ -258,7 +258,7 @@ int fabric_route_packet(struct fabric *fab, struct fab_packet *pkt)
      * goes on from where it is, by the same hash as the flow's path. */
     int cand[ROUTE_MAX_CANDIDATES];
     int n = fab_route_candidates(t, pkt->node, flow->dst_gpu, cand, ROUTE_MAX_CANDIDATES);
-    return n > 0 ? cand[route_pick(flow->key, fab->seed, pkt->node, n)] : -1;
+    return n > 0 ? cand[route_pick(flow->key, fab->route_seed, pkt->node, n)] : -1;
   }
   return flow->path[pkt->hop];
 }

@@ -53,6 +53,9 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
                 roce_est_init(&rs->est, n_ports) == 0,
             "roce: out of memory for the flow-level state of %d ports", n_ports);
   fab_rng_seed(&rs->rng, fab_rng_next(&fab->rng));
+  /* The switches hash with roce/ecmp-seed as the NICs number their QPs with it: the paths follow
+   * that parameter alone, and the run's seed (RED marks, drops) can change without them. */
+  fab->route_seed = rs->cfg.ecmp_seed;
   /* RoCEv2 framing on every packet: serialisation at packet fidelity, payload capacity at flow
    * fidelity (the fabric core applies it). */
   fab->frame_overhead_B = rs->cfg.frame_overhead_B;

@@ -452,6 +452,49 @@ static void test_ecmp_collisions_balls_into_bins(void)
   fab_topo_free(t);
 }
 
+/* The uplinks of leaf0 that N flows of leaf0 take, as one number (uplink index per flow's bytes). */
+static double uplink_signature(struct topo *t, int n, const char *ecmp_seed, uint64_t run_seed, fab_fidelity fid)
+{
+  const char *cfg[] = { "roce/dcqcn:off", ecmp_seed, NULL };
+  struct param_set *ps = roce_params_with(cfg);
+  char err[256];
+  struct fabric *fab = fabric_new(t, ps, roce_model(), fid, run_seed, err, sizeof err);
+  for (int i = 0; i < n; i++)
+    fabric_post(fab, i, n + i, (i + 1) * 4096.0, 0, 0, NULL, NULL);
+  fabric_run(fab);
+  const struct topo_node *l = &t->nodes[fab_topo_find_node(t, "leaf0")];
+  double signature = 0;
+  for (int p = l->first_port, k = 1; p < l->first_port + l->port_count; p++)
+    if (t->ports[p].is_up)
+      signature += k++ * fab->ports[p].tx_bytes;
+  fabric_free(fab);
+  fab_param_set_free(ps);
+  return signature;
+}
+
+/* roce/ecmp-seed sets both halves of ECMP, the QP numbers the NICs hash and the switches' hash
+ * seed, so the paths stay while the run's seed (RED marks, drops) changes; left at 0 it follows
+ * the run's seed. Before the switches took it, their hash kept the run's seed and the paths moved
+ * with it. */
+static void test_ecmp_seed_holds_the_paths(void)
+{
+  const int n = 8;
+  struct topo *t = leaf_spine(2, n, n, G100, 1e-6);
+  for (int packet = 0; packet <= 1; packet++) {
+    fab_fidelity fid = packet ? FAB_FIDELITY_PACKET : FAB_FIDELITY_FLOW;
+    double held = uplink_signature(t, n, "roce/ecmp-seed:7", 1, fid);
+    int held_moved = 0, free_moved = 0;
+    for (uint64_t seed = 2; seed <= 8; seed++) {
+      held_moved += uplink_signature(t, n, "roce/ecmp-seed:7", seed, fid) != held;
+      free_moved +=
+          uplink_signature(t, n, "roce/ecmp-seed:0", seed, fid) != uplink_signature(t, n, "roce/ecmp-seed:0", 1, fid);
+    }
+    CU_ASSERT_EQUAL(held_moved, 0);
+    CU_ASSERT(free_moved > 0);
+  }
+  fab_topo_free(t);
+}
+
 /* 5. One long flow under random loss with go-back-N. */
 static void test_gbn_goodput_under_loss(void)
 {
@@ -679,6 +722,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "fifo_shares_as_payload", test_fifo_shares_as_payload },
   { "flow_estimates_track_packet", test_flow_estimates_track_packet },
   { "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins },
+  { "ecmp_seed_holds_the_paths", test_ecmp_seed_holds_the_paths },
   { "gbn_goodput_under_loss", test_gbn_goodput_under_loss },
   { "rto_from_last_progress", test_rto_from_last_progress },
   { "framing_goodput", test_framing_goodput },
