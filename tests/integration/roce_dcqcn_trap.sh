@@ -5,7 +5,9 @@
 # which keeps the flow ids and so the ECMP paths. Alone, the five share the link to the end (5 x
 # 163 us); beside the two pairs that collide on leaf7->spine8 and leaf7->spine31, the nic preset's
 # start-up cuts take all five to the minimum rate together, the link idles until their rate timers
-# fire, and they end 200-260 us later. Flow fidelity has no trapped state (it ends them at the
+# fire, and they end 200-260 us later: the pairs' queues lower the leaf's dynamic PFC thresholds,
+# so the five's senders are paused while every packet they send is marked, and a paused sender's
+# byte counter cannot raise its rate between cuts. Flow fidelity has no trapped state (it ends them at the
 # link time either way): printed, not asserted.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -35,11 +37,13 @@ five=(119:637 127:173 167:11 199:534 239:737)
 subset alone "${five[@]}"
 subset beside "${five[@]}" 7:204 87:289 15:917 103:136
 
-# last FIDELITY NAME: the latest end (us) among the five
+# last FIDELITY NAME [CFG...]: the latest end (us) among the five
 last() {
-  run_ok flows --platform "$PLATFORMS/rail-1024.xml" --flows "$WORK/$2.csv" --fabric roce --fidelity "$1" \
-    --seed 1 -o "$WORK/$2-$1"
-  python3 - "$WORK/$2-$1/flows.csv" <<'PY'
+  local fidelity=$1 name=$2 out=$WORK/$1-$2-$#
+  shift 2
+  run_ok flows --platform "$PLATFORMS/rail-1024.xml" --flows "$WORK/$name.csv" --fabric roce --fidelity "$fidelity" \
+    --seed 1 "$@" -o "$out"
+  python3 - "$out/flows.csv" <<'PY'
 import csv, sys
 five = {("119", "637"), ("127", "173"), ("167", "11"), ("199", "534"), ("239", "737")}
 print("%.1f" % max(float(r["fct_us"]) for r in csv.DictReader(open(sys.argv[1])) if (r["src"], r["dst"]) in five))
@@ -49,8 +53,17 @@ PY
 alone=$(last packet alone)
 beside=$(last packet beside)
 flow=$(last flow beside)
+# What tips them in: PFC pausing their senders (the pairs' queues lower the leaf's dynamic
+# thresholds) while their egress is above Kmax. With a buffer the queues never fill (no pause),
+# or with small static thresholds (pauses, but no queue above Kmax), they are not trapped.
+unpaused=$(last packet beside --cfg=roce/buffer:128MB)
+shallow=$(last packet beside --cfg=roce/buffer:128MB --cfg=roce/pfc-threshold:static --cfg=roce/pfc-xoff:96KB \
+  --cfg=roce/pfc-xon:88KB)
 echo "  five transfers on leaf7->spine28, last end: alone ${alone} us, beside two colliding pairs ${beside} us (flow fidelity ${flow} us; link time 816 us)"
+echo "  beside the pairs with a 128 MB buffer (no pause): ${unpaused} us; with static 96 KB thresholds too (no queue above Kmax): ${shallow} us"
 python3 -c "import sys; sys.exit(0 if $alone < 830 else 1)" || die "alone, the five did not share the link to the end: $alone us"
 python3 -c "import sys; sys.exit(0 if $beside > 950 else 1)" ||
   die "beside the colliding pairs the five were not trapped: $beside us (expected about 1,078)"
+python3 -c "import sys; sys.exit(0 if $unpaused < 830 and $shallow < 830 else 1)" ||
+  die "without pauses, or without a queue above Kmax, the five were trapped: $unpaused us, $shallow us"
 echo "ok"
