@@ -9,9 +9,12 @@ exposed communication per parallel group (groups exposing at least 1 % of the it
 RoCE/IB MFU ratio at each fidelity, and RoCE's counters against flow fidelity's estimates.
 
     analysis/validation/iterations.py BUILD_DIR WORK_DIR [--cases a,b] [--fabrics ib,roce,roce-paper]
-                                      [--timeout S] > table.md
+                                      [--seed N] [--timeout S] > table.md
 
-Runs are kept in WORK_DIR and reused when their summary.json exists (delete it to run again);
+--seed (default 1) is the run's seed, which draws RoCE's ECMP paths (QP numbers are hashed with
+it), IB's adaptive-routing ties and the packet models' random marks and drops: another seed is
+another sample of the same job on the same platform. Runs of a seed other than 1 go to
+WORK_DIR/seed-N/. Runs are kept in WORK_DIR and reused when their summary.json exists (delete it to run again);
 each run's CPU time is measured with getrusage of its child process. Standard library only.
 """
 import argparse
@@ -49,8 +52,11 @@ FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
            "roce-paper": ["--fabric", "roce", "--cfg=roce/dcqcn:paper"],
            # RoCE flow fidelity as it was before DCQCN's floor model: plain max-min with DCQCN on
            # (its packet run is roce's: roce/flow-fifo acts at flow fidelity only)
-           "roce-maxmin": ["--fabric", "roce", "--cfg=roce/flow-fifo:off"]}
-PACKET_OF = {"roce-maxmin": "roce"}
+           "roce-maxmin": ["--fabric", "roce", "--cfg=roce/flow-fifo:off"],
+           # the paper preset with its fluid model off: DCQCN's floor model decides, as with nic
+           # (its packet run is roce-paper's: roce/fluid acts at flow fidelity only)
+           "roce-paper-floor": ["--fabric", "roce", "--cfg=roce/dcqcn:paper", "--cfg=roce/fluid:off"]}
+PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper"}
 # The matrix compares the fabrics' two fidelities with the compute held fixed: the roofline, the
 # compute model it was measured with (the kernel model, the default now, shortens compute by a
 # few percent and so changes how much communication is exposed; checked on llama3-8b/2to1 roce,
@@ -71,8 +77,9 @@ def run(cmd, timeout):
     return status, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def simulate(sgf, work, case, fabric, fidelity, timeout):
-    d = os.path.join(work, case.replace("/", "_"))
+def simulate(sgf, work, case, fabric, fidelity, timeout, seed):
+    name = case.replace("/", "_")
+    d = os.path.join(work, name) if seed == 1 else os.path.join(work, f"seed-{seed}", name)
     os.makedirs(d, exist_ok=True)
     platform, workload = os.path.join(d, "platform.xml"), os.path.join(d, "workload.txt")
     if not os.path.exists(platform):
@@ -88,7 +95,8 @@ def simulate(sgf, work, case, fabric, fidelity, timeout):
     summary, cpu_file = os.path.join(out, "summary.json"), os.path.join(d, f"{fabric}-{fidelity}.cpu")
     if not os.path.exists(summary):
         status, cpu = run([sgf, "run", "--ignore-memory", "--platform", platform, "--workload", workload,
-                           *FABRICS[fabric], *COMPUTE, "--fidelity", fidelity, "--seed", "1", "--force", "-o", out],
+                           *FABRICS[fabric], *COMPUTE, "--fidelity", fidelity, "--seed", str(seed), "--force",
+                           "-o", out],
                           timeout)
         if status != 0:
             print(f"{case} {fabric} {fidelity}: {'timed out' if status is None else 'failed'}", file=sys.stderr)
@@ -127,6 +135,7 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--fabrics", default="ib,roce,roce-paper")
+    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=1800)
     a = ap.parse_args()
     sgf = os.path.join(a.build, "sgfabric")
@@ -138,7 +147,7 @@ def main():
     for c in cases:
         for fab in fabrics:
             for fid in ("flow", "packet"):
-                res[c, fab, fid] = simulate(sgf, a.work, c, fab, fid, a.timeout)
+                res[c, fab, fid] = simulate(sgf, a.work, c, fab, fid, a.timeout, a.seed)
     print("| case | fabric | packet iteration (s) | flow iteration (s) | error | worst group error | "
           "CPU packet / flow (s) |")
     print("|---|---|---|---|---|---|---|")
