@@ -267,9 +267,9 @@ static void reroute_stalled(struct fabric *fab, struct fab_fail_event *ev)
     int old_hops = fl->hops;
     double old_cap = fl->rate_cap_Bps, old_standing = fl->standing_cap_Bps;
     memcpy(old_path, fl->path, sizeof old_path);
-    int hops = fab->model->lifecycle.flow_path
-                   ? fab->model->lifecycle.flow_path(fab, fl)
-                   : fab_route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->route_seed, fl->path, ROUTE_MAX_HOPS);
+    int hops = fab->model->lifecycle.flow_path ? fab->model->lifecycle.flow_path(fab, fl)
+                                               : fab_route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key,
+                                                                       fab->route_seed, fl->path, ROUTE_MAX_HOPS);
     int32_t new_path[ROUTE_MAX_HOPS];
     memcpy(new_path, fl->path, sizeof new_path);
     memcpy(fl->path, old_path, sizeof old_path);
@@ -320,9 +320,9 @@ static void reroute_packet_flows(struct fabric *fab, struct fab_fail_event *ev)
     int32_t old_path[ROUTE_MAX_HOPS];
     int old_hops = fl->hops;
     memcpy(old_path, fl->path, sizeof old_path);
-    int hops = fab->model->lifecycle.flow_path
-                   ? fab->model->lifecycle.flow_path(fab, fl)
-                   : fab_route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key, fab->route_seed, fl->path, ROUTE_MAX_HOPS);
+    int hops = fab->model->lifecycle.flow_path ? fab->model->lifecycle.flow_path(fab, fl)
+                                               : fab_route_hashed_path(t, fl->src_gpu, fl->dst_gpu, fl->key,
+                                                                       fab->route_seed, fl->path, ROUTE_MAX_HOPS);
     if (hops <= 0 || hops > ROUTE_MAX_HOPS || fl->path[0] != old_path[0] || failed_hop(fab, fl->path, hops) >= 0) {
       memcpy(fl->path, old_path, sizeof old_path); /* no live path: it keeps its own and waits */
       fl->hops = (uint8_t)old_hops;
@@ -461,7 +461,8 @@ int fabric_failures_route_fallback(struct fabric *fab, struct fab_flow *flow)
   uint8_t *down = t->route_down;
   t->downset = f->fault_free_downset;
   t->route_down = NULL;
-  int hops = fab_route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->route_seed, flow->path, ROUTE_MAX_HOPS);
+  int hops =
+      fab_route_hashed_path(t, flow->src_gpu, flow->dst_gpu, flow->key, fab->route_seed, flow->path, ROUTE_MAX_HOPS);
   t->downset = live;
   t->route_down = down;
   (void)words;
