@@ -54,8 +54,9 @@ alone=$(last packet alone)
 beside=$(last packet beside)
 flow=$(last flow beside)
 # What tips them in: PFC pausing their senders (the pairs' queues lower the leaf's dynamic
-# thresholds) while their egress is above Kmax. With a buffer the queues never fill (no pause),
-# or with small static thresholds (pauses, but no queue above Kmax), they are not trapped.
+# thresholds) while their egress is above Kmax. With a 128 MB buffer, which the queues never fill
+# (no pause), or with it and small static thresholds (pauses, but no queue above Kmax), they are
+# not trapped.
 unpaused=$(last packet beside --cfg=roce/buffer:128MB)
 shallow=$(last packet beside --cfg=roce/buffer:128MB --cfg=roce/pfc-threshold:static --cfg=roce/pfc-xoff:96KB \
   --cfg=roce/pfc-xon:88KB)
