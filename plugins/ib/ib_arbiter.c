@@ -2,10 +2,10 @@
  *
  * An IB switch output port serves the input ports holding packets for it in turn, one packet
  * each (the packet model's arbiter, ib_switch.c: IBTA Vol 1 7.6.9 specifies the arbitration
- * between VLs, and among the inputs of one VL the packet model goes round robin). At a saturated output an input port
- * therefore gets min(its arrivals, S), with S the round-robin level at which the inputs' takings
- * fill the port (water filling over the inputs), and its flows share what it gets in proportion
- * to their arrivals (one queue per output in the input buffer, served in order). Max-min shares
+ * between VLs, and among the inputs of one VL the packet model goes round robin). At a saturated
+ * output an input port therefore gets min(its arrivals, S), with S the round-robin level at which
+ * the inputs' takings fill the port (water filling over the inputs), and its flows share what it
+ * gets in proportion to their arrivals (one queue per output in the input buffer, served in order). Max-min shares
  * the port among flows instead: where one input brings two transfers and another eight, the
  * two get four times as much each at packet fidelity, the same at flow fidelity.
  *
@@ -88,22 +88,24 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
       };
     }
   }
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     st->port_sum[flows[i]->path[0]] = 0;
-  for (size_t i = 0; i < n; i++)
     flows[i]->held_hop = 0;
+  }
   /* Arrivals only fall along a path: when the NICs' shares fit every output, none scales (the
    * common case of a non-blocking tree; the sort and the sweeps are skipped). port_max is free
-   * scratch here too. */
+   * scratch here too: the sum per output, checked at its first crossing and cleared there. */
   int oversubscribed = 0;
   for (size_t k = 0; k < m; k++)
     st->port_max[c[k].buffer] = 0;
   for (size_t k = 0; k < m; k++)
     st->port_max[c[k].buffer] += arrival[(size_t)c[k].flow * SLOTS + (size_t)c[k].blocked];
-  for (size_t k = 0; k < m && !oversubscribed; k++)
-    oversubscribed = st->port_max[c[k].buffer] > fabric_port_capacity(fab, (int)c[k].buffer) * (1 + 1e-12);
-  for (size_t k = 0; k < m; k++)
-    st->port_max[c[k].buffer] = 0;
+  for (size_t k = 0; k < m; k++) {
+    double *sum = &st->port_max[c[k].buffer];
+    if (*sum > fabric_port_capacity(fab, (int)c[k].buffer) * (1 + 1e-12))
+      oversubscribed = 1;
+    *sum = 0;
+  }
   if (!oversubscribed)
     return;
   ib__sort_crossings(c, c + count, m);

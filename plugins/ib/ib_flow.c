@@ -227,8 +227,8 @@ struct ar_leg {
   int32_t nic;                /* first port of the path: the sending NIC's */
   int32_t flow;               /* index in the component */
   int32_t shared;             /* another source leaf sends to dst_leaf */
-  double demand;              /* the flow's (part's) share of its NIC's line rate, scaled down when the NIC's
-                                  parts together ask for more than that line rate */
+  double demand;              /* the flow's (part's) share of its NIC's line rate, scaled down when the
+                                 NIC's flows together ask for more than that line rate */
 };
 
 /* Byte `pass` of a leg's sort key, least significant first: the destination leaf's four bytes,
