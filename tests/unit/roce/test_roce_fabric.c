@@ -403,32 +403,41 @@ static double expected_max_occupancy(int n)
   return e;
 }
 
+/* Runs GPU i -> GPU n + i (i < n, bytes[i] each, all at 0) with DCQCN off and one more --cfg
+ * value; writes the bytes each up-link of leaf0 sent into tx (at most 16), returns their count. */
+static int leaf0_uplink_bytes(struct topo *t, int n, const double *bytes, const char *extra, uint64_t seed,
+                              fab_fidelity fid, double *tx)
+{
+  const char *cfg[] = { "roce/dcqcn:off", extra, NULL };
+  struct param_set *ps = roce_params_with(cfg);
+  char err[256];
+  struct fabric *fab = fabric_new(t, ps, roce_model(), fid, seed, err, sizeof err);
+  for (int i = 0; i < n; i++)
+    fabric_post(fab, i, n + i, bytes[i], 0, 0, NULL, NULL);
+  fabric_run(fab);
+  const struct topo_node *l = &t->nodes[fab_topo_find_node(t, "leaf0")];
+  int up = 0;
+  for (int p = l->first_port; p < l->first_port + l->port_count && up < 16; p++)
+    if (t->ports[p].is_up)
+      tx[up++] = fab->ports[p].tx_bytes;
+  fabric_free(fab);
+  fab_param_set_free(ps);
+  return up;
+}
+
 static double ecmp_imbalance(struct topo *t, int n, const char *qps, int seeds, fab_fidelity fid)
 {
-  struct flow_def flows[16];
+  double bytes[16], tx[16], sum = 0;
   for (int i = 0; i < n; i++)
-    flows[i] = (struct flow_def){ i, n + i, 64 * 4096, 0 };
-  const char *cfg[] = { "roce/dcqcn:off", qps, NULL };
-  int leaf0 = fab_topo_find_node(t, "leaf0");
-  double sum = 0;
+    bytes[i] = 64 * 4096;
   for (int s = 1; s <= seeds; s++) {
-    struct param_set *ps = roce_params_with(cfg);
-    char err[256];
-    struct fabric *fab = fabric_new(t, ps, roce_model(), fid, (uint64_t)s, err, sizeof err);
-    for (int i = 0; i < n; i++)
-      fabric_post(fab, flows[i].src, flows[i].dst, flows[i].bytes, 0, 0, NULL, NULL);
-    fabric_run(fab);
+    int up = leaf0_uplink_bytes(t, n, bytes, qps, (uint64_t)s, fid, tx);
     double max = 0, total = 0;
-    const struct topo_node *l = &t->nodes[leaf0];
-    for (int p = l->first_port; p < l->first_port + l->port_count; p++)
-      if (t->ports[p].is_up) {
-        total += fab->ports[p].tx_bytes;
-        if (fab->ports[p].tx_bytes > max)
-          max = fab->ports[p].tx_bytes;
-      }
+    for (int k = 0; k < up; k++) {
+      total += tx[k];
+      max = fmax(max, tx[k]);
+    }
     sum += max / (total / n);
-    fabric_free(fab);
-    fab_param_set_free(ps);
   }
   return sum / seeds;
 }
@@ -452,23 +461,16 @@ static void test_ecmp_collisions_balls_into_bins(void)
   fab_topo_free(t);
 }
 
-/* The uplinks of leaf0 that N flows of leaf0 take, as one number (uplink index per flow's bytes). */
+/* The up-links of leaf0 that N flows of leaf0 take, as one number: flow i sends i + 1 packets'
+ * worth, and each up-link's bytes weigh its index. */
 static double uplink_signature(struct topo *t, int n, const char *ecmp_seed, uint64_t run_seed, fab_fidelity fid)
 {
-  const char *cfg[] = { "roce/dcqcn:off", ecmp_seed, NULL };
-  struct param_set *ps = roce_params_with(cfg);
-  char err[256];
-  struct fabric *fab = fabric_new(t, ps, roce_model(), fid, run_seed, err, sizeof err);
+  double bytes[16], tx[16], signature = 0;
   for (int i = 0; i < n; i++)
-    fabric_post(fab, i, n + i, (i + 1) * 4096.0, 0, 0, NULL, NULL);
-  fabric_run(fab);
-  const struct topo_node *l = &t->nodes[fab_topo_find_node(t, "leaf0")];
-  double signature = 0;
-  for (int p = l->first_port, k = 1; p < l->first_port + l->port_count; p++)
-    if (t->ports[p].is_up)
-      signature += k++ * fab->ports[p].tx_bytes;
-  fabric_free(fab);
-  fab_param_set_free(ps);
+    bytes[i] = (i + 1) * 4096.0;
+  int up = leaf0_uplink_bytes(t, n, bytes, ecmp_seed, run_seed, fid, tx);
+  for (int k = 0; k < up; k++)
+    signature += (k + 1) * tx[k];
   return signature;
 }
 
