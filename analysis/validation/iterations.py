@@ -188,11 +188,15 @@ def main():
             p, f = res[c, fab, "packet"][0], res[c, fab, "flow"][0]
             if p is None or f is None:
                 continue
+            # Flow fidelity estimates no marks or CNPs at the ports DCQCN holds (their time is
+            # dcqcn_held_s_est): where there are such ports its figures are lower bounds.
+            held = (f["counters"].get("dcqcn_held_s_est") or 0) > 0
             cells = []
             for pk, fk, _ in COUNTERS:
                 pv, fv = p["counters"].get(pk), f["counters"].get(fk)
                 fmt = (lambda v: "n/a" if v is None else f"{v:.3g}")
-                cells.append(f"{fmt(pv)} / {fmt(fv)}")
+                bound = ">= " if held and fk in ("ecn_marks_est", "cnps_est") and fv is not None else ""
+                cells.append(f"{fmt(pv)} / {bound}{fmt(fv)}")
             print(f"| {c} | {fab} | " + " | ".join(cells) + " |")
 
 
