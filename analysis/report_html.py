@@ -60,9 +60,11 @@ def table(head, rows):
     return "\n".join(out)
 
 
-def value_text(v, unit):
+def value_text(v, unit, lower_bound=False):
     if v is None:
         return "<td class=\"na\">n/a</td>"
+    if lower_bound:  # comparison.json's lower_bound: the value is at least this
+        return "<td>&ge; %.0f</td>" % v
     if unit == "%":
         return "<td>%.2f %%</td>" % v
     if unit == "s":
@@ -107,10 +109,13 @@ def compare_report(d):
     body.append("<h2>MFU and the iteration</h2>")
     rows = []
     for r in data["rows"]:
-        rows.append(["<td>%s</td>" % esc(r["label"])] + [value_text(v, r["unit"]) for v in r["values"]])
+        bounds = r.get("lower_bound") or [False] * len(r["values"])
+        rows.append(["<td>%s</td>" % esc(r["label"])]
+                    + [value_text(v, r["unit"], b) for v, b in zip(r["values"], bounds)])
     body.append(table(["row"] + fabrics, rows))
     body.append("<p class=\"na\">n/a: not modelled at this fidelity or not a mechanism of this fabric; never a "
-                "zero.</p>")
+                "zero.%s</p>" % (" &ge;: a lower bound (no marks, CNPs nor cuts are estimated at the ports DCQCN held)."
+                                 if any(any(r.get("lower_bound") or []) for r in data["rows"]) else ""))
     mfu = {r["key"]: r["values"] for r in data["rows"]}.get("mfu")
     if mfu and len(fabrics) >= 2 and mfu[0] and mfu[1] is not None:
         body.append("<p><b>%s reaches %.1f %% of %s's MFU.</b></p>" %

@@ -283,7 +283,6 @@ static char *read_file(const char *path)
   return buf;
 }
 
-/* Sends stdout to /dev/null until restore_stdout(the returned descriptor). */
 enum row_unit { ROW_PERCENT, ROW_SECONDS, ROW_GB, ROW_COUNT, ROW_TOKENS };
 static const char *const unit_names[] = { "%", "s", "GB", "count", "tokens/s" };
 
@@ -292,6 +291,17 @@ struct row {
   const char *key; /* its path in each run's summary.json */
   double scale;    /* comparison.json's value = summary value x scale */
   enum row_unit unit;
+};
+
+/* Rows whose value is only a lower bound in a run where another of its counters is above 0: flow
+ * fidelity estimates no ECN marks, CNPs nor rate cuts at the ports DCQCN held (docs/roce.md, "Flow fidelity:
+ * estimated counters"), so a plain number would read as a count where part is missing. */
+static const struct {
+  const char *key, *bound_if_above_zero;
+} lower_bound_rows[] = {
+  { "counters.ecn_marks_est", "counters.dcqcn_held_s_est" },
+  { "counters.cnps_est", "counters.dcqcn_held_s_est" },
+  { "counters.dcqcn_rate_cuts_est", "counters.dcqcn_held_s_est" },
 };
 
 /* The table's rows: what a user compares, and the counters that explain the difference. The
@@ -339,8 +349,26 @@ static const struct row table_rows[] = {
 #define N_ROWS (sizeof table_rows / sizeof table_rows[0])
 #define LABEL_WIDTH 38
 
-/* n/a: the run does not model it at its fidelity (null); -: the fabric has no such mechanism. */
-static void print_value(FILE *out, enum json_found found, double v, const struct row *r)
+/* The counter that makes row r a lower bound when above 0 (lower_bound_rows), or NULL. */
+static const char *lower_bound_counter(const struct row *r)
+{
+  for (size_t i = 0; i < sizeof lower_bound_rows / sizeof lower_bound_rows[0]; i++)
+    if (strcmp(lower_bound_rows[i].key, r->key) == 0)
+      return lower_bound_rows[i].bound_if_above_zero;
+  return NULL;
+}
+
+/* Whether row r's value in this run is only a lower bound. */
+static int row_is_lower_bound(const json_t *summary, const struct row *r)
+{
+  const char *counter = lower_bound_counter(r);
+  double v;
+  return counter && json_value(summary, counter, &v) == FOUND_NUMBER && v > 0;
+}
+
+/* n/a: the run does not model it at its fidelity (null); -: the fabric has no such mechanism;
+ * ">= ": a lower bound. */
+static void print_value(FILE *out, enum json_found found, double v, const struct row *r, int lower_bound)
 {
   if (found != FOUND_NUMBER) {
     fprintf(out, " %16s", found == FOUND_NULL ? "n/a" : "-");
@@ -356,7 +384,7 @@ static void print_value(FILE *out, enum json_found found, double v, const struct
   case ROW_GB: snprintf(text, sizeof text, "%.2f GB", x); break;
   case ROW_TOKENS: snprintf(text, sizeof text, "%.0f tokens/s", x); break;
   case ROW_COUNT:
-  default: snprintf(text, sizeof text, "%.0f", x); break;
+  default: snprintf(text, sizeof text, "%s%.0f", lower_bound ? ">= " : "", x); break;
   }
   fprintf(out, " %16s", text);
 }
@@ -927,7 +955,7 @@ static void print_comparison(FILE *out, const struct compare_runs *runs)
   for (int f = 0; f < n; f++)
     fprintf(out, " %16s", runs->fabrics[f]);
   fprintf(out, "\n");
-  int shown_na = 0, shown_absent = 0;
+  int shown_na = 0, shown_absent = 0, shown_bound = 0;
   for (size_t k = 0; k < N_ROWS; k++) {
     enum json_found found[MAX_FABRICS];
     double v[MAX_FABRICS];
@@ -940,7 +968,9 @@ static void print_comparison(FILE *out, const struct compare_runs *runs)
       continue;
     fprintf(out, "%-*s", LABEL_WIDTH, table_rows[k].label);
     for (int f = 0; f < n; f++) {
-      print_value(out, found[f], v[f], &table_rows[k]);
+      int bound = found[f] == FOUND_NUMBER && row_is_lower_bound(summary[f], &table_rows[k]);
+      print_value(out, found[f], v[f], &table_rows[k], bound);
+      shown_bound |= bound;
       shown_na |= found[f] == FOUND_NULL;
       shown_absent |= found[f] == FOUND_ABSENT;
     }
@@ -949,6 +979,8 @@ static void print_comparison(FILE *out, const struct compare_runs *runs)
   if (shown_na || shown_absent)
     fprintf(out, "%s%s%s\n", shown_na ? "(n/a: not modelled at this fidelity" : "(",
             shown_na && shown_absent ? "; " : "", shown_absent ? "-: not a mechanism of this fabric)" : ")");
+  if (shown_bound)
+    fprintf(out, "(>=: a lower bound; no marks, CNPs nor cuts are estimated at the ports DCQCN held)\n");
   print_coll_rows(out, runs->coll, runs->n_coll, runs->fabrics, n);
   print_why(out, runs->why, runs->fabrics, n);
   if (n == 2) {
@@ -997,7 +1029,14 @@ static void write_comparison_json(FILE *cj, const struct compare_runs *runs, cha
       else
         fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(x));
     }
-    fprintf(cj, "]}");
+    fprintf(cj, "]");
+    if (lower_bound_counter(&table_rows[k])) {
+      fprintf(cj, ", \"lower_bound\": [");
+      for (int f = 0; f < n; f++)
+        fprintf(cj, "%s%s", f ? ", " : "", row_is_lower_bound(summary[f], &table_rows[k]) ? "true" : "false");
+      fprintf(cj, "]");
+    }
+    fprintf(cj, "}");
     first = 0;
   }
   fprintf(cj, "\n  ],\n");
