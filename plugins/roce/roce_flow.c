@@ -118,6 +118,12 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
       set_injection(fab, rs, recomputed[i]);
   if (fifo)
     roce_fifo_update(fab, &rs->fifo); /* the estimates follow after the filling (ROCE_AFTER_FILL) */
+  /* The ports DCQCN holds, from the FIFO pass's offered loads and marks: their capacity is the
+   * utilisation the packet model keeps there. Like the FIFO shares they depend on the component's
+   * flows alone, so a recomputation that followed cap changes only keeps them. */
+  if (fifo && dcqcn && rs->cfg.flow_held && rs->cfg.ecn_enabled && fab->fidelity == FAB_FIDELITY_FLOW &&
+      fabric_recompute_followed_flow_change(fab))
+    roce_held_update(fab, &rs->held, recomputed, n_recomputed);
   /* Pause spreading looks at the components recomputed (a pause and its victims share the
    * paused link, hence a component), and only if one of their flows crosses a saturated egress
    * or one of their links was paused: otherwise a pass finds nothing and changes no cap. */

@@ -41,14 +41,14 @@ static void flow_accumulate(struct roce_est *e, const struct fab_flow *f, struct
 {
   double dt = now - ef->since_s;
   ef->since_s = now;
-  if (dt <= 0 || ef->marked_mask == 0)
+  if (dt <= 0 || (ef->marked_mask == 0 && ef->held_mask == 0))
     return;
   double packets = ef->packets_per_s * dt;
-  for (int h = 1; h < f->hops; h++)
-    if (ef->marked_mask & (1u << h)) {
-      e->port_marks[f->path[h]] += packets;
-      e->marks += packets;
-    }
+  for (int h = 1; h < f->hops; h++) {
+    double marks = ef->marked_mask & (1u << h) ? packets : ef->held_mask & (1u << h) ? packets * ef->held_marks[h] : 0;
+    e->port_marks[f->path[h]] += marks;
+    e->marks += marks;
+  }
   e->cnps += ef->cnps_per_s * dt;
   e->cuts += ef->cuts_per_s * dt;
 }
@@ -64,12 +64,24 @@ void roce_est_flow_update(struct fabric *fab, struct roce_est *e, struct fab_flo
   ef->marked_mask = rf->line_port >= 0 ? rf->fifo.marked_mask : 0;
   ef->packets_per_s = f->rate_Bps / fab->mtu;
   ef->cnps_per_s = ef->cuts_per_s = 0;
+  /* The held ports it crosses: the marks, CNPs and cuts the packet model measured there. */
+  ef->held_mask = 0;
+  for (int h = 1; rf->line_port >= 0 && h < f->hops; h++) {
+    const struct roce_held_steady *held = roce_held_of(&roce__state(fab)->held, f->path[h]);
+    if (held == NULL || (ef->marked_mask & (1u << h)))
+      continue;
+    ef->held_mask |= (uint8_t)(1u << h);
+    ef->held_marks[h] = (float)held->marked_fraction;
+    ef->cnps_per_s = fmax(ef->cnps_per_s, fmin(held->cnps_per_flow_s, ef->packets_per_s));
+    ef->cuts_per_s = fmax(ef->cuts_per_s, fmin(held->cuts_per_flow_s, ef->cnps_per_s));
+  }
   if (ef->marked_mask == 0)
     return;
   /* Every packet marked: a CNP per packet, at most one per CNP interval (NP); a cut per CNP, at
    * most one per decrease interval (RP, dcqcn.c). */
-  ef->cnps_per_s = c->cnp_interval_s > 0 ? fmin(ef->packets_per_s, 1 / c->cnp_interval_s) : ef->packets_per_s;
-  ef->cuts_per_s = c->dcqcn.dec_interval_s > 0 ? fmin(ef->cnps_per_s, 1 / c->dcqcn.dec_interval_s) : ef->cnps_per_s;
+  double cnps = c->cnp_interval_s > 0 ? fmin(ef->packets_per_s, 1 / c->cnp_interval_s) : ef->packets_per_s;
+  ef->cnps_per_s = fmax(ef->cnps_per_s, cnps);
+  ef->cuts_per_s = fmax(ef->cuts_per_s, c->dcqcn.dec_interval_s > 0 ? fmin(cnps, 1 / c->dcqcn.dec_interval_s) : cnps);
 }
 
 void roce_est_flow_end(struct fabric *fab, struct roce_est *e, struct fab_flow *f)
@@ -183,11 +195,12 @@ void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flo
   }
 }
 
-double roce_est_held_total(const struct fabric *fab, const struct roce_est *e)
+double roce_est_held_total(const struct fabric *fab, const struct roce_est *e, const uint8_t *measured)
 {
   double total = 0;
   for (int p = 0; p < fab->topo->n_ports; p++)
-    total += e->port_held_s[p];
+    if (measured == NULL || !measured[p])
+      total += e->port_held_s[p];
   return total;
 }
 

@@ -11,12 +11,14 @@
  *  - a link that pause spreading finds paused (roce_spread.c) is paused for the part of the time
  *    its congested egress cannot serve, 1 - C / arrival, until a pass finds it not paused or its
  *    last flow leaves.
+ *  - a switch egress DCQCN holds, measured on the packet model (roce_held_port.h, on by
+ *    default), marks its measured fraction of the packets crossing it, and its flows get its
+ *    measured CNPs and cuts per second (at most one CNP per packet).
  * Rates hold between two recomputations of the flow engine, so each estimate is a sum of rate x
- * the time it held. Ports where DCQCN holds the queue in the RED band (the CoNEXT'16 fixed point,
- * marking with p* < Pmax) are not estimated: their marks and CNPs are missing (docs/roce.md).
- * What is known of them is said instead: the time each such port spends held, a switch egress
- * that max-min saturates (a flow below its cap has it as bottleneck) and that no FIFO pass
- * marks, so that a reader sees where the mark and CNP estimates are lower bounds. */
+ * the time it held. The time each switch egress spends held by DCQCN is reported too (a port
+ * that max-min saturates, a flow below its cap has it as bottleneck, and that no FIFO pass
+ * marks), and apart the held time of ports that were not measured (roce/flow-held-ports off):
+ * there the mark and CNP estimates miss DCQCN's marks and are lower bounds. */
 #ifndef SGFABRIC_ROCE_FLOW_EST_H
 #define SGFABRIC_ROCE_FLOW_EST_H
 
@@ -32,7 +34,9 @@ struct roce_est_flow {
   double packets_per_s; /* packets sent (each a mark at each marked hop) */
   double cnps_per_s;
   double cuts_per_s;
-  uint8_t marked_mask; /* the hops that mark (bit h: the egress path[h]) */
+  uint8_t marked_mask;              /* the hops that mark (bit h: the egress path[h]) */
+  uint8_t held_mask;                /* the hops DCQCN holds (roce_held_port.h), */
+  float held_marks[ROUTE_MAX_HOPS]; /* and the marks per packet sent there */
 };
 
 struct roce_est {
@@ -67,8 +71,9 @@ void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_s
 void roce_est_link_idle(struct fabric *fab, struct roce_est *e, int port);
 /* After a recomputation (DCQCN on): which of its ports DCQCN holds from now on. */
 void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flows, size_t n);
-/* The time ports were held by DCQCN, in total. */
-double roce_est_held_total(const struct fabric *fab, const struct roce_est *e);
+/* The time ports were held by DCQCN, in total; only those for which measured(port) is 0 when
+ * measured is not NULL (the ports whose marks were not estimated). */
+double roce_est_held_total(const struct fabric *fab, const struct roce_est *e, const uint8_t *measured);
 /* Up to now for the flows still active, the paused links and the held ports (before writing the
  * counters). */
 void roce_est_flush(struct fabric *fab, struct roce_est *e);

@@ -13,6 +13,7 @@
 #include "roce_dcqcn_fluid.h"
 #include "roce_fifo.h"
 #include "roce_flow_est.h"
+#include "roce_held_port.h"
 #include "roce_spread.h"
 
 #define ROCE_UDP_DPORT 4791 /* IANA RoCEv2 */
@@ -69,6 +70,7 @@ struct roce_config {
   double fluid_settle; /* relative RC range over a window below which a transient ends */
   int flow_fifo;       /* flow fidelity without the fluid model: FIFO shares (roce_fifo.c) */
   int flow_spread;     /* and PFC pause spreading (roce_spread.c) */
+  int flow_held;       /* and the DCQCN-held ports measured on the packet model (roce_held_port.c) */
 };
 
 /* Per topology port. The ingress side (pg) is used at switches: traffic arriving from this
@@ -160,6 +162,7 @@ struct roce_state {
   struct roce_dcqcn_fluid fluid;  /* fluid DCQCN (roce_dcqcn_fluid.c) */
   struct roce_floor_cache floors; /* DCQCN floor fractions (roce_dcqcn_floor.c) */
   struct roce_est est;            /* estimated counters (roce_flow_est.c) */
+  struct roce_held held;          /* DCQCN-held ports (roce_held_port.c) */
   double *peak_queue;             /* per port: the engine's peak queue, for the counters */
 };
 

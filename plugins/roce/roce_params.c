@@ -142,6 +142,12 @@ static const struct param_def roce_params[] = {
     "Flow fidelity with FIFO shares and PFC on: PFC pauses of the links feeding a congested egress throttle "
     "the flows crossing them toward other egresses; auto: as roce/flow-fifo",
     "IEEE 802.1Qbb; auto: see roce/flow-fifo (docs/roce.md)" },
+  { "roce/flow-held-ports", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|on|off",
+    "Flow fidelity with FIFO shares and DCQCN on: a switch egress DCQCN holds gets the utilisation, marks, CNPs "
+    "and cuts the packet model measures for as many senders into one switch port (off: max-min, its marks not "
+    "estimated); auto: as roce/flow-fifo",
+    "measured: the packet model, N senders into one port for 20 ms, once per (N, link rate, delay) "
+    "(docs/roce.md, Where DCQCN holds a port)" },
   { "roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
     "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv", "" },
   { "roce/trace-port", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
@@ -276,6 +282,8 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   int fifo = fab_param_get_choice(ps, "roce/flow-fifo"), spread = fab_param_get_choice(ps, "roce/flow-spreading");
   c->flow_fifo = fifo != 2;
   c->flow_spread = spread == 1 || (spread == 0 && c->flow_fifo);
+  int held = fab_param_get_choice(ps, "roce/flow-held-ports");
+  c->flow_held = held == 1 || (held == 0 && c->flow_fifo);
   const double *base = g_presets[paper ? 1 : 0];
   /* paper-scaled: the SIGCOMM'15 constants were set for 40 GbE. R_AI, R_HAI (rate steps) and B
    * (bytes between increases) scale with the line rate, the timers do not: in rates normalised

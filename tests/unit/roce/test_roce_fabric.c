@@ -286,8 +286,9 @@ static void test_pfc_spreading_is_local(void)
 /* 3b. The same with DCQCN on (nic preset). Flow fidelity's senders inject at their DCQCN floor
  * rate (roce_dcqcn_floor.h): at 100 Gb/s the firmware's machine under continuous marking falls
  * below 1% of the line rate, DCQCN holds every port, FIFO shares and spreading do not bind and
- * the victim keeps its max-min share, as the packet model's victim keeps its rate (DCQCN cuts
- * the incast before PFC spreads). At 400 Gb/s the floor is above 90% of the line rate: DCQCN
+ * the victim keeps at least its max-min share, as the packet model's victim keeps its rate
+ * (DCQCN cuts the incast before PFC spreads); the incast's held egress, at the utilisation the
+ * packet model measures there (roce_held_port.h), leaves the victim a little more. At 400 Gb/s the floor is above 90% of the line rate: DCQCN
  * cannot hold the incast's egress, PFC pauses spread as with DCQCN off, and the victim is
  * throttled at both fidelities. The first assertion fails without the floor (the victim was
  * throttled to 30.9 Gb/s at 100 Gb/s), the third without FIFO shares and spreading under DCQCN. */
@@ -308,8 +309,8 @@ static void test_dcqcn_on_fifo_and_spreading(void)
           "\n  [DCQCN nic, spreading] victim goodput, 100 Gb/s: packet %.1f, flow %.1f, max-min %.1f Gb/s; "
           "400 Gb/s: packet %.1f, flow %.1f, flow without spreading %.1f, max-min %.1f Gb/s\n",
           pkt100, flow100, maxmin100, pkt400, flow400, nospread400, maxmin400);
-  CU_ASSERT(fabs(flow100 - maxmin100) < 1e-6 * maxmin100); /* DCQCN holds: nothing throttles the victim */
-  CU_ASSERT(fabs(flow100 - pkt100) < 0.15 * pkt100);       /* measured -11% */
+  CU_ASSERT(flow100 >= maxmin100 * (1 - 1e-6)); /* DCQCN holds: nothing throttles the victim below max-min */
+  CU_ASSERT(fabs(flow100 - pkt100) < 0.1 * pkt100); /* measured -6.7% (max-min -11%) */
   CU_ASSERT(flow400 < 0.9 * nospread400);                  /* DCQCN cannot hold: pauses spread */
   CU_ASSERT(pkt400 < 0.8 * maxmin400);                     /* and the packet model's victim is throttled too */
   CU_ASSERT(fabs(flow400 - pkt400) < 0.25 * pkt400);
@@ -373,6 +374,36 @@ static void test_flow_estimates_track_packet(void)
    * loses throughput instead (its last flow ends at 916 us, 1.4 x the drain time; docs/roce.md).
    * On tiny-16 it is +38%, on whole iterations -20% to +14% (docs/validation-iterations.md). */
   CU_ASSERT(flow.est_paused_s > 0 && pkt.paused_s > 0);
+  fab_topo_free(t);
+}
+
+static double rel(double a, double b) { return fabs(a - b) / b; }
+
+/* 3d. A port DCQCN holds, measured on the packet model (roce_held_port.h): two GPUs send 40 MB
+ * each into a third at 100 Gb/s with the nic preset. The floors leave DCQCN room, so no FIFO pass
+ * marks the port, but the packet model does not settle at the CoNEXT'16 fixed point: the senders
+ * cycle between the upper and the trapped state and the port idles ~15% of the time. Flow
+ * fidelity with the held-port model ends within 5% of the packet model and estimates its marks
+ * and CNPs; with it off (max-min, the port kept busy) it is over 10% early and estimates none. */
+static void test_held_port_measured(void)
+{
+  struct topo *t = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
+  struct flow_def flows[2] = { { 1, 0, 40e6, 0 }, { 2, 0, 40e6, 0 } };
+  struct run_result pkt, held, maxmin;
+  roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, 2, &pkt);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, NULL, flows, 2, &held);
+  const char *off[] = { "roce/flow-held-ports:off", NULL };
+  roce_run(t, FAB_FIDELITY_FLOW, 1, off, flows, 2, &maxmin);
+  fprintf(stderr,
+          "\n  [held port, 2 x 40 MB at 100 Gb/s] last FCT: packet %.3f ms, flow %.3f ms, held-ports off %.3f ms; "
+          "marks %llu / %.0f, CNPs %llu / %.0f\n",
+          pkt.max_fct * 1e3, held.max_fct * 1e3, maxmin.max_fct * 1e3, (unsigned long long)pkt.marks, held.est_marks,
+          (unsigned long long)pkt.cnps, held.est_cnps);
+  CU_ASSERT(rel(held.max_fct, pkt.max_fct) < 0.05);
+  CU_ASSERT(maxmin.max_fct < 0.9 * pkt.max_fct);
+  CU_ASSERT(held.est_marks > 0.6 * pkt.marks && held.est_marks < 1.6 * pkt.marks);
+  CU_ASSERT(held.est_cnps > 0.6 * pkt.cnps && held.est_cnps < 1.6 * pkt.cnps);
+  CU_ASSERT(maxmin.est_marks == 0);
   fab_topo_free(t);
 }
 
@@ -559,8 +590,6 @@ static void test_rto_from_last_progress(void)
   fab_topo_free(t);
 }
 
-static double rel(double a, double b) { return fabs(a - b) / b; }
-
 /* Framing: every 4096-byte payload carries Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4
  * bytes, and the wire adds preamble/SFD 8 and the inter-frame gap 12 (IEEE 802.3 clauses 3-4,
  * IBTA Vol.1 Annex A17): 82 bytes, so one flow at 400 Gb/s has a goodput of 50 GB/s x 4096 /
@@ -723,6 +752,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading },
   { "fifo_shares_as_payload", test_fifo_shares_as_payload },
   { "flow_estimates_track_packet", test_flow_estimates_track_packet },
+  { "held_port_measured", test_held_port_measured },
   { "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins },
   { "ecmp_seed_holds_the_paths", test_ecmp_seed_holds_the_paths },
   { "gbn_goodput_under_loss", test_gbn_goodput_under_loss },
