@@ -114,8 +114,9 @@ def compare_report(d):
                     + [value_text(v, r["unit"], b) for v, b in zip(r["values"], bounds)])
     body.append(table(["row"] + fabrics, rows))
     body.append("<p class=\"na\">n/a: not modelled at this fidelity or not a mechanism of this fabric; never a "
-                "zero.%s</p>" % (" &ge;: a lower bound (no marks, CNPs nor cuts are estimated at the ports DCQCN held)."
-                                 if any(any(r.get("lower_bound") or []) for r in data["rows"]) else ""))
+                "zero.%s</p>" % (" &ge;: a lower bound (no marks, CNPs nor cuts are estimated at some ports "
+                                 "DCQCN held)." if any(any(r.get("lower_bound") or []) for r in data["rows"])
+                                 else ""))
     mfu = {r["key"]: r["values"] for r in data["rows"]}.get("mfu")
     if mfu and len(fabrics) >= 2 and mfu[0] and mfu[1] is not None:
         body.append("<p><b>%s reaches %.1f %% of %s's MFU.</b></p>" %

@@ -294,14 +294,15 @@ struct row {
 };
 
 /* Rows whose value is only a lower bound in a run where another of its counters is above 0: flow
- * fidelity estimates no ECN marks, CNPs nor rate cuts at the ports DCQCN held (docs/roce.md, "Flow fidelity:
- * estimated counters"), so a plain number would read as a count where part is missing. */
+ * fidelity estimates no ECN marks, CNPs nor rate cuts at the ports DCQCN held that the packet
+ * model did not measure (docs/roce.md, "Flow fidelity: estimated counters"), so a plain number
+ * would read as a count where part is missing. */
 static const struct {
   const char *key, *bound_if_above_zero;
 } lower_bound_rows[] = {
-  { "counters.ecn_marks_est", "counters.dcqcn_held_s_est" },
-  { "counters.cnps_est", "counters.dcqcn_held_s_est" },
-  { "counters.dcqcn_rate_cuts_est", "counters.dcqcn_held_s_est" },
+  { "counters.ecn_marks_est", "counters.dcqcn_held_unestimated_s_est" },
+  { "counters.cnps_est", "counters.dcqcn_held_unestimated_s_est" },
+  { "counters.dcqcn_rate_cuts_est", "counters.dcqcn_held_unestimated_s_est" },
 };
 
 /* The table's rows: what a user compares, and the counters that explain the difference. The
@@ -980,7 +981,7 @@ static void print_comparison(FILE *out, const struct compare_runs *runs)
     fprintf(out, "%s%s%s\n", shown_na ? "(n/a: not modelled at this fidelity" : "(",
             shown_na && shown_absent ? "; " : "", shown_absent ? "-: not a mechanism of this fabric)" : ")");
   if (shown_bound)
-    fprintf(out, "(>=: a lower bound; no marks, CNPs nor cuts are estimated at the ports DCQCN held)\n");
+    fprintf(out, "(>=: a lower bound; no marks, CNPs nor cuts are estimated at some ports DCQCN held)\n");
   print_coll_rows(out, runs->coll, runs->n_coll, runs->fabrics, n);
   print_why(out, runs->why, runs->fabrics, n);
   if (n == 2) {

@@ -9,13 +9,15 @@ exposed communication per parallel group (groups exposing at least 1 % of the it
 RoCE/IB MFU ratio at each fidelity, and RoCE's counters against flow fidelity's estimates.
 
     analysis/validation/iterations.py BUILD_DIR WORK_DIR [--cases a,b] [--fabrics ib,roce,roce-paper]
-                                      [--seed N] [--timeout S] > table.md
+                                      [--seed N] [--link-rate RATE] [--timeout S] > table.md
 
 --seed (default 1) is the run's seed, which draws RoCE's ECMP paths (QP numbers are hashed with
 it), IB's adaptive-routing ties and the packet models' random marks and drops: another seed is
 another sample of the same job on the same platform. Runs of a seed other than 1 go to
-WORK_DIR/seed-N/. Runs are kept in WORK_DIR and reused when their summary.json exists (delete it to run again);
-each run's CPU time is measured with getrusage of its child process. Standard library only.
+WORK_DIR/seed-N/. --link-rate (e.g. 100Gbps) generates the platforms with that NIC and switch
+link rate instead of the GPU's (400 Gb/s for H100); use a WORK_DIR of its own. Runs are kept in
+WORK_DIR and reused when their summary.json exists (delete it to run again); each run's CPU
+time is measured with getrusage of its child process. Standard library only.
 """
 import argparse
 import json
@@ -55,8 +57,11 @@ FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
            "roce-maxmin": ["--fabric", "roce", "--cfg=roce/flow-fifo:off"],
            # the paper preset with its fluid model off: DCQCN's floor model decides, as with nic
            # (its packet run is roce-paper's: roce/fluid acts at flow fidelity only)
-           "roce-paper-floor": ["--fabric", "roce", "--cfg=roce/dcqcn:paper", "--cfg=roce/fluid:off"]}
-PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper"}
+           "roce-paper-floor": ["--fabric", "roce", "--cfg=roce/dcqcn:paper", "--cfg=roce/fluid:off"],
+           # roce without the packet-level measure of the ports DCQCN holds (max-min there, as
+           # before it; its packet run is roce's: roce/flow-held-ports acts at flow fidelity only)
+           "roce-held-off": ["--fabric", "roce", "--cfg=roce/flow-held-ports:off"]}
+PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper", "roce-held-off": "roce"}
 # The matrix compares the fabrics' two fidelities with the compute held fixed: the roofline, the
 # compute model it was measured with (the kernel model, the default now, shortens compute by a
 # few percent and so changes how much communication is exposed; checked on llama3-8b/2to1 roce,
@@ -77,13 +82,15 @@ def run(cmd, timeout):
     return status, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def simulate(sgf, work, case, fabric, fidelity, timeout, seed):
+def simulate(sgf, work, case, fabric, fidelity, timeout, seed, link_rate=None):
     name = case.replace("/", "_")
     d = os.path.join(work, name) if seed == 1 else os.path.join(work, f"seed-{seed}", name)
     os.makedirs(d, exist_ok=True)
     platform, workload = os.path.join(d, "platform.xml"), os.path.join(d, "workload.txt")
     if not os.path.exists(platform):
-        subprocess.run([sgf, "platform", *CASES[case][0], "-o", platform], check=True, stdout=subprocess.DEVNULL)
+        rate = ["--link-rate", link_rate] if link_rate else []
+        subprocess.run([sgf, "platform", *CASES[case][0], *rate, "-o", platform], check=True,
+                       stdout=subprocess.DEVNULL)
     if not os.path.exists(workload):
         # --ignore-memory (here and for run): the Mixtral case, without recomputation, would not fit
         # in 80 GB; the fidelity comparison does not depend on it.
@@ -136,6 +143,7 @@ def main():
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--fabrics", default="ib,roce,roce-paper")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--link-rate", default=None)
     ap.add_argument("--timeout", type=float, default=1800)
     a = ap.parse_args()
     sgf = os.path.join(a.build, "sgfabric")
@@ -147,7 +155,7 @@ def main():
     for c in cases:
         for fab in fabrics:
             for fid in ("flow", "packet"):
-                res[c, fab, fid] = simulate(sgf, a.work, c, fab, fid, a.timeout, a.seed)
+                res[c, fab, fid] = simulate(sgf, a.work, c, fab, fid, a.timeout, a.seed, a.link_rate)
     print("| case | fabric | packet iteration (s) | flow iteration (s) | error | worst group error | "
           "CPU packet / flow (s) |")
     print("|---|---|---|---|---|---|---|")
@@ -188,9 +196,11 @@ def main():
             p, f = res[c, fab, "packet"][0], res[c, fab, "flow"][0]
             if p is None or f is None:
                 continue
-            # Flow fidelity estimates no marks or CNPs at the ports DCQCN holds (their time is
-            # dcqcn_held_s_est): where there are such ports its figures are lower bounds.
-            held = (f["counters"].get("dcqcn_held_s_est") or 0) > 0
+            # Flow fidelity estimates no marks or CNPs at the ports DCQCN holds that the packet
+            # model did not measure (their time is dcqcn_held_unestimated_s_est; runs before that
+            # counter: dcqcn_held_s_est): where there are such ports its figures are lower bounds.
+            counters = f["counters"]
+            held = (counters.get("dcqcn_held_unestimated_s_est", counters.get("dcqcn_held_s_est")) or 0) > 0
             cells = []
             for pk, fk, _ in COUNTERS:
                 pv, fv = p["counters"].get(pk), f["counters"].get(fk)
