@@ -152,27 +152,31 @@ int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *sh
 }
 
 /* The cache's entry for this port shape, measured on a miss; -1 if it cannot be measured (the
- * port is then shared max-min, as without this model). */
+ * port is then shared max-min, as without this model, and the shape is not tried again). */
 static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const struct roce_held_shape *shape)
 {
   for (size_t i = 0; i < h->n; i++)
     if (!memcmp(&h->entry[i].shape, shape, sizeof *shape))
-      return (int32_t)i;
+      return h->entry[i].steady.utilisation > 0 ? (int32_t)i : -1;
   struct roce_held_steady steady;
   char err[256] = "";
   if (roce_held_measure(fab, shape, &steady, err, sizeof err) != 0) {
-    fprintf(stderr, "sgfabric: roce: DCQCN-held port of %d senders not measured (%s): shared max-min\n", shape->senders,
-            err);
-    return -1;
+    fprintf(stderr,
+            "sgfabric: roce: a port DCQCN holds (%d senders) could not be measured on the packet model (%s): "
+            "it is shared max-min, its marks not estimated\n",
+            shape->senders, err);
+    steady.utilisation = 0; /* remembered as not measurable */
+  } else {
+    h->measures++;
   }
-  h->measures++;
   if (h->n == h->cap) {
     h->cap = h->cap ? 2 * h->cap : 16;
     h->entry = sgf_xrealloc(h->entry, h->cap * sizeof *h->entry);
   }
   h->entry[h->n].shape = *shape;
   h->entry[h->n].steady = steady;
-  return (int32_t)h->n++;
+  h->n++;
+  return steady.utilisation > 0 ? (int32_t)h->n - 1 : -1;
 }
 
 /* The flow's RoCE state if it leaves a NIC (not an NVLink transfer), else NULL. */
