@@ -64,7 +64,7 @@ def value_text(v, unit, lower_bound=False):
     if v is None:
         return "<td class=\"na\">n/a</td>"
     if lower_bound:  # comparison.json's lower_bound: the value is at least this
-        return "<td>&ge; %.0f</td>" % v
+        return "<td>&ge; %s</td>" % ("%.4f s" % v if unit == "s" else "%.0f" % v)
     if unit == "%":
         return "<td>%.2f %%</td>" % v
     if unit == "s":
@@ -114,9 +114,8 @@ def compare_report(d):
                     + [value_text(v, r["unit"], b) for v, b in zip(r["values"], bounds)])
     body.append(table(["row"] + fabrics, rows))
     body.append("<p class=\"na\">n/a: not modelled at this fidelity or not a mechanism of this fabric; never a "
-                "zero.%s</p>" % (" &ge;: a lower bound (no marks, CNPs nor cuts are estimated at some ports "
-                                 "DCQCN held)." if any(any(r.get("lower_bound") or []) for r in data["rows"])
-                                 else ""))
+                "zero.%s</p>" % (" &ge;: a lower bound (the ports DCQCN held lack some of their estimates)."
+                                 if any(any(r.get("lower_bound") or []) for r in data["rows"]) else ""))
     mfu = {r["key"]: r["values"] for r in data["rows"]}.get("mfu")
     if mfu and len(fabrics) >= 2 and mfu[0] and mfu[1] is not None:
         body.append("<p><b>%s reaches %.1f %% of %s's MFU.</b></p>" %

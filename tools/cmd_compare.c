@@ -295,14 +295,15 @@ struct row {
 
 /* Rows whose value is only a lower bound in a run where another of its counters is above 0: flow
  * fidelity estimates no ECN marks, CNPs nor rate cuts at the ports DCQCN held that the packet
- * model did not measure (docs/roce.md, "Flow fidelity: estimated counters"), so a plain number
- * would read as a count where part is missing. */
+ * model did not measure, and no PFC pauses at any port DCQCN held (docs/roce.md, "Flow fidelity:
+ * estimated counters"), so a plain number would read as a count where part is missing. */
 static const struct {
   const char *key, *bound_if_above_zero;
 } lower_bound_rows[] = {
   { "counters.ecn_marks_est", "counters.dcqcn_held_unestimated_s_est" },
   { "counters.cnps_est", "counters.dcqcn_held_unestimated_s_est" },
   { "counters.dcqcn_rate_cuts_est", "counters.dcqcn_held_unestimated_s_est" },
+  { "counters.pfc_paused_s_est", "counters.dcqcn_held_s_est" },
 };
 
 /* The table's rows: what a user compares, and the counters that explain the difference. The
@@ -380,7 +381,8 @@ static void print_value(FILE *out, enum json_found found, double v, const struct
   switch (r->unit) {
   case ROW_PERCENT: snprintf(text, sizeof text, "%.2f %%", x); break;
   case ROW_SECONDS:
-    snprintf(text, sizeof text, "%.4f s", fabs(x) < 5e-5 ? 0.0 : x); /* no "-0.0000 s" from rounding */
+    /* no "-0.0000 s" from rounding */
+    snprintf(text, sizeof text, "%s%.4f s", lower_bound ? ">= " : "", fabs(x) < 5e-5 ? 0.0 : x);
     break;
   case ROW_GB: snprintf(text, sizeof text, "%.2f GB", x); break;
   case ROW_TOKENS: snprintf(text, sizeof text, "%.0f tokens/s", x); break;
@@ -981,7 +983,7 @@ static void print_comparison(FILE *out, const struct compare_runs *runs)
     fprintf(out, "%s%s%s\n", shown_na ? "(n/a: not modelled at this fidelity" : "(",
             shown_na && shown_absent ? "; " : "", shown_absent ? "-: not a mechanism of this fabric)" : ")");
   if (shown_bound)
-    fprintf(out, "(>=: a lower bound; no marks, CNPs nor cuts are estimated at some ports DCQCN held)\n");
+    fprintf(out, "(>=: a lower bound; the ports DCQCN held lack some of their estimates: docs/roce.md)\n");
   print_coll_rows(out, runs->coll, runs->n_coll, runs->fabrics, n);
   print_why(out, runs->why, runs->fabrics, n);
   if (n == 2) {
