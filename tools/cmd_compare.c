@@ -294,16 +294,16 @@ struct row {
 };
 
 /* Rows whose value is only a lower bound in a run where another of its counters is above 0: flow
- * fidelity estimates no ECN marks, CNPs nor rate cuts at the ports DCQCN held that the packet
- * model did not measure, and no PFC pauses at any port DCQCN held (docs/roce.md, "Flow fidelity:
- * estimated counters"), so a plain number would read as a count where part is missing. */
+ * fidelity estimates no ECN marks, CNPs, rate cuts nor PFC pauses at the ports DCQCN held that
+ * the packet model did not measure (docs/roce.md, "Flow fidelity: estimated counters"), so a
+ * plain number would read as a count where part is missing. */
 static const struct {
   const char *key, *bound_if_above_zero;
 } lower_bound_rows[] = {
   { "counters.ecn_marks_est", "counters.dcqcn_held_unestimated_s_est" },
   { "counters.cnps_est", "counters.dcqcn_held_unestimated_s_est" },
   { "counters.dcqcn_rate_cuts_est", "counters.dcqcn_held_unestimated_s_est" },
-  { "counters.pfc_paused_s_est", "counters.dcqcn_held_s_est" },
+  { "counters.pfc_paused_s_est", "counters.dcqcn_held_unestimated_s_est" },
 };
 
 /* The table's rows: what a user compares, and the counters that explain the difference. The

@@ -196,19 +196,17 @@ def main():
             p, f = res[c, fab, "packet"][0], res[c, fab, "flow"][0]
             if p is None or f is None:
                 continue
-            # Flow fidelity estimates no marks or CNPs at the ports DCQCN holds that the packet
-            # model did not measure (their time is dcqcn_held_unestimated_s_est; runs before that
-            # counter: dcqcn_held_s_est), and no pauses at any port DCQCN holds: where there are
-            # such ports its figures are lower bounds.
+            # Flow fidelity estimates no marks, CNPs or pauses at the ports DCQCN holds that the
+            # packet model did not measure (their time is dcqcn_held_unestimated_s_est; runs before
+            # that counter: dcqcn_held_s_est): where there are such ports its figures are lower bounds.
             counters = f["counters"]
             held = (counters.get("dcqcn_held_unestimated_s_est", counters.get("dcqcn_held_s_est")) or 0) > 0
-            held_any = (counters.get("dcqcn_held_s_est") or 0) > 0
             cells = []
             for pk, fk, _ in COUNTERS:
                 pv, fv = p["counters"].get(pk), f["counters"].get(fk)
                 fmt = (lambda v: "n/a" if v is None else f"{v:.3g}")
-                bound = ">= " if fv is not None and ((held and fk in ("ecn_marks_est", "cnps_est"))
-                                                     or (held_any and fk == "pfc_paused_s_est")) else ""
+                bound = ">= " if held and fk in ("ecn_marks_est", "cnps_est", "pfc_paused_s_est") and fv is not None \
+                    else ""
                 cells.append(f"{fmt(pv)} / {bound}{fmt(fv)}")
             print(f"| {c} | {fab} | " + " | ".join(cells) + " |")
 

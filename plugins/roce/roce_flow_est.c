@@ -17,8 +17,12 @@ int roce_est_init(struct roce_est *e, int n_ports)
   e->port_held_since_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_held_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_offered_Bps = calloc((size_t)n_ports + 1, sizeof(double));
+  e->port_held_pause = calloc((size_t)n_ports + 1, sizeof(double));
+  e->port_held_pause_since_s = calloc((size_t)n_ports + 1, sizeof(double));
+  e->port_pause_want = calloc((size_t)n_ports + 1, sizeof(double));
   return e->port_marks && e->port_paused_s && e->port_fraction && e->port_since_s && e->port_held && e->port_held_now &&
-                 e->port_held_since_s && e->port_held_s && e->port_offered_Bps
+                 e->port_held_since_s && e->port_held_s && e->port_offered_Bps && e->port_held_pause &&
+                 e->port_held_pause_since_s && e->port_pause_want
              ? 0
              : -1;
 }
@@ -34,6 +38,9 @@ void roce_est_fini(struct roce_est *e)
   free(e->port_held_since_s);
   free(e->port_held_s);
   free(e->port_offered_Bps);
+  free(e->port_held_pause);
+  free(e->port_held_pause_since_s);
+  free(e->port_pause_want);
 }
 
 /* The flow's rates since its last update, up to now. */
@@ -140,6 +147,25 @@ void roce_est_link_idle(struct fabric *fab, struct roce_est *e, int port)
   link_set(e, port, 0, fab->now);
 }
 
+/* The paused time of the links feeding held ports, in total, up to now. */
+static void held_pauses_accumulate(struct roce_est *e, double now)
+{
+  double dt = now - e->held_pause_since_s;
+  e->held_pause_since_s = now;
+  if (dt > 0)
+    e->paused_s += e->held_pause_sum * dt;
+}
+
+/* Link u's paused time up to now as the feeder of a held port, then its new fraction. */
+static void held_pause_set(struct roce_est *e, int u, double fraction, double now)
+{
+  if (e->port_held_pause[u] > 0)
+    e->port_paused_s[u] += e->port_held_pause[u] * (now - e->port_held_pause_since_s[u]);
+  e->port_held_pause_since_s[u] = now;
+  e->held_pause_sum += fraction - e->port_held_pause[u];
+  e->port_held_pause[u] = fraction;
+}
+
 /* Port p is held from now on (or no longer). */
 static void held_set(struct roce_est *e, int p, int held, double now)
 {
@@ -193,6 +219,24 @@ void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flo
     if (e->port_held_now[p] != e->port_held[p])
       held_set(e, p, e->port_held_now[p], fab->now);
   }
+  /* The links feeding a held port the packet model measured are paused for its measured
+   * fraction of the time (a link feeding several: the largest); the other links of the
+   * recomputed components are not, as far as held ports go. */
+  const struct roce_held *measured = &roce__state(fab)->held;
+  for (size_t i = 0; i < n; i++)
+    for (int h = 1; h < flows[i]->hops; h++) {
+      int p = flows[i]->path[h];
+      const struct roce_held_steady *m = e->port_held_now[p] ? roce_held_of(measured, p) : NULL;
+      if (m != NULL && m->paused_fraction > e->port_pause_want[flows[i]->path[h - 1]])
+        e->port_pause_want[flows[i]->path[h - 1]] = m->paused_fraction;
+    }
+  held_pauses_accumulate(e, fab->now);
+  for (int k = 0; k < n_ports; k++) {
+    int u = ports[k];
+    if (e->port_pause_want[u] != e->port_held_pause[u])
+      held_pause_set(e, u, e->port_pause_want[u], fab->now);
+    e->port_pause_want[u] = 0;
+  }
 }
 
 double roce_est_held_total(const struct fabric *fab, const struct roce_est *e, const uint8_t *measured)
@@ -214,9 +258,12 @@ void roce_est_flush(struct fabric *fab, struct roce_est *e)
       flow_accumulate(e, active[i], &rf->est, fab->now);
   }
   pauses_accumulate(e, fab->now);
+  held_pauses_accumulate(e, fab->now);
   for (int p = 0; p < fab->topo->n_ports; p++) {
     if (e->port_fraction[p] > 0)
       link_set(e, p, e->port_fraction[p], fab->now);
+    if (e->port_held_pause[p] > 0)
+      held_pause_set(e, p, e->port_held_pause[p], fab->now);
     if (e->port_held[p])
       held_set(e, p, 1, fab->now);
   }

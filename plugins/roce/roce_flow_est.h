@@ -12,8 +12,9 @@
  *    its congested egress cannot serve, 1 - C / arrival, until a pass finds it not paused or its
  *    last flow leaves.
  *  - a switch egress DCQCN holds, measured on the packet model (roce_held_port.h, on by
- *    default), marks its measured fraction of the packets crossing it, and its flows get its
- *    measured CNPs and cuts per second (at most one CNP per packet).
+ *    default), marks its measured fraction of the packets crossing it, its flows get its
+ *    measured CNPs and cuts per second (at most one CNP per packet), and the links feeding it
+ *    are paused for its measured paused fraction of the time.
  * Rates hold between two recomputations of the flow engine, so each estimate is a sum of rate x
  * the time it held. The time each switch egress spends held by DCQCN is reported too (a port
  * that max-min saturates, a flow below its cap has it as bottleneck, and that no FIFO pass
@@ -54,6 +55,10 @@ struct roce_est {
   double *port_held_since_s;
   double *port_held_s;
   double *port_offered_Bps; /* scratch of roce_est_held, 0 between calls */
+  /* per link: the part of the time it is paused feeding a held port (its measure's paused
+   * fraction) since port_held_pause_since_s; their sum, since held_pause_since_s; scratch */
+  double *port_held_pause, *port_held_pause_since_s, *port_pause_want;
+  double held_pause_sum, held_pause_since_s;
 };
 
 int roce_est_init(struct roce_est *e, int n_ports);

@@ -142,6 +142,8 @@ int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *sh
     out->marked_fraction = marks / packets;
     out->cnps_per_flow_s = (double)rs->stats.cnps_sent / senders / run.last_done_s;
     out->cuts_per_flow_s = (double)rs->stats.dcqcn.cuts / senders / run.last_done_s;
+    /* every pause of the run (all ended), at depth 1 those of the leaves' up-links too */
+    out->paused_fraction = fmin(1, rs->stats.paused_s / senders / run.last_done_s);
   } else {
     snprintf(err, errlen, "the packet model did not complete %d flows into one port", senders);
   }

@@ -16,7 +16,8 @@
  * run's RoCE parameters (one QP per connection, no traces). The measure gives a held port
  *  - its utilisation: its capacity at flow fidelity is that fraction of its payload rate;
  *  - the marks per packet sent through it, and the CNPs and DCQCN cuts per flow and second,
- *    from which the flows crossing it estimate their ECN marks, CNPs and cuts (roce_flow_est.c). */
+ *    from which the flows crossing it estimate their ECN marks, CNPs and cuts, and the PFC
+ *    paused time per sender, from which the links feeding it estimate theirs (roce_flow_est.c). */
 #ifndef SGFABRIC_ROCE_HELD_PORT_H
 #define SGFABRIC_ROCE_HELD_PORT_H
 
@@ -32,6 +33,7 @@ struct roce_held_steady {
   double utilisation;     /* bytes served over the payload rate x time, in (0, 1] */
   double marked_fraction; /* of the packets the port served */
   double cnps_per_flow_s, cuts_per_flow_s;
+  double paused_fraction; /* per sender: link-time paused by PFC over time, at most 1 */
 };
 
 /* What a measure depends on: the port's rate and link delay, its load (its flows' NIC shares,

@@ -8,8 +8,8 @@
 # at 100 Gb/s, where the senders' floor rates leave it room), the port's held time says so (the
 # receiver's port, held for the transfer, which lasts longer than at its payload rate: the port
 # is used at the utilisation the packet model measures, below 1) and its marks are estimated
-# from that measure (roce/flow-held-ports); with the measure off they are not, and the held time
-# is counted as not estimated. None held at 400 Gb/s, where the FIFO pass marks the port; null
+# from that measure (roce/flow-held-ports), its pauses on the links feeding it; with the measure
+# off they are not, and the held time is counted as not estimated. None held at 400 Gb/s, where the FIFO pass marks the port; null
 # with ECN off (nothing holds).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -88,7 +88,9 @@ if len(ports) != 1 or not 1.02 * expect < held[ports[0]] <= 1.3 * expect:
 if abs(sum(held.values()) - c["dcqcn_held_s_est"]) > 1e-9:
     sys.exit("per-port held time adds up to %r, total %r" % (sum(held.values()), c["dcqcn_held_s_est"]))
 if not (c["dcqcn_held_measures"] >= 1 and c["dcqcn_held_unestimated_s_est"] == 0 and c["ecn_marks_est"] > 0
-        and c["cnps_est"] > 0 and c["ecn_marks_est_per_port"].get(ports[0], 0) == c["ecn_marks_est"]):
+        and c["cnps_est"] > 0 and c["ecn_marks_est_per_port"].get(ports[0], 0) == c["ecn_marks_est"]
+        and c["pfc_paused_s_est"] > 0 and all(link.endswith("->leaf0") or link.startswith("spine")
+                                              for link in c["pfc_paused_s_est_per_port"])):
     sys.exit("the measured held port's estimates are wrong: %r" % c)
 u = json.load(open(sys.argv[3]))["counters"]
 if u["ecn_marks_est"] != 0 or u["dcqcn_held_measures"] != 0 or u["dcqcn_held_unestimated_s_est"] != u["dcqcn_held_s_est"]:

@@ -309,10 +309,10 @@ static void test_dcqcn_on_fifo_and_spreading(void)
           "\n  [DCQCN nic, spreading] victim goodput, 100 Gb/s: packet %.1f, flow %.1f, max-min %.1f Gb/s; "
           "400 Gb/s: packet %.1f, flow %.1f, flow without spreading %.1f, max-min %.1f Gb/s\n",
           pkt100, flow100, maxmin100, pkt400, flow400, nospread400, maxmin400);
-  CU_ASSERT(flow100 >= maxmin100 * (1 - 1e-6)); /* DCQCN holds: nothing throttles the victim below max-min */
+  CU_ASSERT(flow100 >= maxmin100 * (1 - 1e-6));     /* DCQCN holds: nothing throttles the victim below max-min */
   CU_ASSERT(fabs(flow100 - pkt100) < 0.1 * pkt100); /* measured -6.7% (max-min -11%) */
-  CU_ASSERT(flow400 < 0.9 * nospread400);                  /* DCQCN cannot hold: pauses spread */
-  CU_ASSERT(pkt400 < 0.8 * maxmin400);                     /* and the packet model's victim is throttled too */
+  CU_ASSERT(flow400 < 0.9 * nospread400);           /* DCQCN cannot hold: pauses spread */
+  CU_ASSERT(pkt400 < 0.8 * maxmin400);              /* and the packet model's victim is throttled too */
   CU_ASSERT(fabs(flow400 - pkt400) < 0.25 * pkt400);
 }
 
@@ -383,8 +383,9 @@ static double rel(double a, double b) { return fabs(a - b) / b; }
  * each into a third at 100 Gb/s with the nic preset. The floors leave DCQCN room, so no FIFO pass
  * marks the port, but the packet model does not settle at the CoNEXT'16 fixed point: the senders
  * cycle between the upper and the trapped state and the port idles ~15% of the time. Flow
- * fidelity with the held-port model ends within 5% of the packet model and estimates its marks
- * and CNPs; with it off (max-min, the port kept busy) it is over 10% early and estimates none. */
+ * fidelity with the held-port model ends within 5% of the packet model and estimates its marks,
+ * CNPs and pauses; with it off (max-min, the port kept busy) it is over 10% early and estimates
+ * none. */
 static void test_held_port_measured(void)
 {
   struct topo *t = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
@@ -396,14 +397,15 @@ static void test_held_port_measured(void)
   roce_run(t, FAB_FIDELITY_FLOW, 1, off, flows, 2, &maxmin);
   fprintf(stderr,
           "\n  [held port, 2 x 40 MB at 100 Gb/s] last FCT: packet %.3f ms, flow %.3f ms, held-ports off %.3f ms; "
-          "marks %llu / %.0f, CNPs %llu / %.0f\n",
+          "marks %llu / %.0f, CNPs %llu / %.0f, paused %.1f / %.1f us\n",
           pkt.max_fct * 1e3, held.max_fct * 1e3, maxmin.max_fct * 1e3, (unsigned long long)pkt.marks, held.est_marks,
-          (unsigned long long)pkt.cnps, held.est_cnps);
+          (unsigned long long)pkt.cnps, held.est_cnps, pkt.paused_s * 1e6, held.est_paused_s * 1e6);
   CU_ASSERT(rel(held.max_fct, pkt.max_fct) < 0.05);
   CU_ASSERT(maxmin.max_fct < 0.9 * pkt.max_fct);
   CU_ASSERT(held.est_marks > 0.6 * pkt.marks && held.est_marks < 1.6 * pkt.marks);
   CU_ASSERT(held.est_cnps > 0.6 * pkt.cnps && held.est_cnps < 1.6 * pkt.cnps);
-  CU_ASSERT(maxmin.est_marks == 0);
+  CU_ASSERT(held.est_paused_s > 0.5 * pkt.paused_s && held.est_paused_s < 2 * pkt.paused_s);
+  CU_ASSERT(maxmin.est_marks == 0 && maxmin.est_paused_s == 0);
   fab_topo_free(t);
 }
 
