@@ -10,19 +10,19 @@ int roce_est_init(struct roce_est *e, int n_ports)
 {
   e->port_marks = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_paused_s = calloc((size_t)n_ports + 1, sizeof(double));
-  e->port_fraction = calloc((size_t)n_ports + 1, sizeof(double));
-  e->port_since_s = calloc((size_t)n_ports + 1, sizeof(double));
+  e->spread.fraction = calloc((size_t)n_ports + 1, sizeof(double));
+  e->spread.since_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_held = calloc((size_t)n_ports + 1, 1);
   e->port_held_now = calloc((size_t)n_ports + 1, 1);
   e->port_held_since_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_held_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_offered_Bps = calloc((size_t)n_ports + 1, sizeof(double));
-  e->port_held_pause = calloc((size_t)n_ports + 1, sizeof(double));
-  e->port_held_pause_since_s = calloc((size_t)n_ports + 1, sizeof(double));
+  e->held_feed.fraction = calloc((size_t)n_ports + 1, sizeof(double));
+  e->held_feed.since_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_pause_want = calloc((size_t)n_ports + 1, sizeof(double));
-  return e->port_marks && e->port_paused_s && e->port_fraction && e->port_since_s && e->port_held && e->port_held_now &&
-                 e->port_held_since_s && e->port_held_s && e->port_offered_Bps && e->port_held_pause &&
-                 e->port_held_pause_since_s && e->port_pause_want
+  return e->port_marks && e->port_paused_s && e->spread.fraction && e->spread.since_s && e->port_held &&
+                 e->port_held_now && e->port_held_since_s && e->port_held_s && e->port_offered_Bps &&
+                 e->held_feed.fraction && e->held_feed.since_s && e->port_pause_want
              ? 0
              : -1;
 }
@@ -31,15 +31,15 @@ void roce_est_fini(struct roce_est *e)
 {
   free(e->port_marks);
   free(e->port_paused_s);
-  free(e->port_fraction);
-  free(e->port_since_s);
+  free(e->spread.fraction);
+  free(e->spread.since_s);
   free(e->port_held);
   free(e->port_held_now);
   free(e->port_held_since_s);
   free(e->port_held_s);
   free(e->port_offered_Bps);
-  free(e->port_held_pause);
-  free(e->port_held_pause_since_s);
+  free(e->held_feed.fraction);
+  free(e->held_feed.since_s);
   free(e->port_pause_want);
 }
 
@@ -102,30 +102,30 @@ void roce_est_flow_end(struct fabric *fab, struct roce_est *e, struct fab_flow *
   flow_accumulate(e, f, &rf->est, fmax(drained, rf->est.since_s));
 }
 
-/* The total paused time up to now, at the sum of the links' fractions. */
-static void pauses_accumulate(struct roce_est *e, double now)
+/* The total paused time of these links up to now, at the sum of their fractions. */
+static void pauses_accumulate(struct roce_est *e, struct roce_est_paused *ps, double now)
 {
-  double dt = now - e->paused_since_s;
-  e->paused_since_s = now;
+  double dt = now - ps->sum_since_s;
+  ps->sum_since_s = now;
   if (dt > 0)
-    e->paused_s += e->fraction_sum * dt;
+    e->paused_s += ps->sum * dt;
 }
 
 /* Link p's paused time up to now, then its new fraction. */
-static void link_set(struct roce_est *e, int p, double fraction, double now)
+static void link_set(struct roce_est *e, struct roce_est_paused *ps, int p, double fraction, double now)
 {
-  if (e->port_fraction[p] > 0)
-    e->port_paused_s[p] += e->port_fraction[p] * (now - e->port_since_s[p]);
-  e->port_since_s[p] = now;
-  e->fraction_sum += fraction - e->port_fraction[p];
-  e->port_fraction[p] = fraction;
+  if (ps->fraction[p] > 0)
+    e->port_paused_s[p] += ps->fraction[p] * (now - ps->since_s[p]);
+  ps->since_s[p] = now;
+  ps->sum += fraction - ps->fraction[p];
+  ps->fraction[p] = fraction;
 }
 
 void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_spread *s, struct fab_flow **flows,
                      size_t n)
 {
   const struct topo *t = fab->topo;
-  pauses_accumulate(e, fab->now);
+  pauses_accumulate(e, &e->spread, fab->now);
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h + 1 < flows[i]->hops; h++) {
       int u = flows[i]->path[h], c = s->spread_e[u];
@@ -134,36 +134,17 @@ void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_s
        * egress cannot serve what arrives */
       if (s->victim_cap[u] > 0 && c >= 0 && fab->now >= s->onset_s[u] - 1e-12)
         fraction = fmax(0, 1 - t->ports[c].rate_Bps / s->arrival_Bps[c]);
-      if (fraction != e->port_fraction[u])
-        link_set(e, u, fraction, fab->now);
+      if (fraction != e->spread.fraction[u])
+        link_set(e, &e->spread, u, fraction, fab->now);
     }
 }
 
 void roce_est_link_idle(struct fabric *fab, struct roce_est *e, int port)
 {
-  if (e->port_fraction[port] == 0)
+  if (e->spread.fraction[port] == 0)
     return;
-  pauses_accumulate(e, fab->now);
-  link_set(e, port, 0, fab->now);
-}
-
-/* The paused time of the links feeding held ports, in total, up to now. */
-static void held_pauses_accumulate(struct roce_est *e, double now)
-{
-  double dt = now - e->held_pause_since_s;
-  e->held_pause_since_s = now;
-  if (dt > 0)
-    e->paused_s += e->held_pause_sum * dt;
-}
-
-/* Link u's paused time up to now as the feeder of a held port, then its new fraction. */
-static void held_pause_set(struct roce_est *e, int u, double fraction, double now)
-{
-  if (e->port_held_pause[u] > 0)
-    e->port_paused_s[u] += e->port_held_pause[u] * (now - e->port_held_pause_since_s[u]);
-  e->port_held_pause_since_s[u] = now;
-  e->held_pause_sum += fraction - e->port_held_pause[u];
-  e->port_held_pause[u] = fraction;
+  pauses_accumulate(e, &e->spread, fab->now);
+  link_set(e, &e->spread, port, 0, fab->now);
 }
 
 /* Port p is held from now on (or no longer). */
@@ -230,11 +211,11 @@ void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flo
       if (m != NULL && m->paused_fraction > e->port_pause_want[flows[i]->path[h - 1]])
         e->port_pause_want[flows[i]->path[h - 1]] = m->paused_fraction;
     }
-  held_pauses_accumulate(e, fab->now);
+  pauses_accumulate(e, &e->held_feed, fab->now);
   for (int k = 0; k < n_ports; k++) {
     int u = ports[k];
-    if (e->port_pause_want[u] != e->port_held_pause[u])
-      held_pause_set(e, u, e->port_pause_want[u], fab->now);
+    if (e->port_pause_want[u] != e->held_feed.fraction[u])
+      link_set(e, &e->held_feed, u, e->port_pause_want[u], fab->now);
     e->port_pause_want[u] = 0;
   }
 }
@@ -257,13 +238,13 @@ void roce_est_flush(struct fabric *fab, struct roce_est *e)
     if (rf != NULL)
       flow_accumulate(e, active[i], &rf->est, fab->now);
   }
-  pauses_accumulate(e, fab->now);
-  held_pauses_accumulate(e, fab->now);
+  pauses_accumulate(e, &e->spread, fab->now);
+  pauses_accumulate(e, &e->held_feed, fab->now);
   for (int p = 0; p < fab->topo->n_ports; p++) {
-    if (e->port_fraction[p] > 0)
-      link_set(e, p, e->port_fraction[p], fab->now);
-    if (e->port_held_pause[p] > 0)
-      held_pause_set(e, p, e->port_held_pause[p], fab->now);
+    if (e->spread.fraction[p] > 0)
+      link_set(e, &e->spread, p, e->spread.fraction[p], fab->now);
+    if (e->held_feed.fraction[p] > 0)
+      link_set(e, &e->held_feed, p, e->held_feed.fraction[p], fab->now);
     if (e->port_held[p])
       held_set(e, p, 1, fab->now);
   }

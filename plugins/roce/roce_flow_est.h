@@ -40,25 +40,29 @@ struct roce_est_flow {
   float held_marks[ROUTE_MAX_HOPS]; /* and the marks per packet sent there */
 };
 
+/* Links paused for a part of the time: per link the part since since_s; their sum, since
+ * sum_since_s. Pause spreading and the held ports each keep one (a link can be in both). */
+struct roce_est_paused {
+  double *fraction, *since_s;
+  double sum, sum_since_s;
+};
+
 struct roce_est {
   double marks, cnps, cuts, paused_s; /* totals so far */
   double *port_marks;                 /* per port */
   double *port_paused_s;              /* per port */
-  /* per port: the part of the time it is paused since port_since_s, as the last spreading pass
-   * that covered it found (0 once no flow crosses it); their sum, since paused_since_s */
-  double *port_fraction;
-  double *port_since_s;
-  double fraction_sum;
-  double paused_since_s;
+  /* per link: the part of the time it is paused as the last spreading pass that covered it
+   * found (0 once no flow crosses it) */
+  struct roce_est_paused spread;
   /* per port: held by DCQCN (saturated, unmarked) since port_held_since_s; time held so far */
   uint8_t *port_held, *port_held_now;
   double *port_held_since_s;
   double *port_held_s;
   double *port_offered_Bps; /* scratch of roce_est_held, 0 between calls */
   /* per link: the part of the time it is paused feeding a held port (its measure's paused
-   * fraction) since port_held_pause_since_s; their sum, since held_pause_since_s; scratch */
-  double *port_held_pause, *port_held_pause_since_s, *port_pause_want;
-  double held_pause_sum, held_pause_since_s;
+   * fraction); scratch of roce_est_held, 0 between calls */
+  struct roce_est_paused held_feed;
+  double *port_pause_want;
 };
 
 int roce_est_init(struct roce_est *e, int n_ports);
