@@ -462,8 +462,9 @@ static void roce_counters(struct fabric *fab, struct fab_counters *out)
     int spreading = fifo_est && rs->cfg.flow_spread;
     fabric_counter_real(out, "pfc_paused_s_est", spreading || (fifo_est && !rs->cfg.pfc.enabled),
                         rs->cfg.pfc.enabled ? rs->est.paused_s : 0);
-    /* Port time held by DCQCN, where the mark and CNP estimates miss the marks of its fixed
-     * point: with DCQCN and ECN on only (with either off nothing holds a port). */
+    /* Port time held by DCQCN: with DCQCN and ECN on only (with either off nothing holds a
+     * port). Its marks, CNPs and pauses are estimated where the packet model measured the port
+     * (roce_held_port.h). */
     int held = fifo_est && dcqcn && rs->cfg.ecn_enabled;
     fabric_counter_real(out, "dcqcn_held_s_est", held, held ? roce_est_held_total(fab, &rs->est, NULL) : 0);
     /* the part at ports the packet model did not measure: their marks and CNPs are missing */
