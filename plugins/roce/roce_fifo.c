@@ -87,7 +87,7 @@ static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow
        * floor. (Leaving such flows uncapped, max-min under DCQCN, put the 16-GPU all-to-all
        * at -6.5% against packet fidelity instead of -1.3%, and spread their completions: 2.3x
        * the CPU time on the 64-GPU all-to-all.) */
-      ff->share_Bps = mask == 0 && ff->inject > 0 && ff->inject < 1 ? ff->in_Bps[1] / ff->inject : r;
+      ff->share_Bps = mask == 0 ? roce_fifo_nic_share(ff) : r;
       /* The shares above are of line rates, framing included (what queues and PFC see); the cap
        * the flow engine applies is of payload, as its port capacities are: the same share of the
        * payload a port carries per byte on the wire, MTU / (MTU + framing). */

@@ -37,4 +37,11 @@ void roce_fifo_update(struct fabric *fab, struct roce_fifo *s);
 /* A flow's FIFO state (in its struct roce_flow). */
 const struct roce_fifo_flow *roce_fifo_of(const struct fab_flow *f);
 
+/* Its NIC share, what it would send without congestion control: the round robin of its NIC's
+ * QPs (in_Bps[1] is that share times its DCQCN floor fraction, inject). */
+static inline double roce_fifo_nic_share(const struct roce_fifo_flow *ff)
+{
+  return ff->inject > 0 && ff->inject < 1 ? ff->in_Bps[1] / ff->inject : ff->in_Bps[1];
+}
+
 #endif

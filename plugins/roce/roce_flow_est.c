@@ -169,9 +169,7 @@ void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flo
     const struct roce_flow *rf = flows[i]->model_data;
     if (rf == NULL || rf->line_port < 0)
       continue;
-    double offered = rf->fifo.in_Bps[1];
-    if (rf->fifo.inject > 0 && rf->fifo.inject < 1)
-      offered /= rf->fifo.inject;
+    double offered = roce_fifo_nic_share(&rf->fifo);
     for (int h = 1; h < flows[i]->hops; h++)
       e->port_offered_Bps[flows[i]->path[h]] += offered;
   }
