@@ -202,6 +202,8 @@ void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flo
    * fraction of the time (a link feeding several: the largest); the other links of the
    * recomputed components are not, as far as held ports go. */
   const struct roce_held *measured = &roce__state(fab)->held;
+  if (measured->measures == 0)
+    return; /* no port measured: none paused as a held port's feeder */
   for (size_t i = 0; i < n; i++)
     for (int h = 1; h < flows[i]->hops; h++) {
       int p = flows[i]->path[h];

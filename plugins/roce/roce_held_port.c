@@ -192,52 +192,56 @@ static const struct roce_flow *nic_flow(const struct fab_flow *f)
 
 /* The loads of the component's ports without congestion control: each flow brings its NIC
  * share, less what the overloaded ports upstream of it keep back (a FIFO share, as
- * roce_fifo.c: C / load of their arrivals); a few Jacobi sweeps, paths being short. */
-static void port_loads(const struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n)
+ * roce_fifo.c: C / load of their arrivals); a few Jacobi sweeps, paths being short. Returns
+ * whether a port is overloaded or was held: otherwise no port can be held now (the sweeps only
+ * lower loads) and none has a capacity to give back. */
+static int port_loads(const struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n)
 {
+  int any = 0;
   const struct topo *t = fab->topo;
-  for (size_t i = 0; i < n; i++)
-    for (int k = 1; k < flows[i]->hops; k++)
-      h->scale[flows[i]->path[k]] = 1;
   for (int sweep = 0; sweep < ROUTE_MAX_HOPS; sweep++) {
     for (size_t i = 0; i < n; i++) {
       const struct roce_flow *rf = nic_flow(flows[i]);
       if (rf == NULL)
         continue;
-      double a = rf->fifo.in_Bps[1];
-      if (rf->fifo.inject > 0 && rf->fifo.inject < 1)
-        a /= rf->fifo.inject;
+      double a = roce_fifo_nic_share(&rf->fifo);
       for (int k = 1; k < flows[i]->hops; k++) {
         int p = flows[i]->path[k];
+        if (sweep == 0) { /* the first sweep passes every arrival on whole */
+          h->scale[p] = 1;
+          h->last_load_Bps[p] = 0;
+          any |= h->port_entry[p] >= 0;
+        }
         h->load_Bps[p] += a;
         if (h->scale[p] < 1)
           a *= h->scale[p];
       }
     }
+    /* each port once (a flow brings it a positive share, so 0 says "done this sweep") */
     int moved = 0;
     for (size_t i = 0; i < n; i++)
       for (int k = 1; k < flows[i]->hops; k++) {
         int p = flows[i]->path[k];
-        if (h->load_Bps[p] < 0)
-          continue; /* done this sweep */
+        if (h->load_Bps[p] == 0)
+          continue;
         double c = t->ports[p].rate_Bps, scale = h->load_Bps[p] > c ? c / h->load_Bps[p] : 1;
         moved |= fabs(scale - h->scale[p]) > 1e-9;
+        any |= scale < 1;
         h->scale[p] = scale;
         h->last_load_Bps[p] = h->load_Bps[p];
-        h->load_Bps[p] = -1;
+        h->load_Bps[p] = 0;
       }
-    for (size_t i = 0; i < n; i++)
-      for (int k = 1; k < flows[i]->hops; k++)
-        h->load_Bps[flows[i]->path[k]] = 0;
     if (!moved)
       break;
   }
+  return any;
 }
 
 void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n)
 {
   const struct topo *t = fab->topo;
-  port_loads(fab, h, flows, n);
+  if (!port_loads(fab, h, flows, n))
+    return; /* the common case of a component no port of which oversubscribes */
   /* A port a FIFO pass marks is one PFC governs; the fewest switch egresses a flow crosses before
    * a port decide the measuring platform's depth. */
   for (size_t i = 0; i < n; i++) {
