@@ -9,9 +9,12 @@
 #include "gbn.h"
 #include "pfc.h"
 #include "roce.h"
+#include "roce_held_port.h"
 #include "roce_internal.h"
 #include "test_support.h"
 #include "cunit_main.h"
+
+#define G100_Bps 12.5e9 /* 100 Gb/s */
 
 static const struct dcqcn_params g_paper = {
   1.0 / 256, 1.0, 55e-6, 55e-6, 10e6, 5, 40e6 / 8, 400e6 / 8, 1e6 / 8, 0, DCQCN_CLAMP_ALWAYS, 0, 0
@@ -326,6 +329,43 @@ static void test_dcqcn_floor_rate(void)
   CU_ASSERT(a == floor && b == floor && cache.n == 1);
 }
 
+/* The packet-level measure of a port DCQCN holds (roce_held_port.h), nic preset, 100 Gb/s, 1 us
+ * links. Two line-rate senders straight from their NICs (depth 0) keep the port busy ~85% of the
+ * time (the upper and trapped states), with most packets marked and their links paused now and
+ * then; behind a switch egress each (depth 1) the queues upstream hold more and the port idles
+ * less (~93%); a load of 1.5 (two senders at 75 Gb/s) leaves the senders room to recover and the
+ * port nearly busy. The same shape measures the same. */
+static void test_held_port_measure_shapes(void)
+{
+  sg_roce_plugin_init();
+  struct param_set *ps = fab_param_set_new();
+  struct topo *t = fab_topo_single_switch(2, G100_Bps, 1e-6, 300e-9);
+  char err[256] = "";
+  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct roce_held_shape two = { .rate_Bps = G100_Bps, .latency_s = 1e-6, .load = 2, .senders = 2, .depth = 0 };
+  struct roce_held_shape behind = two, light = two;
+  behind.depth = 1;
+  light.load = 1.5;
+  struct roce_held_steady a, a2, b, c;
+  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &two, &a, err, sizeof err), 0);
+  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &two, &a2, err, sizeof err), 0);
+  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &behind, &b, err, sizeof err), 0);
+  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &light, &c, err, sizeof err), 0);
+  fprintf(stderr,
+          "\n  [held port] 2 senders: utilisation %.4f, marks/packet %.3f, CNPs %.0f/s, paused %.4f; behind a "
+          "switch %.4f; load 1.5 %.4f\n",
+          a.utilisation, a.marked_fraction, a.cnps_per_flow_s, a.paused_fraction, b.utilisation, c.utilisation);
+  CU_ASSERT(a.utilisation > 0.8 && a.utilisation < 0.9);
+  CU_ASSERT(a.marked_fraction > 0.8 && a.cnps_per_flow_s > 0 && a.cuts_per_flow_s > 0 && a.paused_fraction > 0);
+  CU_ASSERT(memcmp(&a, &a2, sizeof a) == 0); /* deterministic */
+  CU_ASSERT(b.utilisation > a.utilisation + 0.04);
+  CU_ASSERT(c.utilisation > 0.98);
+  fabric_free(fab);
+  fab_topo_free(t);
+  fab_param_set_free(ps);
+}
+
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "roce_units";
 const struct sgf_unit_test sgf_unit_tests[] = {
@@ -340,5 +380,6 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "dcqcn_nic_alpha_firmware", test_dcqcn_nic_alpha_firmware },
   { "dcqcn_paper_scaled", test_dcqcn_paper_scaled },
   { "dcqcn_floor_rate", test_dcqcn_floor_rate },
+  { "held_port_measure_shapes", test_held_port_measure_shapes },
   { NULL, NULL },
 };
