@@ -2,11 +2,13 @@
 """Flow fidelity against packet fidelity on whole training iterations.
 
 For every case (a job on a platform) and fabric (ib, roce with the nic preset, roce with the
-paper preset; roce-maxmin: roce's flow fidelity before DCQCN's floor model, against roce's
-packet runs) one iteration is simulated at both fidelities with `sgfabric run`; the table
-gives the iteration time at each fidelity and the error of flow fidelity, the largest error of
-exposed communication per parallel group (groups exposing at least 1 % of the iteration), the
-RoCE/IB MFU ratio at each fidelity, and RoCE's counters against flow fidelity's estimates.
+paper preset; roce-maxmin: roce's flow fidelity before DCQCN's floor model, roce-held-off: before
+the packet-level measure of the ports DCQCN holds, both against roce's packet runs;
+roce-paper-floor: the paper preset without its fluid model) one iteration is simulated at both
+fidelities with `sgfabric run`; the table gives the iteration time at each fidelity and the
+error of flow fidelity, the largest error of exposed communication per parallel group (groups
+exposing at least 1 % of the iteration), the RoCE/IB MFU ratio at each fidelity, and RoCE's
+counters against flow fidelity's estimates.
 
     analysis/validation/iterations.py BUILD_DIR WORK_DIR [--cases a,b] [--fabrics ib,roce,roce-paper]
                                       [--seed N] [--link-rate RATE] [--timeout S] > table.md

@@ -5,9 +5,10 @@
  * between VLs, and among the inputs of one VL the packet model goes round robin). At a saturated
  * output an input port therefore gets min(its arrivals, S), with S the round-robin level at which
  * the inputs' takings fill the port (water filling over the inputs), and its flows share what it
- * gets in proportion to their arrivals (one queue per output in the input buffer, served in order). Max-min shares
- * the port among flows instead: where one input brings two transfers and another eight, the
- * two get four times as much each at packet fidelity, the same at flow fidelity.
+ * gets in proportion to their arrivals (one queue per output in the input buffer, served in
+ * order). Max-min shares the port among flows instead: where one input brings two transfers and
+ * another eight, the two get four times as much each at packet fidelity, the same at flow
+ * fidelity.
  *
  * The shares are found as RoCE's FIFO shares are (roce_fifo.c): each flow arrives at its first
  * switch with its NIC's share (the NIC serves its queue pairs in turn; parts of a spread transfer
