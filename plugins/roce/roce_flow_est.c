@@ -74,7 +74,7 @@ void roce_est_flow_update(struct fabric *fab, struct roce_est *e, struct fab_flo
   /* The held ports it crosses: the marks, CNPs and cuts the packet model measured there. */
   ef->held_mask = 0;
   for (int h = 1; rf->line_port >= 0 && h < f->hops; h++) {
-    const struct roce_held_steady *held = roce_held_of(&roce__state(fab)->held, f->path[h]);
+    const struct roce_held_phase *held = roce_held_of(fab, &roce__state(fab)->held, f->path[h]);
     if (held == NULL || (ef->marked_mask & (1u << h)))
       continue;
     ef->held_mask |= (uint8_t)(1u << h);
@@ -207,7 +207,7 @@ void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flo
   for (size_t i = 0; i < n; i++)
     for (int h = 1; h < flows[i]->hops; h++) {
       int p = flows[i]->path[h];
-      const struct roce_held_steady *m = e->port_held_now[p] ? roce_held_of(measured, p) : NULL;
+      const struct roce_held_phase *m = e->port_held_now[p] ? roce_held_of(fab, measured, p) : NULL;
       if (m != NULL && m->paused_fraction > e->port_pause_want[flows[i]->path[h - 1]])
         e->port_pause_want[flows[i]->path[h - 1]] = m->paused_fraction;
     }

@@ -20,10 +20,16 @@ int roce_held_init(struct roce_held *h, int n_ports)
   h->last_load_Bps = calloc((size_t)n_ports + 1, sizeof *h->last_load_Bps);
   h->scale = malloc(((size_t)n_ports + 1) * sizeof *h->scale);
   h->ever_held = calloc((size_t)n_ports + 1, 1);
+  h->held_since_s = calloc((size_t)n_ports + 1, sizeof *h->held_since_s);
+  h->age_timer = calloc((size_t)n_ports + 1, sizeof *h->age_timer);
+  h->decided = calloc((size_t)n_ports + 1, 1);
+  h->candidate = calloc((size_t)n_ports + 1, 1);
+  h->decided_list = malloc(((size_t)n_ports + 1) * sizeof *h->decided_list);
   h->marked = calloc((size_t)n_ports + 1, 1);
   h->depth = malloc((size_t)n_ports + 1);
   if (h->port_entry == NULL || h->load_Bps == NULL || h->last_load_Bps == NULL || h->scale == NULL ||
-      h->ever_held == NULL || h->marked == NULL || h->depth == NULL)
+      h->ever_held == NULL || h->held_since_s == NULL || h->age_timer == NULL || h->decided == NULL ||
+      h->candidate == NULL || h->decided_list == NULL || h->marked == NULL || h->depth == NULL)
     return -1;
   for (int p = 0; p <= n_ports; p++)
     h->scale[p] = 1;
@@ -41,6 +47,11 @@ void roce_held_fini(struct roce_held *h)
   free(h->last_load_Bps);
   free(h->scale);
   free(h->ever_held);
+  free(h->held_since_s);
+  free(h->age_timer);
+  free(h->decided);
+  free(h->candidate);
+  free(h->decided_list);
   free(h->marked);
   free(h->depth);
 }
@@ -68,30 +79,60 @@ static struct param_set *measure_params(const struct fabric *fab, char *err, siz
   return ps;
 }
 
-struct measure_run {
-  double last_done_s;
+/* The measuring fabric's totals at a date: the two phases are their differences. */
+struct measure_point {
+  double date_s, delivered_B, marks, cnps, cuts, paused_s;
 };
 
-static void on_measured_flow_done(struct fabric *fab, struct fab_flow *flow, void *ctx)
+static void measure_point_at(struct fabric *m, struct fab_flow *const *senders, int n, double date,
+                             struct measure_point *pt)
 {
-  (void)flow;
-  struct measure_run *m = ctx;
-  if (fab->now > m->last_done_s)
-    m->last_done_s = fab->now;
+  fabric_advance(m, date);
+  const struct roce_state *rs = roce__state(m);
+  pt->date_s = date;
+  pt->delivered_B = 0;
+  for (int i = 0; i < n; i++)
+    pt->delivered_B += senders[i]->delivered;
+  pt->marks = (double)(rs->stats.ecn.marked_forced + rs->stats.ecn.marked_prob);
+  pt->cnps = (double)rs->stats.cnps_sent;
+  pt->cuts = (double)rs->stats.dcqcn.cuts;
+  /* the pauses ended, and those still running up to the date */
+  pt->paused_s = rs->stats.paused_s;
+  for (int p = 0; p < m->topo->n_ports; p++)
+    for (int q = 0; q < FAB_MAX_QUEUES; q++)
+      if (rs->ports[p].is_paused[q])
+        pt->paused_s += date - rs->ports[p].pause_start_s[q];
 }
 
-/* The measuring platform: GPU 0 receives at rate_Bps, each sender sends at sender_Bps. Depth
- * 0: every GPU on one switch; depth 1: every GPU on a leaf of its own under one spine, so that
- * each sender's packets cross a switch egress of their own (its leaf's up-link) before the
- * congested port (the spine's down-link to GPU 0's leaf). */
-static struct topo *measure_topo(int senders, int depth, double sender_Bps, double rate_Bps, double latency_s,
-                                 double switch_latency_s)
+/* One phase, from the totals at its start and end; -1 if the port carried nothing in it. */
+static int measure_phase(const struct measure_point *from, const struct measure_point *to, int flows,
+                         double payload_Bps, double mtu, struct roce_held_phase *out)
+{
+  double dt = to->date_s - from->date_s, bytes = to->delivered_B - from->delivered_B;
+  if (!(bytes > 0))
+    return -1;
+  out->utilisation = fmin(1, bytes / payload_Bps / dt);
+  out->marked_fraction = (to->marks - from->marks) / (bytes / mtu);
+  out->cnps_per_flow_s = (to->cnps - from->cnps) / flows / dt;
+  out->cuts_per_flow_s = (to->cuts - from->cuts) / flows / dt;
+  /* every pause, at depth 1 those of the leaves' up-links too */
+  out->paused_fraction = fmin(1, (to->paused_s - from->paused_s) / flows / dt);
+  return 0;
+}
+
+/* The measuring platform: `ports` receivers, each with `senders` GPUs sending to it; a receiver
+ * takes rate_Bps, each sender sends at sender_Bps. Depth 0: every GPU on one switch; depth 1:
+ * every GPU on a leaf of its own under one spine, so that each sender's packets cross a switch
+ * egress of their own (its leaf's up-link) before the congested port (the spine's down-link to
+ * the receiver's leaf). GPU g x (senders + 1) is group g's receiver, the senders follow it. */
+static struct topo *measure_topo(int ports, int senders, int depth, double sender_Bps, double rate_Bps,
+                                 double latency_s, double switch_latency_s)
 {
   struct topo *t = fab_topo_new();
   char name[24];
   int top = fab_topo_add_node(t, depth ? "spine0" : "leaf0", TOPO_SWITCH, depth ? 2 : 1, -1, 0);
-  for (int g = 0; g <= senders; g++) {
-    double r = g == 0 ? rate_Bps : sender_Bps;
+  for (int g = 0; g < ports * (senders + 1); g++) {
+    double r = g % (senders + 1) == 0 ? rate_Bps : sender_Bps;
     int attach = top;
     if (depth) {
       snprintf(name, sizeof name, "leaf%d", g);
@@ -112,12 +153,12 @@ static struct topo *measure_topo(int senders, int depth, double sender_Bps, doub
   return t;
 }
 
-int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *shape, struct roce_held_steady *out,
+int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *shape, struct roce_held_profile *out,
                       char *err, size_t errlen)
 {
   memset(out, 0, sizeof *out);
-  int senders = shape->senders;
-  struct topo *t = measure_topo(senders, shape->depth, shape->load * shape->rate_Bps / senders, shape->rate_Bps,
+  int senders = shape->senders, ports = shape->ports > 1 ? shape->ports : 1, flows_n = ports * senders;
+  struct topo *t = measure_topo(ports, senders, shape->depth, shape->load * shape->rate_Bps / senders, shape->rate_Bps,
                                 shape->latency_s, fab->switch_latency_s);
   struct param_set *ps = t ? measure_params(fab, err, errlen) : NULL;
   struct fabric *m = ps ? fabric_new(t, ps, roce_model(), FAB_FIDELITY_PACKET, fab->seed, err, errlen) : NULL;
@@ -126,29 +167,30 @@ int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *sh
     fab_topo_free(t);
     return -1;
   }
-  /* Every sender one flow into GPU 0, together ROCE_HELD_SPAN_S of the port at its payload
-   * rate: with the nic preset at 100 Gb/s ten cycles of the upper and trapped states. */
+  /* Every sender one flow into its receiver, more than it could send alone in the whole span, so
+   * that all of them still send when the measure stops. The ports' capacity, together, is what
+   * their utilisation is of. */
   double payload_Bps = fabric_port_payload_rate(m, t->ports[t->gpu_nic_port[0]].peer_port);
-  double bytes = floor(ROCE_HELD_SPAN_S * payload_Bps / senders);
-  struct measure_run run = { 0 };
-  for (int g = 1; g <= senders; g++)
-    fabric_post(m, g, 0, bytes, 0, 0, on_measured_flow_done, &run);
-  fabric_run(m);
-  const struct roce_state *rs = roce__state(m);
-  double packets = senders * ceil(bytes / m->mtu);
-  /* Marks at the congested port, and at depth 1 at the up-links its pauses back up too. */
-  double marks = (double)(rs->stats.ecn.marked_forced + rs->stats.ecn.marked_prob);
-  int ok = !fabric_stalled(m) && run.last_done_s > 0;
-  if (ok) {
-    out->utilisation = fmin(1, senders * bytes / payload_Bps / run.last_done_s);
-    out->marked_fraction = marks / packets;
-    out->cnps_per_flow_s = (double)rs->stats.cnps_sent / senders / run.last_done_s;
-    out->cuts_per_flow_s = (double)rs->stats.dcqcn.cuts / senders / run.last_done_s;
-    /* every pause of the run (all ended), at depth 1 those of the leaves' up-links too */
-    out->paused_fraction = fmin(1, rs->stats.paused_s / senders / run.last_done_s);
-  } else {
-    snprintf(err, errlen, "the packet model did not complete %d flows into one port", senders);
+  double bytes = ceil(ROCE_HELD_SPAN_S * payload_Bps / m->mtu + 1) * m->mtu;
+  struct fab_flow *flows[ROCE_HELD_MAX_PORTS * ROCE_HELD_MAX_SENDERS];
+  for (int g = 0; g < ports; g++)
+    for (int i = 1; i <= senders; i++)
+      flows[g * senders + i - 1] = fabric_post(m, g * (senders + 1) + i, g * (senders + 1), bytes, 0, 0, NULL, NULL);
+  struct measure_point from = { 0 }, to;
+  int ok = 1;
+  for (int k = 0; ok && k < ROCE_HELD_PHASES; k++) {
+    if (k > 0 && out->phase[k - 1].utilisation >= 0.99) {
+      out->phase[k] = out->phase[k - 1];
+      continue;
+    }
+    measure_point_at(m, flows, flows_n, ROCE_HELD_START_S * (1 << k), &to);
+    ok = measure_phase(&from, &to, flows_n, ports * payload_Bps, m->mtu, &out->phase[k]) == 0;
+    from = to;
   }
+  if (ok && fabric_stalled(m))
+    ok = 0;
+  if (!ok)
+    snprintf(err, errlen, "the packet model did not carry %d flows through %d port(s)", senders, ports);
   fabric_free(m);
   fab_param_set_free(ps);
   fab_topo_free(t);
@@ -161,15 +203,15 @@ static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const str
 {
   for (size_t i = 0; i < h->n; i++)
     if (!memcmp(&h->entry[i].shape, shape, sizeof *shape))
-      return h->entry[i].steady.utilisation > 0 ? (int32_t)i : -1;
-  struct roce_held_steady steady;
+      return h->entry[i].profile.phase[0].utilisation > 0 ? (int32_t)i : -1;
+  struct roce_held_profile profile;
   char err[256] = "";
-  if (roce_held_measure(fab, shape, &steady, err, sizeof err) != 0) {
+  if (roce_held_measure(fab, shape, &profile, err, sizeof err) != 0) {
     fprintf(stderr,
             "sgfabric: roce: a port DCQCN holds (%d senders) could not be measured on the packet model (%s): "
             "it is shared max-min, its marks not estimated\n",
             shape->senders, err);
-    steady.utilisation = 0; /* remembered as not measurable */
+    profile.phase[0].utilisation = 0; /* remembered as not measurable */
   } else {
     h->measures++;
   }
@@ -178,9 +220,9 @@ static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const str
     h->entry = sgf_xrealloc(h->entry, h->cap * sizeof *h->entry);
   }
   h->entry[h->n].shape = *shape;
-  h->entry[h->n].steady = steady;
+  h->entry[h->n].profile = profile;
   h->n++;
-  return steady.utilisation > 0 ? (int32_t)h->n - 1 : -1;
+  return profile.phase[0].utilisation > 0 ? (int32_t)h->n - 1 : -1;
 }
 
 /* The flow's RoCE state if it leaves a NIC (not an NVLink transfer), else NULL. */
@@ -237,6 +279,22 @@ static int port_loads(const struct fabric *fab, struct roce_held *h, struct fab_
   return any;
 }
 
+/* How many egresses of port p's switch are held, p included, as the measure runs them side by
+ * side: 1, or ROCE_HELD_MAX_PORTS when at least that many are. They share the switch's buffer,
+ * whose dynamic PFC thresholds fall as it fills: two held ports of five senders each at
+ * 100 Gb/s keep each busy 81% of their first 20 ms, one alone 85%. (Four side by side, 76%,
+ * moved the 100 Gb/s iterations of docs/validation-iterations.md by at most 0.5% and cost twice
+ * the CPU.) A port of this component counts if it is about to be held, one of another component
+ * if it was at that component's last recomputation. */
+static int held_ports_beside(const struct topo *t, const struct roce_held *h, int p)
+{
+  const struct topo_node *sw = &t->nodes[t->ports[p].node];
+  int held = 0;
+  for (int q = sw->first_port; q < sw->first_port + sw->port_count; q++)
+    held += h->decided[q] ? h->candidate[q] : h->port_entry[q] >= 0;
+  return held >= ROCE_HELD_MAX_PORTS ? ROCE_HELD_MAX_PORTS : 1;
+}
+
 void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n)
 {
   const struct topo *t = fab->topo;
@@ -256,39 +314,100 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
         h->depth[p] = (uint8_t)(k - 1);
     }
   }
+  /* The component's ports, each once: those its flows oversubscribe, that no FIFO pass marks, at
+   * a switch, are held (candidates until their measure is found). */
+  size_t n_decided = 0;
   for (size_t i = 0; i < n; i++) {
-    const struct roce_flow *rf = nic_flow(flows[i]);
-    if (rf == NULL)
+    if (nic_flow(flows[i]) == NULL)
       continue;
     for (int k = 1; k < flows[i]->hops; k++) {
       int p = flows[i]->path[k];
-      if (h->depth[p] == UINT8_MAX)
-        continue; /* decided already */
+      if (h->decided[p])
+        continue;
       const struct topo_port *tp = &t->ports[p];
-      double load = h->last_load_Bps[p] / tp->rate_Bps;
-      int32_t e = -1;
-      if (!tp->is_nvlink && !h->marked[p] && t->nodes[tp->node].kind == TOPO_SWITCH && load > 1 + 1e-9) {
-        struct roce_held_shape shape;
-        memset(&shape, 0, sizeof shape); /* padding too: the cache compares shapes bytewise */
-        shape.load = fmin(round(load * 4) / 4, ROCE_HELD_MAX_SENDERS); /* in quarters: few shapes */
-        shape.senders = (int)fmax(2, round(shape.load));
-        shape.depth = h->depth[p] > 0;
-        shape.rate_Bps = tp->rate_Bps;
-        shape.latency_s = tp->latency_s;
-        e = entry_of(fab, h, &shape);
-      }
-      h->port_entry[p] = e;
-      h->depth[p] = UINT8_MAX;
-      h->marked[p] = 0;
-      double payload = fabric_port_payload_rate(fab, p);
-      fabric_port_set_capacity(fab, p, e >= 0 ? h->entry[e].steady.utilisation * payload : payload);
-      if (e >= 0)
-        h->ever_held[p] = 1;
+      h->decided[p] = 1;
+      h->decided_list[n_decided++] = p;
+      h->candidate[p] = !tp->is_nvlink && !h->marked[p] && t->nodes[tp->node].kind == TOPO_SWITCH &&
+                        h->last_load_Bps[p] > tp->rate_Bps * (1 + 1e-9);
     }
+  }
+  for (size_t d = 0; d < n_decided; d++) {
+    int p = h->decided_list[d];
+    const struct topo_port *tp = &t->ports[p];
+    int32_t e = -1;
+    if (h->candidate[p]) {
+      struct roce_held_shape shape;
+      memset(&shape, 0, sizeof shape); /* padding too: the cache compares shapes bytewise */
+      double load = h->last_load_Bps[p] / tp->rate_Bps;
+      shape.load = fmin(round(load * 4) / 4, ROCE_HELD_MAX_SENDERS); /* in quarters: few shapes */
+      shape.senders = (int)fmax(2, round(shape.load));
+      shape.depth = h->depth[p] > 0;
+      shape.ports = held_ports_beside(t, h, p);
+      shape.rate_Bps = tp->rate_Bps;
+      shape.latency_s = tp->latency_s;
+      e = entry_of(fab, h, &shape);
+    }
+    if (e >= 0 && h->port_entry[p] < 0) { /* it becomes held: its age starts */
+      h->held_since_s[p] = fab->now;
+      h->age_timer[p] = fabric_timer_arm(fab, fab->now + ROCE_HELD_START_S, ROCE_TIMER_HELD_AGE, NULL, (uint32_t)p);
+    } else if (e < 0 && h->port_entry[p] >= 0) {
+      fabric_timer_cancel(fab, h->age_timer[p]); /* released (its capacity below) */
+      h->age_timer[p] = 0;
+    }
+    h->port_entry[p] = e;
+    const struct roce_held_phase *phase = roce_held_of(fab, h, p);
+    double payload = fabric_port_payload_rate(fab, p);
+    fabric_port_set_capacity(fab, p, phase != NULL ? phase->utilisation * payload : payload);
+    if (e >= 0)
+      h->ever_held[p] = 1;
+  }
+  for (size_t d = 0; d < n_decided; d++) {
+    int p = h->decided_list[d];
+    h->decided[p] = h->candidate[p] = h->marked[p] = 0;
+    h->depth[p] = UINT8_MAX;
   }
 }
 
-const struct roce_held_steady *roce_held_of(const struct roce_held *h, int port)
+/* The phase of its measure port p, held, is in: the first until ROCE_HELD_START_S after it became
+ * held, each next one twice as long (to its timer's date, which the sum of the two dates may
+ * round just below). */
+static int phase_of(const struct fabric *fab, const struct roce_held *h, int p)
 {
-  return h->port_entry[port] >= 0 ? &h->entry[h->port_entry[port]].steady : NULL;
+  double age = (fab->now - h->held_since_s[p]) * (1 + 1e-12);
+  int k = 0;
+  while (k + 1 < ROCE_HELD_PHASES && age >= ROCE_HELD_START_S * (1 << k))
+    k++;
+  return k;
+}
+
+const struct roce_held_phase *roce_held_of(const struct fabric *fab, const struct roce_held *h, int port)
+{
+  int32_t e = h->port_entry[port];
+  return e < 0 ? NULL : &h->entry[e].profile.phase[phase_of(fab, h, port)];
+}
+
+/* Port p is no longer held: its timer cancelled, its capacity its payload rate. */
+static void release(struct fabric *fab, struct roce_held *h, int p)
+{
+  fabric_timer_cancel(fab, h->age_timer[p]);
+  h->age_timer[p] = 0;
+  h->port_entry[p] = -1;
+  fabric_port_set_capacity(fab, p, fabric_port_payload_rate(fab, p));
+}
+
+void roce_held_flow_gone(struct fabric *fab, struct roce_held *h, const struct fab_flow *flow)
+{
+  for (int k = 1; k < flow->hops; k++)
+    if (h->port_entry[flow->path[k]] >= 0 && fabric_port_flow_count(fab, flow->path[k]) == 0)
+      release(fab, h, flow->path[k]);
+}
+
+void roce_held_aged(struct fabric *fab, struct roce_held *h, int port)
+{
+  int k = phase_of(fab, h, port);
+  fabric_port_set_capacity(fab, port, roce_held_of(fab, h, port)->utilisation * fabric_port_payload_rate(fab, port));
+  h->age_timer[port] = k + 1 < ROCE_HELD_PHASES
+                           ? fabric_timer_arm(fab, h->held_since_s[port] + ROCE_HELD_START_S * (1 << k),
+                                              ROCE_TIMER_HELD_AGE, NULL, (uint32_t)port)
+                           : 0;
 }

@@ -12,8 +12,17 @@
  *
  * That cycle depends on every constant of the machine, the RED band, the PFC thresholds and the
  * buffer, so it is measured with the packet model itself rather than assumed: for each shape of
- * held port (roce_held_shape), senders into one GPU for ROCE_HELD_SPAN_S of the port, with the
- * run's RoCE parameters (one QP per connection, no traces). The measure gives a held port
+ * held port (roce_held_shape), senders into one GPU (into each of two GPUs of one switch where
+ * two or more of the switch's egresses are held, as they share its buffer) for
+ * ROCE_HELD_SPAN_S, with the run's RoCE parameters (one QP per connection, no traces), in
+ * ROCE_HELD_PHASES phases of the port's age, each twice as long as the one before. For the first
+ * ROCE_HELD_START_S the senders, started together at line rate, are cut in step and fall into
+ * the trapped state together; later they may drift apart, and the port is busier (five senders
+ * at 100 Gb/s over 100 ns links: 85% in the first 20 ms, 89% in the next 20, 98% and 97% in the
+ * next 40 and 80; two senders stay at 83-84%; with 1 us links five stay in step too). A port held
+ * for a few milliseconds (an expert all-to-all) sees the first phase, one held through a
+ * data-parallel all-reduce the later ones as well, so flow fidelity gives a held port the phase
+ * of its age, the time since it became held. Each phase gives a held port
  *  - its utilisation: its capacity at flow fidelity is that fraction of its payload rate;
  *  - the marks per packet sent through it, and the CNPs and DCQCN cuts per flow and second,
  *    from which the flows crossing it estimate their ECN marks, CNPs and cuts, and the PFC
@@ -27,52 +36,77 @@
 #include "fabric.h"
 
 #define ROCE_HELD_MAX_SENDERS 16
-#define ROCE_HELD_SPAN_S 20e-3
+#define ROCE_HELD_MAX_PORTS 2   /* held egresses of one switch measured side by side */
+#define ROCE_HELD_START_S 20e-3 /* the first phase: the senders in step */
+#define ROCE_HELD_PHASES 4      /* the phases: [0, 20), [20, 40), [40, 80), [80, 160) ms of age */
+#define ROCE_HELD_SPAN_S (ROCE_HELD_START_S * (1 << (ROCE_HELD_PHASES - 1)))
 
-struct roce_held_steady {
+/* What the packet model showed at a held port over one phase of the measure. */
+struct roce_held_phase {
   double utilisation;     /* bytes served over the payload rate x time, in (0, 1] */
   double marked_fraction; /* of the packets the port served */
   double cnps_per_flow_s, cuts_per_flow_s;
   double paused_fraction; /* per sender: link-time paused by PFC over time, at most 1 */
 };
 
+/* A measure: phase k covers the port's age from ROCE_HELD_START_S x 2^(k-1) (0 for the first)
+ * to ROCE_HELD_START_S x 2^k, the last one every age after. Once a phase keeps the port busy
+ * (99%) the later ones are that phase again: nothing is left for the senders to gain, and they
+ * are not run. */
+struct roce_held_profile {
+  struct roce_held_phase phase[ROCE_HELD_PHASES];
+};
+
 /* What a measure depends on: the port's rate and link delay, its load (its flows' NIC shares,
  * less what overloaded ports upstream keep, over its rate; in quarters, at most
  * ROCE_HELD_MAX_SENDERS), the senders that load stands for (the load rounded, at least 2, each
- * sending at load x rate / senders) and whether they reach it through a switch egress of their
- * own (depth 1) or straight from their NICs (0). */
+ * sending at load x rate / senders), whether they reach it through a switch egress of their
+ * own (depth 1) or straight from their NICs (0), and whether other held egresses of its switch
+ * share the buffer with it (ports: 1, or ROCE_HELD_MAX_PORTS when that many are held, itself
+ * included; the measure runs that many such ports side by side on one switch). */
 struct roce_held_shape {
   double rate_Bps, latency_s, load;
-  int senders, depth;
+  int senders, depth, ports;
 };
 
 struct roce_held {
   struct {
     struct roce_held_shape shape;
-    struct roce_held_steady steady;
+    struct roce_held_profile profile;
   } * entry; /* the measures so far */
   size_t n, cap;
-  int32_t *port_entry;     /* per port: its measure while held (-1: not held) */
-  uint8_t *ever_held;      /* per port: held at some point of the run */
-  double *load_Bps;        /* scratch, per port: a sweep's load (0 between calls) */
-  double *last_load_Bps;   /* per port: the last sweep's load */
-  double *scale;           /* per port: the fraction of its arrivals it passes on, C / load (<= 1) */
-  uint8_t *marked, *depth; /* scratch, per port: a FIFO pass marks it; the fewest switch egresses its
+  int32_t *port_entry;          /* per port: its measure while held (-1: not held) */
+  uint8_t *ever_held;           /* per port: held at some point of the run */
+  double *held_since_s;         /* per port: the date it became held (its age's origin) */
+  fab_timer_id *age_timer;      /* per port while held: the end of its phase (ROCE_TIMER_HELD_AGE) */
+  double *load_Bps;             /* scratch, per port: a sweep's load (0 between calls) */
+  double *last_load_Bps;        /* per port: the last sweep's load */
+  double *scale;                /* per port: the fraction of its arrivals it passes on, C / load (<= 1) */
+  uint8_t *marked, *depth;      /* scratch, per port: a FIFO pass marks it; the fewest switch egresses its
                               flows cross before it (0 and UINT8_MAX between calls) */
-  uint64_t measures;       /* packet-level runs made (the cache's misses) */
+  uint8_t *decided, *candidate; /* scratch, per port: an update looked at it; it is to be held */
+  int *decided_list;            /* scratch: the ports an update looks at */
+  uint64_t measures;            /* packet-level runs made (the cache's misses) */
 };
 
 int roce_held_init(struct roce_held *h, int n_ports);
 void roce_held_fini(struct roce_held *h);
 /* Before a recomputation fills these flows (FIFO shares known, DCQCN on): which switch egresses
- * DCQCN holds (their flows' NIC shares exceed the port, no FIFO pass marks them), each one's
- * capacity set to its measured utilisation of its payload rate, the others' put back. */
+ * DCQCN holds (their flows' NIC shares, less what overloaded ports upstream keep back, exceed the
+ * port; no FIFO pass marks them), each one's capacity set to its measured utilisation of its
+ * payload rate, the others' put back. */
 void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n);
-/* The measure of port p while held, or NULL. */
-const struct roce_held_steady *roce_held_of(const struct roce_held *h, int port);
+/* The phase of its measure port p is in at the current date while held (by its age), or NULL. */
+const struct roce_held_phase *roce_held_of(const struct fabric *fab, const struct roce_held *h, int port);
+/* A flow ended: the held ports it leaves without flows are released (their age ends; the next
+ * flows start a holding of their own). */
+void roce_held_flow_gone(struct fabric *fab, struct roce_held *h, const struct fab_flow *flow);
+/* A held port's phase is over (its ROCE_TIMER_HELD_AGE timer): its capacity becomes the next
+ * phase's utilisation, which recomputes its component. */
+void roce_held_aged(struct fabric *fab, struct roce_held *h, int port);
 /* One packet-level measure (uncached): 0, or -1 with a message in err when the packet model
- * could not be set up. */
-int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *shape, struct roce_held_steady *out,
+ * could not be set up or carried nothing in a phase. */
+int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *shape, struct roce_held_profile *out,
                       char *err, size_t errlen);
 
 #endif

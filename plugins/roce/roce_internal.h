@@ -27,7 +27,7 @@ enum roce_dcqcn_preset { ROCE_DCQCN_NIC = 0, ROCE_DCQCN_PAPER = 1, ROCE_DCQCN_OF
 
 /* Timer kinds of the model (fabric_timer_arm). Port timers: ptr the struct roce_port, arg the
  * priority; flow timers: ptr the struct roce_flow, arg its generation; flow-fidelity timers:
- * neither. */
+ * no ptr, arg a port (SPREAD: the link paused; HELD_AGE: the held egress) or nothing. */
 enum roce_timer {
   ROCE_TIMER_PAUSE_ARRIVE,  /* a PAUSE reaches the upstream egress port */
   ROCE_TIMER_RESUME_ARRIVE, /* an XON reaches it */
@@ -40,6 +40,7 @@ enum roce_timer {
   ROCE_TIMER_RATE,          /* DCQCN rate-increase timer */
   ROCE_TIMER_FLUID,         /* flow fidelity: one step of the fluid DCQCN model */
   ROCE_TIMER_SPREAD,        /* flow fidelity: a pause onset is due, recompute the caps */
+  ROCE_TIMER_HELD_AGE,      /* flow fidelity: a held port's first phase is over (roce_held_port.h) */
 };
 
 struct roce_config {

@@ -156,6 +156,8 @@ static void roce_flow_done(struct fabric *fab, struct fab_flow *flow)
     return;
   if (fab->fidelity == FAB_FIDELITY_FLOW) {
     roce_est_flow_end(fab, &rs->est, flow);
+    if (rs->held.measures > 0)
+      roce_held_flow_gone(fab, &rs->held, flow);
     if (rf->spread_entered) {
       unsigned idle;
       roce_spread_flow_leave(&rs->spread, flow, &idle);
@@ -398,6 +400,8 @@ static void roce_on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
     int count;
     struct fab_flow *const *flows = roce_spread_onset_flows(fab, &roce__state(fab)->spread, arg, &count);
     fabric_flow_caps_changed_for(fab, flows, (size_t)count);
+  } else if (kind == ROCE_TIMER_HELD_AGE) {
+    roce_held_aged(fab, &roce__state(fab)->held, (int)arg);
   } else if (kind >= ROCE_TIMER_CNP) {
     struct roce_flow *rf = ptr;
     if (rf->gen != arg || rf->flow == NULL || rf->flow->state != FLOW_ACTIVE)

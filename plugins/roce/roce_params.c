@@ -146,8 +146,9 @@ static const struct param_def roce_params[] = {
     "Flow fidelity with FIFO shares and DCQCN on: a switch egress DCQCN holds gets the utilisation, marks, CNPs "
     "and cuts the packet model measures for as many senders into one switch port (off: max-min, its marks not "
     "estimated); auto: as roce/flow-fifo",
-    "measured: the packet model, senders into one port for 20 ms, once per port shape (load, depth, link rate, "
-    "delay) (docs/roce.md, Where DCQCN holds a port)" },
+    "measured: the packet model, senders into one port (into two of one switch where it holds two or more) for "
+    "four phases of the port's age up to 160 ms, once per port shape (load, depth, ports, link rate, delay) "
+    "(docs/roce.md, Where DCQCN holds a port)" },
   { "roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
     "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv", "" },
   { "roce/trace-port", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,

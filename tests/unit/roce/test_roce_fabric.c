@@ -1,6 +1,7 @@
 /* RoCE fabric scenarios at packet and flow fidelity: DCQCN convergence, lossless PFC incast,
  * congestion spreading, ECMP collisions, go-back-N under loss, flow vs packet agreement. Each
  * prints its measured figures to stderr (docs/roce.md quotes them). */
+#include "roce_held_port.h"
 #include "test_roce_support.h"
 #include "cunit_main.h"
 
@@ -409,6 +410,104 @@ static void test_held_port_measured(void)
   fab_topo_free(t);
 }
 
+/* A held port ages (roce_held_port.h): five GPUs sending 60 MB each into a sixth at 100 Gb/s
+ * over 100 ns links fall into DCQCN's trapped state in step for their first 20 ms, and the port
+ * idles ~15% of that time; later they drift apart and it idles less. Flow fidelity gives the port
+ * the measure's first phase for 20 ms after it became held, and its second phase after: the
+ * last flow ends where that arithmetic says, and with the packet model (the first phase held
+ * throughout would end it later). */
+static void test_held_port_ages(void)
+{
+  const int n = 5;
+  const double bytes = 200e6;
+  struct topo *t = fab_topo_single_switch(n + 1, G100, 1e-7, 300e-9);
+  struct flow_def flows[5];
+  for (int i = 0; i < n; i++)
+    flows[i] = (struct flow_def){ i + 1, 0, bytes, 0 };
+  struct run_result pkt, flow;
+  roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, n, &pkt);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, NULL, flows, n, &flow);
+  /* the measure flow fidelity made, made again */
+  struct param_set *ps = roce_params_with(NULL);
+  char err[256] = "";
+  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct roce_held_shape shape = { .rate_Bps = G100, .latency_s = 1e-7, .load = n, .senders = n, .depth = 0 };
+  struct roce_held_profile m;
+  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &shape, &m, err, sizeof err), 0);
+  double payload = fabric_port_payload_rate(fab, t->ports[t->gpu_nic_port[0]].peer_port);
+  /* the last flow's end by the measure's phases, and by its first phase held throughout */
+  double left = n * bytes, by_age = 0;
+  for (int k = 0; k < ROCE_HELD_PHASES; k++) {
+    double len = k + 1 < ROCE_HELD_PHASES ? ROCE_HELD_START_S * (k ? 1 << (k - 1) : 1) : HUGE_VAL;
+    double served = m.phase[k].utilisation * payload;
+    if (left <= served * len) {
+      by_age += left / served;
+      break;
+    }
+    left -= served * len;
+    by_age += len;
+  }
+  double first_only = n * bytes / (m.phase[0].utilisation * payload);
+  fprintf(stderr,
+          "\n  [held port ages, 5 x 200 MB at 100 Gb/s, 100 ns links] utilisation by phase %.3f %.3f %.3f %.3f; last "
+          "FCT: packet %.3f ms, flow %.3f ms (by the phases %.3f ms, the first throughout %.3f ms)\n",
+          m.phase[0].utilisation, m.phase[1].utilisation, m.phase[2].utilisation, m.phase[3].utilisation,
+          pkt.max_fct * 1e3, flow.max_fct * 1e3, by_age * 1e3, first_only * 1e3);
+  CU_ASSERT(m.phase[1].utilisation > m.phase[0].utilisation + 0.03);
+  CU_ASSERT(rel(flow.max_fct, by_age) < 0.005);
+  CU_ASSERT(rel(flow.max_fct, pkt.max_fct) < 0.02);
+  CU_ASSERT(rel(first_only, pkt.max_fct) > 0.03);
+  fabric_free(fab);
+  fab_param_set_free(ps);
+  fab_topo_free(t);
+}
+
+/* Held ports share their switch's buffer (roce_held_port.c, held_ports_beside): two groups of
+ * five GPUs on one switch at 100 Gb/s over 100 ns links, each sending 40 MB to a GPU of the
+ * switch. With both receivers' ports held, PFC's dynamic thresholds fall as the buffer fills and
+ * each port idles more than alone; flow fidelity measures the two side by side, and the last flow
+ * ends 2.8% before the packet model's (whose flows end unequally), where the measure of one port
+ * alone would end it 6.8% early. */
+static void test_held_ports_share_a_switch(void)
+{
+  const int n = 5;
+  const double bytes = 40e6;
+  struct topo *t = fab_topo_single_switch(2 * (n + 1), G100, 1e-7, 300e-9);
+  struct flow_def flows[10];
+  for (int g = 0; g < 2; g++)
+    for (int i = 0; i < n; i++)
+      flows[g * n + i] = (struct flow_def){ g * (n + 1) + i + 1, g * (n + 1), bytes, 0 };
+  struct run_result pkt, flow;
+  roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, 2 * n, &pkt);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, NULL, flows, 2 * n, &flow);
+  struct param_set *ps = roce_params_with(NULL);
+  char err[256] = "";
+  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct roce_held_shape alone = { .rate_Bps = G100, .latency_s = 1e-7, .load = n, .senders = n, .ports = 1 };
+  struct roce_held_shape beside = alone;
+  beside.ports = 2;
+  struct roce_held_profile one, two;
+  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &alone, &one, err, sizeof err), 0);
+  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &beside, &two, err, sizeof err), 0);
+  double payload = fabric_port_payload_rate(fab, t->ports[t->gpu_nic_port[0]].peer_port);
+  double alone_s = n * bytes / (one.phase[0].utilisation * payload);
+  double beside_s = n * bytes / (two.phase[0].utilisation * payload);
+  fprintf(stderr,
+          "\n  [two held ports on one switch, 2 x 5 x 40 MB at 100 Gb/s] utilisation alone %.3f, side by side %.3f; "
+          "last FCT: packet %.3f ms, flow %.3f ms (alone %.3f ms, side by side %.3f ms)\n",
+          one.phase[0].utilisation, two.phase[0].utilisation, pkt.max_fct * 1e3, flow.max_fct * 1e3, alone_s * 1e3,
+          beside_s * 1e3);
+  CU_ASSERT(two.phase[0].utilisation < one.phase[0].utilisation - 0.02);
+  CU_ASSERT(rel(flow.max_fct, beside_s) < 0.005);
+  CU_ASSERT(rel(flow.max_fct, pkt.max_fct) < 0.04); /* the packet model's flows end unequally */
+  CU_ASSERT(rel(alone_s, pkt.max_fct) > rel(flow.max_fct, pkt.max_fct) + 0.03);
+  fabric_free(fab);
+  fab_param_set_free(ps);
+  fab_topo_free(t);
+}
+
 /* Exact E[max load] of n balls in n bins: P(max <= m) = n!/n^n [x^n] (sum_{k<=m} x^k/k!)^n. */
 static double expected_max_occupancy(int n)
 {
@@ -755,6 +854,8 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "fifo_shares_as_payload", test_fifo_shares_as_payload },
   { "flow_estimates_track_packet", test_flow_estimates_track_packet },
   { "held_port_measured", test_held_port_measured },
+  { "held_port_ages", test_held_port_ages },
+  { "held_ports_share_a_switch", test_held_ports_share_a_switch },
   { "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins },
   { "ecmp_seed_holds_the_paths", test_ecmp_seed_holds_the_paths },
   { "gbn_goodput_under_loss", test_gbn_goodput_under_loss },

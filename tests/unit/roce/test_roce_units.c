@@ -347,7 +347,7 @@ static void test_held_port_measure_shapes(void)
   struct roce_held_shape behind = two, light = two;
   behind.depth = 1;
   light.load = 1.5;
-  struct roce_held_steady a, a2, b, c;
+  struct roce_held_profile a, a2, b, c;
   CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &two, &a, err, sizeof err), 0);
   CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &two, &a2, err, sizeof err), 0);
   CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &behind, &b, err, sizeof err), 0);
@@ -355,12 +355,14 @@ static void test_held_port_measure_shapes(void)
   fprintf(stderr,
           "\n  [held port] 2 senders: utilisation %.4f, marks/packet %.3f, CNPs %.0f/s, paused %.4f; behind a "
           "switch %.4f; load 1.5 %.4f\n",
-          a.utilisation, a.marked_fraction, a.cnps_per_flow_s, a.paused_fraction, b.utilisation, c.utilisation);
-  CU_ASSERT(a.utilisation > 0.8 && a.utilisation < 0.9);
-  CU_ASSERT(a.marked_fraction > 0.8 && a.cnps_per_flow_s > 0 && a.cuts_per_flow_s > 0 && a.paused_fraction > 0);
+          a.phase[0].utilisation, a.phase[0].marked_fraction, a.phase[0].cnps_per_flow_s, a.phase[0].paused_fraction,
+          b.phase[0].utilisation, c.phase[0].utilisation);
+  CU_ASSERT(a.phase[0].utilisation > 0.8 && a.phase[0].utilisation < 0.9);
+  CU_ASSERT(a.phase[0].marked_fraction > 0.8 && a.phase[0].cnps_per_flow_s > 0 && a.phase[0].cuts_per_flow_s > 0 &&
+            a.phase[0].paused_fraction > 0);
   CU_ASSERT(memcmp(&a, &a2, sizeof a) == 0); /* deterministic */
-  CU_ASSERT(b.utilisation > a.utilisation + 0.04);
-  CU_ASSERT(c.utilisation > 0.98);
+  CU_ASSERT(b.phase[0].utilisation > a.phase[0].utilisation + 0.04);
+  CU_ASSERT(c.phase[0].utilisation > 0.98);
   fabric_free(fab);
   fab_topo_free(t);
   fab_param_set_free(ps);
