@@ -102,7 +102,7 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
       for (size_t i = 0; i < n_recomputed; i++)
         roce_est_flow_update(fab, &rs->est, recomputed[i]);
     if (fifo && dcqcn && rs->cfg.ecn_enabled)
-      roce_est_held(fab, &rs->est, recomputed, n_recomputed);
+      roce_est_held(fab, &rs->est, rs->held.last_load_Bps, recomputed, n_recomputed);
     return;
   }
   if (when == ROCE_BEFORE_FILL && fluid)
@@ -119,11 +119,12 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
   if (fifo)
     roce_fifo_update(fab, &rs->fifo); /* the estimates follow after the filling (ROCE_AFTER_FILL) */
   /* The ports DCQCN holds, from the FIFO pass's offered loads and marks: their capacity is the
-   * utilisation the packet model keeps there. Like the FIFO shares they depend on the component's
-   * flows alone, so a recomputation that followed cap changes only keeps them. */
-  if (fifo && dcqcn && rs->cfg.flow_held && rs->cfg.ecn_enabled && fab->fidelity == FAB_FIDELITY_FLOW &&
+   * utilisation the packet model keeps there (with roce/flow-held-ports off only the loads, which
+   * the held-time estimate uses too). Like the FIFO shares they depend on the component's flows
+   * alone, so a recomputation that followed cap changes only keeps them. */
+  if (fifo && dcqcn && rs->cfg.ecn_enabled && fab->fidelity == FAB_FIDELITY_FLOW &&
       fabric_recompute_followed_flow_change(fab))
-    roce_held_update(fab, &rs->held, recomputed, n_recomputed);
+    roce_held_update(fab, &rs->held, recomputed, n_recomputed, rs->cfg.flow_held);
   /* Pause spreading looks at the components recomputed (a pause and its victims share the
    * paused link, hence a component), and only if one of their flows crosses a saturated egress
    * or one of their links was paused: otherwise a pass finds nothing and changes no cap. */

@@ -16,13 +16,12 @@ int roce_est_init(struct roce_est *e, int n_ports)
   e->port_held_now = calloc((size_t)n_ports + 1, 1);
   e->port_held_since_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_held_s = calloc((size_t)n_ports + 1, sizeof(double));
-  e->port_offered_Bps = calloc((size_t)n_ports + 1, sizeof(double));
   e->held_feed.fraction = calloc((size_t)n_ports + 1, sizeof(double));
   e->held_feed.since_s = calloc((size_t)n_ports + 1, sizeof(double));
   e->port_pause_want = calloc((size_t)n_ports + 1, sizeof(double));
   return e->port_marks && e->port_paused_s && e->spread.fraction && e->spread.since_s && e->port_held &&
-                 e->port_held_now && e->port_held_since_s && e->port_held_s && e->port_offered_Bps &&
-                 e->held_feed.fraction && e->held_feed.since_s && e->port_pause_want
+                 e->port_held_now && e->port_held_since_s && e->port_held_s && e->held_feed.fraction &&
+                 e->held_feed.since_s && e->port_pause_want
              ? 0
              : -1;
 }
@@ -37,7 +36,6 @@ void roce_est_fini(struct roce_est *e)
   free(e->port_held_now);
   free(e->port_held_since_s);
   free(e->port_held_s);
-  free(e->port_offered_Bps);
   free(e->held_feed.fraction);
   free(e->held_feed.since_s);
   free(e->port_pause_want);
@@ -156,24 +154,17 @@ static void held_set(struct roce_est *e, int p, int held, double now)
   e->port_held[p] = (uint8_t)held;
 }
 
-void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flows, size_t n)
+void roce_est_held(struct fabric *fab, struct roce_est *e, const double *load_Bps, struct fab_flow **flows, size_t n)
 {
   int n_ports;
   const int *ports = fabric_recomputed_ports(fab, &n_ports);
   for (int k = 0; k < n_ports; k++)
     e->port_held_now[ports[k]] = 0;
-  /* What the senders would offer each port without congestion control: their NIC shares (the
-   * round robin of the NIC's QPs). A port they cannot oversubscribe (one flow at its NIC's line
-   * rate, or QPs of one NIC) builds no queue, whatever max-min says of its saturation. */
-  for (size_t i = 0; i < n; i++) {
-    const struct roce_flow *rf = flows[i]->model_data;
-    if (rf == NULL || rf->line_port < 0)
-      continue;
-    double offered = roce_fifo_nic_share(&rf->fifo);
-    for (int h = 1; h < flows[i]->hops; h++)
-      e->port_offered_Bps[flows[i]->path[h]] += offered;
-  }
-  /* A flow below its cap is limited by max-min at a saturated port of its path: where the
+  /* A port its senders cannot oversubscribe (one flow at its NIC's line rate, QPs of one NIC, or
+   * flows an overloaded port upstream already thins out) builds no queue, whatever max-min says
+   * of its saturation: the loads are those the held-port measure decides by, so that a port it
+   * leaves alone is not counted held without a measure.
+   * A flow below its cap is limited by max-min at a saturated port of its path: where the
    * offered load exceeds the port and no FIFO pass marks the flow, DCQCN holds that port's queue (at
    * its fixed point, in the RED band). (Caps are shares of line rates, a port's capacity its
    * payload rate: a flow at its cap less the framing is at its cap.) */
@@ -185,7 +176,7 @@ void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flo
     for (int h = 1; h < f->hops; h++) {
       int p = f->path[h];
       const struct topo_port *tp = &fab->topo->ports[p];
-      if (tp->is_nvlink || !fabric_port_saturated(fab, p) || e->port_offered_Bps[p] <= tp->rate_Bps * (1 + 1e-9))
+      if (tp->is_nvlink || !fabric_port_saturated(fab, p) || load_Bps[p] <= tp->rate_Bps * (1 + 1e-9))
         continue;
       double payload = fabric_port_capacity(fab, p) / tp->rate_Bps;
       if (f->rate_cap_Bps == 0 || f->rate_Bps < f->rate_cap_Bps * payload * (1 - 1e-6))
@@ -194,7 +185,6 @@ void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flo
   }
   for (int k = 0; k < n_ports; k++) {
     int p = ports[k];
-    e->port_offered_Bps[p] = 0;
     if (e->port_held_now[p] != e->port_held[p])
       held_set(e, p, e->port_held_now[p], fab->now);
   }

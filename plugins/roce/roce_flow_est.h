@@ -58,7 +58,6 @@ struct roce_est {
   uint8_t *port_held, *port_held_now;
   double *port_held_since_s;
   double *port_held_s;
-  double *port_offered_Bps; /* scratch of roce_est_held, 0 between calls */
   /* per link: the part of the time it is paused feeding a held port (its measure's paused
    * fraction); scratch of roce_est_held, 0 between calls */
   struct roce_est_paused held_feed;
@@ -78,8 +77,10 @@ void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_s
                      size_t n);
 /* No flow crosses this link any more: it is not paused from now on. */
 void roce_est_link_idle(struct fabric *fab, struct roce_est *e, int port);
-/* After a recomputation (DCQCN on): which of its ports DCQCN holds from now on. */
-void roce_est_held(struct fabric *fab, struct roce_est *e, struct fab_flow **flows, size_t n);
+/* After a recomputation (DCQCN on): which of its ports DCQCN holds from now on. load_Bps: per
+ * port, what its flows offer it without congestion control, less what overloaded ports upstream
+ * keep back (roce_held.last_load_Bps, the loads the held-port measure decides by). */
+void roce_est_held(struct fabric *fab, struct roce_est *e, const double *load_Bps, struct fab_flow **flows, size_t n);
 /* The time ports were held by DCQCN, in total; only those for which measured(port) is 0 when
  * measured is not NULL (the ports whose marks were not estimated). */
 double roce_est_held_total(const struct fabric *fab, const struct roce_est *e, const uint8_t *measured);

@@ -295,10 +295,10 @@ static int held_ports_beside(const struct topo *t, const struct roce_held *h, in
   return held >= ROCE_HELD_MAX_PORTS ? ROCE_HELD_MAX_PORTS : 1;
 }
 
-void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n)
+void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n, int measure)
 {
   const struct topo *t = fab->topo;
-  if (!port_loads(fab, h, flows, n))
+  if (!port_loads(fab, h, flows, n) || !measure)
     return; /* the common case of a component no port of which oversubscribes */
   /* A port a FIFO pass marks is one PFC governs; the fewest switch egresses a flow crosses before
    * a port decide the measuring platform's depth. */

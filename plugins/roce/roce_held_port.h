@@ -91,11 +91,11 @@ struct roce_held {
 
 int roce_held_init(struct roce_held *h, int n_ports);
 void roce_held_fini(struct roce_held *h);
-/* Before a recomputation fills these flows (FIFO shares known, DCQCN on): which switch egresses
- * DCQCN holds (their flows' NIC shares, less what overloaded ports upstream keep back, exceed the
- * port; no FIFO pass marks them), each one's capacity set to its measured utilisation of its
- * payload rate, the others' put back. */
-void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n);
+/* Before a recomputation fills these flows (FIFO shares known, DCQCN on): the loads of their ports
+ * (last_load_Bps), and with measure which switch egresses DCQCN holds (their flows' NIC shares,
+ * less what overloaded ports upstream keep back, exceed the port; no FIFO pass marks them), each
+ * one's capacity set to its measured utilisation of its payload rate, the others' put back. */
+void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n, int measure);
 /* The phase of its measure port p is in at the current date while held (by its age), or NULL. */
 const struct roce_held_phase *roce_held_of(const struct fabric *fab, const struct roce_held *h, int port);
 /* A flow ended: the held ports it leaves without flows are released (their age ends; the next
