@@ -379,9 +379,9 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
   }
 }
 
-/* The phase of its measure port p, held, is in: the first until ROCE_HELD_START_S after it became
- * held, each next one twice as long (to its timer's date, which the sum of the two dates may
- * round just below). */
+/* Which phase of its measure held port p is in: the first until ROCE_HELD_START_S after it became
+ * held, each next one twice as long as the one before (its age is taken to the timer's date,
+ * which the sum of the two dates may round just below). */
 static int phase_of(const struct fabric *fab, const struct roce_held *h, int p)
 {
   double age = (fab->now - h->held_since_s[p]) * (1 + 1e-12);

@@ -40,7 +40,7 @@ enum roce_timer {
   ROCE_TIMER_RATE,          /* DCQCN rate-increase timer */
   ROCE_TIMER_FLUID,         /* flow fidelity: one step of the fluid DCQCN model */
   ROCE_TIMER_SPREAD,        /* flow fidelity: a pause onset is due, recompute the caps */
-  ROCE_TIMER_HELD_AGE,      /* flow fidelity: a held port's first phase is over (roce_held_port.h) */
+  ROCE_TIMER_HELD_AGE,      /* flow fidelity: a phase of a held port is over (roce_held_port.h) */
 };
 
 struct roce_config {
