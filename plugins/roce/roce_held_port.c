@@ -126,7 +126,7 @@ static int measure_phase(const struct measure_point *from, const struct measure_
  * egress of their own (its leaf's up-link) before the congested port (the spine's down-link to
  * the receiver's leaf). GPU g x (senders + 1) is group g's receiver, the senders follow it. */
 static struct topo *measure_topo(int ports, int senders, int depth, double sender_Bps, double rate_Bps,
-                                 double latency_s, double switch_latency_s)
+                                 double latency_s, double switch_latency_s, char *err, size_t errlen)
 {
   struct topo *t = fab_topo_new();
   char name[24];
@@ -145,8 +145,7 @@ static struct topo *measure_topo(int ports, int senders, int depth, double sende
   }
   t->gpus_per_node = 1;
   t->switch_latency_s = switch_latency_s;
-  char err[128];
-  if (fab_topo_finalize(t, err, sizeof err) != 0) {
+  if (fab_topo_finalize(t, err, errlen) != 0) {
     fab_topo_free(t);
     return NULL;
   }
@@ -159,7 +158,7 @@ int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *sh
   memset(out, 0, sizeof *out);
   int senders = shape->senders, ports = shape->ports > 1 ? shape->ports : 1, flows_n = ports * senders;
   struct topo *t = measure_topo(ports, senders, shape->depth, shape->load * shape->rate_Bps / senders, shape->rate_Bps,
-                                shape->latency_s, fab->switch_latency_s);
+                                shape->latency_s, fab->switch_latency_s, err, errlen);
   struct param_set *ps = t ? measure_params(fab, err, errlen) : NULL;
   struct fabric *m = ps ? fabric_new(t, ps, roce_model(), FAB_FIDELITY_PACKET, fab->seed, err, errlen) : NULL;
   if (m == NULL) {

@@ -333,8 +333,9 @@ static void test_dcqcn_floor_rate(void)
  * links. Two line-rate senders straight from their NICs (depth 0) keep the port busy ~85% of the
  * time (the upper and trapped states), with most packets marked and their links paused now and
  * then; behind a switch egress each (depth 1) the queues upstream hold more and the port idles
- * less (~93%); a load of 1.5 (two senders at 75 Gb/s) leaves the senders room to recover and the
- * port nearly busy. The same shape measures the same. */
+ * less (~94%); a load of 1.5 (two senders at 75 Gb/s) leaves the senders room to recover and the
+ * port nearly busy. The same shape measures the same; one for which no platform can be built is
+ * refused with its reason. (First phase; the later ones: test_roce_fabric held_port_ages.) */
 static void test_held_port_measure_shapes(void)
 {
   sg_roce_plugin_init();
@@ -363,6 +364,12 @@ static void test_held_port_measure_shapes(void)
   CU_ASSERT(memcmp(&a, &a2, sizeof a) == 0); /* deterministic */
   CU_ASSERT(b.phase[0].utilisation > a.phase[0].utilisation + 0.04);
   CU_ASSERT(c.phase[0].utilisation > 0.98);
+  /* a shape no platform can be built for (links of no rate) is refused with a reason */
+  struct roce_held_shape none = two;
+  none.rate_Bps = 0;
+  err[0] = 0;
+  CU_ASSERT_EQUAL(roce_held_measure(fab, &none, &c, err, sizeof err), -1);
+  CU_ASSERT(err[0] != 0);
   fabric_free(fab);
   fab_topo_free(t);
   fab_param_set_free(ps);
