@@ -349,7 +349,8 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
       struct roce_held_shape shape;
       memset(&shape, 0, sizeof shape); /* padding too: the cache compares shapes bytewise */
       double load = h->last_load_Bps[p] / tp->rate_Bps;
-      shape.load = fmin(round(load * 4) / 4, ROCE_HELD_MAX_SENDERS); /* in quarters: few shapes */
+      double step = load < 2 ? 0.25 : load < 4 ? 0.5 : 1; /* few shapes, finer where loads are small */
+      shape.load = fmin(round(load / step) * step, ROCE_HELD_MAX_SENDERS);
       shape.senders = (int)fmax(2, round(shape.load));
       shape.depth = h->depth[p] > 0;
       shape.ports = held_ports_beside(t, h, p);

@@ -58,12 +58,13 @@ struct roce_held_profile {
 };
 
 /* What a measure depends on: the port's rate and link delay, its load (its flows' NIC shares,
- * less what overloaded ports upstream keep, over its rate; in quarters, at most
- * ROCE_HELD_MAX_SENDERS), the senders that load stands for (the load rounded, at least 2, each
- * sending at load x rate / senders), whether they reach it through a switch egress of their
- * own (depth 1) or straight from their NICs (0), and whether other held egresses of its switch
- * share the buffer with it (ports: 1, or ROCE_HELD_MAX_PORTS when that many are held, itself
- * included; the measure runs that many such ports side by side on one switch). */
+ * less what overloaded ports upstream keep, over its rate; to a quarter below 2, a half below 4,
+ * a whole number above, at most ROCE_HELD_MAX_SENDERS), the senders that load stands for (the
+ * load rounded, at least 2, each sending at load x rate / senders), whether they reach it
+ * through a switch egress of their own (depth 1) or straight from their NICs (0), and whether
+ * other held egresses of its switch share the buffer with it (ports: 1, or ROCE_HELD_MAX_PORTS
+ * when that many are held, itself included; the measure runs that many such ports side by side
+ * on one switch). */
 struct roce_held_shape {
   double rate_Bps, latency_s, load;
   int senders, depth, ports;
