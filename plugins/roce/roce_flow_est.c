@@ -71,8 +71,9 @@ void roce_est_flow_update(struct fabric *fab, struct roce_est *e, struct fab_flo
   ef->cnps_per_s = ef->cuts_per_s = 0;
   /* The held ports it crosses: the marks, CNPs and cuts the packet model measured there. */
   ef->held_mask = 0;
-  for (int h = 1; rf->line_port >= 0 && h < f->hops; h++) {
-    const struct roce_held_phase *held = roce_held_of(fab, &roce__state(fab)->held, f->path[h]);
+  const struct roce_held *measured = &roce__state(fab)->held;
+  for (int h = 1; measured->measures > 0 && rf->line_port >= 0 && h < f->hops; h++) {
+    const struct roce_held_phase *held = roce_held_of(fab, measured, f->path[h]);
     if (held == NULL || (ef->marked_mask & (1u << h)))
       continue;
     ef->held_mask |= (uint8_t)(1u << h);

@@ -59,9 +59,9 @@ struct roce_est {
   double *port_held_since_s;
   double *port_held_s;
   /* per link: the part of the time it is paused feeding a held port (its measure's paused
-   * fraction); scratch of roce_est_held, 0 between calls */
+   * fraction) */
   struct roce_est_paused held_feed;
-  double *port_pause_want;
+  double *port_pause_want; /* scratch of roce_est_held, 0 between calls */
 };
 
 int roce_est_init(struct roce_est *e, int n_ports);

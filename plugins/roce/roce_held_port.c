@@ -31,11 +31,11 @@ int roce_held_init(struct roce_held *h, int n_ports)
       h->ever_held == NULL || h->held_since_s == NULL || h->age_timer == NULL || h->decided == NULL ||
       h->candidate == NULL || h->decided_list == NULL || h->marked == NULL || h->depth == NULL)
     return -1;
-  for (int p = 0; p <= n_ports; p++)
-    h->scale[p] = 1;
   memset(h->depth, UINT8_MAX, (size_t)n_ports + 1);
-  for (int p = 0; p <= n_ports; p++)
+  for (int p = 0; p <= n_ports; p++) {
+    h->scale[p] = 1;
     h->port_entry[p] = -1;
+  }
   return 0;
 }
 
@@ -305,11 +305,15 @@ static int held_ports_beside(const struct topo *t, const struct roce_held *h, in
   return held >= ROCE_HELD_MAX_PORTS ? ROCE_HELD_MAX_PORTS : 1;
 }
 
+static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e);
+
 void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n, int measure)
 {
   const struct topo *t = fab->topo;
+  /* The common case: a component no port of which oversubscribes (or was held). Without the
+   * measure only the loads are wanted (the held-time estimate's). */
   if (!port_loads(fab, h, flows, n) || !measure)
-    return; /* the common case of a component no port of which oversubscribes */
+    return;
   /* A port a FIFO pass marks is one PFC governs; the fewest switch egresses a flow crosses before
    * a port decide the measuring platform's depth. */
   for (size_t i = 0; i < n; i++) {
@@ -358,19 +362,7 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
       shape.latency_s = tp->latency_s;
       e = entry_of(fab, h, &shape);
     }
-    if (e >= 0 && h->port_entry[p] < 0) { /* it becomes held: its age starts */
-      h->held_since_s[p] = fab->now;
-      h->age_timer[p] = fabric_timer_arm(fab, fab->now + ROCE_HELD_START_S, ROCE_TIMER_HELD_AGE, NULL, (uint32_t)p);
-    } else if (e < 0 && h->port_entry[p] >= 0) {
-      fabric_timer_cancel(fab, h->age_timer[p]); /* released (its capacity below) */
-      h->age_timer[p] = 0;
-    }
-    h->port_entry[p] = e;
-    const struct roce_held_phase *phase = roce_held_of(fab, h, p);
-    double payload = fabric_port_payload_rate(fab, p);
-    fabric_port_set_capacity(fab, p, phase != NULL ? phase->utilisation * payload : payload);
-    if (e >= 0)
-      h->ever_held[p] = 1;
+    hold(fab, h, p, e);
   }
   for (size_t d = 0; d < n_decided; d++) {
     int p = h->decided_list[d];
@@ -397,28 +389,51 @@ const struct roce_held_phase *roce_held_of(const struct fabric *fab, const struc
   return e < 0 ? NULL : &h->entry[e].profile.phase[phase_of(fab, h, port)];
 }
 
-/* Port p is no longer held: its timer cancelled, its capacity its payload rate. */
-static void release(struct fabric *fab, struct roce_held *h, int p)
+/* Port p's capacity: the utilisation of its phase of its payload rate while held, else all of it
+ * (setting it recomputes the port's component when it changes). */
+static void set_capacity(struct fabric *fab, const struct roce_held *h, int p)
 {
-  fabric_timer_cancel(fab, h->age_timer[p]);
-  h->age_timer[p] = 0;
-  h->port_entry[p] = -1;
-  fabric_port_set_capacity(fab, p, fabric_port_payload_rate(fab, p));
+  const struct roce_held_phase *phase = roce_held_of(fab, h, p);
+  double payload = fabric_port_payload_rate(fab, p);
+  fabric_port_set_capacity(fab, p, phase != NULL ? phase->utilisation * payload : payload);
+}
+
+/* The end of held port p's current phase, or none after the last (ROCE_TIMER_HELD_AGE). */
+static fab_timer_id arm_phase_end(struct fabric *fab, const struct roce_held *h, int p)
+{
+  int k = phase_of(fab, h, p);
+  return k + 1 < ROCE_HELD_PHASES ? fabric_timer_arm(fab, h->held_since_s[p] + ROCE_HELD_START_S * (1 << k),
+                                                     ROCE_TIMER_HELD_AGE, NULL, (uint32_t)p)
+                                  : 0;
+}
+
+/* Port p is held with measure e from now on (-1: not held): its age starts when it becomes held,
+ * its timer goes when it is released, its capacity follows. */
+static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e)
+{
+  int was_held = h->port_entry[p] >= 0;
+  h->port_entry[p] = e;
+  if (e >= 0 && !was_held) {
+    h->held_since_s[p] = fab->now;
+    h->age_timer[p] = arm_phase_end(fab, h, p);
+  } else if (e < 0 && was_held) {
+    fabric_timer_cancel(fab, h->age_timer[p]);
+    h->age_timer[p] = 0;
+  }
+  set_capacity(fab, h, p);
+  if (e >= 0)
+    h->ever_held[p] = 1;
 }
 
 void roce_held_flow_gone(struct fabric *fab, struct roce_held *h, const struct fab_flow *flow)
 {
   for (int k = 1; k < flow->hops; k++)
     if (h->port_entry[flow->path[k]] >= 0 && fabric_port_flow_count(fab, flow->path[k]) == 0)
-      release(fab, h, flow->path[k]);
+      hold(fab, h, flow->path[k], -1);
 }
 
 void roce_held_aged(struct fabric *fab, struct roce_held *h, int port)
 {
-  int k = phase_of(fab, h, port);
-  fabric_port_set_capacity(fab, port, roce_held_of(fab, h, port)->utilisation * fabric_port_payload_rate(fab, port));
-  h->age_timer[port] = k + 1 < ROCE_HELD_PHASES
-                           ? fabric_timer_arm(fab, h->held_since_s[port] + ROCE_HELD_START_S * (1 << k),
-                                              ROCE_TIMER_HELD_AGE, NULL, (uint32_t)port)
-                           : 0;
+  set_capacity(fab, h, port);
+  h->age_timer[port] = arm_phase_end(fab, h, port);
 }
