@@ -293,18 +293,13 @@ struct row {
   enum row_unit unit;
 };
 
-/* Rows whose value is only a lower bound in a run where another of its counters is above 0: flow
- * fidelity estimates no ECN marks, CNPs, rate cuts nor PFC pauses at the ports DCQCN held that
- * the packet model did not measure (docs/roce.md, "Flow fidelity: estimated counters"), so a
- * plain number would read as a count where part is missing. */
-static const struct {
-  const char *key, *bound_if_above_zero;
-} lower_bound_rows[] = {
-  { "counters.ecn_marks_est", "counters.dcqcn_held_unestimated_s_est" },
-  { "counters.cnps_est", "counters.dcqcn_held_unestimated_s_est" },
-  { "counters.dcqcn_rate_cuts_est", "counters.dcqcn_held_unestimated_s_est" },
-  { "counters.pfc_paused_s_est", "counters.dcqcn_held_unestimated_s_est" },
-};
+/* Rows whose value is only a lower bound in a run where LOWER_BOUND_IF_ABOVE_ZERO is above 0:
+ * flow fidelity estimates no ECN marks, CNPs, rate cuts nor PFC pauses at the ports DCQCN held
+ * that the packet model did not measure (docs/roce.md, "Flow fidelity: estimated counters"), so
+ * a plain number would read as a count where part is missing. */
+#define LOWER_BOUND_IF_ABOVE_ZERO "counters.dcqcn_held_unestimated_s_est"
+static const char *const lower_bound_rows[] = { "counters.ecn_marks_est", "counters.cnps_est",
+                                                "counters.dcqcn_rate_cuts_est", "counters.pfc_paused_s_est" };
 
 /* The table's rows: what a user compares, and the counters that explain the difference. The
  * breakdown rows add up to the iteration time (replay.h says how each wait is attributed). */
@@ -351,21 +346,20 @@ static const struct row table_rows[] = {
 #define N_ROWS (sizeof table_rows / sizeof table_rows[0])
 #define LABEL_WIDTH 38
 
-/* The counter that makes row r a lower bound when above 0 (lower_bound_rows), or NULL. */
-static const char *lower_bound_counter(const struct row *r)
+/* Whether row r can be a lower bound (lower_bound_rows). */
+static int row_may_be_bound(const struct row *r)
 {
   for (size_t i = 0; i < sizeof lower_bound_rows / sizeof lower_bound_rows[0]; i++)
-    if (strcmp(lower_bound_rows[i].key, r->key) == 0)
-      return lower_bound_rows[i].bound_if_above_zero;
-  return NULL;
+    if (strcmp(lower_bound_rows[i], r->key) == 0)
+      return 1;
+  return 0;
 }
 
 /* Whether row r's value in this run is only a lower bound. */
 static int row_is_lower_bound(const json_t *summary, const struct row *r)
 {
-  const char *counter = lower_bound_counter(r);
   double v;
-  return counter && json_value(summary, counter, &v) == FOUND_NUMBER && v > 0;
+  return row_may_be_bound(r) && json_value(summary, LOWER_BOUND_IF_ABOVE_ZERO, &v) == FOUND_NUMBER && v > 0;
 }
 
 /* n/a: the run does not model it at its fidelity (null); -: the fabric has no such mechanism;
@@ -1033,7 +1027,7 @@ static void write_comparison_json(FILE *cj, const struct compare_runs *runs, cha
         fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(x));
     }
     fprintf(cj, "]");
-    if (lower_bound_counter(&table_rows[k])) {
+    if (row_may_be_bound(&table_rows[k])) {
       fprintf(cj, ", \"lower_bound\": [");
       for (int f = 0; f < n; f++)
         fprintf(cj, "%s%s", f ? ", " : "", row_is_lower_bound(summary[f], &table_rows[k]) ? "true" : "false");
