@@ -410,6 +410,37 @@ static void test_held_port_measured(void)
   fab_topo_free(t);
 }
 
+/* The measure flow fidelity makes of this shape on platform t (the run's parameters, seed 1), made
+ * again; *payload_Bps: the receiving port's payload rate. */
+static void measure_again(struct topo *t, const struct roce_held_shape *shape, struct roce_held_profile *m,
+                          double *payload_Bps)
+{
+  struct param_set *ps = roce_params_with(NULL);
+  char err[256] = "";
+  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, shape, m, err, sizeof err), 0);
+  *payload_Bps = fabric_port_payload_rate(fab, t->ports[t->gpu_nic_port[0]].peer_port);
+  fabric_free(fab);
+  fab_param_set_free(ps);
+}
+
+/* When a held port carrying `bytes` from age 0 is done, its capacity following the measure's
+ * phases (phases: how many of them apply; 1: the first one throughout). */
+static double end_by_phases(const struct roce_held_profile *m, int phases, double bytes, double payload_Bps)
+{
+  double left = bytes, end = 0;
+  for (int k = 0; k < phases; k++) {
+    double len = k + 1 < phases ? ROCE_HELD_START_S * (k ? 1 << (k - 1) : 1) : HUGE_VAL;
+    double served = m->phase[k].utilisation * payload_Bps;
+    if (left <= served * len)
+      return end + left / served;
+    left -= served * len;
+    end += len;
+  }
+  return end;
+}
+
 /* A held port ages (roce_held_port.h): five GPUs sending 60 MB each into a sixth at 100 Gb/s
  * over 100 ns links fall into DCQCN's trapped state in step for their first 20 ms, and the port
  * idles ~15% of that time; later they drift apart and it idles less. Flow fidelity gives the port
@@ -427,28 +458,13 @@ static void test_held_port_ages(void)
   struct run_result pkt, flow;
   roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, n, &pkt);
   roce_run(t, FAB_FIDELITY_FLOW, 1, NULL, flows, n, &flow);
-  /* the measure flow fidelity made, made again */
-  struct param_set *ps = roce_params_with(NULL);
-  char err[256] = "";
-  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
   struct roce_held_shape shape = { .rate_Bps = G100, .latency_s = 1e-7, .load = n, .senders = n, .depth = 0 };
   struct roce_held_profile m;
-  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &shape, &m, err, sizeof err), 0);
-  double payload = fabric_port_payload_rate(fab, t->ports[t->gpu_nic_port[0]].peer_port);
+  double payload;
+  measure_again(t, &shape, &m, &payload);
   /* the last flow's end by the measure's phases, and by its first phase held throughout */
-  double left = n * bytes, by_age = 0;
-  for (int k = 0; k < ROCE_HELD_PHASES; k++) {
-    double len = k + 1 < ROCE_HELD_PHASES ? ROCE_HELD_START_S * (k ? 1 << (k - 1) : 1) : HUGE_VAL;
-    double served = m.phase[k].utilisation * payload;
-    if (left <= served * len) {
-      by_age += left / served;
-      break;
-    }
-    left -= served * len;
-    by_age += len;
-  }
-  double first_only = n * bytes / (m.phase[0].utilisation * payload);
+  double by_age = end_by_phases(&m, ROCE_HELD_PHASES, n * bytes, payload);
+  double first_only = end_by_phases(&m, 1, n * bytes, payload);
   fprintf(stderr,
           "\n  [held port ages, 5 x 200 MB at 100 Gb/s, 100 ns links] utilisation by phase %.3f %.3f %.3f %.3f; last "
           "FCT: packet %.3f ms, flow %.3f ms (by the phases %.3f ms, the first throughout %.3f ms)\n",
@@ -458,8 +474,6 @@ static void test_held_port_ages(void)
   CU_ASSERT(rel(flow.max_fct, by_age) < 0.005);
   CU_ASSERT(rel(flow.max_fct, pkt.max_fct) < 0.02);
   CU_ASSERT(rel(first_only, pkt.max_fct) > 0.03);
-  fabric_free(fab);
-  fab_param_set_free(ps);
   fab_topo_free(t);
 }
 
@@ -481,19 +495,15 @@ static void test_held_ports_share_a_switch(void)
   struct run_result pkt, flow;
   roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, 2 * n, &pkt);
   roce_run(t, FAB_FIDELITY_FLOW, 1, NULL, flows, 2 * n, &flow);
-  struct param_set *ps = roce_params_with(NULL);
-  char err[256] = "";
-  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
   struct roce_held_shape alone = { .rate_Bps = G100, .latency_s = 1e-7, .load = n, .senders = n, .ports = 1 };
   struct roce_held_shape beside = alone;
   beside.ports = 2;
   struct roce_held_profile one, two;
-  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &alone, &one, err, sizeof err), 0);
-  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &beside, &two, err, sizeof err), 0);
-  double payload = fabric_port_payload_rate(fab, t->ports[t->gpu_nic_port[0]].peer_port);
-  double alone_s = n * bytes / (one.phase[0].utilisation * payload);
-  double beside_s = n * bytes / (two.phase[0].utilisation * payload);
+  double payload;
+  measure_again(t, &alone, &one, &payload);
+  measure_again(t, &beside, &two, &payload);
+  double alone_s = end_by_phases(&one, ROCE_HELD_PHASES, n * bytes, payload);
+  double beside_s = end_by_phases(&two, ROCE_HELD_PHASES, n * bytes, payload);
   fprintf(stderr,
           "\n  [two held ports on one switch, 2 x 5 x 40 MB at 100 Gb/s] utilisation alone %.3f, side by side %.3f; "
           "last FCT: packet %.3f ms, flow %.3f ms (alone %.3f ms, side by side %.3f ms)\n",
@@ -503,8 +513,6 @@ static void test_held_ports_share_a_switch(void)
   CU_ASSERT(rel(flow.max_fct, beside_s) < 0.005);
   CU_ASSERT(rel(flow.max_fct, pkt.max_fct) < 0.04); /* the packet model's flows end unequally */
   CU_ASSERT(rel(alone_s, pkt.max_fct) > rel(flow.max_fct, pkt.max_fct) + 0.03);
-  fabric_free(fab);
-  fab_param_set_free(ps);
   fab_topo_free(t);
 }
 
