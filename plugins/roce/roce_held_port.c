@@ -156,7 +156,7 @@ int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *sh
                       char *err, size_t errlen)
 {
   memset(out, 0, sizeof *out);
-  int senders = shape->senders, ports = shape->ports > 1 ? shape->ports : 1, flows_n = ports * senders;
+  int senders = shape->senders, ports = shape->ports, flows_n = ports * senders;
   struct topo *t = measure_topo(ports, senders, shape->depth, shape->load * shape->rate_Bps / senders, shape->rate_Bps,
                                 shape->latency_s, fab->switch_latency_s, err, errlen);
   struct param_set *ps = t ? measure_params(fab, err, errlen) : NULL;

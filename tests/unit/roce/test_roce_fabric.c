@@ -458,7 +458,7 @@ static void test_held_port_ages(void)
   struct run_result pkt, flow;
   roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, n, &pkt);
   roce_run(t, FAB_FIDELITY_FLOW, 1, NULL, flows, n, &flow);
-  struct roce_held_shape shape = { .rate_Bps = G100, .latency_s = 1e-7, .load = n, .senders = n, .depth = 0 };
+  struct roce_held_shape shape = { .rate_Bps = G100, .latency_s = 1e-7, .load = n, .senders = n, .ports = 1 };
   struct roce_held_profile m;
   double payload;
   measure_again(t, &shape, &m, &payload);

@@ -344,7 +344,7 @@ static void test_held_port_measure_shapes(void)
   char err[256] = "";
   struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
-  struct roce_held_shape two = { .rate_Bps = G100_Bps, .latency_s = 1e-6, .load = 2, .senders = 2, .depth = 0 };
+  struct roce_held_shape two = { .rate_Bps = G100_Bps, .latency_s = 1e-6, .load = 2, .senders = 2, .ports = 1 };
   struct roce_held_shape behind = two, light = two;
   behind.depth = 1;
   light.load = 1.5;
