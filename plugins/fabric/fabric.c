@@ -424,6 +424,7 @@ struct fab_flow *fabric_flow_split(struct fabric *fab, struct fab_flow *flow, do
   part->dst_gpu = flow->dst_gpu;
   part->tag = flow->tag;
   part->bytes = bytes;
+  part->message_B = flow->message_B;
   part->post_s = flow->post_s;
   part->state = FLOW_PENDING;
   part->active_index = -1;

@@ -55,6 +55,9 @@ struct fab_flow {
   uint8_t in_ring;              /* packet engine: linked in its NIC's injection ring */
   int32_t path[ROUTE_MAX_HOPS]; /* egress ports, source NIC first */
   double bytes;                 /* size */
+  double message_B;             /* the messages it stands for, each a flow of its own at packet
+                                 * fidelity (a pipelined ring edge: one step's chunk); 0: one
+                                 * message, the whole transfer */
   double post_s;                /* when the sender posted it */
   double start_s;               /* when injection began (post + NIC latency) */
   double finish_s;              /* when its last byte arrived */

@@ -14,6 +14,7 @@ struct xfer {
   int src, dst; /* member indices */
   double bytes;
   double later_steps; /* pipelined ring: steps whose latency follows the transfer's end */
+  double message_B;   /* pipelined ring: its steps' mean size, each a message at packet fidelity */
   double sync_s;      /* the protocol's step latency: a step lasts at least that long (sync_extra) */
   int ring;           /* pipelined ring it is an edge of, -1 */
   int port;           /* in-network tree leg: the one egress port it crosses (fabric_post_path), -1 */
@@ -308,6 +309,7 @@ static void build_ring(struct coll_shape *c, const int *order, int k, int steps,
       c->x[edge[i]].bytes = bytes;
       c->x[edge[i]].sync_s = sync;
       c->x[edge[i]].later_steps = steps - 1;
+      c->x[edge[i]].message_B = bytes / steps;
       c->x[edge[i]].ring = c->n_rings;
       if (entry) {
         add_edge(c, entry->last_send[me], edge[i]);
@@ -578,6 +580,7 @@ static void build_ring_record(struct coll_shape *c, const int *mem, int k, doubl
     c->x[e].bytes = bytes;
     c->x[e].sync_s = sync;
     c->x[e].later_steps = steps - 1;
+    c->x[e].message_B = bytes / steps;
     c->x[e].ring = group;
     add_edge(c, barrier, e);
   }
@@ -1841,6 +1844,7 @@ static void xfer_start(struct coll_instance *c, int t)
   struct fab_flow *f =
       fabric_post(c->fab, c->gpus[x->src], c->gpus[x->dst], x->bytes, c->fab->now, c->tag, xfer_finished, x);
   f->call = c->call;
+  f->message_B = x->message_B;
 }
 
 /* A member's kernel is running (its launch and the protocol's base latency have passed): its

@@ -516,6 +516,85 @@ static void test_held_ports_share_a_switch(void)
   fab_topo_free(t);
 }
 
+/* A sender of back-to-back messages at packet fidelity: the next one is posted when the last
+ * has arrived, as a pipelined ring edge's steps are at packet fidelity. */
+struct message_chain {
+  int src, dst, left;
+  double message_B, end_s;
+};
+
+static void next_message(struct fabric *fab, struct fab_flow *flow, void *ctx)
+{
+  struct message_chain *c = ctx;
+  c->end_s = flow->finish_s;
+  if (--c->left > 0)
+    fabric_post(fab, c->src, c->dst, c->message_B, fab->now, 0, next_message, c);
+}
+
+/* The last end of n senders into GPU 0, sender i sending (i + 1) / n of a message of message_B,
+ * then `messages` whole ones back to back at packet fidelity (the senders' restarts out of step,
+ * as those of unrelated rings), or (flow fidelity) one transfer each of all its bytes, which
+ * stands for such messages (fab_flow.message_B = stands_for; 0: one message). */
+static double messages_end(struct topo *t, fab_fidelity fid, int n, int messages, double message_B, double stands_for)
+{
+  struct param_set *ps = roce_params_with(NULL);
+  char err[256] = "";
+  struct fabric *fab = fabric_new(t, ps, roce_model(), fid, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct message_chain chain[8];
+  double end = 0;
+  for (int i = 0; i < n; i++) {
+    double first = round(message_B * (i + 1) / n);
+    chain[i] = (struct message_chain){ i + 1, 0, fid == FAB_FIDELITY_PACKET ? messages + 1 : 1, message_B, 0 };
+    if (fid == FAB_FIDELITY_PACKET) {
+      fabric_post(fab, i + 1, 0, first, 0, 0, next_message, &chain[i]);
+    } else {
+      struct fab_flow *f = fabric_post(fab, i + 1, 0, first + messages * message_B, 0, 0, next_message, &chain[i]);
+      f->message_B = stands_for;
+    }
+  }
+  fabric_run(fab);
+  for (int i = 0; i < n; i++) {
+    CU_ASSERT_EQUAL(chain[i].left, 0);
+    end = fmax(end, chain[i].end_s);
+  }
+  fabric_free(fab);
+  fab_param_set_free(ps);
+  return end;
+}
+
+/* A held port's flows that stand for several messages (pipelined ring edges: a step each) are
+ * measured sending such messages back to back (roce_held_port.h): each message is a flow of its
+ * own at packet fidelity and starts its DCQCN state afresh at the line rate, which keeps a port
+ * DCQCN holds busier than one long flow does. Five GPUs each sending ten 4 MB messages into a
+ * sixth at 100 Gb/s, their restarts out of step: flow fidelity with the transfers standing for
+ * their messages ends with the packet model, where taking each transfer for one message ends it
+ * over 5% late. */
+static void test_held_port_messages(void)
+{
+  const int n = 5, messages = 10;
+  const double message_B = 4194304;
+  struct topo *t = fab_topo_single_switch(n + 1, G100, 1e-7, 300e-9);
+  double pkt = messages_end(t, FAB_FIDELITY_PACKET, n, messages, message_B, 0);
+  double by_messages = messages_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, message_B);
+  double one_message = messages_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, 0);
+  struct roce_held_shape shape = { .rate_Bps = G100, .latency_s = 1e-7, .load = n, .senders = n, .ports = 1 };
+  struct roce_held_profile long_flows, restarts;
+  double payload;
+  measure_again(t, &shape, &long_flows, &payload);
+  shape.message_B = message_B;
+  measure_again(t, &shape, &restarts, &payload);
+  fprintf(stderr,
+          "\n  [held port, 5 x 10 messages of 4 MiB at 100 Gb/s] utilisation in the first 20 ms: one message %.3f, "
+          "4 MiB messages %.3f; last end: packet %.3f ms, flow %.3f ms (each transfer one message %.3f ms)\n",
+          long_flows.phase[0].utilisation, restarts.phase[0].utilisation, pkt * 1e3, by_messages * 1e3,
+          one_message * 1e3);
+  CU_ASSERT(restarts.phase[0].utilisation > long_flows.phase[0].utilisation + 0.05);
+  CU_ASSERT(rel(by_messages, pkt) < 0.03);
+  CU_ASSERT(rel(one_message, pkt) > rel(by_messages, pkt) + 0.05);
+  fab_topo_free(t);
+}
+
 /* Exact E[max load] of n balls in n bins: P(max <= m) = n!/n^n [x^n] (sum_{k<=m} x^k/k!)^n. */
 static double expected_max_occupancy(int n)
 {
@@ -862,6 +941,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "fifo_shares_as_payload", test_fifo_shares_as_payload },
   { "flow_estimates_track_packet", test_flow_estimates_track_packet },
   { "held_port_measured", test_held_port_measured },
+  { "held_port_messages", test_held_port_messages },
   { "held_port_ages", test_held_port_ages },
   { "held_ports_share_a_switch", test_held_ports_share_a_switch },
   { "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins },
