@@ -339,10 +339,10 @@ static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e);
 
 /* The message size a held port's shape is measured with: the geometric mean of the messages of
  * its flows that stand for several (pipelined ring edges), to half an octave and a whole number
- * of MTUs (few shapes, the restarts' effect being gradual: at 100 Gb/s five senders keep a port
- * busy 98%, 95% and 87% of 20 ms with 1, 4 and 16 MB messages); 0 (one message each) where none
- * does, as a transfer is one message however long the port is held, or where a sender would not
- * finish one in the measure's span at its share of the port. */
+ * of MTUs (few shapes: to the octave, the 100 Gb/s iterations of docs/validation-iterations.md
+ * were 0.4 points further off on average); 0 (one message each) where none does, as a transfer
+ * is one message however long the port is held, or where a sender would not finish one in the
+ * measure's span at its share of the port. */
 static double held_message(const struct fabric *fab, const struct roce_held *h, int p,
                            const struct roce_held_shape *shape)
 {

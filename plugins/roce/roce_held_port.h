@@ -64,11 +64,12 @@ struct roce_held_profile {
  * through a switch egress of their own (depth 1) or straight from their NICs (0), whether
  * other held egresses of its switch share the buffer with it (ports: 1, or ROCE_HELD_MAX_PORTS
  * when that many are held, itself included; the measure runs that many such ports side by side
- * on one switch), and the size of the messages its flows stand for (message_B: the geometric
- * mean of theirs, to a power of two; 0 where that is more than a sender moves in the measure's
- * span: one message each). Each message is a flow of its own at packet fidelity, and a new flow
- * starts its DCQCN state afresh at the line rate: five senders at 100 Gb/s sending 4 MB
- * messages back to back keep a port busy 95% of 20 ms, 85% with one message each. */
+ * on one switch), and the size of the messages its pipelined ring edges stand for (message_B:
+ * the geometric mean of theirs, to half an octave; 0, one message per sender, where none crosses
+ * it or a sender would not finish one in the measure's span). Each message is a flow of its own
+ * at packet fidelity, and a new flow starts its DCQCN state afresh at the line rate: five
+ * senders at 100 Gb/s sending 4 MiB messages back to back, their restarts out of step, keep a
+ * port busy 99% of the first 20 ms, 85% with one flow each. */
 struct roce_held_shape {
   double rate_Bps, latency_s, load, message_B;
   int senders, depth, ports;
