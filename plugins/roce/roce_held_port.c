@@ -28,11 +28,11 @@ int roce_held_init(struct roce_held *h, int n_ports)
   h->marked = calloc((size_t)n_ports + 1, 1);
   h->depth = malloc((size_t)n_ports + 1);
   h->message_log2 = calloc((size_t)n_ports + 1, sizeof *h->message_log2);
-  h->message_flows = calloc((size_t)n_ports + 1, sizeof *h->message_flows);
+  h->message_bytes = calloc((size_t)n_ports + 1, sizeof *h->message_bytes);
   if (h->port_entry == NULL || h->load_Bps == NULL || h->last_load_Bps == NULL || h->scale == NULL ||
       h->ever_held == NULL || h->held_since_s == NULL || h->age_timer == NULL || h->decided == NULL ||
       h->candidate == NULL || h->decided_list == NULL || h->marked == NULL || h->depth == NULL ||
-      h->message_log2 == NULL || h->message_flows == NULL)
+      h->message_log2 == NULL || h->message_bytes == NULL)
     return -1;
   memset(h->depth, UINT8_MAX, (size_t)n_ports + 1);
   for (int p = 0; p <= n_ports; p++) {
@@ -58,7 +58,7 @@ void roce_held_fini(struct roce_held *h)
   free(h->marked);
   free(h->depth);
   free(h->message_log2);
-  free(h->message_flows);
+  free(h->message_bytes);
 }
 
 /* The run's parameters for the measuring fabric: every value as the run has it, but one QP per
@@ -338,17 +338,21 @@ static int held_ports_beside(const struct topo *t, const struct roce_held *h, in
 static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e);
 
 /* The message size a held port's shape is measured with: the geometric mean of the messages of
- * its flows that stand for several (pipelined ring edges), to half an octave and a whole number
- * of MTUs (few shapes: to the octave, the 100 Gb/s iterations of docs/validation-iterations.md
- * were 0.4 points further off on average); 0 (one message each) where none does, as a transfer
- * is one message however long the port is held, or where a sender would not finish one in the
- * measure's span at its share of the port. */
+ * its flows that stand for several (pipelined ring edges), weighed by their bytes, to half an
+ * octave and a whole number of MTUs (few shapes: to the octave, the 100 Gb/s iterations of
+ * docs/validation-iterations.md were 0.4 points further off on average); 0 (one message each)
+ * where none does, as a transfer is one message however long the port is held, or where a
+ * sender would not finish one in the measure's span at its share of the port. Steps under
+ * ROCE_HELD_MIN_MESSAGE_B are left out: the measure's sender posts a message when the one before
+ * it has arrived, and with messages of a few packets it idles between them most of the time
+ * (4 KB messages: two senders kept a port 41-57 % busy), where a ring's transfer carries its
+ * small steps' latency itself (coll.c, later_steps). */
 static double held_message(const struct fabric *fab, const struct roce_held *h, int p,
                            const struct roce_held_shape *shape)
 {
-  if (h->message_flows[p] == 0)
+  if (h->message_bytes[p] == 0)
     return 0;
-  double log2_mean = h->message_log2[p] / h->message_flows[p];
+  double log2_mean = h->message_log2[p] / h->message_bytes[p];
   double message = fmax(1, round(exp2(round(2 * log2_mean) / 2) / fab->mtu)) * fab->mtu;
   return message < ROCE_HELD_SPAN_S * shape->rate_Bps / shape->senders ? message : 0;
 }
@@ -373,9 +377,9 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
         h->marked[p] = 1;
       if (k - 1 < h->depth[p])
         h->depth[p] = (uint8_t)(k - 1);
-      if (f->message_B > 0 && f->message_B < f->bytes) {
-        h->message_log2[p] += log2(f->message_B);
-        h->message_flows[p]++;
+      if (f->message_B >= ROCE_HELD_MIN_MESSAGE_B && f->message_B < f->bytes) {
+        h->message_log2[p] += f->bytes * log2(f->message_B);
+        h->message_bytes[p] += f->bytes;
       }
     }
   }
@@ -421,7 +425,7 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
     h->decided[p] = h->candidate[p] = h->marked[p] = 0;
     h->depth[p] = UINT8_MAX;
     h->message_log2[p] = 0;
-    h->message_flows[p] = 0;
+    h->message_bytes[p] = 0;
   }
 }
 

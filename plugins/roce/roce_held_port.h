@@ -36,9 +36,10 @@
 #include "fabric.h"
 
 #define ROCE_HELD_MAX_SENDERS 16
-#define ROCE_HELD_MAX_PORTS 2   /* held egresses of one switch measured side by side */
-#define ROCE_HELD_START_S 20e-3 /* the first phase: the senders in step */
-#define ROCE_HELD_PHASES 4      /* the phases: [0, 20), [20, 40), [40, 80), [80, 160) ms of age */
+#define ROCE_HELD_MAX_PORTS 2             /* held egresses of one switch measured side by side */
+#define ROCE_HELD_START_S 20e-3           /* the first phase: the senders in step */
+#define ROCE_HELD_PHASES 4                /* the phases: [0, 20), [20, 40), [40, 80), [80, 160) ms of age */
+#define ROCE_HELD_MIN_MESSAGE_B (1 << 20) /* smaller ring steps do not count as messages */
 #define ROCE_HELD_SPAN_S (ROCE_HELD_START_S * (1 << (ROCE_HELD_PHASES - 1)))
 
 /* What the packet model showed at a held port over one phase of the measure. */
@@ -65,8 +66,9 @@ struct roce_held_profile {
  * other held egresses of its switch share the buffer with it (ports: 1, or ROCE_HELD_MAX_PORTS
  * when that many are held, itself included; the measure runs that many such ports side by side
  * on one switch), and the size of the messages its pipelined ring edges stand for (message_B:
- * the geometric mean of theirs, to half an octave; 0, one message per sender, where none crosses
- * it or a sender would not finish one in the measure's span). Each message is a flow of its own
+ * the geometric mean of theirs weighed by their bytes, to half an octave, steps under
+ * ROCE_HELD_MIN_MESSAGE_B left out; 0, one message per sender, where none is left or a sender
+ * would not finish one in the measure's span). Each message is a flow of its own
  * at packet fidelity, and a new flow starts its DCQCN state afresh at the line rate: five
  * senders at 100 Gb/s sending 4 MiB messages back to back, their restarts out of step, keep a
  * port busy 99% of the first 20 ms, 85% with one flow each. */
@@ -91,7 +93,7 @@ struct roce_held {
   uint8_t *marked, *depth;      /* scratch, per port: a FIFO pass marks it; the fewest switch egresses its
                               flows cross before it (0 and UINT8_MAX between calls) */
   double *message_log2;         /* scratch, per port: the sum of its flows' log2(message size) (0 between calls) */
-  int *message_flows;           /* scratch, per port: how many flows that sum is over (0 between calls) */
+  double *message_bytes;        /* scratch, per port: the bytes that sum is weighed by (0 between calls) */
   uint8_t *decided, *candidate; /* scratch, per port: an update looked at it; it is to be held */
   int *decided_list;            /* scratch: the ports an update looks at */
   uint64_t measures;            /* packet-level runs made (the cache's misses) */

@@ -564,7 +564,8 @@ static double messages_end(struct topo *t, fab_fidelity fid, int n, int messages
 }
 
 /* A held port's flows that stand for several messages (pipelined ring edges: a step each) are
- * measured sending such messages back to back (roce_held_port.h): each message is a flow of its
+ * measured sending such messages back to back (roce_held_port.h; steps of a few packets are
+ * not, the measure's senders idling between them): each message is a flow of its
  * own at packet fidelity and starts its DCQCN state afresh at the line rate, which keeps a port
  * DCQCN holds busier than one long flow does. Five GPUs each sending ten 4 MB messages into a
  * sixth at 100 Gb/s, their restarts out of step: flow fidelity with the transfers standing for
@@ -578,6 +579,8 @@ static void test_held_port_messages(void)
   double pkt = messages_end(t, FAB_FIDELITY_PACKET, n, messages, message_B, 0);
   double by_messages = messages_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, message_B);
   double one_message = messages_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, 0);
+  /* steps of a few packets are not measured as messages (ROCE_HELD_MIN_MESSAGE_B) */
+  double small_steps = messages_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, 16384);
   struct roce_held_shape shape = { .rate_Bps = G100, .latency_s = 1e-7, .load = n, .senders = n, .ports = 1 };
   struct roce_held_profile long_flows, restarts;
   double payload;
@@ -592,6 +595,7 @@ static void test_held_port_messages(void)
   CU_ASSERT(restarts.phase[0].utilisation > long_flows.phase[0].utilisation + 0.05);
   CU_ASSERT(rel(by_messages, pkt) < 0.03);
   CU_ASSERT(rel(one_message, pkt) > rel(by_messages, pkt) + 0.05);
+  CU_ASSERT_DOUBLE_EQUAL(small_steps, one_message, 1e-12);
   fab_topo_free(t);
 }
 
