@@ -569,8 +569,8 @@ static double messages_end(struct topo *t, fab_fidelity fid, int n, int messages
  * own at packet fidelity and starts its DCQCN state afresh at the line rate, which keeps a port
  * DCQCN holds busier than one long flow does. Five GPUs each sending ten 4 MB messages into a
  * sixth at 100 Gb/s, their restarts out of step: flow fidelity with the transfers standing for
- * their messages ends with the packet model, where taking each transfer for one message ends it
- * over 5% late. */
+ * their messages ends within 1.5% of the packet model (the measure's senders restarting in step
+ * end it 2.9% late), where taking each transfer for one message ends it over 5% late. */
 static void test_held_port_messages(void)
 {
   const int n = 5, messages = 10;
@@ -593,7 +593,7 @@ static void test_held_port_messages(void)
           long_flows.phase[0].utilisation, restarts.phase[0].utilisation, pkt * 1e3, by_messages * 1e3,
           one_message * 1e3);
   CU_ASSERT(restarts.phase[0].utilisation > long_flows.phase[0].utilisation + 0.05);
-  CU_ASSERT(rel(by_messages, pkt) < 0.03);
+  CU_ASSERT(rel(by_messages, pkt) < 0.015); /* senders restarting in step in the measure: +2.9% */
   CU_ASSERT(rel(one_message, pkt) > rel(by_messages, pkt) + 0.05);
   CU_ASSERT_DOUBLE_EQUAL(small_steps, one_message, 1e-12);
   fab_topo_free(t);
