@@ -2,6 +2,7 @@
  * congestion spreading, ECMP collisions, go-back-N under loss, flow vs packet agreement. Each
  * prints its measured figures to stderr (docs/roce.md quotes them). */
 #include "roce_held_port.h"
+#include "roce_internal.h"
 #include "test_roce_support.h"
 #include "cunit_main.h"
 
@@ -599,6 +600,33 @@ static void test_held_port_messages(void)
   fab_topo_free(t);
 }
 
+/* A held port's message is its ring edges' geometric mean weighed by their bytes
+ * (roce_held_port.c, held_message): four GPUs sending 40 MiB in steps of 4 MiB and a fifth 3 MiB
+ * in steps of 1 MiB into a sixth at 100 Gb/s are measured with 4 MiB messages, where the plain
+ * mean of the five would give 2.8 MiB (half an octave below). */
+static void test_held_port_message_weighed(void)
+{
+  struct topo *t = fab_topo_single_switch(6, G100, 1e-7, 300e-9);
+  struct param_set *ps = roce_params_with(NULL);
+  char err[256] = "";
+  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  for (int i = 1; i <= 5; i++) {
+    struct fab_flow *f = fabric_post(fab, i, 0, i < 5 ? 40 * 1048576.0 : 3 * 1048576.0, 0, 0, NULL, NULL);
+    f->message_B = i < 5 ? 4 * 1048576.0 : 1048576.0;
+  }
+  fabric_run(fab);
+  const struct roce_held *h = &roce__state(fab)->held;
+  fprintf(stderr, "\n  [held port message] %zu shapes measured, the first with %.0f B messages at load %.2f\n", h->n,
+          h->n ? h->entry[0].shape.message_B : 0, h->n ? h->entry[0].shape.load : 0);
+  CU_ASSERT(h->n >= 1);
+  for (size_t i = 0; i < h->n; i++)
+    CU_ASSERT_DOUBLE_EQUAL(h->entry[i].shape.message_B, 4 * 1048576.0, 0);
+  fabric_free(fab);
+  fab_param_set_free(ps);
+  fab_topo_free(t);
+}
+
 /* Exact E[max load] of n balls in n bins: P(max <= m) = n!/n^n [x^n] (sum_{k<=m} x^k/k!)^n. */
 static double expected_max_occupancy(int n)
 {
@@ -946,6 +974,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "flow_estimates_track_packet", test_flow_estimates_track_packet },
   { "held_port_measured", test_held_port_measured },
   { "held_port_messages", test_held_port_messages },
+  { "held_port_message_weighed", test_held_port_message_weighed },
   { "held_port_ages", test_held_port_ages },
   { "held_ports_share_a_switch", test_held_ports_share_a_switch },
   { "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins },
