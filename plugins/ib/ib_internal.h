@@ -119,6 +119,17 @@ struct crossing {
 
 #define CROSSING_NIC_UNIT (UINT64_C(1) << 63)
 
+/* The input-port arbiter's scratch (ib_arbiter.c): the units one upstream arbiter serves in
+ * turn (input ports, or an HCA's transfers), and crossings keyed for grouping into them. */
+struct upstream_group {
+  size_t lo, hi;         /* its crossings */
+  double demand, weight; /* what arrives of them; its weight in the round robin */
+};
+struct upstream_key {
+  uint64_t key;
+  size_t index;
+};
+
 struct ib_sample {
   double time_s;
   int32_t port;
@@ -149,6 +160,12 @@ struct ib_state {
   size_t cap_arrival;
   double *unit_demand; /* scratch: the demands of one output's input ports */
   size_t cap_units;
+  struct upstream_group *groups; /* scratch: one output's upstream arbiters' units (ib_arbiter.c) */
+  size_t cap_groups;
+  struct upstream_key *keys; /* scratch: one output's crossings keyed by an upstream port */
+  size_t cap_keys;
+  double *leave; /* scratch: per arbiter crossing, what leaves the output (ib_arbiter.c) */
+  size_t cap_leave;
   double rates_time; /* date of the last congestion-tree pass */
   int rates_rounds;  /* passes at that date */
   /* time series */

@@ -95,6 +95,9 @@ static void ib_fini(struct fabric *fab)
   free(st->port_max);
   free(st->arrival);
   free(st->unit_demand);
+  free(st->groups);
+  free(st->keys);
+  free(st->leave);
   free(st->crossings);
   free(st->cap_limit);
   free(st->nic_demand);
