@@ -28,26 +28,6 @@
 #include "ib_internal.h"
 #include "check.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The round-robin level of an output of capacity c among k inputs of demands d[] (sorted here):
- * each input gets min(demand, level), and the takings sum to c. */
-static double round_robin_level(double *d, size_t k, double c)
-{
-  qsort(d, k, sizeof *d, cmp_double);
-  double left = c;
-  for (size_t j = 0; j < k; j++) {
-    if (d[j] * (double)(k - j) > left)
-      return left / (double)(k - j);
-    left -= d[j];
-  }
-  return INFINITY;
-}
-
 static int cmp_group_ratio(const void *a, const void *b)
 {
   const struct upstream_group *x = a, *y = b;
@@ -215,8 +195,8 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
   if (!oversubscribed)
     return;
   ib__sort_crossings(c, c + count, m);
-  /* split_upstream's scratch: for the widest output, its crossings keyed, and groups on at most
-   * ROUTE_MAX_HOPS levels, each level no more than its crossings */
+  /* scratch for the widest output: its crossings keyed, and groups on at most ROUTE_MAX_HOPS
+   * levels (its input ports, then split_upstream's), each level no more than its crossings */
   size_t widest = 0;
   for (size_t lo = 0, hi; lo < m; lo = hi) {
     for (hi = lo; hi < m && c[hi].buffer == c[lo].buffer; hi++)
@@ -234,46 +214,42 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
     for (size_t i = 0; i < n; i++) /* the hops the last (converged) sweep scales at */
       flows[i]->held_hop = 0;
     for (size_t lo = 0, hi; lo < m; lo = hi) {
-      double total = 0;
+      /* the output's input ports: its crossings are sorted by the port they came in by */
+      struct upstream_group *in = st->groups;
       size_t units = 0;
+      double total = 0;
       for (hi = lo; hi < m && c[hi].buffer == c[lo].buffer; hi++) {
+        if (hi == lo || c[hi].unit != c[hi - 1].unit)
+          in[units++] = (struct upstream_group){ .lo = hi, .hi = hi, .weight = 1 };
+        in[units - 1].hi = hi + 1;
+        in[units - 1].demand += ARRIVAL(hi);
         total += ARRIVAL(hi);
-        units += hi == lo || c[hi].unit != c[hi - 1].unit;
       }
-      double capacity = fabric_port_capacity(fab, (int)c[lo].buffer), level = INFINITY;
-      if (total > capacity * (1 + 1e-12) && units > 1) {
-        st->unit_demand = ib__scratch_reserve(st->unit_demand, &st->cap_units, units, sizeof *st->unit_demand);
-        size_t u = 0;
-        for (size_t k = lo; k < hi; k++) {
-          if (k > lo && c[k].unit != c[k - 1].unit)
-            u++;
-          st->unit_demand[u] = (k == lo || c[k].unit != c[k - 1].unit ? 0 : st->unit_demand[u]) + ARRIVAL(k);
-        }
-        level = round_robin_level(st->unit_demand, units, capacity);
+      /* What leaves: each input's arrivals, or when they exceed the round-robin level, the level
+       * split among the units of the arbiters upstream (split_upstream). A port one input fills
+       * is left to max-min as it is. */
+      double capacity = fabric_port_capacity(fab, (int)c[lo].buffer);
+      double level = total > capacity * (1 + 1e-12) && units > 1 ? weighted_level(in, units, capacity) : INFINITY;
+      for (size_t u = 0; u < units; u++) {
+        if (in[u].demand > level)
+          split_upstream(&split, in[u].lo, in[u].hi, 0, level, units);
+        else
+          for (size_t k = in[u].lo; k < in[u].hi; k++)
+            st->leave[k] = ARRIVAL(k);
       }
-      /* What leaves: each input's arrivals, or when they exceed the level, the level split among
-       * the units of the arbiters upstream (split_upstream). A port one input fills is left to
-       * max-min as it is. */
-      for (size_t k = lo, e; k < hi; k = e) {
-        double demand = 0;
-        for (e = k; e < hi && c[e].unit == c[k].unit; e++)
-          demand += ARRIVAL(e);
-        if (demand > level)
-          split_upstream(&split, k, e, 0, level, 0);
-        for (size_t q = k; q < e; q++) {
-          size_t i = (size_t)c[q].flow;
-          double out = demand > level ? st->leave[q] : ARRIVAL(q);
-          if (out < ARRIVAL(q) && c[q].blocked > flows[i]->held_hop)
-            flows[i]->held_hop = (uint8_t)c[q].blocked;
-          /* so it arrives at the next output it crosses (or leaves its last hop) */
-          for (int g = c[q].blocked + 1; g <= flows[i]->hops; g++) {
-            double *next = &arrival[i * SLOTS + (size_t)g];
-            if (out > 0 && fabs(*next - out) > moved * out)
-              moved = fabs(*next - out) / out;
-            *next = out;
-            if (g < flows[i]->hops && switch_output(t, flows[i]->path[g]))
-              break;
-          }
+      for (size_t q = lo; q < hi; q++) {
+        size_t i = (size_t)c[q].flow;
+        double out = st->leave[q];
+        if (out < ARRIVAL(q) && c[q].blocked > flows[i]->held_hop)
+          flows[i]->held_hop = (uint8_t)c[q].blocked;
+        /* so it arrives at the next output it crosses (or leaves its last hop) */
+        for (int g = c[q].blocked + 1; g <= flows[i]->hops; g++) {
+          double *next = &arrival[i * SLOTS + (size_t)g];
+          if (out > 0 && fabs(*next - out) > moved * out)
+            moved = fabs(*next - out) / out;
+          *next = out;
+          if (g < flows[i]->hops && switch_output(t, flows[i]->path[g]))
+            break;
         }
       }
     }

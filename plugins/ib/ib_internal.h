@@ -158,9 +158,7 @@ struct ib_state {
   int32_t *dst_source; /* scratch: per node, -1 or the one source leaf sending to it, -2 several */
   double *arrival;     /* scratch: per component flow and hop, its arrival rate (ib_arbiter.c) */
   size_t cap_arrival;
-  double *unit_demand; /* scratch: the demands of one output's input ports */
-  size_t cap_units;
-  struct upstream_group *groups; /* scratch: one output's upstream arbiters' units (ib_arbiter.c) */
+  struct upstream_group *groups; /* scratch: one output's input ports and upstream arbiters' units (ib_arbiter.c) */
   size_t cap_groups;
   struct upstream_key *keys; /* scratch: one output's crossings keyed by an upstream port */
   size_t cap_keys;

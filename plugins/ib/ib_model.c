@@ -94,7 +94,6 @@ static void ib_fini(struct fabric *fab)
   free(st->port_sum);
   free(st->port_max);
   free(st->arrival);
-  free(st->unit_demand);
   free(st->groups);
   free(st->keys);
   free(st->leave);
