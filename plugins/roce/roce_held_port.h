@@ -92,8 +92,8 @@ struct roce_held {
   double *scale;                /* per port: the fraction of its arrivals it passes on, C / load (<= 1) */
   uint8_t *marked, *depth;      /* scratch, per port: a FIFO pass marks it; the fewest switch egresses its
                               flows cross before it (0 and UINT8_MAX between calls) */
-  double *message_log2;         /* scratch, per port: the sum of its flows' log2(message size) (0 between calls) */
-  double *message_bytes;        /* scratch, per port: the bytes that sum is weighed by (0 between calls) */
+  double *message_log2;         /* scratch, per port: its ring edges' sum of bytes x log2(message) (0 between calls) */
+  double *message_bytes;        /* scratch, per port: those edges' bytes (0 between calls) */
   uint8_t *decided, *candidate; /* scratch, per port: an update looked at it; it is to be held */
   int *decided_list;            /* scratch: the ports an update looks at */
   uint64_t measures;            /* packet-level runs made (the cache's misses) */
