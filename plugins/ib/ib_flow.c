@@ -560,8 +560,8 @@ void ib__on_rates(struct fabric *fab)
     double grant = INFINITY;
     while (hi < m && c[hi].buffer == c[lo].buffer) {
       struct unit_load load = unit_load(flows, c, hi, m);
-      if (load.blocked > 0 && load.blocked * load.weight / load.blocked_weight < grant)
-        grant = load.blocked * load.weight / load.blocked_weight;
+      if (load.blocked > 0)
+        grant = fmin(grant, load.blocked * load.weight / load.blocked_weight);
       hi = load.end;
     }
     if (!isinf(grant))
