@@ -46,6 +46,9 @@ int sg_roce_get_flow_estimates(struct fabric *fab, double *marks, double *cnps, 
  * have visited so far, their cost measure: a pass covers the components just recomputed, or every
  * active flow under the fluid model. 0 at packet fidelity. */
 uint64_t sg_roce_get_flow_pass_flows(const struct fabric *fab);
+/* Flow fidelity: the held-port measures made on the packet model (roce_held_port.h), and the
+ * phases of them run so far (a phase is run when a held port first reaches it). */
+uint64_t sg_roce_get_held_measures(const struct fabric *fab, uint64_t *phases_run);
 /* DCQCN state of a flow (packet fidelity; at flow fidelity, of the fluid model): current and target rate (bytes/s), alpha. Returns -1
  * if the flow has no DCQCN state. */
 int sg_roce_get_flow_rate(const struct fab_flow *flow, double *rc_Bps, double *rt_Bps, double *alpha);

@@ -71,7 +71,7 @@ void roce_est_flow_update(struct fabric *fab, struct roce_est *e, struct fab_flo
   ef->cnps_per_s = ef->cuts_per_s = 0;
   /* The held ports it crosses: the marks, CNPs and cuts the packet model measured there. */
   ef->held_mask = 0;
-  const struct roce_held *measured = &roce__state(fab)->held;
+  struct roce_held *measured = &roce__state(fab)->held;
   for (int h = 1; measured->measures > 0 && rf->line_port >= 0 && h < f->hops; h++) {
     const struct roce_held_phase *held = roce_held_of(fab, measured, f->path[h]);
     if (held == NULL || (ef->marked_mask & (1u << h)))
@@ -192,7 +192,7 @@ void roce_est_held(struct fabric *fab, struct roce_est *e, const double *load_Bp
   /* The links feeding a held port the packet model measured are paused for its measured
    * fraction of the time (a link feeding several: the largest); the other links of the
    * recomputed components are not, as far as held ports go. */
-  const struct roce_held *measured = &roce__state(fab)->held;
+  struct roce_held *measured = &roce__state(fab)->held;
   if (measured->measures == 0)
     return; /* no port measured: none paused as a held port's feeder */
   for (size_t i = 0; i < n; i++)

@@ -12,6 +12,9 @@
 #include "roce.h"
 #include "roce_internal.h"
 
+struct roce_held_run;
+static void run_free(struct roce_held_run *r);
+
 int roce_held_init(struct roce_held *h, int n_ports)
 {
   memset(h, 0, sizeof *h);
@@ -35,6 +38,7 @@ int roce_held_init(struct roce_held *h, int n_ports)
       h->message_log2 == NULL || h->message_bytes == NULL)
     return -1;
   memset(h->depth, UINT8_MAX, (size_t)n_ports + 1);
+  h->max_runs = ROCE_HELD_MAX_RUNS;
   for (int p = 0; p <= n_ports; p++) {
     h->scale[p] = 1;
     h->port_entry[p] = -1;
@@ -44,6 +48,8 @@ int roce_held_init(struct roce_held *h, int n_ports)
 
 void roce_held_fini(struct roce_held *h)
 {
+  for (size_t i = 0; i < h->n; i++)
+    run_free(h->entry[i].run);
   free(h->entry);
   free(h->port_entry);
   free(h->load_Bps);
@@ -173,67 +179,146 @@ static struct topo *measure_topo(int ports, int senders, int depth, double sende
   return t;
 }
 
+/* A measure under way: its packet-level fabric, kept between phases so that a later phase is
+ * run only when a held port reaches that age. The run goes on from where the last phase stopped,
+ * so a phase measured late gives the figures a measure of every phase at once gives. */
+struct roce_held_run {
+  struct topo *t;
+  struct param_set *ps;
+  struct fabric *m;
+  struct measure_sender sender[ROCE_HELD_MAX_PORTS * ROCE_HELD_MAX_SENDERS]; /* callbacks point in here */
+  struct measure_point from;                                                 /* where the last phase ended */
+  int flows, ports, senders;
+  double payload_Bps;
+};
+
+static void run_free(struct roce_held_run *r)
+{
+  if (r == NULL)
+    return;
+  fabric_free(r->m);
+  fab_param_set_free(r->ps);
+  fab_topo_free(r->t);
+  free(r);
+}
+
+/* The measuring fabric of a shape, its senders posted; NULL with a message in err. */
+static struct roce_held_run *run_start(const struct fabric *fab, const struct roce_held_shape *shape, char *err,
+                                       size_t errlen)
+{
+  struct roce_held_run *r = sgf_xcalloc(1, sizeof *r);
+  r->senders = shape->senders;
+  r->ports = shape->ports;
+  r->flows = r->ports * r->senders;
+  r->t = measure_topo(r->ports, r->senders, shape->depth, shape->load * shape->rate_Bps / r->senders, shape->rate_Bps,
+                      shape->latency_s, fab->switch_latency_s, err, errlen);
+  r->ps = r->t ? measure_params(fab, err, errlen) : NULL;
+  r->m = r->ps ? fabric_new(r->t, r->ps, roce_model(), FAB_FIDELITY_PACKET, fab->seed, err, errlen) : NULL;
+  if (r->m == NULL) {
+    run_free(r);
+    return NULL;
+  }
+  struct fabric *m = r->m;
+  /* Every sender sends its messages back to back into its receiver, or one flow, more than it
+   * could send alone in the whole span, so that all of them still send when the measure stops.
+   * The ports' capacity, together, is what their utilisation is of. */
+  r->payload_Bps = fabric_port_payload_rate(m, r->t->ports[r->t->gpu_nic_port[0]].peer_port);
+  double bytes = ceil(ROCE_HELD_SPAN_S * r->payload_Bps / m->mtu + 1) * m->mtu;
+  for (int g = 0; g < r->ports; g++)
+    for (int i = 1; i <= r->senders; i++) {
+      struct measure_sender *s = &r->sender[g * r->senders + i - 1];
+      *s = (struct measure_sender){ .src = g * (r->senders + 1) + i,
+                                    .dst = g * (r->senders + 1),
+                                    .message_B = shape->message_B };
+      /* the senders' first messages are 1/n, 2/n, ... n/n of one, so that their restarts spread
+       * over a message's time, as those of unrelated rings do, rather than coming in step */
+      double first = fmax(1, round(shape->message_B * i / r->senders / m->mtu)) * m->mtu;
+      s->flow = shape->message_B > 0 ? fabric_post(m, s->src, s->dst, first, 0, 0, measure_next_message, s)
+                                     : fabric_post(m, s->src, s->dst, bytes, 0, 0, NULL, NULL);
+    }
+  return r;
+}
+
+/* Runs phase k, the one after the last run; -1 with a message in err if the port carried
+ * nothing in it or the packet model stalled. */
+static int run_phase(struct roce_held_run *r, int k, struct roce_held_phase *out, char *err, size_t errlen)
+{
+  struct measure_point to;
+  measure_point_at(r->m, r->sender, r->flows, ROCE_HELD_START_S * (1 << k), &to);
+  int ok =
+      measure_phase(&r->from, &to, r->flows, r->ports * r->payload_Bps, r->m->mtu, out) == 0 && !fabric_stalled(r->m);
+  r->from = to;
+  if (!ok)
+    snprintf(err, errlen, "the packet model did not carry %d flows through %d port(s)", r->senders, r->ports);
+  return ok ? 0 : -1;
+}
+
 int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *shape, struct roce_held_profile *out,
                       char *err, size_t errlen)
 {
   memset(out, 0, sizeof *out);
-  int senders = shape->senders, ports = shape->ports, flows_n = ports * senders;
-  struct topo *t = measure_topo(ports, senders, shape->depth, shape->load * shape->rate_Bps / senders, shape->rate_Bps,
-                                shape->latency_s, fab->switch_latency_s, err, errlen);
-  struct param_set *ps = t ? measure_params(fab, err, errlen) : NULL;
-  struct fabric *m = ps ? fabric_new(t, ps, roce_model(), FAB_FIDELITY_PACKET, fab->seed, err, errlen) : NULL;
-  if (m == NULL) {
-    fab_param_set_free(ps);
-    fab_topo_free(t);
-    return -1;
-  }
-  /* Every sender sends its messages back to back into its receiver, or one flow, more than it
-   * could send alone in the whole span, so that all of them still send when the measure stops.
-   * The ports' capacity, together, is what their utilisation is of. */
-  double payload_Bps = fabric_port_payload_rate(m, t->ports[t->gpu_nic_port[0]].peer_port);
-  double bytes = ceil(ROCE_HELD_SPAN_S * payload_Bps / m->mtu + 1) * m->mtu;
-  struct measure_sender sender[ROCE_HELD_MAX_PORTS * ROCE_HELD_MAX_SENDERS];
-  for (int g = 0; g < ports; g++)
-    for (int i = 1; i <= senders; i++) {
-      struct measure_sender *s = &sender[g * senders + i - 1];
-      *s = (struct measure_sender){ .src = g * (senders + 1) + i,
-                                    .dst = g * (senders + 1),
-                                    .message_B = shape->message_B };
-      /* the senders' first messages are 1/n, 2/n, ... n/n of one, so that their restarts spread
-       * over a message's time, as those of unrelated rings do, rather than coming in step */
-      double first = fmax(1, round(shape->message_B * i / senders / m->mtu)) * m->mtu;
-      s->flow = shape->message_B > 0 ? fabric_post(m, s->src, s->dst, first, 0, 0, measure_next_message, s)
-                                     : fabric_post(m, s->src, s->dst, bytes, 0, 0, NULL, NULL);
-    }
-  struct measure_point from = { 0 }, to;
-  int ok = 1;
-  for (int k = 0; ok && k < ROCE_HELD_PHASES; k++) {
-    if (k > 0 && out->phase[k - 1].utilisation >= 0.99) {
-      out->phase[k] = out->phase[k - 1];
-      continue;
-    }
-    measure_point_at(m, sender, flows_n, ROCE_HELD_START_S * (1 << k), &to);
-    ok = measure_phase(&from, &to, flows_n, ports * payload_Bps, m->mtu, &out->phase[k]) == 0;
-    from = to;
-  }
-  if (ok && fabric_stalled(m))
-    ok = 0;
-  if (!ok)
-    snprintf(err, errlen, "the packet model did not carry %d flows through %d port(s)", senders, ports);
-  fabric_free(m);
-  fab_param_set_free(ps);
-  fab_topo_free(t);
+  struct roce_held_run *r = run_start(fab, shape, err, errlen);
+  int ok = r != NULL;
+  for (int k = 0; ok && k < ROCE_HELD_PHASES; k++)
+    if (k > 0 && out->phase[k - 1].utilisation >= 0.99)
+      out->phase[k] = out->phase[k - 1]; /* nothing is left for the senders to gain */
+    else
+      ok = run_phase(r, k, &out->phase[k], err, errlen) == 0;
+  run_free(r);
   return ok ? 0 : -1;
 }
 
-/* The cache's entry for this port shape, measured on a miss; -1 if it cannot be measured (the
- * port is then shared max-min, as without this model, and the shape is not tried again). */
+/* The measure's packet model of entry e is no longer kept (its phases left, if any, are run again
+ * from the start when a held port reaches them). */
+static void entry_drop_run(struct roce_held *h, size_t e)
+{
+  if (h->entry[e].run == NULL)
+    return;
+  run_free(h->entry[e].run);
+  h->entry[e].run = NULL;
+  h->live_runs--;
+}
+
+/* Once a phase keeps the port busy the later ones are that phase again: the measure's packet
+ * model is no longer needed once every phase is known. */
+static void entry_settle(struct roce_held *h, size_t e)
+{
+  int k = h->entry[e].measured;
+  struct roce_held_profile *p = &h->entry[e].profile;
+  if (k > 0 && k < ROCE_HELD_PHASES && p->phase[k - 1].utilisation >= 0.99) {
+    for (int j = k; j < ROCE_HELD_PHASES; j++)
+      p->phase[j] = p->phase[k - 1];
+    h->entry[e].measured = ROCE_HELD_PHASES;
+  }
+  if (h->entry[e].measured == ROCE_HELD_PHASES)
+    entry_drop_run(h, e);
+}
+
+/* At most max_runs measures keep their packet model (about 1.5 MB each, mostly its preallocated
+ * flows and packets): past that, the one used least recently is dropped. */
+static void runs_trim(struct roce_held *h)
+{
+  while (h->live_runs > h->max_runs) {
+    size_t oldest = h->n;
+    for (size_t i = 0; i < h->n; i++)
+      if (h->entry[i].run != NULL && (oldest == h->n || h->entry[i].last_use < h->entry[oldest].last_use))
+        oldest = i;
+    entry_drop_run(h, oldest);
+  }
+}
+
+/* The cache's entry for this port shape, its first phase measured on a miss (the later ones when a
+ * held port reaches them: entry_phase); -1 if it cannot be measured (the port is then shared
+ * max-min, as without this model, and the shape is not tried again). */
 static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const struct roce_held_shape *shape)
 {
   for (size_t i = 0; i < h->n; i++)
     if (!memcmp(&h->entry[i].shape, shape, sizeof *shape))
       return h->entry[i].profile.phase[0].utilisation > 0 ? (int32_t)i : -1;
   struct roce_held_profile profile;
+  memset(&profile, 0, sizeof profile);
+  struct roce_held_run *run = NULL;
+  int measured = ROCE_HELD_PHASES;
   int32_t alone = -1;
   if (shape->ports > 1) {
     /* A port its senders keep busy alone is measured alone only: beside another it stays busy too
@@ -245,15 +330,22 @@ static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const str
   }
   char err[256] = "";
   if (alone >= 0 && h->entry[alone].profile.phase[0].utilisation >= 0.99) {
-    profile = h->entry[alone].profile;
-  } else if (roce_held_measure(fab, shape, &profile, err, sizeof err) != 0) {
+    for (int k = 0; k < ROCE_HELD_PHASES; k++)
+      profile.phase[k] = h->entry[alone].profile.phase[0];
+  } else if ((run = run_start(fab, shape, err, sizeof err)) == NULL ||
+             run_phase(run, 0, &profile.phase[0], err, sizeof err) != 0) {
     fprintf(stderr,
             "sgfabric: roce: a port DCQCN holds (%d senders) could not be measured on the packet model (%s): "
             "it is shared max-min, its marks not estimated\n",
             shape->senders, err);
+    run_free(run);
+    run = NULL;
     profile.phase[0].utilisation = 0; /* remembered as not measurable */
   } else {
     h->measures++;
+    h->phases_run++;
+    h->live_runs++;
+    measured = 1;
   }
   if (h->n == h->cap) {
     h->cap = h->cap ? 2 * h->cap : 16;
@@ -261,8 +353,60 @@ static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const str
   }
   h->entry[h->n].shape = *shape;
   h->entry[h->n].profile = profile;
+  h->entry[h->n].measured = measured;
+  h->entry[h->n].run = run;
+  h->entry[h->n].last_use = ++h->uses;
   h->n++;
+  entry_settle(h, h->n - 1);
+  runs_trim(h);
   return profile.phase[0].utilisation > 0 ? (int32_t)h->n - 1 : -1;
+}
+
+/* The measure's packet model of entry e, started again and run through the phases it had run
+ * when it was dropped (the same run: the same figures); NULL with a message in err. */
+static struct roce_held_run *run_again(const struct fabric *fab, struct roce_held *h, size_t e, char *err,
+                                       size_t errlen)
+{
+  struct roce_held_run *r = run_start(fab, &h->entry[e].shape, err, errlen);
+  struct roce_held_phase again;
+  for (int k = 0; r != NULL && k < h->entry[e].measured; k++) {
+    h->phases_run++;
+    if (run_phase(r, k, &again, err, errlen) != 0) {
+      run_free(r);
+      r = NULL;
+    }
+  }
+  return r;
+}
+
+/* Phase k of measure e, run up to it if no held port had reached it yet. A phase that cannot be
+ * run keeps the figures of the one before it (the port stays held). */
+static const struct roce_held_phase *entry_phase(const struct fabric *fab, struct roce_held *h, int32_t e, int k)
+{
+  struct roce_held_profile *p = &h->entry[e].profile;
+  h->entry[e].last_use = ++h->uses;
+  while (h->entry[e].measured <= k) {
+    int next = h->entry[e].measured;
+    char err[256] = "";
+    if (h->entry[e].run == NULL && (h->entry[e].run = run_again(fab, h, (size_t)e, err, sizeof err)) != NULL)
+      h->live_runs++;
+    if (h->entry[e].run != NULL)
+      h->phases_run++;
+    if (h->entry[e].run == NULL || run_phase(h->entry[e].run, next, &p->phase[next], err, sizeof err) != 0) {
+      fprintf(stderr,
+              "sgfabric: roce: a port DCQCN holds (%d senders) could not be measured past %g ms of its age on the "
+              "packet model (%s): it keeps the figures of the phase before\n",
+              h->entry[e].shape.senders, ROCE_HELD_START_S * (1 << (next - 1)) * 1e3, err);
+      for (int j = next; j < ROCE_HELD_PHASES; j++)
+        p->phase[j] = p->phase[next - 1];
+      h->entry[e].measured = ROCE_HELD_PHASES;
+    } else {
+      h->entry[e].measured++;
+    }
+    entry_settle(h, (size_t)e);
+  }
+  runs_trim(h);
+  return &p->phase[k];
 }
 
 /* The flow's RoCE state if it leaves a NIC (not an NVLink transfer), else NULL. */
@@ -441,15 +585,15 @@ static int phase_of(const struct fabric *fab, const struct roce_held *h, int p)
   return k;
 }
 
-const struct roce_held_phase *roce_held_of(const struct fabric *fab, const struct roce_held *h, int port)
+const struct roce_held_phase *roce_held_of(const struct fabric *fab, struct roce_held *h, int port)
 {
   int32_t e = h->port_entry[port];
-  return e < 0 ? NULL : &h->entry[e].profile.phase[phase_of(fab, h, port)];
+  return e < 0 ? NULL : entry_phase(fab, h, e, phase_of(fab, h, port));
 }
 
 /* Port p's capacity: the utilisation of its phase of its payload rate while held, else all of it
  * (setting it recomputes the port's component when it changes). */
-static void set_capacity(struct fabric *fab, const struct roce_held *h, int p)
+static void set_capacity(struct fabric *fab, struct roce_held *h, int p)
 {
   const struct roce_held_phase *phase = roce_held_of(fab, h, p);
   double payload = fabric_port_payload_rate(fab, p);

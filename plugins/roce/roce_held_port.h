@@ -40,6 +40,7 @@
 #define ROCE_HELD_START_S 20e-3           /* the first phase: the senders in step */
 #define ROCE_HELD_PHASES 4                /* the phases: [0, 20), [20, 40), [40, 80), [80, 160) ms of age */
 #define ROCE_HELD_MIN_MESSAGE_B (1 << 20) /* smaller ring steps do not count as messages */
+#define ROCE_HELD_MAX_RUNS 64             /* measures whose packet model is kept for their later phases */
 #define ROCE_HELD_SPAN_S (ROCE_HELD_START_S * (1 << (ROCE_HELD_PHASES - 1)))
 
 /* What the packet model showed at a held port over one phase of the measure. */
@@ -77,11 +78,16 @@ struct roce_held_shape {
   int senders, depth, ports;
 };
 
+struct roce_held_run;
+
 struct roce_held {
   struct {
     struct roce_held_shape shape;
     struct roce_held_profile profile;
-  } * entry; /* the measures so far */
+    int measured;              /* its phases run so far (ROCE_HELD_PHASES once all are known) */
+    struct roce_held_run *run; /* the measure's packet model while phases are left to run */
+    uint64_t last_use;         /* when a held port last asked for one of its phases (uses) */
+  } * entry;                   /* the measures so far */
   size_t n, cap;
   int32_t *port_entry;          /* per port: its measure while held (-1: not held) */
   uint8_t *ever_held;           /* per port: held at some point of the run */
@@ -97,6 +103,9 @@ struct roce_held {
   uint8_t *decided, *candidate; /* scratch, per port: an update looked at it; it is to be held */
   int *decided_list;            /* scratch: the ports an update looks at */
   uint64_t measures;            /* packet-level runs made (the cache's misses) */
+  uint64_t phases_run;          /* their phases run (not those a busy phase stands for), again after a drop too */
+  uint64_t uses;                /* phases asked for so far: the clock of last_use */
+  int live_runs, max_runs;      /* measures keeping their packet model; at most (ROCE_HELD_MAX_RUNS) */
 };
 
 int roce_held_init(struct roce_held *h, int n_ports);
@@ -106,8 +115,9 @@ void roce_held_fini(struct roce_held *h);
  * less what overloaded ports upstream keep back, exceed the port; no FIFO pass marks them), each
  * one's capacity set to its measured utilisation of its payload rate, the others' put back. */
 void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n, int measure);
-/* The phase of its measure port p is in at the current date while held (by its age), or NULL. */
-const struct roce_held_phase *roce_held_of(const struct fabric *fab, const struct roce_held *h, int port);
+/* The phase of its measure port p is in at the current date while held (by its age), or NULL; a
+ * phase no held port had reached is run now. */
+const struct roce_held_phase *roce_held_of(const struct fabric *fab, struct roce_held *h, int port);
 /* A flow ended: the held ports it leaves without flows are released (their age ends; the next
  * flows start a holding of their own). */
 void roce_held_flow_gone(struct fabric *fab, struct roce_held *h, const struct fab_flow *flow);

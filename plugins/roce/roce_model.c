@@ -475,6 +475,7 @@ static void roce_counters(struct fabric *fab, struct fab_counters *out)
     fabric_counter_real(out, "dcqcn_held_unestimated_s_est", held,
                         held ? roce_est_held_total(fab, &rs->est, rs->cfg.flow_held ? rs->held.ever_held : NULL) : 0);
     fabric_counter_count(out, "dcqcn_held_measures", held, rs->held.measures);
+    fabric_counter_count(out, "dcqcn_held_phases_run", held, rs->held.phases_run);
     fabric_counter_real(out, "fluid_peak_queue_bytes", fluid, rs->fluid.stats.peak_queue_B);
     fabric_counter_count(out, "fluid_transients", fluid, rs->fluid.stats.transients);
     fabric_counter_count(out, "fluid_steps", fluid, rs->fluid.stats.steps);
@@ -613,6 +614,15 @@ int sg_roce_get_flow_estimates(struct fabric *fab, double *marks, double *cnps, 
 }
 
 uint64_t sg_roce_get_flow_pass_flows(const struct fabric *fab) { return roce__state(fab)->stats.flow_pass_flows; }
+
+uint64_t sg_roce_get_held_measures(const struct fabric *fab, uint64_t *phases_run)
+{
+  const struct roce_held *h = &roce__state(fab)->held;
+  if (phases_run != NULL)
+    *phases_run = h->phases_run;
+  return h->measures;
+}
+
 double sg_roce_get_ecn_marks_est(const struct fabric *fab) { return roce__state(fab)->fluid.stats.marks_est; }
 double sg_roce_get_cnps_est(const struct fabric *fab) { return roce__state(fab)->fluid.stats.cnps_est; }
 

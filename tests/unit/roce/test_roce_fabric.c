@@ -387,7 +387,7 @@ static double rel(double a, double b) { return fabs(a - b) / b; }
  * cycle between the upper and the trapped state and the port idles ~15% of the time. Flow
  * fidelity with the held-port model ends within 5% of the packet model and estimates its marks,
  * CNPs and pauses; with it off (max-min, the port kept busy) it is over 10% early and estimates
- * none. */
+ * none. The port is held for less than the measure's first phase, so only that phase is run. */
 static void test_held_port_measured(void)
 {
   struct topo *t = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
@@ -408,6 +408,9 @@ static void test_held_port_measured(void)
   CU_ASSERT(held.est_cnps > 0.6 * pkt.cnps && held.est_cnps < 1.6 * pkt.cnps);
   CU_ASSERT(held.est_paused_s > 0.5 * pkt.paused_s && held.est_paused_s < 2 * pkt.paused_s);
   CU_ASSERT(maxmin.est_marks == 0 && maxmin.est_paused_s == 0);
+  CU_ASSERT_EQUAL(held.held_measures, 1);
+  CU_ASSERT_EQUAL(held.held_phases, 1);
+  CU_ASSERT_EQUAL(maxmin.held_measures, 0);
   fab_topo_free(t);
 }
 
@@ -447,7 +450,9 @@ static double end_by_phases(const struct roce_held_profile *m, int phases, doubl
  * idles ~15% of that time; later they drift apart and it idles less. Flow fidelity gives the port
  * the measure's first phase for 20 ms after it became held, and its second phase after: the
  * last flow ends where that arithmetic says, and with the packet model (the first phase held
- * throughout would end it later). */
+ * throughout would end it later). The later phases are run when the port reaches them, going on
+ * with the measure's packet model where the phase before stopped: they give what a measure of
+ * every phase at once gives (measure_again). */
 static void test_held_port_ages(void)
 {
   const int n = 5;
@@ -475,6 +480,27 @@ static void test_held_port_ages(void)
   CU_ASSERT(rel(flow.max_fct, by_age) < 0.005);
   CU_ASSERT(rel(flow.max_fct, pkt.max_fct) < 0.02);
   CU_ASSERT(rel(first_only, pkt.max_fct) > 0.03);
+  CU_ASSERT_EQUAL(flow.held_measures, 1);
+  CU_ASSERT_EQUAL(flow.held_phases, ROCE_HELD_PHASES);
+  /* With no measure's packet model kept, each later phase starts the measure again and runs it
+   * through the phases before (1 + 2 + 3 + 4 phases run): the same figures, the same end. */
+  struct param_set *ps = roce_params_with(NULL);
+  char err[256] = "";
+  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  roce__state(fab)->held.max_runs = 0;
+  struct run_result again;
+  memset(&again, 0, sizeof again);
+  for (int i = 0; i < n; i++)
+    fabric_post(fab, flows[i].src, flows[i].dst, flows[i].bytes, flows[i].start_s, 0, rr_done, &again);
+  fabric_run(fab);
+  uint64_t phases = 0;
+  CU_ASSERT_EQUAL(sg_roce_get_held_measures(fab, &phases), 1);
+  CU_ASSERT_EQUAL(phases, 1 + 2 + 3 + 4);
+  for (int i = 0; i < n; i++)
+    CU_ASSERT_EQUAL(again.fct[i], flow.fct[i]);
+  fabric_free(fab);
+  fab_param_set_free(ps);
   fab_topo_free(t);
 }
 
