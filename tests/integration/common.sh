@@ -27,6 +27,15 @@ run_ok() {
   fi
 }
 
+# flows_both PLATFORM FLOWS FABRIC: the flow file at packet and at flow fidelity (seed 1), into
+# WORK/packet and WORK/flow.
+flows_both() {
+  local fidelity
+  for fidelity in packet flow; do
+    run_ok flows --platform "$1" --flows "$2" --fabric "$3" --fidelity "$fidelity" --seed 1 --out "$WORK/$fidelity"
+  done
+}
+
 # jget FILE KEY[.KEY...]: prints a JSON value.
 jget() {
   python3 -c 'import json, sys

@@ -29,10 +29,7 @@ with open(sys.argv[1], "w") as out:
         if s >= 30 or d >= 30:
             out.write("%d,%d,%d,%d\n" % (s, d, b, t))
 EOF_GEN
-for fidelity in packet flow; do
-  run_ok flows --platform "$WORK/p.xml" --flows "$WORK/flows.csv" --fabric ib --fidelity "$fidelity" --seed 1 \
-    --out "$WORK/$fidelity"
-done
+flows_both "$WORK/p.xml" "$WORK/flows.csv" ib
 python3 - "$WORK/packet/flows.csv" "$WORK/flow/flows.csv" <<'EOF_CHECK' || die "IB flow fidelity departs from packet fidelity on the Mixtral flows of leaves 3-6"
 import collections, csv, statistics, sys
 packet, flow = (list(csv.DictReader(open(f))) for f in sys.argv[1:])

@@ -20,10 +20,7 @@ run_ok platform --gpus 64 --radix 16 --oversubscription 2 -o "$WORK/p.xml"
     echo "4,12,8388608,$start"
   done
 } >"$WORK/flows.csv"
-for fidelity in packet flow; do
-  run_ok flows --platform "$WORK/p.xml" --flows "$WORK/flows.csv" --fabric ib --fidelity "$fidelity" --seed 1 \
-    --out "$WORK/$fidelity"
-done
+flows_both "$WORK/p.xml" "$WORK/flows.csv" ib
 python3 - "$WORK/packet/flows.csv" "$WORK/flow/flows.csv" <<'EOF' || die "IB flow fidelity departs from packet fidelity on the Mixtral flows"
 import csv, sys
 packet, flow = (list(csv.DictReader(open(f))) for f in sys.argv[1:])
