@@ -233,8 +233,8 @@ void ib__before_fill(struct fabric *fab);
 /* Flow fidelity: the caps that the switches' round robin among input ports sets on the n flows
  * of a component (ib_arbiter.c), in cap[] (INFINITY: none), and for each capped flow the hop of
  * the last output where more than IB_FILL_MARGIN more of it arrives than leaves its last hop in
- * its held_hop (0: none; the buffers before it fill with the flow). They depend on the flows and their paths,
- * not on the rates max-min gave them. */
+ * its held_hop (0: none; the buffers before it fill with the flow). They depend on the flows and
+ * their paths, not on the rates max-min gave them. */
 void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_flow **flows, size_t n, double *cap);
 void ib__on_rates(struct fabric *fab);
 /* Parts a flow was spread over under AR at flow fidelity (its model_data), 1 otherwise. */
