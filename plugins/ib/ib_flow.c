@@ -457,14 +457,9 @@ static int held_hop(const struct fabric *fab, const struct ib_state *st, const s
 
 /* One unit's crossings of one buffer, from `from` on: the rate of its blocked flows, their
  * weight and the unit's. */
-struct unit_load {
-  size_t end; /* past its last crossing */
-  double blocked, blocked_weight, weight;
-};
-
 static struct unit_load unit_load(struct fab_flow *const *flows, const struct crossing *c, size_t from, size_t m)
 {
-  struct unit_load l = { .end = from };
+  struct unit_load l = { .begin = from, .end = from };
   while (l.end < m && c[l.end].buffer == c[from].buffer && c[l.end].unit == c[from].unit) {
     const struct fab_flow *f = flows[c[l.end].flow];
     if (c[l.end].blocked) {
@@ -555,32 +550,32 @@ void ib__on_rates(struct fabric *fab)
     double cap = flows[i]->base_cap_Bps;
     st->cap_limit[i] = cap > 0 ? cap : INFINITY;
   }
+  /* one buffer's units at a time, their loads kept from the grant's scan for the victims' */
+  st->unit_loads = ib__scratch_reserve(st->unit_loads, &st->cap_unit_loads, m, sizeof *st->unit_loads);
   for (size_t lo = 0; lo < m;) {
-    size_t hi = lo;
+    size_t hi = lo, units = 0;
     double grant = INFINITY;
     while (hi < m && c[hi].buffer == c[lo].buffer) {
       struct unit_load load = unit_load(flows, c, hi, m);
       if (load.blocked > 0)
         grant = fmin(grant, load.blocked * load.weight / load.blocked_weight);
+      st->unit_loads[units++] = load;
       hi = load.end;
     }
-    if (!isinf(grant))
-      for (size_t u = lo; u < hi;) {
-        struct unit_load load = unit_load(flows, c, u, hi);
-        size_t e = load.end;
-        for (size_t k = u; k < e; k++) {
-          if (c[k].blocked)
-            continue;
-          const struct fab_flow *f = flows[c[k].flow];
-          double share =
-              load.blocked > 0 ? load.blocked * f->share_weight / load.blocked_weight : grant / (double)(e - u);
-          int binding = share < f->rate_Bps * (1 - 1e-6) || (f->rate_cap_Bps > 0 && share < f->rate_Bps * (1 + 1e-6) &&
-                                                             share >= f->rate_cap_Bps * (1 - 1e-6));
-          if (binding && share < st->cap_limit[c[k].flow])
-            st->cap_limit[c[k].flow] = share;
-        }
-        u = e;
+    for (size_t j = 0; j < units && !isinf(grant); j++) {
+      const struct unit_load *load = &st->unit_loads[j];
+      for (size_t k = load->begin; k < load->end; k++) {
+        if (c[k].blocked)
+          continue;
+        const struct fab_flow *f = flows[c[k].flow];
+        double share = load->blocked > 0 ? load->blocked * f->share_weight / load->blocked_weight
+                                         : grant / (double)(load->end - load->begin);
+        int binding = share < f->rate_Bps * (1 - 1e-6) || (f->rate_cap_Bps > 0 && share < f->rate_Bps * (1 + 1e-6) &&
+                                                           share >= f->rate_cap_Bps * (1 - 1e-6));
+        if (binding && share < st->cap_limit[c[k].flow])
+          st->cap_limit[c[k].flow] = share;
       }
+    }
     lo = hi;
   }
   /* The component's flow list is the engine's scratch: the caps are collected first, then set

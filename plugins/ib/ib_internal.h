@@ -130,6 +130,13 @@ struct upstream_key {
   size_t index;
 };
 
+/* The congestion-tree pass's scratch (ib_flow.c): one unit's crossings of one buffer, the rate
+ * and weight of its blocked flows and its weight in all. */
+struct unit_load {
+  size_t begin, end;
+  double blocked, blocked_weight, weight;
+};
+
 struct ib_sample {
   double time_s;
   int32_t port;
@@ -164,6 +171,8 @@ struct ib_state {
   size_t cap_keys;
   double *leave; /* scratch: per arbiter crossing, what leaves the output (ib_arbiter.c) */
   size_t cap_leave;
+  struct unit_load *unit_loads; /* scratch: one buffer's units in the congestion-tree pass (ib_flow.c) */
+  size_t cap_unit_loads;
   double rates_time; /* date of the last congestion-tree pass */
   int rates_rounds;  /* passes at that date */
   /* time series */

@@ -97,6 +97,7 @@ static void ib_fini(struct fabric *fab)
   free(st->groups);
   free(st->keys);
   free(st->leave);
+  free(st->unit_loads);
   free(st->crossings);
   free(st->cap_limit);
   free(st->nic_demand);
