@@ -79,6 +79,12 @@ static int cmp_key(const void *a, const void *b)
 /* arrival[] entries per flow: one per hop, and what leaves its last hop */
 enum { SLOTS = ROUTE_MAX_HOPS + 1 };
 
+/* What arrives of a crossing's flow at its output (blocked holds the output's hop here). */
+static inline double crossing_arrival(const double *arrival, const struct crossing *c)
+{
+  return arrival[(size_t)c->flow * SLOTS + (size_t)c->blocked];
+}
+
 struct split {
   struct ib_state *st;
   struct fab_flow **flows;
@@ -124,7 +130,7 @@ static void split_upstream(const struct split *x, size_t lo, size_t hi, int dept
   size_t groups = 0;
   for (size_t k = lo; k < hi; k++) {
     uint64_t unit = key[k - lo].key;
-    double a = x->arrival[(size_t)c[k].flow * SLOTS + (size_t)c[k].blocked];
+    double a = crossing_arrival(x->arrival, &c[k]);
     if (k == lo || unit != key[k - lo - 1].key)
       g[groups++] =
           (struct upstream_group){ .lo = k, .hi = k, .weight = unit & FLOW_KEY ? flows[c[k].flow]->share_weight : 1 };
@@ -136,7 +142,7 @@ static void split_upstream(const struct split *x, size_t lo, size_t hi, int dept
     double share = fmin(g[j].demand, level * g[j].weight);
     if (share >= g[j].demand)
       for (size_t k = g[j].lo; k < g[j].hi; k++)
-        st->leave[k] = x->arrival[(size_t)c[k].flow * SLOTS + (size_t)c[k].blocked];
+        st->leave[k] = crossing_arrival(x->arrival, &c[k]);
     else
       split_upstream(x, g[j].lo, g[j].hi, depth + 1, share, base + groups);
   }
@@ -196,7 +202,7 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
   for (size_t k = 0; k < m; k++)
     st->port_max[c[k].buffer] = 0;
   for (size_t k = 0; k < m; k++)
-    st->port_max[c[k].buffer] += arrival[(size_t)c[k].flow * SLOTS + (size_t)c[k].blocked];
+    st->port_max[c[k].buffer] += crossing_arrival(arrival, &c[k]);
   for (size_t k = 0; k < m; k++) {
     double *sum = &st->port_max[c[k].buffer];
     if (*sum > fabric_port_capacity(fab, (int)c[k].buffer) * (1 + 1e-12))
@@ -219,7 +225,6 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
   st->keys = ib__scratch_reserve(st->keys, &st->cap_keys, widest, sizeof *st->keys);
   st->groups = ib__scratch_reserve(st->groups, &st->cap_groups, ROUTE_MAX_HOPS * widest, sizeof *st->groups);
   const struct split split = { .st = st, .flows = flows, .c = c, .tmp = c + count, .arrival = arrival };
-#define ARRIVAL(k) arrival[(size_t)c[k].flow * SLOTS + (size_t)c[k].blocked]
   for (int iter = 0; iter < 64; iter++) {
     double moved = 0;
     for (size_t lo = 0, hi; lo < m; lo = hi) {
@@ -231,8 +236,8 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
         if (hi == lo || c[hi].unit != c[hi - 1].unit)
           in[units++] = (struct upstream_group){ .lo = hi, .hi = hi, .weight = 1 };
         in[units - 1].hi = hi + 1;
-        in[units - 1].demand += ARRIVAL(hi);
-        total += ARRIVAL(hi);
+        in[units - 1].demand += crossing_arrival(arrival, &c[hi]);
+        total += crossing_arrival(arrival, &c[hi]);
       }
       /* What leaves: each input's arrivals, or when they exceed the round-robin level, the level
        * split among the units of the arbiters upstream (split_upstream). A port one input fills
@@ -244,7 +249,7 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
           split_upstream(&split, in[u].lo, in[u].hi, 0, level, units);
         else
           for (size_t k = in[u].lo; k < in[u].hi; k++)
-            st->leave[k] = ARRIVAL(k);
+            st->leave[k] = crossing_arrival(arrival, &c[k]);
       }
       for (size_t q = lo; q < hi; q++) {
         size_t i = (size_t)c[q].flow;
@@ -263,7 +268,6 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
     if (moved < 1e-9)
       break;
   }
-#undef ARRIVAL
   /* A cap for the flows an output scaled down: what leaves their last hop. Such a flow fills the
    * input buffers where more of it arrives than leaves, up to the last output that takes it
    * down by more than IB_FILL_MARGIN (its held_hop): the buffers after that one see it arrive as
