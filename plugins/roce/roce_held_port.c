@@ -253,17 +253,30 @@ static int run_phase(struct roce_held_run *r, int k, struct roce_held_phase *out
   return ok ? 0 : -1;
 }
 
+/* A phase that keeps the port busy: nothing is left for the senders to gain, so the later phases
+ * are that one again and are not run. */
+static int phase_busy(const struct roce_held_phase *phase) { return phase->utilisation >= 0.99; }
+
+/* Phases k on are phase k - 1 again (after a busy phase, or one after which nothing could run). */
+static void profile_repeat_from(struct roce_held_profile *p, int k)
+{
+  for (int j = k; j < ROCE_HELD_PHASES; j++)
+    p->phase[j] = p->phase[k - 1];
+}
+
 int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *shape, struct roce_held_profile *out,
                       char *err, size_t errlen)
 {
   memset(out, 0, sizeof *out);
   struct roce_held_run *r = run_start(fab, shape, err, errlen);
   int ok = r != NULL;
-  for (int k = 0; ok && k < ROCE_HELD_PHASES; k++)
-    if (k > 0 && out->phase[k - 1].utilisation >= 0.99)
-      out->phase[k] = out->phase[k - 1]; /* nothing is left for the senders to gain */
-    else
-      ok = run_phase(r, k, &out->phase[k], err, errlen) == 0;
+  for (int k = 0; ok && k < ROCE_HELD_PHASES; k++) {
+    if (k > 0 && phase_busy(&out->phase[k - 1])) {
+      profile_repeat_from(out, k);
+      break;
+    }
+    ok = run_phase(r, k, &out->phase[k], err, errlen) == 0;
+  }
   run_free(r);
   return ok ? 0 : -1;
 }
@@ -285,9 +298,8 @@ static void entry_settle(struct roce_held *h, size_t e)
 {
   int k = h->entry[e].measured;
   struct roce_held_profile *p = &h->entry[e].profile;
-  if (k > 0 && k < ROCE_HELD_PHASES && p->phase[k - 1].utilisation >= 0.99) {
-    for (int j = k; j < ROCE_HELD_PHASES; j++)
-      p->phase[j] = p->phase[k - 1];
+  if (k > 0 && k < ROCE_HELD_PHASES && phase_busy(&p->phase[k - 1])) {
+    profile_repeat_from(p, k);
     h->entry[e].measured = ROCE_HELD_PHASES;
   }
   if (h->entry[e].measured == ROCE_HELD_PHASES)
@@ -329,9 +341,9 @@ static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const str
     alone = entry_of(fab, h, &one);
   }
   char err[256] = "";
-  if (alone >= 0 && h->entry[alone].profile.phase[0].utilisation >= 0.99) {
-    for (int k = 0; k < ROCE_HELD_PHASES; k++)
-      profile.phase[k] = h->entry[alone].profile.phase[0];
+  if (alone >= 0 && phase_busy(&h->entry[alone].profile.phase[0])) {
+    profile.phase[0] = h->entry[alone].profile.phase[0];
+    profile_repeat_from(&profile, 1);
   } else if ((run = run_start(fab, shape, err, sizeof err)) == NULL ||
              run_phase(run, 0, &profile.phase[0], err, sizeof err) != 0) {
     fprintf(stderr,
@@ -397,8 +409,7 @@ static const struct roce_held_phase *entry_phase(const struct fabric *fab, struc
               "sgfabric: roce: a port DCQCN holds (%d senders) could not be measured past %g ms of its age on the "
               "packet model (%s): it keeps the figures of the phase before\n",
               h->entry[e].shape.senders, ROCE_HELD_START_S * (1 << (next - 1)) * 1e3, err);
-      for (int j = next; j < ROCE_HELD_PHASES; j++)
-        p->phase[j] = p->phase[next - 1];
+      profile_repeat_from(p, next);
       h->entry[e].measured = ROCE_HELD_PHASES;
     } else {
       h->entry[e].measured++;
