@@ -111,7 +111,28 @@ struct split {
   struct fab_flow **flows;
   struct crossing *c, *tmp; /* the output's crossings; room to reorder them */
   const double *arrival;    /* per flow, SLOTS entries */
+  size_t m;                 /* crossings in all: sorted by (buffer, unit), each output's run
+                             * reordered by split_upstream only within one unit */
 };
+
+/* What arrives at output `port` by its switch's input port `unit`, whatever output of the next
+ * switch it goes on to. */
+static double unit_arrival(const struct split *x, uint64_t port, uint64_t unit)
+{
+  const struct crossing *c = x->c;
+  size_t lo = 0, hi = x->m;
+  while (lo < hi) { /* the first crossing of (port, unit) */
+    size_t mid = lo + (hi - lo) / 2;
+    if (c[mid].buffer < port || (c[mid].buffer == port && c[mid].unit < unit))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  double sum = 0;
+  for (size_t k = lo; k < x->m && c[k].buffer == port && c[k].unit == unit; k++)
+    sum += crossing_arrival(x->arrival, &c[k]);
+  return sum;
+}
 
 /* The unit a crossing belongs to at the arbiter `depth` hops upstream of its output: the port it
  * came in by there, or past its NIC the flow itself (FLOW_KEY | its index). */
@@ -125,8 +146,8 @@ static uint64_t upstream_key(const struct fab_flow *f, const struct crossing *c,
  * their unit at the arbiter `depth` hops upstream. Once the output holds back more than it serves
  * of them, their input buffers fill and the credits stop the port that feeds it, whose arbiter
  * then serves its own units in turn (a switch its input ports, an HCA its transfers by weight):
- * so the take is shared round robin among the units one hop further upstream, and so on up to
- * the NICs. Splitting in proportion to arrivals instead gave a transfer that joins a congested
+ * so the take is shared round robin among the units one hop further upstream, each by its turns
+ * for this output (below), and so on up to the NICs. Splitting in proportion to arrivals instead gave a transfer that joins a congested
  * output by a crowded upstream switch the share of one that comes in alone (tiny-16: 4 -> 9
  * beside 0, 1, 2 -> 9: 364 us at flow fidelity, 168 us at packet fidelity). The leave[] of each
  * crossing is set; groups from `base` on are free. */
@@ -157,6 +178,26 @@ static void split_upstream(const struct split *x, size_t lo, size_t hi, int dept
           (struct upstream_group){ .lo = k, .hi = k, .weight = unit & FLOW_KEY ? flows[c[k].flow]->share_weight : 1 };
     g[groups - 1].hi = k + 1;
     g[groups - 1].demand += a;
+  }
+  /* A switch's arbiter takes turns among its input ports over all their packets for the port it
+   * feeds, whatever output of the next switch they go on to (the credits are the link's, and an
+   * input port's packets for one output leave in the order they came): so an input port gets of
+   * this output's take its turns times the part of its traffic bound here. Equal turns instead
+   * gave a transfer that comes with three others for other outputs the share of one that comes
+   * alone (tiny-16, leaves 0 and 1 into leaf 2: 202.6 us at flow fidelity, 162 us at packet
+   * fidelity; tests/integration/ib_shared_turns.sh). An HCA's turns go to its transfers by
+   * weight. */
+  for (size_t j = 0; j < groups; j++) {
+    uint64_t unit = key[g[j].lo - lo].key;
+    if (unit & FLOW_KEY)
+      continue;
+    int hop = c[g[j].lo].blocked - 1 - depth; /* the port this arbiter serves */
+    double bound = 0;
+    for (size_t k = g[j].lo; k < g[j].hi; k++)
+      bound += x->arrival[(size_t)c[k].flow * SLOTS + (size_t)hop];
+    double all = unit_arrival(x, (uint64_t)flows[c[g[j].lo].flow]->path[hop], unit);
+    if (all > bound)
+      g[j].weight = bound / all;
   }
   double level = weighted_level(g, groups, take);
   for (size_t j = 0; j < groups; j++) {
@@ -245,7 +286,7 @@ void ib__input_share_caps(struct fabric *fab, struct ib_state *st, struct fab_fl
   st->leave = ib__scratch_reserve(st->leave, &st->cap_leave, m, sizeof *st->leave);
   st->keys = ib__scratch_reserve(st->keys, &st->cap_keys, widest, sizeof *st->keys);
   st->groups = ib__scratch_reserve(st->groups, &st->cap_groups, ROUTE_MAX_HOPS * widest, sizeof *st->groups);
-  const struct split split = { .st = st, .flows = flows, .c = c, .tmp = c + count, .arrival = arrival };
+  const struct split split = { .st = st, .flows = flows, .c = c, .tmp = c + count, .arrival = arrival, .m = m };
   for (int iter = 0; iter < 64; iter++) {
     double moved = 0;
     for (size_t lo = 0, hi; lo < m; lo = hi) {
