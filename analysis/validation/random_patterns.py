@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Flow fidelity against packet fidelity on random traffic patterns that no model rule was fitted
+on: a held-out check of a fabric's flow model (docs/ib.md, "Input-port shares").
+
+Each pattern is N transfers of 4 MB, all starting at t = 0, from N distinct GPUs drawn at random
+to GPUs drawn at random under another leaf (Python's random.Random(seed)); several may go to one
+GPU. Sets: tiny-16 (platforms/tiny-16.xml: leaves of 4 GPUs, 4 spines) with 8, 12 and 16
+transfers; 64 GPUs on 2:1 leaves of 10 (`sgfabric platform --gpus 64 --radix 16
+--oversubscription 2`) with 16 and 40; 64 GPUs on 3 tiers of radix 8 (`--gpus 64 --tiers 3
+--radix 8`, leaves of 4) with 24. For every pattern it runs `sgfabric flows --fabric F
+--fidelity packet|flow --seed 1` and prints the error of flow fidelity's mean FCT against packet
+fidelity's and the mean over transfers of |flow FCT / packet FCT - 1|; with --base BIN, the
+same for another sgfabric's flow fidelity (e.g. one built from an older revision), and a summary
+per set.
+
+    analysis/validation/random_patterns.py BUILD_DIR WORK_DIR [--fabric ib] [--base BIN]
+                                           [--sets tiny8,tiny12,...] > table.md
+
+Runs are kept in WORK_DIR and reused when their flows.csv exists (the --base runs are always
+redone). Standard library only.
+"""
+import argparse
+import csv
+import os
+import random
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# name: (platform, `sgfabric platform` options or None for a shipped file, GPUs, GPUs per leaf,
+#        transfers per pattern, seeds)
+SETS = {
+    "tiny8": ("tiny-16", None, 16, 4, 8, range(1, 11)),
+    "tiny12": ("tiny-16", None, 16, 4, 12, range(11, 26)),
+    "tiny16": ("tiny-16", None, 16, 4, 16, range(26, 36)),
+    "2to1-16": ("2to1-64", ["--gpus", "64", "--radix", "16", "--oversubscription", "2"], 64, 10, 16, range(21, 33)),
+    "2to1-40": ("2to1-64", ["--gpus", "64", "--radix", "16", "--oversubscription", "2"], 64, 10, 40, range(1, 13)),
+    "3tier-24": ("3tier-64", ["--gpus", "64", "--tiers", "3", "--radix", "8"], 64, 4, 24, range(41, 53)),
+}
+
+
+def pattern(seed, transfers, gpus, leaf):
+    rng = random.Random(seed)
+    rows = []
+    for src in rng.sample(range(gpus), transfers):
+        while True:
+            dst = rng.randrange(gpus)
+            if dst // leaf != src // leaf:
+                break
+        rows.append((src, dst))
+    return rows
+
+
+def run(sgf, platform, flows, fabric, fidelity, out, again=False):
+    done = os.path.join(out, "flows.csv")
+    if again or not os.path.exists(done):
+        subprocess.run([sgf, "flows", "--platform", platform, "--flows", flows, "--fabric", fabric, "--fidelity",
+                        fidelity, "--seed", "1", "--out", out], check=True, stdout=subprocess.DEVNULL)
+    with open(done) as f:
+        return [float(r["fct_us"]) for r in csv.DictReader(f)]
+
+
+def errors(flow, packet):
+    mean = 100 * (statistics.mean(flow) / statistics.mean(packet) - 1)
+    per = 100 * statistics.mean(abs(f / p - 1) for f, p in zip(flow, packet))
+    return mean, per
+
+
+def summary(label, rows):
+    means = [m for m, _ in rows]
+    return ("%s: mean error %+.2f %% on average, |mean error| %.2f %% on average (largest %.1f %%), within 5 %% on "
+            "%d of %d; |error| per transfer %.2f %% on average" %
+            (label, statistics.mean(means), statistics.mean(abs(m) for m in means), max(abs(m) for m in means),
+             sum(abs(m) <= 5 for m in means), len(means), statistics.mean(p for _, p in rows)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build")
+    ap.add_argument("work")
+    ap.add_argument("--fabric", default="ib")
+    ap.add_argument("--base")
+    ap.add_argument("--sets", default=",".join(SETS))
+    a = ap.parse_args()
+    sgf = os.path.join(a.build, "sgfabric")
+    os.makedirs(a.work, exist_ok=True)
+    names = a.sets.split(",")
+    for name in names:
+        if name not in SETS:
+            sys.exit("random_patterns.py: unknown set %s (sets: %s)" % (name, ", ".join(SETS)))
+    print("| set | seed | transfers | mean error | |error| per transfer |%s" %
+          (" base: mean error | base: |error| per transfer |" if a.base else ""))
+    print("|---|---|---|---|---|%s" % ("---|---|" if a.base else ""))
+    totals = {}
+    for name in names:
+        plat_name, plat_opts, gpus, leaf, transfers, seeds = SETS[name]
+        platform = os.path.join(ROOT, "platforms", plat_name + ".xml")
+        if plat_opts is not None:
+            platform = os.path.join(a.work, plat_name + ".xml")
+            if not os.path.exists(platform):
+                subprocess.run([sgf, "platform"] + plat_opts + ["-o", platform], check=True,
+                               stdout=subprocess.DEVNULL)
+        for seed in seeds:
+            base = os.path.join(a.work, "%s-%d" % (name, seed))
+            with open(base + ".csv", "w") as f:
+                f.write("src,dst,bytes,start_us\n")
+                f.writelines("%d,%d,4000000,0\n" % r for r in pattern(seed, transfers, gpus, leaf))
+            packet = run(sgf, platform, base + ".csv", a.fabric, "packet", base + "-" + a.fabric + "-packet")
+            flow = run(sgf, platform, base + ".csv", a.fabric, "flow", base + "-" + a.fabric + "-flow")
+            row = errors(flow, packet)
+            totals.setdefault((name, "flow"), []).append(row)
+            line = "| %s | %d | %d | %+.1f %% | %.1f %% |" % (name, seed, transfers, row[0], row[1])
+            if a.base:
+                other = errors(run(a.base, platform, base + ".csv", a.fabric, "flow", base + "-" + a.fabric +
+                                   "-flow-base", again=True), packet)
+                totals.setdefault((name, "base"), []).append(other)
+                line += " %+.1f %% | %.1f %% |" % other
+            print(line)
+    print()
+    for name in names:
+        print("- " + summary(name, totals[(name, "flow")]))
+        if a.base:
+            print("  - base: " + summary(name, totals[(name, "base")]).split(": ", 1)[1])
+    tiny = [r for n in names if n.startswith("tiny") for r in totals[(n, "flow")]]
+    if tiny:
+        print("- " + summary("tiny-16, all", tiny))
+        if a.base:
+            tiny_base = [r for n in names if n.startswith("tiny") for r in totals[(n, "base")]]
+            print("  - base: " + summary("x", tiny_base).split(": ", 1)[1])
+
+
+if __name__ == "__main__":
+    main()
