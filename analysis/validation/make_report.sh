@@ -48,6 +48,7 @@ phase "flow vs packet" fidelity.py
 phase "DCQCN" dcqcn.py
 phase "MFU vs scale" scale.py
 phase "sensitivity" sensitivity.py
+phase "held-out patterns" held_out.py
 (IFS=,; echo "{${timings[*]}}") > "$VAL_OUT/timings.json"
 end=$(date +%s)
 $PY "$SRC/analysis/validation/render.py" "$SRC/analysis/validation/report.md.in" "$SRC/docs/validation.md" "$((end - start))"

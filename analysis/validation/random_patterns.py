@@ -13,8 +13,11 @@ fidelity's and the mean over transfers of |flow FCT / packet FCT - 1|; with --ba
 same for another sgfabric's flow fidelity (e.g. one built from an older revision), and a summary
 per set.
 
-    analysis/validation/random_patterns.py BUILD_DIR WORK_DIR [--fabric ib] [--base BIN]
-                                           [--sets tiny8,tiny12,...] > table.md
+    analysis/validation/random_patterns.py BUILD_DIR WORK_DIR [--fabric ib] [--cfg area/name:value]...
+                                           [--base BIN] [--sets tiny8,tiny12,...] > table.md
+
+--cfg passes a model parameter to every run (both fidelities, and the base's): use a WORK_DIR of
+its own for each set of parameters.
 
 Runs are kept in WORK_DIR and reused when their flows.csv exists (the --base runs are always
 redone). Standard library only.
@@ -52,11 +55,12 @@ def pattern(seed, transfers, gpus, leaf):
     return rows
 
 
-def run(sgf, platform, flows, fabric, fidelity, out, again=False):
+def run(sgf, platform, flows, fabric, cfg, fidelity, out, again=False):
     done = os.path.join(out, "flows.csv")
     if again or not os.path.exists(done):
         subprocess.run([sgf, "flows", "--platform", platform, "--flows", flows, "--fabric", fabric, "--fidelity",
-                        fidelity, "--seed", "1", "--out", out], check=True, stdout=subprocess.DEVNULL)
+                        fidelity, "--seed", "1", "--out", out] + ["--cfg=" + c for c in cfg], check=True,
+                       stdout=subprocess.DEVNULL)
     with open(done) as f:
         return [float(r["fct_us"]) for r in csv.DictReader(f)]
 
@@ -80,6 +84,7 @@ def main():
     ap.add_argument("build")
     ap.add_argument("work")
     ap.add_argument("--fabric", default="ib")
+    ap.add_argument("--cfg", action="append", default=[])
     ap.add_argument("--base")
     ap.add_argument("--sets", default=",".join(SETS))
     a = ap.parse_args()
@@ -106,14 +111,14 @@ def main():
             with open(base + ".csv", "w") as f:
                 f.write("src,dst,bytes,start_us\n")
                 f.writelines("%d,%d,4000000,0\n" % r for r in pattern(seed, transfers, gpus, leaf))
-            packet = run(sgf, platform, base + ".csv", a.fabric, "packet", base + "-" + a.fabric + "-packet")
-            flow = run(sgf, platform, base + ".csv", a.fabric, "flow", base + "-" + a.fabric + "-flow")
+            packet = run(sgf, platform, base + ".csv", a.fabric, a.cfg, "packet", base + "-" + a.fabric + "-packet")
+            flow = run(sgf, platform, base + ".csv", a.fabric, a.cfg, "flow", base + "-" + a.fabric + "-flow")
             row = errors(flow, packet)
             totals.setdefault((name, "flow"), []).append(row)
             line = "| %s | %d | %d | %+.1f %% | %.1f %% |" % (name, seed, transfers, row[0], row[1])
             if a.base:
-                other = errors(run(a.base, platform, base + ".csv", a.fabric, "flow", base + "-" + a.fabric +
-                                   "-flow-base", again=True), packet)
+                other = errors(run(a.base, platform, base + ".csv", a.fabric, a.cfg, "flow",
+                                   base + "-" + a.fabric + "-flow-base", again=True), packet)
                 totals.setdefault((name, "base"), []).append(other)
                 line += " %+.1f %% | %.1f %% |" % other
             print(line)

@@ -30,6 +30,8 @@ FID = _load("fidelity.json")
 DCQ = _load("dcqcn.json")
 SCA = _load("scale.json")
 SEN = _load("sensitivity.json")
+HLD = _load("held_out.json")
+SETS_HELD = ("tiny8", "tiny12", "tiny16", "2to1-16", "2to1-40", "3tier-24")
 
 
 def fid(fabric, pattern, n, key="err_mean_pct"):
@@ -131,6 +133,20 @@ def sflc(group, scen, label, key):
         if (r["group"], r["scen"], r["label"], r["fid"]) == (group, scen, label, "packet") and r["seed"] == 1:
             return r["counters"].get(key)
     return None
+
+
+def held(name, fabric, key="abs_mean_err_pct"):
+    """One row of the held-out patterns (held_out.json): a set of patterns on one fabric."""
+    for r in HLD["rows"]:
+        if (r["set"], r["fabric"]) == (name, fabric):
+            return r[key]
+    return float("nan")
+
+
+def held_all(fabric, key="abs_mean_err_pct", sets=None):
+    """key averaged over the patterns of the given sets (all by default), weighted by their count."""
+    rs = [r for r in HLD["rows"] if r["fabric"] == fabric and (sets is None or r["set"] in sets) and r["measured"]]
+    return sum(r[key] * r["measured"] for r in rs) / sum(r["measured"] for r in rs)
 
 
 def summary_block():
@@ -348,8 +364,8 @@ def main():
                counters=lambda d: json.load(open(os.path.join(OUT, d, "summary.json")))["counters"],
                partial=partial, slow=slow,
                fid=fid, fidc=fidc, met=met, misses=misses, worst=worst, dcq=dcq, dcqf=dcqf, sca=sca, smfu=smfu,
-               sfl=sfl, sflc=sflc,
-               FID=FID, DCQ=DCQ, SCA=SCA, SEN=SEN, total=total)
+               sfl=sfl, sflc=sflc, held=held, held_all=held_all, SETS_HELD=SETS_HELD,
+               FID=FID, DCQ=DCQ, SCA=SCA, SEN=SEN, HLD=HLD, total=total)
 
     def ev(m):
         try:

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Part 5 of the validation report: flow vs packet fidelity on random traffic patterns that no
+rule of the flow models was fitted on (the patterns of analysis/validation/random_patterns.py),
+for ib, roce (the nic preset) and roce-paper. Writes held_out.json and the fragment HELD_OUT.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import OUT, SEED, SRC, cmd_block, mean, pmap, read_fcts, rel, save_failures, save_json  # noqa: E402
+from common import sgf, show  # noqa: E402
+from common import write_fragment  # noqa: E402
+from random_patterns import SETS, errors, pattern  # noqa: E402
+
+# label: (--fabric, extra arguments)
+FABRICS = {"ib": ("ib", []), "roce": ("roce", []), "roce-paper": ("roce", ["--cfg=roce/dcqcn:paper"])}
+SET_TEXT = {
+    "tiny8": "tiny-16, 8 transfers", "tiny12": "tiny-16, 12", "tiny16": "tiny-16, 16",
+    "2to1-16": "64 GPUs, 2:1 leaves, 16", "2to1-40": "64 GPUs, 2:1 leaves, 40", "3tier-24": "64 GPUs, 3 tiers, 24",
+}
+
+
+def main():
+    work = os.path.join(OUT, "held_out")
+    os.makedirs(work, exist_ok=True)
+    platforms, platform_cmds = {}, {}
+    for plat, opts, *_ in SETS.values():
+        if plat in platforms:
+            continue
+        if opts is None:
+            platforms[plat] = os.path.join(SRC, "platforms", plat + ".xml")
+        else:
+            platforms[plat] = os.path.join(work, plat + ".xml")
+            args = ["platform"] + opts + ["-o", platforms[plat]]
+            sgf(args)
+            platform_cmds[plat] = show(args)
+    runs = []
+    for name, (plat, _, gpus, leaf, transfers, seeds) in SETS.items():
+        for seed in seeds:
+            flows = os.path.join(work, "%s-%d.csv" % (name, seed))
+            with open(flows, "w") as f:
+                f.write("src,dst,bytes,start_us\n")
+                f.writelines("%d,%d,4000000,0\n" % r for r in pattern(seed, transfers, gpus, leaf))
+            for label, (fabric, extra) in FABRICS.items():
+                for fidelity in ("packet", "flow"):
+                    out = os.path.join(work, "%s-%d-%s-%s" % (name, seed, label, fidelity))
+                    runs.append(((name, seed, label, fidelity), out,
+                                 ["flows", "--platform", platforms[plat], "--flows", flows, "--fabric", fabric,
+                                  "--fidelity", fidelity, "--seed", str(SEED), "--out", out] + extra))
+
+    def one(run):
+        key, out, args = run
+        dt, ok = sgf(args, allow_fail=True)
+        return key, (read_fcts(out) if ok is not None else None)
+
+    fcts = dict(pmap(one, runs))
+    save_failures("held_out")
+    rows = []
+    for name, (_, _, _, _, transfers, seeds) in SETS.items():
+        for label in FABRICS:
+            errs = []
+            for seed in seeds:
+                p, f = fcts[(name, seed, label, "packet")], fcts[(name, seed, label, "flow")]
+                if p is not None and f is not None:
+                    errs.append(errors(f, p))
+            rows.append(dict(set=name, fabric=label, transfers=transfers, patterns=len(seeds), measured=len(errs),
+                             mean_err_pct=mean([m for m, _ in errs]), abs_mean_err_pct=mean([abs(m) for m, _ in errs]),
+                             max_abs_mean_err_pct=max((abs(m) for m, _ in errs), default=float("nan")),
+                             within5=sum(abs(m) <= 5 for m, _ in errs),
+                             per_transfer_pct=mean([t for _, t in errs])))
+    save_json("held_out.json", dict(rows=rows, seed=SEED))
+    frag = ["| patterns | fabric | mean error, average | \\|mean error\\|, average (largest) | mean within 5 % "
+            "| \\|error\\| per transfer, average |", "|---|---|---:|---:|---:|---:|"]
+    for r in rows:
+        frag.append("| %s (%d) | %s | %+.1f %% | %.1f %% (%.1f %%) | %d of %d | %.1f %% |" % (
+            SET_TEXT[r["set"]], r["patterns"], r["fabric"], r["mean_err_pct"], r["abs_mean_err_pct"],
+            r["max_abs_mean_err_pct"], r["within5"], r["measured"], r["per_transfer_pct"]))
+    example = [platform_cmds[SETS["2to1-16"][0]]] + [show(args) for key, _, args in runs
+                                                     if key[0] == "2to1-16" and key[1] == 21]
+    frag.append("")
+    frag.append("Commands, for one pattern (`%s`, written by this part; `$B` is `BUILD_DIR/sgfabric`; the "
+                "same with every pattern, %d simulations in all):\n" %
+                (rel(os.path.join(work, "2to1-16-21.csv")), len(runs)))
+    frag.append(cmd_block(example))
+    write_fragment("held_out", "\n".join(frag))
+
+
+if __name__ == "__main__":
+    main()
