@@ -36,6 +36,28 @@ flows_both() {
   done
 }
 
+# each_flow_within PCT COUNT: after flows_both, prints every flow's FCT at both fidelities and
+# fails unless the files hold COUNT flows and each flow fidelity FCT is within PCT % of packet
+# fidelity's.
+each_flow_within() {
+  python3 - "$WORK/packet/flows.csv" "$WORK/flow/flows.csv" "$1" "$2" <<'EOF_WITHIN'
+import csv, sys
+packet, flow = (list(csv.DictReader(open(f))) for f in sys.argv[1:3])
+pct, count = float(sys.argv[3]), int(sys.argv[4])
+if not len(packet) == len(flow) == count:
+    sys.exit("expected %d flows, packet %d, flow %d" % (count, len(packet), len(flow)))
+bad = []
+for p, f in zip(packet, flow):
+    a, b = float(p["fct_us"]), float(f["fct_us"])
+    print("%s -> %s start %s us: packet %.1f us, flow %.1f us (%+.1f%%)" % (p["src"], p["dst"], p["start_us"], a, b,
+                                                                          100 * (b - a) / a))
+    if abs(b - a) > pct / 100 * a:
+        bad.append("%s->%s" % (p["src"], p["dst"]))
+if bad:
+    sys.exit("not within %g%%: %s" % (pct, ", ".join(bad)))
+EOF_WITHIN
+}
+
 # jget FILE KEY[.KEY...]: prints a JSON value.
 jget() {
   python3 -c 'import json, sys

@@ -24,17 +24,5 @@ src,dst,bytes,start_us
 7,13,4000000,0
 EOF_FLOWS
 flows_both "$PLATFORMS/tiny-16.xml" "$WORK/flows.csv" ib
-python3 - "$WORK/packet/flows.csv" "$WORK/flow/flows.csv" <<'EOF_CHECK' || die "IB flow fidelity departs from packet fidelity with two leaves into one"
-import csv, sys
-packet, flow = (list(csv.DictReader(open(f))) for f in sys.argv[1:])
-assert len(packet) == len(flow) == 8
-bad = []
-for p, f in zip(packet, flow):
-    a, b = float(p["fct_us"]), float(f["fct_us"])
-    print("%s -> %s: packet %.1f us, flow %.1f us (%+.1f%%)" % (p["src"], p["dst"], a, b, 100 * (b - a) / a))
-    if abs(b - a) > 0.05 * a:
-        bad.append("%s->%s" % (p["src"], p["dst"]))
-if bad:
-    sys.exit("not within 5%: " + ", ".join(bad))
-EOF_CHECK
+each_flow_within 5 8 || die "IB flow fidelity departs from packet fidelity with two leaves into one"
 echo "PASS ib_shared_turns"

@@ -21,18 +21,5 @@ run_ok platform --gpus 64 --radix 16 --oversubscription 2 -o "$WORK/p.xml"
   done
 } >"$WORK/flows.csv"
 flows_both "$WORK/p.xml" "$WORK/flows.csv" ib
-python3 - "$WORK/packet/flows.csv" "$WORK/flow/flows.csv" <<'EOF' || die "IB flow fidelity departs from packet fidelity on the Mixtral flows"
-import csv, sys
-packet, flow = (list(csv.DictReader(open(f))) for f in sys.argv[1:])
-assert len(packet) == len(flow) == 9
-bad = []
-for p, f in zip(packet, flow):
-    a, b = float(p["fct_us"]), float(f["fct_us"])
-    print("%s -> %s start %s us: packet %.1f us, flow %.1f us (%+.1f%%)" % (p["src"], p["dst"], p["start_us"], a, b,
-                                                                          100 * (b - a) / a))
-    if abs(b - a) > 0.05 * a:
-        bad.append("%s->%s" % (p["src"], p["dst"]))
-if bad:
-    sys.exit("not within 5%: " + ", ".join(bad))
-EOF
+each_flow_within 5 9 || die "IB flow fidelity departs from packet fidelity on the Mixtral flows"
 echo "PASS ib_upstream_turns"
