@@ -7,9 +7,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import OUT, SEED, SRC, cmd_block, mean, pmap, read_fcts, rel, save_failures, save_json  # noqa: E402
-from common import sgf, show  # noqa: E402
-from common import write_fragment  # noqa: E402
+from common import (OUT, SEED, SRC, cmd_block, mean, pmap, read_fcts, rel, save_failures, save_json,  # noqa: E402
+                    sgf, show, write_fragment)
 from random_patterns import SETS, errors, pattern  # noqa: E402
 
 # label: (--fabric, extra arguments)

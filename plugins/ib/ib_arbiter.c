@@ -147,10 +147,10 @@ static uint64_t upstream_key(const struct fab_flow *f, const struct crossing *c,
  * of them, their input buffers fill and the credits stop the port that feeds it, whose arbiter
  * then serves its own units in turn (a switch its input ports, an HCA its transfers by weight):
  * so the take is shared round robin among the units one hop further upstream, each by its turns
- * for this output (below), and so on up to the NICs. Splitting in proportion to arrivals instead gave a transfer that joins a congested
- * output by a crowded upstream switch the share of one that comes in alone (tiny-16: 4 -> 9
- * beside 0, 1, 2 -> 9: 364 us at flow fidelity, 168 us at packet fidelity). The leave[] of each
- * crossing is set; groups from `base` on are free. */
+ * for this output (below), and so on up to the NICs. Splitting in proportion to arrivals instead
+ * gave a transfer that joins a congested output by a crowded upstream switch the share of one
+ * that comes in alone (tiny-16: 4 -> 9 beside 0, 1, 2 -> 9: 364 us at flow fidelity, 168 us at
+ * packet fidelity). The leave[] of each crossing is set; groups from `base` on are free. */
 static void split_upstream(const struct split *x, size_t lo, size_t hi, int depth, double take, size_t base)
 {
   struct ib_state *st = x->st;
