@@ -196,7 +196,7 @@ static void split_upstream(const struct split *x, size_t lo, size_t hi, int dept
     for (size_t k = g[j].lo; k < g[j].hi; k++)
       bound += x->arrival[(size_t)c[k].flow * SLOTS + (size_t)hop];
     double all = unit_arrival(x, (uint64_t)flows[c[g[j].lo].flow]->path[hop], unit);
-    if (all > bound)
+    if (bound > 0 && all > bound) /* a group with nothing bound here takes nothing: weight 1 keeps its ratio 0 */
       g[j].weight = bound / all;
   }
   double level = weighted_level(g, groups, take);
