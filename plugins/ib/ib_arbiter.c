@@ -186,8 +186,8 @@ static void split_upstream(const struct split *x, size_t lo, size_t hi, int dept
    * gave a transfer that comes with three others for other outputs the share of one that comes
    * alone (tiny-16, leaves 0 and 1 into leaf 2: 202.6 us at flow fidelity, 162 us at packet
    * fidelity; tests/integration/ib_shared_turns.sh). An HCA's turns go to its transfers by
-   * weight. */
-  for (size_t j = 0; j < groups; j++) {
+   * weight. A single group takes the whole take whatever its weight. */
+  for (size_t j = 0; groups > 1 && j < groups; j++) {
     uint64_t unit = key[g[j].lo - lo].key;
     if (unit & FLOW_KEY)
       continue;
