@@ -9,7 +9,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (OUT, SEED, SRC, cmd_block, mean, pmap, read_fcts, rel, save_failures, save_json,  # noqa: E402
                     sgf, show, write_fragment)
-from random_patterns import SETS, errors, pattern  # noqa: E402
+from random_patterns import SETS, errors, write_pattern  # noqa: E402
 
 # label: (--fabric, extra arguments)
 FABRICS = {"ib": ("ib", []), "roce": ("roce", []), "roce-paper": ("roce", ["--cfg=roce/dcqcn:paper"])}
@@ -37,9 +37,7 @@ def main():
     for name, (plat, _, gpus, leaf, transfers, seeds) in SETS.items():
         for seed in seeds:
             flows = os.path.join(work, "%s-%d.csv" % (name, seed))
-            with open(flows, "w") as f:
-                f.write("src,dst,bytes,start_us\n")
-                f.writelines("%d,%d,4000000,0\n" % r for r in pattern(seed, transfers, gpus, leaf))
+            write_pattern(flows, seed, transfers, gpus, leaf)
             for label, (fabric, extra) in FABRICS.items():
                 for fidelity in ("packet", "flow"):
                     out = os.path.join(work, "%s-%d-%s-%s" % (name, seed, label, fidelity))

@@ -55,6 +55,13 @@ def pattern(seed, transfers, gpus, leaf):
     return rows
 
 
+def write_pattern(path, seed, transfers, gpus, leaf):
+    """The flow file of one pattern: its transfers of 4 MB, all at t = 0."""
+    with open(path, "w") as f:
+        f.write("src,dst,bytes,start_us\n")
+        f.writelines("%d,%d,4000000,0\n" % r for r in pattern(seed, transfers, gpus, leaf))
+
+
 def run(sgf, platform, flows, fabric, cfg, fidelity, out, again=False):
     done = os.path.join(out, "flows.csv")
     if again or not os.path.exists(done):
@@ -108,9 +115,7 @@ def main():
                                stdout=subprocess.DEVNULL)
         for seed in seeds:
             base = os.path.join(a.work, "%s-%d" % (name, seed))
-            with open(base + ".csv", "w") as f:
-                f.write("src,dst,bytes,start_us\n")
-                f.writelines("%d,%d,4000000,0\n" % r for r in pattern(seed, transfers, gpus, leaf))
+            write_pattern(base + ".csv", seed, transfers, gpus, leaf)
             packet = run(sgf, platform, base + ".csv", a.fabric, a.cfg, "packet", base + "-" + a.fabric + "-packet")
             flow = run(sgf, platform, base + ".csv", a.fabric, a.cfg, "flow", base + "-" + a.fabric + "-flow")
             row = errors(flow, packet)
