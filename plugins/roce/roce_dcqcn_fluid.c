@@ -558,8 +558,12 @@ void roce_fluid_step(struct fabric *fab)
         continue;
       const struct roce_fluid_port *fp = &rs->fluid.ports[slot];
       keep *= 1 - fp->p_hist[lagged];
-      double sc = fp->q_B > 0 || fp->arrival_Bps > fp->capacity_Bps ? fp->capacity_Bps / fmax(fp->arrival_Bps, 1) : 1;
-      scale = fmin(scale, sc);
+      /* FIFO service where a queue stands or builds: C x a_i / sum a, which exceeds a_i while the
+       * queue drains. A port without a queue passes the flow as it comes and sets no scale: taken
+       * as 1, it held a flow to its sending rate while the queue past it drained, so that the
+       * other flows of that queue took the whole drain. */
+      if (fp->q_B > 0 || fp->arrival_Bps > fp->capacity_Bps)
+        scale = fmin(scale, fp->capacity_Bps / fmax(fp->arrival_Bps, 1));
     }
     rf->fluid.scale = isfinite(scale) ? scale : 1;
     if (!rs->cfg.fluid_ode) {
