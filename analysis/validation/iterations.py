@@ -16,8 +16,12 @@ counters against flow fidelity's estimates.
 --seed (default 1) is the run's seed, which draws RoCE's ECMP paths (QP numbers are hashed with
 it), IB's adaptive-routing ties and the packet models' random marks and drops: another seed is
 another sample of the same job on the same platform. Runs of a seed other than 1 go to
-WORK_DIR/seed-N/. --link-rate (e.g. 100Gbps) generates the platforms with that NIC and switch
-link rate instead of the GPU's (400 Gb/s for H100); use a WORK_DIR of its own. Runs are kept in
+WORK_DIR/seed-N/. --seeds 1,2,3 runs every seed listed and prints instead one table over them:
+the packet iterations, their spread ((largest - smallest) / mean), flow fidelity's error at each
+seed and the error of the mean over the seeds (for presets whose iteration moves with the seed
+more than the goal, docs/validation-iterations.md, "Other seeds"). --link-rate (e.g. 100Gbps)
+generates the platforms with that NIC and switch link rate instead of the GPU's (400 Gb/s for
+H100); use a WORK_DIR of its own. Runs are kept in
 WORK_DIR and reused when their summary.json exists (delete it to run again); each run's CPU
 time is measured with getrusage of its child process. Standard library only.
 """
@@ -138,6 +142,36 @@ def group_error(flow, packet):
     return worst, name
 
 
+def seeds_table(sgf, a, cases, fabrics, seeds):
+    """Flow against packet fidelity over several seeds: the error at each seed and of the means."""
+    names = " / ".join(str(x) for x in seeds)
+    print(f"| case | fabric | packet iteration (s), seeds {names} | spread | flow error, seeds {names} | "
+          "error of the means |")
+    print("|---|---|---|---|---|---|")
+    per_seed, of_means = [], []
+    for c in cases:
+        for fab in fabrics:
+            runs = [[simulate(sgf, a.work, c, fab, fid, a.timeout, s, a.link_rate)[0] for fid in ("packet", "flow")]
+                    for s in seeds]
+            if any(r is None for pair in runs for r in pair):
+                print(f"| {c} | {fab} | not run | | | |")
+                continue
+            pk = [p["iteration_time_s"] for p, _ in runs]
+            fl = [f["iteration_time_s"] for _, f in runs]
+            errs = [pct(f, p) for f, p in zip(fl, pk)]
+            mean_err = pct(sum(fl) / len(fl), sum(pk) / len(pk))
+            per_seed += errs
+            of_means.append(mean_err)
+            spread = 100 * (max(pk) - min(pk)) / (sum(pk) / len(pk))
+            print(f"| {c} | {fab} | {' / '.join(f'{x:.4f}' for x in pk)} | {spread:.1f} % | "
+                  f"{' / '.join(f'{e:+.1f}' for e in errs)} % | {mean_err:+.1f} % |")
+    if per_seed:
+        print(f"\nPer seed: |error| {sum(abs(e) for e in per_seed) / len(per_seed):.1f} % on average, within 2 % on "
+              f"{sum(abs(e) <= 2 for e in per_seed)} of {len(per_seed)} cells. Of the means: within 2 % on "
+              f"{sum(abs(e) <= 2 for e in of_means)} of {len(of_means)}, {sum(of_means) / len(of_means):+.1f} % "
+              f"on average (signed), |error| {sum(abs(e) for e in of_means) / len(of_means):.1f} %.")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build")
@@ -145,6 +179,7 @@ def main():
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--fabrics", default="ib,roce,roce-paper")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", default=None)
     ap.add_argument("--link-rate", default=None)
     ap.add_argument("--timeout", type=float, default=1800)
     a = ap.parse_args()
@@ -153,6 +188,9 @@ def main():
     for c in cases + fabrics:
         if c not in CASES and c not in FABRICS:
             sys.exit(f"iterations.py: unknown case or fabric '{c}' (cases: {', '.join(CASES)})")
+    if a.seeds:
+        seeds_table(sgf, a, cases, fabrics, [int(x) for x in a.seeds.split(",")])
+        return
     res = {}
     for c in cases:
         for fab in fabrics:
