@@ -21,9 +21,9 @@ the packet iterations, their spread ((largest - smallest) / mean), flow fidelity
 seed and the error of the mean over the seeds (for presets whose iteration moves with the seed
 more than the goal, docs/validation-iterations.md, "Other seeds"). --link-rate (e.g. 100Gbps)
 generates the platforms with that NIC and switch link rate instead of the GPU's (400 Gb/s for
-H100); use a WORK_DIR of its own. Runs are kept in
-WORK_DIR and reused when their summary.json exists (delete it to run again); each run's CPU
-time is measured with getrusage of its child process. Standard library only.
+H100); use a WORK_DIR of its own. Runs are kept in WORK_DIR and reused when their summary.json
+exists (delete it to run again); each run's CPU time is measured with getrusage of its child
+process. Standard library only.
 """
 import argparse
 import json

@@ -28,10 +28,9 @@
  *
  * Both variants: a switch egress enters a transient when the flows crossing it change and their
  * arrival rates at line rate (the NIC's share) exceed its capacity; new flows start at line rate (no slow start),
- * the others at their current rate. Each step caps every fluid flow at its FIFO service
- * RC_i x C / sum a, the smallest over its ports where a queue stands or builds (RC_i where none
- * does) through
- * fabric_flow_set_cap. With the ode (machine: machine_settle), a transient ends when, over a
+ * the others at their current rate. Each step caps every fluid flow, through fabric_flow_set_cap,
+ * at its FIFO service RC_i x C / sum a, the smallest over its ports where a queue stands or builds
+ * (RC_i where none does). With the ode (machine: machine_settle), a transient ends when, over a
  * window of max(20 steps, 2 tau'), every
  * flow's RC moved by less than roce/fluid-settle and the queue by less than 5% + one MTU, and
  * either the port is at the fixed point (sum a within roce/fluid-settle of C) or it is empty
