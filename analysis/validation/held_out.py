@@ -7,9 +7,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (OUT, SEED, SRC, cmd_block, mean, pmap, read_fcts, rel, save_failures, save_json,  # noqa: E402
+from common import (OUT, SEED, cmd_block, mean, pmap, read_fcts, rel, save_failures, save_json,  # noqa: E402
                     sgf, show, write_fragment)
-from random_patterns import SETS, errors, write_pattern  # noqa: E402
+from random_patterns import SETS, errors, platform_of, write_pattern  # noqa: E402
 
 # label: (--fabric, extra arguments)
 FABRICS = {"ib": ("ib", []), "roce": ("roce", []), "roce-paper": ("roce", ["--cfg=roce/dcqcn:paper"])}
@@ -23,14 +23,11 @@ def main():
     work = os.path.join(OUT, "held_out")
     os.makedirs(work, exist_ok=True)
     platforms, platform_cmds = {}, {}
-    for plat, opts, *_ in SETS.values():
+    for name, (plat, *_) in SETS.items():
         if plat in platforms:
             continue
-        if opts is None:
-            platforms[plat] = os.path.join(SRC, "platforms", plat + ".xml")
-        else:
-            platforms[plat] = os.path.join(work, plat + ".xml")
-            args = ["platform"] + opts + ["-o", platforms[plat]]
+        platforms[plat], args = platform_of(name, work)
+        if args is not None:
             sgf(args)
             platform_cmds[plat] = show(args)
     runs = []

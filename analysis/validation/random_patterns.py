@@ -23,12 +23,14 @@ Runs are kept in WORK_DIR and reused when their flows.csv exists (the --base run
 redone). Standard library only.
 """
 import argparse
-import csv
 import os
 import random
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import read_fcts  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # name: (platform, `sgfabric platform` options or None for a shipped file, GPUs, GPUs per leaf,
@@ -62,14 +64,21 @@ def write_pattern(path, seed, transfers, gpus, leaf):
         f.writelines("%d,%d,4000000,0\n" % r for r in pattern(seed, transfers, gpus, leaf))
 
 
+def platform_of(name, work):
+    """A set's platform file and the `sgfabric` arguments that write it (None: a shipped file)."""
+    plat_name, plat_opts = SETS[name][:2]
+    if plat_opts is None:
+        return os.path.join(ROOT, "platforms", plat_name + ".xml"), None
+    path = os.path.join(work, plat_name + ".xml")
+    return path, ["platform"] + plat_opts + ["-o", path]
+
+
 def run(sgf, platform, flows, fabric, cfg, fidelity, out, again=False):
-    done = os.path.join(out, "flows.csv")
-    if again or not os.path.exists(done):
+    if again or not os.path.exists(os.path.join(out, "flows.csv")):
         subprocess.run([sgf, "flows", "--platform", platform, "--flows", flows, "--fabric", fabric, "--fidelity",
                         fidelity, "--seed", "1", "--out", out] + ["--cfg=" + c for c in cfg], check=True,
                        stdout=subprocess.DEVNULL)
-    with open(done) as f:
-        return [float(r["fct_us"]) for r in csv.DictReader(f)]
+    return read_fcts(out)
 
 
 def errors(flow, packet):
@@ -106,13 +115,10 @@ def main():
     print("|---|---|---|---|---|%s" % ("---|---|" if a.base else ""))
     totals = {}
     for name in names:
-        plat_name, plat_opts, gpus, leaf, transfers, seeds = SETS[name]
-        platform = os.path.join(ROOT, "platforms", plat_name + ".xml")
-        if plat_opts is not None:
-            platform = os.path.join(a.work, plat_name + ".xml")
-            if not os.path.exists(platform):
-                subprocess.run([sgf, "platform"] + plat_opts + ["-o", platform], check=True,
-                               stdout=subprocess.DEVNULL)
+        _, _, gpus, leaf, transfers, seeds = SETS[name]
+        platform, args = platform_of(name, a.work)
+        if args is not None and not os.path.exists(platform):
+            subprocess.run([sgf] + args, check=True, stdout=subprocess.DEVNULL)
         for seed in seeds:
             base = os.path.join(a.work, "%s-%d" % (name, seed))
             write_pattern(base + ".csv", seed, transfers, gpus, leaf)
