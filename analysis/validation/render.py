@@ -146,6 +146,8 @@ def held(name, fabric, key="abs_mean_err_pct"):
 def held_all(fabric, key="abs_mean_err_pct", sets=None):
     """key averaged over the patterns of the given sets (all by default), weighted by their count."""
     rs = [r for r in HLD["rows"] if r["fabric"] == fabric and (sets is None or r["set"] in sets) and r["measured"]]
+    if not rs:
+        return float("nan")  # no pattern ran: nan, as held() and fid() give
     return sum(r[key] * r["measured"] for r in rs) / sum(r["measured"] for r in rs)
 
 
