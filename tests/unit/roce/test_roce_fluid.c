@@ -224,6 +224,13 @@ static void compare_case(struct topo *t, const char *preset, const struct flow_d
           name, preset, packet * 1e6, f.mean_fct * 1e6, 100 * *gap_fluid, m.mean_fct * 1e6, 100 * *gap_mm);
 }
 
+/* 8 x 4 MiB from leaves 2 and 3 of tiny-16 (GPUs 8-15) into gpu0, all at t = 0. */
+static void tiny16_incast(struct flow_def eight[8])
+{
+  for (int i = 0; i < 8; i++)
+    eight[i] = (struct flow_def){ 8 + i, 0, 4194304, 0 };
+}
+
 static void test_fluid_vs_packet_incasts(void)
 {
   static const char *const presets[] = { "paper", "nic" };
@@ -246,8 +253,7 @@ static void test_fluid_vs_packet_incasts(void)
     fab_topo_free(t);
     struct platform *pl = load_shipped("tiny-16.xml");
     struct flow_def eight[8];
-    for (int i = 0; i < 8; i++)
-      eight[i] = (struct flow_def){ 8 + i, 0, 4194304, 0 };
+    tiny16_incast(eight);
     compare_case(pl->topo, presets[k], eight, 8, "tiny-16 8->1 4 MB", &gf, &gm);
     platform_free(pl);
   }
@@ -290,8 +296,7 @@ static void test_fluid_drain_shares(void)
 {
   struct platform *pl = load_shipped("tiny-16.xml");
   struct flow_def eight[8];
-  for (int i = 0; i < 8; i++)
-    eight[i] = (struct flow_def){ 8 + i, 0, 4194304, 0 };
+  tiny16_incast(eight);
   const char *paper[] = { "roce/dcqcn:paper", NULL };
   static struct run_result f;
   roce_run(pl->topo, FAB_FIDELITY_FLOW, 1, paper, eight, 8, &f);
