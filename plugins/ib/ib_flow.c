@@ -526,14 +526,20 @@ void ib__on_rates(struct fabric *fab)
   /* A victim needs a flow blocked downstream of a buffer it shares: when no flow's bottleneck lies
    * past its first hop, no buffer fills and only the credit windows cap (the common case of
    * uncongested collectives: skip building and sorting the crossings). */
+  st->held = ib__scratch_reserve(st->held, &st->cap_held, n, sizeof *st->held);
   int any_blocked = 0;
-  for (size_t i = 0; i < n && !any_blocked; i++)
-    any_blocked = held_hop(fab, st, flows[i]) > 0;
+  for (size_t i = 0; i < n; i++) {
+    st->held[i] = held_hop(fab, st, flows[i]);
+    any_blocked |= st->held[i] > 0;
+  }
+  int growth = st->p.tree_growth;
+  if (!any_blocked && growth)
+    ib_tree_clear(fab, &st->tree, flows, n);
   struct crossing *c = st->crossings;
   size_t m = 0;
   for (size_t i = 0; i < n && any_blocked; i++) {
     const struct fab_flow *f = flows[i];
-    int b = held_hop(fab, st, f);
+    int b = st->held[i];
     for (int h = 0; h < f->hops; h++) {
       int p = f->path[h];
       if (t->nodes[t->ports[p].peer_node].kind != TOPO_SWITCH)
@@ -546,6 +552,8 @@ void ib__on_rates(struct fabric *fab)
     }
   }
   ib__sort_crossings(c, c + count, m);
+  if (growth && m > 0)
+    ib_tree_grow(fab, &st->tree, flows, n, st->held, c, m);
   for (size_t i = 0; i < n; i++) {
     double cap = flows[i]->base_cap_Bps;
     st->cap_limit[i] = cap > 0 ? cap : INFINITY;
@@ -562,6 +570,9 @@ void ib__on_rates(struct fabric *fab)
       st->unit_loads[units++] = load;
       hi = load.end;
     }
+    /* a tree that has not filled this buffer yet holds no victim here (ib_tree.h) */
+    if (growth && !ib_tree_reached(&st->tree, c[lo].buffer, fab->now))
+      grant = INFINITY;
     for (size_t j = 0; j < units && !isinf(grant); j++) {
       const struct unit_load *load = &st->unit_loads[j];
       for (size_t k = load->begin; k < load->end; k++) {

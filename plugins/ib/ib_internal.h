@@ -7,6 +7,7 @@
 #include "fabric.h"
 #include "ib_credit.h"
 #include "ib_lft.h"
+#include "ib_tree.h"
 #include "ib_vlarb.h"
 
 /* Most credit a port can advertise per VL (IBTA Vol.1 7.9.4: 12-bit FCCL/FCTBS, modulo 4,096). */
@@ -36,6 +37,7 @@ struct ib_params {
   int ar_paths;                /* flow fidelity: most minimal paths an AR flow is spread over */
   double ar_imbalance;         /* flow fidelity: AR throughput loss of a busy, many-destination leaf */
   int input_shares;            /* flow fidelity: switch outputs share among their input ports */
+  int tree_growth;             /* flow fidelity: congestion trees reach a buffer once they filled it */
   int series;                  /* sample ib_series.csv */
   double series_interval_s;    /* sampling period */
   char series_port[96];        /* "all", a node name or "node->peer" */
@@ -173,8 +175,11 @@ struct ib_state {
   size_t cap_leave;
   struct unit_load *unit_loads; /* scratch: one buffer's units in the congestion-tree pass (ib_flow.c) */
   size_t cap_unit_loads;
-  double rates_time; /* date of the last congestion-tree pass */
-  int rates_rounds;  /* passes at that date */
+  int32_t *held; /* scratch: per component flow, the hop it is held back at (-1: none) */
+  size_t cap_held;
+  struct ib_tree tree; /* the congestion trees' growth (ib_tree.c) */
+  double rates_time;   /* date of the last congestion-tree pass */
+  int rates_rounds;    /* passes at that date */
   /* time series */
   struct ib_sample *samples;
   size_t n_samples, cap_samples;
@@ -195,6 +200,7 @@ enum ib_timer {
   IB_TIMER_KICK = 2,       /* a deferred kick of a port */
   IB_TIMER_SAMPLE = 3,     /* ib_series.csv sampling */
   IB_TIMER_QP_TIMEOUT = 4, /* failures: an RC QP's transport timer (its struct ib_qp in ptr) */
+  IB_TIMER_TREE = 5,       /* flow fidelity: a congestion tree reaches a buffer (arg: the buffer, ib_tree.h) */
 };
 
 static inline struct ib_state *ib__state(const struct fabric *fab) { return fabric_model_priv(fab); }

@@ -50,7 +50,8 @@ static int ib_init(struct fabric *fab, char *err, size_t errlen)
     for (int v = 0; st->dst_source != NULL && v <= t->n_nodes; v++)
       st->dst_source[v] = -1;
     st->rates_time = -1;
-    if (!st->port_sum || !st->port_max || !st->nic_demand || !st->dst_source) {
+    if (!st->port_sum || !st->port_max || !st->nic_demand || !st->dst_source ||
+        ib_tree_init(&st->tree, t->n_ports, st->p.num_vls, (double)st->p.buffer_blocks * st->p.block_bytes) != 0) {
       snprintf(err, errlen, "ib: out of memory");
       return -1;
     }
@@ -100,6 +101,8 @@ static void ib_fini(struct fabric *fab)
   free(st->unit_loads);
   free(st->crossings);
   free(st->cap_limit);
+  free(st->held);
+  ib_tree_fini(&st->tree);
   free(st->nic_demand);
   free(st->dst_source);
   free(st->legs);

@@ -76,6 +76,10 @@ static const struct param_def ib_params[] = {
     "Flow fidelity: a saturated switch output shares its capacity among its input ports in turn, then among each "
     "input's flows (caps from one pass along the paths); off: max-min among flows only",
     "IBTA Vol 1 7.6.9 (arbitration among input ports); packet fidelity's round robin (docs/ib.md)" },
+  { "ib/flow-tree-growth", PARAM_BOOL, UNIT_NONE, "on", 0, 1, NULL,
+    "Flow fidelity: a congestion tree holds victims at a switch input buffer only once it has filled it, the buffers "
+    "before its bottleneck in turn with what its sources send beyond their rates; off: every tree fully grown at once",
+    "IBTA Vol.1 7.9 (credits: a buffer blocks its upstream port only when full); docs/ib.md, Congestion trees grow" },
   { "ib/series", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
     "Write ib_series.csv: buffer occupancy and free credits of ports over time (packet fidelity)", "" },
   { "ib/series-interval", PARAM_REAL, UNIT_SECONDS, "1us", 1e-9, 1, NULL, "Sampling period of ib_series.csv", "" },
@@ -211,6 +215,7 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   p->ar_paths = fab_param_get_int(set, "ib/ar-paths");
   p->ar_imbalance = fab_param_get(set, "ib/ar-imbalance");
   p->input_shares = fab_param_get_int(set, "ib/flow-input-shares");
+  p->tree_growth = fab_param_get_int(set, "ib/flow-tree-growth");
   p->series = fab_param_get_int(set, "ib/series");
   p->series_interval_s = fab_param_get(set, "ib/series-interval");
   snprintf(p->series_port, sizeof p->series_port, "%s", fab_param_get_text(set, "ib/series-port"));

@@ -517,6 +517,13 @@ void ib__on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
     break;
   case IB_TIMER_SAMPLE: ib__sample(fab); break;
   case IB_TIMER_QP_TIMEOUT: ib__qp_timeout(fab, ptr); break;
+  case IB_TIMER_TREE: {
+    /* A congestion tree has filled this buffer: the caps of its component, now with its victims. */
+    int count;
+    struct fab_flow *const *flows = ib_tree_reached_flows(fab, &st->tree, arg, &count);
+    fabric_flow_caps_changed_for(fab, flows, (size_t)count);
+    break;
+  }
   default: sgf_fatal(__FILE__, __LINE__, "ib: unknown timer kind %d", kind);
   }
 }
