@@ -22,6 +22,7 @@ struct ib_tree {
   /* per buffer (port x num_vls + VL), kept from pass to pass */
   double *reach_s;   /* when the current tree has filled it (INFINITY: never, at the excess found) */
   double *ended_s;   /* when a pass last found its tree gone */
+  double *armed_s;   /* the reach date its last timer was armed for (-1: none) */
   uint64_t *witness; /* 1 + the id of a flow blocked there at the last pass that found a tree */
   uint8_t *active;   /* the last pass that covered it found a tree */
   size_t n_active;   /* buffers active */
