@@ -38,6 +38,7 @@ struct ib_params {
   double ar_imbalance;         /* flow fidelity: AR throughput loss of a busy, many-destination leaf */
   int input_shares;            /* flow fidelity: switch outputs share among their input ports */
   int tree_growth;             /* flow fidelity: congestion trees reach a buffer once they filled it */
+  int unit_pace;               /* flow fidelity: a unit's flows held by two outputs move at one pace */
   int series;                  /* sample ib_series.csv */
   double series_interval_s;    /* sampling period */
   char series_port[96];        /* "all", a node name or "node->peer" */

@@ -80,6 +80,11 @@ static const struct param_def ib_params[] = {
     "Flow fidelity: a congestion tree holds victims at a switch input buffer only once it has filled it, the buffers "
     "before its bottleneck in turn with what its sources send beyond their rates; off: every tree fully grown at once",
     "IBTA Vol.1 7.9 (credits: a buffer blocks its upstream port only when full); docs/ib.md, Congestion trees grow" },
+  { "ib/flow-unit-pace", PARAM_BOOL, UNIT_NONE, "on", 0, 1, NULL,
+    "Flow fidelity: the flows one upstream port sends into a full switch input buffer, held by different congested "
+    "outputs, leave its queue at one pace, the slowest one's per unit of weight; off: each at its own output's share",
+    "IBTA Vol.1 7.9 (credits are per buffer and VL, shared by every output the buffer's packets go to); docs/ib.md, "
+    "Congestion trees" },
   { "ib/series", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
     "Write ib_series.csv: buffer occupancy and free credits of ports over time (packet fidelity)", "" },
   { "ib/series-interval", PARAM_REAL, UNIT_SECONDS, "1us", 1e-9, 1, NULL, "Sampling period of ib_series.csv", "" },
@@ -216,6 +221,7 @@ int ib__params_load(struct ib_params *p, struct fabric *fab, char *err, size_t e
   p->ar_imbalance = fab_param_get(set, "ib/ar-imbalance");
   p->input_shares = fab_param_get_int(set, "ib/flow-input-shares");
   p->tree_growth = fab_param_get_int(set, "ib/flow-tree-growth");
+  p->unit_pace = fab_param_get_int(set, "ib/flow-unit-pace");
   p->series = fab_param_get_int(set, "ib/series");
   p->series_interval_s = fab_param_get(set, "ib/series-interval");
   snprintf(p->series_port, sizeof p->series_port, "%s", fab_param_get_text(set, "ib/series-port"));
