@@ -14,7 +14,10 @@ same for another sgfabric's flow fidelity (e.g. one built from an older revision
 per set.
 
     analysis/validation/random_patterns.py BUILD_DIR WORK_DIR [--fabric ib] [--cfg area/name:value]...
-                                           [--base BIN] [--sets tiny8,tiny12,...] > table.md
+                                           [--base BIN] [--sets tiny8,tiny12,...] [--seed-offset N] > table.md
+
+--seed-offset N adds N to every set's seeds: the same sets drawn afresh, patterns that no rule
+was found on either (a rule found on the default patterns is checked again there).
 
 --cfg passes a model parameter to every run (both fidelities, and the base's): use a WORK_DIR of
 its own for each set of parameters.
@@ -103,6 +106,8 @@ def main():
     ap.add_argument("--cfg", action="append", default=[])
     ap.add_argument("--base")
     ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--seed-offset", type=int, default=0,
+                    help="add N to every set's seeds: patterns drawn afresh, a second held-out sample")
     a = ap.parse_args()
     sgf = os.path.join(a.build, "sgfabric")
     os.makedirs(a.work, exist_ok=True)
@@ -119,7 +124,7 @@ def main():
         platform, args = platform_of(name, a.work)
         if args is not None and not os.path.exists(platform):
             subprocess.run([sgf] + args, check=True, stdout=subprocess.DEVNULL)
-        for seed in seeds:
+        for seed in (s + a.seed_offset for s in seeds):
             base = os.path.join(a.work, "%s-%d" % (name, seed))
             write_pattern(base + ".csv", seed, transfers, gpus, leaf)
             packet = run(sgf, platform, base + ".csv", a.fabric, a.cfg, "packet", base + "-" + a.fabric + "-packet")
