@@ -90,7 +90,7 @@ static void flow_excesses(const struct fabric *fab, struct ib_tree *tg, struct f
     tg->nic_weight[flows[i]->path[0]] = 0;
 }
 
-void ib_tree_grow(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const *flows, size_t n, const int *held,
+void ib_tree_grow(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const *flows, size_t n, const int32_t *held,
                   const struct crossing *c, size_t m)
 {
   const double now = fab->now;

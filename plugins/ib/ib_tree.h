@@ -40,7 +40,7 @@ void ib_tree_fini(struct ib_tree *tg);
  * (0 or -1: none), c[0..m) its switch-buffer crossings sorted by buffer. Starts the trees of the
  * buffers where one appears (their reach date, and a timer at it), ends those of the buffers
  * where none is left. */
-void ib_tree_grow(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const *flows, size_t n, const int *held,
+void ib_tree_grow(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const *flows, size_t n, const int32_t *held,
                   const struct crossing *c, size_t m);
 /* A pass that found no flow blocked: the trees of the buffers these flows cross are gone. */
 void ib_tree_clear(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const *flows, size_t n);
