@@ -484,7 +484,7 @@ static int cap_binds(const struct fab_flow *f, double share)
 static int last_level(struct fab_flow *const *flows, const int32_t *held, const struct crossing *c, size_t k, int nvl)
 {
   const struct fab_flow *f = flows[c[k].flow];
-  return c[k].blocked && (uint64_t)f->path[held[c[k].flow] - 1] == c[k].buffer / (uint64_t)nvl;
+  return c[k].blocked && ib__buffer(f->path[held[c[k].flow] - 1], nvl, f->queue) == c[k].buffer;
 }
 
 /* One unit's blocked flows in a full buffer just before their bottlenecks, held by two congested
@@ -598,7 +598,7 @@ void ib__on_rates(struct fabric *fab)
       int p = f->path[h];
       if (t->nodes[t->ports[p].peer_node].kind != TOPO_SWITCH)
         continue;
-      c[m].buffer = (uint64_t)p * (uint64_t)nvl + f->queue;
+      c[m].buffer = ib__buffer(p, nvl, f->queue);
       c[m].unit = h == 0 ? CROSSING_NIC_UNIT | f->id : (uint64_t)f->path[h - 1];
       c[m].flow = (int32_t)i;
       c[m].blocked = h < b;

@@ -206,6 +206,12 @@ enum ib_timer {
 
 static inline struct ib_state *ib__state(const struct fabric *fab) { return fabric_model_priv(fab); }
 
+/* Flow fidelity: the index of the switch input buffer (one per VL) that the port `port` feeds. */
+static inline uint64_t ib__buffer(int port, int num_vls, int vl)
+{
+  return (uint64_t)port * (uint64_t)num_vls + (uint64_t)vl;
+}
+
 /* Credit blocks of a packet of payload bytes: the whole packet, headers and CRCs included, is
  * buffered (IBTA Vol.1 7.9). */
 static inline int32_t ib__packet_blocks(const struct ib_params *p, uint32_t payload)

@@ -60,7 +60,7 @@ void ib_tree_fini(struct ib_tree *tg)
 
 static uint64_t buffer_of(const struct ib_tree *tg, const struct fab_flow *f, int h)
 {
-  return (uint64_t)f->path[h] * (uint64_t)tg->num_vls + f->queue;
+  return ib__buffer(f->path[h], tg->num_vls, f->queue);
 }
 
 static void end_tree(struct ib_tree *tg, uint64_t b, double now)
@@ -90,21 +90,45 @@ static void flow_excesses(const struct fabric *fab, struct ib_tree *tg, struct f
     tg->nic_weight[flows[i]->path[0]] = 0;
 }
 
+/* The dates the new trees (fresh buffers) reach their buffers, from the excess of the blocked
+ * flows filling each, level by level back from each blocked flow's bottleneck; a buffer filled by
+ * several flows takes the earliest. */
+static void fill_new_trees(const struct fabric *fab, struct ib_tree *tg, struct fab_flow *const *flows, size_t n,
+                           const int32_t *held, const struct crossing *c, size_t m)
+{
+  const double now = fab->now;
+  flow_excesses(fab, tg, flows, n);
+  for (size_t k = 0; k < m; k++)
+    if (c[k].blocked && tg->fresh[c[k].buffer])
+      tg->excess_Bps[c[k].buffer] += tg->flow_excess[c[k].flow];
+  for (size_t i = 0; i < n; i++) {
+    double level_s = now; /* the date the level below is full */
+    for (int h = held[i] - 1; h >= 0; h--) {
+      uint64_t b = buffer_of(tg, flows[i], h);
+      if (!tg->fresh[b]) {
+        level_s = fmax(now, tg->reach_s[b]);
+        continue;
+      }
+      level_s += tg->excess_Bps[b] > 0 ? tg->buffer_B / tg->excess_Bps[b] : INFINITY;
+      if (level_s < tg->reach_s[b])
+        tg->reach_s[b] = level_s;
+    }
+  }
+}
+
 void ib_tree_grow(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const *flows, size_t n, const int32_t *held,
                   const struct crossing *c, size_t m)
 {
   const double now = fab->now;
-  flow_excesses(fab, tg, flows, n);
   /* Each buffer of the pass: a tree goes on (the last pass covering it found one, or found it
    * gone at this same date, and a flow blocked then still crosses it), starts, or is gone. */
+  int any_fresh = 0;
   for (size_t lo = 0, hi; lo < m; lo = hi) {
     uint64_t b = c[lo].buffer;
     int blocked = 0, witness_here = 0;
     for (hi = lo; hi < m && c[hi].buffer == b; hi++) {
       blocked |= c[hi].blocked != 0;
       witness_here |= flows[c[hi].flow]->id + 1 == tg->witness[b];
-      if (c[hi].blocked)
-        tg->excess_Bps[b] += tg->flow_excess[c[hi].flow];
     }
     if (!blocked) {
       end_tree(tg, b, now);
@@ -114,25 +138,12 @@ void ib_tree_grow(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const
     if (!goes_on) {
       tg->fresh[b] = 1;
       tg->reach_s[b] = INFINITY;
+      any_fresh = 1;
     }
   }
-  /* The dates the new trees reach their buffers, level by level back from each blocked flow's
-   * bottleneck; a buffer filled by several flows takes the earliest. */
-  for (size_t i = 0; i < n; i++) {
-    const struct fab_flow *f = flows[i];
-    double level_s = now; /* the date the level below is full */
-    for (int h = held[i] - 1; h >= 0; h--) {
-      uint64_t b = buffer_of(tg, f, h);
-      if (!tg->fresh[b]) {
-        level_s = fmax(now, tg->reach_s[b]);
-        continue;
-      }
-      double fill = tg->excess_Bps[b] > 0 ? tg->buffer_B / tg->excess_Bps[b] : INFINITY;
-      level_s += fill;
-      if (level_s < tg->reach_s[b])
-        tg->reach_s[b] = level_s;
-    }
-  }
+  /* Only a new tree needs its dates: most passes find the trees they found before. */
+  if (any_fresh)
+    fill_new_trees(fab, tg, flows, n, held, c, m);
   for (size_t lo = 0, hi; lo < m; lo = hi) {
     uint64_t b = c[lo].buffer;
     uint64_t first_blocked = 0;
