@@ -16,6 +16,8 @@ FABRICS = {"ib": ("ib", []), "roce": ("roce", []), "roce-paper": ("roce", ["--cf
 SET_TEXT = {
     "tiny8": "tiny-16, 8 transfers", "tiny12": "tiny-16, 12", "tiny16": "tiny-16, 16",
     "2to1-16": "64 GPUs, 2:1 leaves, 16", "2to1-40": "64 GPUs, 2:1 leaves, 40", "3tier-24": "64 GPUs, 3 tiers, 24",
+    "q3-tiny16": "tiny-16, 4 GPUs x 3", "q2-tiny16": "tiny-16, 6 GPUs x 2", "q3-2to1": "2:1 leaves, 10 GPUs x 3",
+    "q2-2to1": "2:1 leaves, 16 GPUs x 2", "q3-3tier": "3 tiers, 8 GPUs x 3",
 }
 
 
@@ -31,10 +33,10 @@ def main():
             sgf(args)
             platform_cmds[plat] = show(args)
     runs = []
-    for name, (plat, _, gpus, leaf, transfers, seeds) in SETS.items():
+    for name, (plat, _, gpus, leaf, transfers, seeds, per_source) in SETS.items():
         for seed in seeds:
             flows = os.path.join(work, "%s-%d.csv" % (name, seed))
-            write_pattern(flows, seed, transfers, gpus, leaf)
+            write_pattern(flows, seed, transfers, gpus, leaf, per_source)
             for label, (fabric, extra) in FABRICS.items():
                 for fidelity in ("packet", "flow"):
                     out = os.path.join(work, "%s-%d-%s-%s" % (name, seed, label, fidelity))
@@ -50,7 +52,7 @@ def main():
     fcts = dict(pmap(one, runs))
     save_failures("held_out")
     rows = []
-    for name, (_, _, _, _, transfers, seeds) in SETS.items():
+    for name, (_, _, _, _, transfers, seeds, _) in SETS.items():
         for label in FABRICS:
             errs = []
             for seed in seeds:

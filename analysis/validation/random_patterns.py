@@ -7,7 +7,10 @@ to GPUs drawn at random under another leaf (Python's random.Random(seed)); sever
 GPU. Sets: tiny-16 (platforms/tiny-16.xml: leaves of 4 GPUs, 4 spines) with 8, 12 and 16
 transfers; 64 GPUs on 2:1 leaves of 10 (`sgfabric platform --gpus 64 --radix 16
 --oversubscription 2`) with 16 and 40; 64 GPUs on 3 tiers of radix 8 (`--gpus 64 --tiers 3
---radix 8`, leaves of 4) with 24. For every pattern it runs `sgfabric flows --fabric F
+--radix 8`, leaves of 4) with 24. The q2-* and q3-* sets give each sending GPU 2 or 3 transfers
+to distinct GPUs under other leaves, so that a NIC holds several queue pairs at once (as a
+rank's data-parallel, pipeline and all-to-all traffic do): 4 x 3 and 6 x 2 on tiny-16, 10 x 3
+and 16 x 2 on the 2:1 platform, 8 x 3 on 3 tiers. For every pattern it runs `sgfabric flows --fabric F
 --fidelity packet|flow --seed 1` and prints the error of flow fidelity's mean FCT against packet
 fidelity's and the mean over transfers of |flow FCT / packet FCT - 1|; with --base BIN, the
 same for another sgfabric's flow fidelity (e.g. one built from an older revision), and a summary
@@ -36,35 +39,45 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import read_fcts  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TWO_TO_ONE = ["--gpus", "64", "--radix", "16", "--oversubscription", "2"]
+THREE_TIERS = ["--gpus", "64", "--tiers", "3", "--radix", "8"]
 # name: (platform, `sgfabric platform` options or None for a shipped file, GPUs, GPUs per leaf,
-#        transfers per pattern, seeds)
+#        transfers per pattern, seeds, transfers per sending GPU)
 SETS = {
-    "tiny8": ("tiny-16", None, 16, 4, 8, range(1, 11)),
-    "tiny12": ("tiny-16", None, 16, 4, 12, range(11, 26)),
-    "tiny16": ("tiny-16", None, 16, 4, 16, range(26, 36)),
-    "2to1-16": ("2to1-64", ["--gpus", "64", "--radix", "16", "--oversubscription", "2"], 64, 10, 16, range(21, 33)),
-    "2to1-40": ("2to1-64", ["--gpus", "64", "--radix", "16", "--oversubscription", "2"], 64, 10, 40, range(1, 13)),
-    "3tier-24": ("3tier-64", ["--gpus", "64", "--tiers", "3", "--radix", "8"], 64, 4, 24, range(41, 53)),
+    "tiny8": ("tiny-16", None, 16, 4, 8, range(1, 11), 1),
+    "tiny12": ("tiny-16", None, 16, 4, 12, range(11, 26), 1),
+    "tiny16": ("tiny-16", None, 16, 4, 16, range(26, 36), 1),
+    "2to1-16": ("2to1-64", TWO_TO_ONE, 64, 10, 16, range(21, 33), 1),
+    "2to1-40": ("2to1-64", TWO_TO_ONE, 64, 10, 40, range(1, 13), 1),
+    "3tier-24": ("3tier-64", THREE_TIERS, 64, 4, 24, range(41, 53), 1),
+    "q3-tiny16": ("tiny-16", None, 16, 4, 12, range(101, 111), 3),
+    "q2-tiny16": ("tiny-16", None, 16, 4, 12, range(121, 131), 2),
+    "q3-2to1": ("2to1-64", TWO_TO_ONE, 64, 10, 30, range(141, 151), 3),
+    "q2-2to1": ("2to1-64", TWO_TO_ONE, 64, 10, 32, range(161, 171), 2),
+    "q3-3tier": ("3tier-64", THREE_TIERS, 64, 4, 24, range(181, 191), 3),
 }
 
 
-def pattern(seed, transfers, gpus, leaf):
+def pattern(seed, transfers, gpus, leaf, per_source=1):
+    """(src, dst) of a pattern: transfers / per_source distinct senders, each to per_source distinct
+    GPUs under other leaves (in increasing order)."""
     rng = random.Random(seed)
     rows = []
-    for src in rng.sample(range(gpus), transfers):
-        while True:
+    for src in rng.sample(range(gpus), transfers // per_source):
+        dsts = set()
+        while len(dsts) < per_source:
             dst = rng.randrange(gpus)
             if dst // leaf != src // leaf:
-                break
-        rows.append((src, dst))
+                dsts.add(dst)
+        rows.extend((src, dst) for dst in sorted(dsts))
     return rows
 
 
-def write_pattern(path, seed, transfers, gpus, leaf):
+def write_pattern(path, seed, transfers, gpus, leaf, per_source=1):
     """The flow file of one pattern: its transfers of 4 MB, all at t = 0."""
     with open(path, "w") as f:
         f.write("src,dst,bytes,start_us\n")
-        f.writelines("%d,%d,4000000,0\n" % r for r in pattern(seed, transfers, gpus, leaf))
+        f.writelines("%d,%d,4000000,0\n" % r for r in pattern(seed, transfers, gpus, leaf, per_source))
 
 
 def platform_of(name, work):
@@ -120,13 +133,13 @@ def main():
     print("|---|---|---|---|---|%s" % ("---|---|" if a.base else ""))
     totals = {}
     for name in names:
-        _, _, gpus, leaf, transfers, seeds = SETS[name]
+        _, _, gpus, leaf, transfers, seeds, per_source = SETS[name]
         platform, args = platform_of(name, a.work)
         if args is not None and not os.path.exists(platform):
             subprocess.run([sgf] + args, check=True, stdout=subprocess.DEVNULL)
         for seed in (s + a.seed_offset for s in seeds):
             base = os.path.join(a.work, "%s-%d" % (name, seed))
-            write_pattern(base + ".csv", seed, transfers, gpus, leaf)
+            write_pattern(base + ".csv", seed, transfers, gpus, leaf, per_source)
             packet = run(sgf, platform, base + ".csv", a.fabric, a.cfg, "packet", base + "-" + a.fabric + "-packet")
             flow = run(sgf, platform, base + ".csv", a.fabric, a.cfg, "flow", base + "-" + a.fabric + "-flow")
             row = errors(flow, packet)

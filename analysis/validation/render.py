@@ -32,6 +32,7 @@ SCA = _load("scale.json")
 SEN = _load("sensitivity.json")
 HLD = _load("held_out.json")
 SETS_HELD = ("tiny8", "tiny12", "tiny16", "2to1-16", "2to1-40", "3tier-24")
+SETS_QP = ("q3-tiny16", "q2-tiny16", "q3-2to1", "q2-2to1", "q3-3tier")  # several queue pairs per NIC
 
 
 def fid(fabric, pattern, n, key="err_mean_pct"):
@@ -366,7 +367,7 @@ def main():
                counters=lambda d: json.load(open(os.path.join(OUT, d, "summary.json")))["counters"],
                partial=partial, slow=slow,
                fid=fid, fidc=fidc, met=met, misses=misses, worst=worst, dcq=dcq, dcqf=dcqf, sca=sca, smfu=smfu,
-               sfl=sfl, sflc=sflc, held=held, held_all=held_all, SETS_HELD=SETS_HELD,
+               sfl=sfl, sflc=sflc, held=held, held_all=held_all, SETS_HELD=SETS_HELD, SETS_QP=SETS_QP,
                FID=FID, DCQ=DCQ, SCA=SCA, SEN=SEN, HLD=HLD, total=total)
 
     def ev(m):
