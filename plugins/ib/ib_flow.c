@@ -607,7 +607,7 @@ void ib__on_rates(struct fabric *fab)
   }
   ib__sort_crossings(c, c + count, m);
   if (growth && m > 0)
-    ib_tree_grow(fab, &st->tree, flows, n, st->held, c, m);
+    ib_tree_grow(fab, &st->tree, flows, n, st->held, c, m, st->p.unit_pace);
   for (size_t i = 0; i < n; i++) {
     double cap = flows[i]->base_cap_Bps;
     st->cap_limit[i] = cap > 0 ? cap : INFINITY;

@@ -116,8 +116,32 @@ static void fill_new_trees(const struct fabric *fab, struct ib_tree *tg, struct 
   }
 }
 
+/* Whether a unit's blocked flows in buffer c[lo].buffer, the last before their bottlenecks, wait
+ * for two outputs or more (crossings lo..hi, sorted by unit): where one pace per upstream queue
+ * (ib_flow.c, unit_pace_caps) caps them once the tree has filled the buffer. */
+static int unit_waits_for_two(const struct ib_tree *tg, struct fab_flow *const *flows, const int32_t *held,
+                              const struct crossing *c, size_t lo, size_t hi)
+{
+  for (size_t k = lo; k < hi;) {
+    int first_root = -1;
+    size_t end = k;
+    for (; end < hi && c[end].unit == c[k].unit; end++) {
+      const struct fab_flow *f = flows[c[end].flow];
+      int h = held[c[end].flow];
+      if (!c[end].blocked || buffer_of(tg, f, h - 1) != c[end].buffer)
+        continue; /* not waiting in the buffer just before its bottleneck */
+      if (first_root < 0)
+        first_root = f->path[h];
+      else if (f->path[h] != first_root)
+        return 1;
+    }
+    k = end;
+  }
+  return 0;
+}
+
 void ib_tree_grow(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const *flows, size_t n, const int32_t *held,
-                  const struct crossing *c, size_t m)
+                  const struct crossing *c, size_t m, int unit_pace)
 {
   const double now = fab->now;
   /* Each buffer of the pass: a tree goes on (the last pass covering it found one, or found it
@@ -158,10 +182,13 @@ void ib_tree_grow(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const
     tg->witness[b] = first_blocked;
     tg->n_active += !tg->active[b];
     tg->active[b] = 1;
-    /* A timer only where the tree will have flows to hold: a buffer of blocked flows alone
-     * changes no cap when it fills (a later pass that brings a victim arms it then). On
-     * Mixtral's iteration a timer per new tree made 48 % more recomputations. */
-    if (victims && tg->reach_s[b] > now && isfinite(tg->reach_s[b]) && tg->armed_s[b] != tg->reach_s[b]) {
+    /* A timer only where the tree will have flows to hold: victims, or a unit whose blocked flows
+     * wait here for two outputs or more (one pace per upstream queue, unit_pace). A buffer of
+     * blocked flows of one output alone changes no cap when it fills (a later pass that brings a
+     * victim arms it then): on Mixtral's iteration a timer per new tree made 48 % more
+     * recomputations. */
+    int holds = victims || (unit_pace && unit_waits_for_two(tg, flows, held, c, lo, hi));
+    if (holds && tg->reach_s[b] > now && isfinite(tg->reach_s[b]) && tg->armed_s[b] != tg->reach_s[b]) {
       SGF_CHECK(b <= UINT32_MAX, "ib: buffer index %llu beyond a timer's argument", (unsigned long long)b);
       fabric_timer_arm(fab, tg->reach_s[b], IB_TIMER_TREE, NULL, (uint32_t)b);
       tg->armed_s[b] = tg->reach_s[b];

@@ -37,11 +37,12 @@ struct ib_tree {
 int ib_tree_init(struct ib_tree *tg, int n_ports, int num_vls, double buffer_B);
 void ib_tree_fini(struct ib_tree *tg);
 /* One congestion-tree pass over a component's n flows: held[i] is the hop flow i is held back at
- * (0 or -1: none), c[0..m) its switch-buffer crossings sorted by buffer. Starts the trees of the
- * buffers where one appears (their reach date, and a timer at it), ends those of the buffers
- * where none is left. */
+ * (0 or -1: none), c[0..m) its switch-buffer crossings sorted by buffer, then unit. Starts the
+ * trees of the buffers where one appears (their reach date, and a timer at it where the tree
+ * will hold victims, or with unit_pace a unit's blocked flows bound for two outputs), ends
+ * those of the buffers where none is left. */
 void ib_tree_grow(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const *flows, size_t n, const int32_t *held,
-                  const struct crossing *c, size_t m);
+                  const struct crossing *c, size_t m, int unit_pace);
 /* A pass that found no flow blocked: the trees of the buffers these flows cross are gone. */
 void ib_tree_clear(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const *flows, size_t n);
 /* Whether the tree of buffer has reached it by now. */

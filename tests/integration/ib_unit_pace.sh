@@ -30,4 +30,17 @@ if err_off > -0.10:
     sys.exit("without the one pace flow fidelity was expected 10 % optimistic or more")
 EOF_CHECK
   die "leaf 2's transfers into leaf 1 do not move at one pace"
+
+# Where no flow of the buffer is a victim (every one held at an output of its own), the tree's
+# filling of the buffer must still be a date the caps are recomputed at: 13 -> 6, 14 -> 6 and
+# 12 -> 7 from leaf 3 beside 8 -> 7 from leaf 2 (tiny-16 held-out pattern seed 29's fabric
+# transfers). Leaf 1's input buffers from the spines hold leaf 3's packets for GPUs 6 and 7, and
+# GPU 7 gives 8 -> 7 three quarters of its link: 13 -> 6 and 14 -> 6 end at 210 us at packet
+# fidelity, 162 us (their share of GPU 6's link from the start) when no timer fired at the date
+# the tree filled those buffers.
+printf "src,dst,bytes,start_us\n13,6,4000000,0\n14,6,4000000,0\n12,7,4000000,0\n8,7,4000000,0\n" \
+  >"$WORK/seed29.csv"
+flows_both "$PLATFORMS/tiny-16.xml" "$WORK/seed29.csv" ib
+each_flow_within 6 4 ||
+  die "leaf 3's transfers into leaf 1 do not move at one pace once the tree has filled the buffers"
 echo "PASS ib_unit_pace"
