@@ -498,12 +498,12 @@ static int last_level(struct fab_flow *const *flows, const int32_t *held, const 
  * spread over the four spines: leaf 1's input buffers from the spines hold packets for GPUs 4, 6
  * and 7, and leaf 2's four transfers end together at 209-216 us at packet fidelity; 220-222 us
  * with the rule, 162-192 us without: tests/integration/ib_unit_pace.sh.) */
-static void unit_pace_caps(struct fab_flow *const *flows, const int32_t *held, const struct crossing *c,
-                           const struct unit_load *load, int nvl, double *cap_limit)
+double ib__unit_pace(struct fab_flow *const *flows, const int32_t *held, const struct crossing *c, size_t begin,
+                     size_t end, int nvl)
 {
   double pace = INFINITY;
   int first_root = -1, roots = 1;
-  for (size_t k = load->begin; k < load->end; k++) {
+  for (size_t k = begin; k < end; k++) {
     if (!last_level(flows, held, c, k, nvl))
       continue;
     const struct fab_flow *f = flows[c[k].flow];
@@ -514,7 +514,15 @@ static void unit_pace_caps(struct fab_flow *const *flows, const int32_t *held, c
       roots = 2;
     pace = fmin(pace, f->rate_Bps / f->share_weight);
   }
-  if (roots < 2)
+  return roots < 2 ? INFINITY : pace;
+}
+
+/* The caps of one pace per upstream queue (ib__unit_pace) on a unit's flows. */
+static void unit_pace_caps(struct fab_flow *const *flows, const int32_t *held, const struct crossing *c,
+                           const struct unit_load *load, int nvl, double *cap_limit)
+{
+  double pace = ib__unit_pace(flows, held, c, load->begin, load->end, nvl);
+  if (isinf(pace))
     return;
   for (size_t k = load->begin; k < load->end; k++) {
     if (!last_level(flows, held, c, k, nvl))

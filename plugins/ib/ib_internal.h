@@ -272,5 +272,10 @@ double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow);
 void *ib__scratch_reserve(void *buf, size_t *cap, size_t need, size_t size);
 /* Sorts crossings by (buffer, unit), stable (ib_flow.c). tmp has room for m. */
 void ib__sort_crossings(struct crossing *a, struct crossing *tmp, size_t m);
+/* Flow fidelity, one pace per upstream queue: the pace per unit of max-min weight of a unit's
+ * crossings [begin, end) of one buffer when its blocked flows waiting there, just before their
+ * bottlenecks, are held by two outputs or more; INFINITY otherwise (ib_flow.c). */
+double ib__unit_pace(struct fab_flow *const *flows, const int32_t *held, const struct crossing *c, size_t begin,
+                     size_t end, int nvl);
 
 #endif

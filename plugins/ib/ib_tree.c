@@ -116,26 +116,17 @@ static void fill_new_trees(const struct fabric *fab, struct ib_tree *tg, struct 
   }
 }
 
-/* Whether a unit's blocked flows in buffer c[lo].buffer, the last before their bottlenecks, wait
- * for two outputs or more (crossings lo..hi, sorted by unit): where one pace per upstream queue
- * (ib_flow.c, unit_pace_caps) caps them once the tree has filled the buffer. */
+/* Whether a unit of buffer c[lo].buffer (crossings lo..hi, sorted by unit) has blocked flows
+ * waiting there for two outputs or more: one pace per upstream queue (ib__unit_pace) caps them
+ * once the tree has filled the buffer. */
 static int unit_waits_for_two(const struct ib_tree *tg, struct fab_flow *const *flows, const int32_t *held,
                               const struct crossing *c, size_t lo, size_t hi)
 {
-  for (size_t k = lo; k < hi;) {
-    int first_root = -1;
-    size_t end = k;
-    for (; end < hi && c[end].unit == c[k].unit; end++) {
-      const struct fab_flow *f = flows[c[end].flow];
-      int h = held[c[end].flow];
-      if (!c[end].blocked || buffer_of(tg, f, h - 1) != c[end].buffer)
-        continue; /* not waiting in the buffer just before its bottleneck */
-      if (first_root < 0)
-        first_root = f->path[h];
-      else if (f->path[h] != first_root)
-        return 1;
-    }
-    k = end;
+  for (size_t k = lo, end; k < hi; k = end) {
+    for (end = k; end < hi && c[end].unit == c[k].unit; end++)
+      ;
+    if (isfinite(ib__unit_pace(flows, held, c, k, end, tg->num_vls)))
+      return 1;
   }
   return 0;
 }
@@ -187,8 +178,8 @@ void ib_tree_grow(struct fabric *fab, struct ib_tree *tg, struct fab_flow *const
      * blocked flows of one output alone changes no cap when it fills (a later pass that brings a
      * victim arms it then): on Mixtral's iteration a timer per new tree made 48 % more
      * recomputations. */
-    int holds = victims || (unit_pace && unit_waits_for_two(tg, flows, held, c, lo, hi));
-    if (holds && tg->reach_s[b] > now && isfinite(tg->reach_s[b]) && tg->armed_s[b] != tg->reach_s[b]) {
+    int due = tg->reach_s[b] > now && isfinite(tg->reach_s[b]) && tg->armed_s[b] != tg->reach_s[b];
+    if (due && (victims || (unit_pace && unit_waits_for_two(tg, flows, held, c, lo, hi)))) {
       SGF_CHECK(b <= UINT32_MAX, "ib: buffer index %llu beyond a timer's argument", (unsigned long long)b);
       fabric_timer_arm(fab, tg->reach_s[b], IB_TIMER_TREE, NULL, (uint32_t)b);
       tg->armed_s[b] = tg->reach_s[b];
