@@ -17,6 +17,7 @@ import re
 import sys
 
 from common import OUT, load_json
+from random_patterns import SETS
 
 
 def _load(name):
@@ -31,8 +32,8 @@ DCQ = _load("dcqcn.json")
 SCA = _load("scale.json")
 SEN = _load("sensitivity.json")
 HLD = _load("held_out.json")
-SETS_HELD = ("tiny8", "tiny12", "tiny16", "2to1-16", "2to1-40", "3tier-24")
-SETS_QP = ("q3-tiny16", "q2-tiny16", "q3-2to1", "q2-2to1", "q3-3tier")  # several queue pairs per NIC
+SETS_HELD = tuple(name for name, s in SETS.items() if s[6] == 1)  # one transfer per sending GPU
+SETS_QP = tuple(name for name, s in SETS.items() if s[6] > 1)  # several queue pairs per NIC
 
 
 def fid(fabric, pattern, n, key="err_mean_pct"):
