@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "dcqcn.h"
+#include "roce_rp.h"
 #include "ecn_red.h"
 #include "fabric.h"
 #include "gbn.h"
@@ -59,6 +60,7 @@ struct roce_config {
   struct dcqcn_params dcqcn;
   double cnp_interval_s; /* NP: at most one CNP per flow per interval (0: every mark) */
   int qps_per_conn;
+  int qp_rate_kept; /* packet fidelity: a QP's RP state outlives its transfers (roce_rp.h) */
   uint64_t ecmp_seed;
   double drop_rate; /* per link traversal */
   double rto_s;
@@ -155,6 +157,7 @@ struct roce_state {
   struct fab_rng rng;
   struct roce_stats stats;
   struct roce_series flow_series, port_series;
+  struct roce_qp_rps qp_rps; /* packet fidelity: the RP state a QP's last transfer left (roce_rp.c) */
   /* flow fidelity */
   struct roce_fifo fifo;        /* FIFO shares (roce_fifo.c) */
   struct roce_spread spread;    /* PFC pause spreading (roce_spread.c) */

@@ -72,6 +72,7 @@ static void roce_fini(struct fabric *fab)
   for (size_t i = 0; i < rs->n_blocks; i++)
     free(rs->blocks[i]);
   free(rs->blocks);
+  roce_qp_rps_free(&rs->qp_rps);
   free(rs->ports);
   free(rs->switches);
   roce_fifo_fini(&rs->fifo);
@@ -112,6 +113,8 @@ static void rto_arm(struct fabric *fab, struct roce_flow *rf, double when)
   rf->rto_timer = flow_timer(fab, rf, ROCE_TIMER_RTO, when);
 }
 
+static void qp_rp_take_over(struct fabric *fab, struct roce_flow *rf);
+
 static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
 {
   struct roce_state *rs = roce__state(fab);
@@ -141,6 +144,8 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
   }
   rf->ack_delay_s = -1;
   rf->progress_s = fab->now;
+  if (fab->fidelity == FAB_FIDELITY_PACKET && rf->line_port >= 0 && dcqcn_on(rs) && rs->cfg.qp_rate_kept)
+    qp_rp_take_over(fab, rf);
   if (fab->fidelity == FAB_FIDELITY_PACKET && rf->line_port >= 0) {
     rf->rto_armed = 1;
     rto_arm(fab, rf, fab->now + rs->cfg.rto_s);
@@ -166,6 +171,8 @@ static void roce_flow_done(struct fabric *fab, struct fab_flow *flow)
           roce_est_link_idle(fab, &rs->est, flow->path[h]);
     }
   }
+  if (fab->fidelity == FAB_FIDELITY_PACKET && rf->line_port >= 0 && dcqcn_on(rs) && rs->cfg.qp_rate_kept)
+    roce_qp_rp_save(&rs->qp_rps, flow->key, rf);
   /* Its periodic timers will not be needed; CNPs and NACKs in flight are told apart by the
    * generation bumped here. */
   fabric_timer_cancel(fab, rf->rto_timer);
@@ -330,6 +337,19 @@ static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
     rf->rate_armed = 1;
     arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
   }
+  trace_flow(fab, rf);
+}
+
+/* A transfer takes over its QP's reaction point (roce_rp.h) and its pending timers. */
+static void qp_rp_take_over(struct fabric *fab, struct roce_flow *rf)
+{
+  struct roce_state *rs = roce__state(fab);
+  if (!roce_qp_rp_restore(&rs->qp_rps, rf->flow->key, &rs->cfg.dcqcn, &rs->stats.dcqcn, rf, fab->now))
+    return;
+  if (rf->alpha_armed)
+    arm(fab, rf, ROCE_TIMER_ALPHA, rf->alpha_due_s);
+  if (rf->rate_armed)
+    arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
   trace_flow(fab, rf);
 }
 

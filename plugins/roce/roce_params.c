@@ -110,6 +110,12 @@ static const struct param_def roce_params[] = {
   { "roce/qps-per-conn", PARAM_INT, UNIT_NONE, "1", 1, 64, NULL,
     "QPs a transfer is striped over; each QP has its own UDP source port, hence its own ECMP path",
     "NCCL_IB_QPS_PER_CONNECTION default 1" },
+  { "roce/rp-per-qp", PARAM_BOOL, UNIT_NONE, "off", 0, 1, NULL,
+    "Packet fidelity: a QP's DCQCN rate, target, alpha and timers carry over from one transfer to the next "
+    "(off: every transfer starts afresh at line rate, as ns-3's RDMA models and flow fidelity's floor model take it)",
+    "ConnectX keeps a QP's rate limiter across work requests until it recovers to line rate (DCQCN's RP is "
+    "per QP, Zhu et al. SIGCOMM'15 3.1); off by default: with it DCQCN's trapped state spans transfers "
+    "(docs/roce.md)" },
   { "roce/ecmp-seed", PARAM_INT, UNIT_NONE, "0", 0, 4294967295.0, NULL,
     "Seed folded into QP numbers and the ECMP hash (0: the run's --seed)", "" },
   { "roce/drop-rate", PARAM_REAL, UNIT_NONE, "0", 0, 1, NULL, "Probability that a link loses a packet",
@@ -242,6 +248,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->ecn_ref.pmax = fab_param_get(ps, "roce/ecn-pmax");
   c->ecn_ref_rate_Bps = fab_param_get(ps, "roce/ecn-ref-rate");
   c->qps_per_conn = fab_param_get_int(ps, "roce/qps-per-conn");
+  c->qp_rate_kept = fab_param_get_int(ps, "roce/rp-per-qp");
   c->ecmp_seed = (uint64_t)fab_param_get(ps, "roce/ecmp-seed");
   if (c->ecmp_seed == 0)
     c->ecmp_seed = fab->seed;

@@ -375,6 +375,84 @@ static void test_held_port_measure_shapes(void)
   fab_param_set_free(ps);
 }
 
+/* A QP's reaction point carries over to its next transfer (roce_rp.h): the state a transfer
+ * leaves below line rate comes back with the expiries of the idle time applied as the timers
+ * would have fired them one by one (the alpha windows of 1 us in bulk), once; a QP that ended
+ * at line rate, or recovered to it while idle, gives its next transfer a fresh reaction point. */
+static void one_by_one(const struct dcqcn_params *p, struct dcqcn_stats *s, struct roce_flow *rf, double now)
+{
+  for (;;) {
+    if (rf->alpha_armed && rf->alpha_due_s <= now && (!rf->rate_armed || rf->alpha_due_s <= rf->rate_due_s))
+      roce_rp_alpha_expiry(p, rf);
+    else if (rf->rate_armed && rf->rate_due_s <= now)
+      roce_rp_rate_expiry(p, s, rf);
+    else
+      break;
+  }
+}
+
+static void cut_flow(const struct dcqcn_params *p, struct dcqcn_stats *s, struct roce_flow *rf, double now)
+{
+  memset(rf, 0, sizeof *rf);
+  dcqcn_init(p, &rf->cc, 50e9);
+  CU_ASSERT_FATAL(roce_rp_cut(p, s, rf, now));
+  rf->alpha_armed = rf->rate_armed = 1; /* as the packet model arms them after a cut */
+}
+
+static void test_qp_rp_carries_over(void)
+{
+  struct roce_config c = config_of(NULL, 50e9);
+  const struct dcqcn_params *p = &c.dcqcn;
+  struct dcqcn_stats s = { 0 };
+  struct roce_qp_rps m = { 0 };
+  struct roce_flow a, ref, b;
+  cut_flow(p, &s, &a, 0);
+  roce_rp_cut(p, &s, &a, 5.5e-6); /* a second cut 5.5 us later (dates off the 1 us windows') */
+  roce_qp_rp_save(&m, 7, &a);
+  ref = a;
+  one_by_one(p, &s, &ref, 650.5e-6); /* rate expiries at 305.5 and 605.5 us, 650 alpha windows */
+  memset(&b, 0, sizeof b);
+  dcqcn_init(p, &b.cc, 50e9);
+  CU_ASSERT_EQUAL(roce_qp_rp_restore(&m, 7, p, &s, &b, 650.5e-6), 1);
+  CU_ASSERT_EQUAL(b.cc.timer_count, 2);
+  CU_ASSERT_EQUAL(b.cc.timer_count, ref.cc.timer_count);
+  CU_ASSERT_DOUBLE_EQUAL(b.cc.rc_Bps, ref.cc.rc_Bps, 1e-3);
+  CU_ASSERT_DOUBLE_EQUAL(b.cc.rt_Bps, ref.cc.rt_Bps, 1e-3);
+  CU_ASSERT_DOUBLE_EQUAL(b.cc.alpha, ref.cc.alpha, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(b.rate_due_s, 905.5e-6, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(b.alpha_due_s, 651e-6, 1e-12);
+  CU_ASSERT(b.cc.rc_Bps < 0.9 * 50e9); /* still limited */
+  memset(&b, 0, sizeof b);
+  dcqcn_init(p, &b.cc, 50e9);
+  CU_ASSERT_EQUAL(roce_qp_rp_restore(&m, 7, p, &s, &b, 700e-6), 0); /* taken over once */
+  CU_ASSERT_EQUAL(roce_qp_rp_restore(&m, 8, p, &s, &b, 700e-6), 0); /* a QP never seen */
+  CU_ASSERT_DOUBLE_EQUAL(b.cc.rc_Bps, 50e9, 1e-3);
+  /* recovered while idle (1 s): released, a fresh reaction point */
+  cut_flow(p, &s, &a, 0);
+  roce_qp_rp_save(&m, 9, &a);
+  CU_ASSERT_EQUAL(roce_qp_rp_restore(&m, 9, p, &s, &b, 1.0), 0);
+  CU_ASSERT_DOUBLE_EQUAL(b.cc.rc_Bps, 50e9, 1e-3);
+  CU_ASSERT_DOUBLE_EQUAL(b.cc.alpha, p->alpha_init, 1e-15);
+  CU_ASSERT_EQUAL(b.rate_armed, 0);
+  /* a transfer that ended at line rate leaves nothing; many QPs (the table grows) */
+  memset(&a, 0, sizeof a);
+  dcqcn_init(p, &a.cc, 50e9);
+  roce_qp_rp_save(&m, 10, &a);
+  CU_ASSERT_EQUAL(roce_qp_rp_restore(&m, 10, p, &s, &b, 1e-6), 0);
+  for (uint64_t k = 100; k < 3100; k++) {
+    cut_flow(p, &s, &a, 0);
+    roce_qp_rp_save(&m, k, &a);
+  }
+  int restored = 0;
+  for (uint64_t k = 100; k < 3100; k++) {
+    memset(&b, 0, sizeof b);
+    dcqcn_init(p, &b.cc, 50e9);
+    restored += roce_qp_rp_restore(&m, k, p, &s, &b, 10e-6);
+  }
+  CU_ASSERT_EQUAL(restored, 3000);
+  roce_qp_rps_free(&m);
+}
+
 /* The suite, run by the shared CUnit main (tests/unit/cunit_main.c). */
 const char sgf_unit_suite[] = "roce_units";
 const struct sgf_unit_test sgf_unit_tests[] = {
@@ -390,5 +468,6 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "dcqcn_paper_scaled", test_dcqcn_paper_scaled },
   { "dcqcn_floor_rate", test_dcqcn_floor_rate },
   { "held_port_measure_shapes", test_held_port_measure_shapes },
+  { "qp_rp_carries_over", test_qp_rp_carries_over },
   { NULL, NULL },
 };
