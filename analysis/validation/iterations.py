@@ -66,7 +66,11 @@ FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
            "roce-paper-floor": ["--fabric", "roce", "--cfg=roce/dcqcn:paper", "--cfg=roce/fluid:off"],
            # roce without the packet-level measure of the ports DCQCN holds (max-min there, as
            # before it; its packet run is roce's: roce/flow-held-ports acts at flow fidelity only)
-           "roce-held-off": ["--fabric", "roce", "--cfg=roce/flow-held-ports:off"]}
+           "roce-held-off": ["--fabric", "roce", "--cfg=roce/flow-held-ports:off"],
+           # roce with each QP's DCQCN state kept across its transfers at packet fidelity (docs/roce.md,
+           # "A QP's reaction point across its transfers"); at flow fidelity it acts only through the
+           # held-port measure's packet runs
+           "roce-rpqp": ["--fabric", "roce", "--cfg=roce/rp-per-qp:on"]}
 PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper", "roce-held-off": "roce"}
 # The matrix compares the fabrics' two fidelities with the compute held fixed: the roofline, the
 # compute model it was measured with (the kernel model, the default now, shortens compute by a
