@@ -113,6 +113,12 @@ static void rto_arm(struct fabric *fab, struct roce_flow *rf, double when)
   rf->rto_timer = flow_timer(fab, rf, ROCE_TIMER_RTO, when);
 }
 
+/* Whether flow rf's reaction point belongs to its QP rather than to the transfer (roce/rp-per-qp). */
+static int qp_rp_kept(const struct fabric *fab, const struct roce_state *rs, const struct roce_flow *rf)
+{
+  return rs->cfg.qp_rate_kept && fab->fidelity == FAB_FIDELITY_PACKET && rf->line_port >= 0 && dcqcn_on(rs);
+}
+
 static void qp_rp_take_over(struct fabric *fab, struct roce_flow *rf);
 
 static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
@@ -144,7 +150,7 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
   }
   rf->ack_delay_s = -1;
   rf->progress_s = fab->now;
-  if (fab->fidelity == FAB_FIDELITY_PACKET && rf->line_port >= 0 && dcqcn_on(rs) && rs->cfg.qp_rate_kept)
+  if (qp_rp_kept(fab, rs, rf))
     qp_rp_take_over(fab, rf);
   if (fab->fidelity == FAB_FIDELITY_PACKET && rf->line_port >= 0) {
     rf->rto_armed = 1;
@@ -171,7 +177,7 @@ static void roce_flow_done(struct fabric *fab, struct fab_flow *flow)
           roce_est_link_idle(fab, &rs->est, flow->path[h]);
     }
   }
-  if (fab->fidelity == FAB_FIDELITY_PACKET && rf->line_port >= 0 && dcqcn_on(rs) && rs->cfg.qp_rate_kept)
+  if (qp_rp_kept(fab, rs, rf))
     roce_qp_rp_save(&rs->qp_rps, flow->key, rf);
   /* Its periodic timers will not be needed; CNPs and NACKs in flight are told apart by the
    * generation bumped here. */
@@ -350,7 +356,6 @@ static void qp_rp_take_over(struct fabric *fab, struct roce_flow *rf)
     arm(fab, rf, ROCE_TIMER_ALPHA, rf->alpha_due_s);
   if (rf->rate_armed)
     arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
-  trace_flow(fab, rf);
 }
 
 static void flow_timer_fired(struct fabric *fab, struct roce_flow *rf, int kind)

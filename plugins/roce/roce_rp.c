@@ -75,23 +75,21 @@ void roce_qp_rp_save(struct roce_qp_rps *m, uint64_t key, const struct roce_flow
   e->cc = rf->cc;
   e->alpha_due_s = rf->alpha_due_s;
   e->rate_due_s = rf->rate_due_s;
-  e->alpha_armed = rf->alpha_armed;
-  e->rate_armed = rf->rate_armed && !at_line;
+  e->left = !at_line;
 }
 
 int roce_qp_rp_restore(struct roce_qp_rps *m, uint64_t key, const struct dcqcn_params *p, struct dcqcn_stats *s,
                        struct roce_flow *rf, double now)
 {
   struct roce_qp_rp *e = qp_slot(m, key, 0);
-  if (e == NULL || !e->rate_armed)
+  if (e == NULL || !e->left)
     return 0;
   double line_Bps = rf->cc.line_Bps;
   rf->cc = e->cc;
   rf->cc.line_Bps = line_Bps;
   rf->alpha_due_s = e->alpha_due_s;
   rf->rate_due_s = e->rate_due_s;
-  rf->alpha_armed = e->alpha_armed;
-  rf->rate_armed = e->rate_armed;
+  rf->alpha_armed = rf->rate_armed = 1;
   /* The expiries of the idle time in date order; a run of alpha expiries before the next rate
    * expiry decays alpha at once (one expiry first, which closes a window that saw a CNP). */
   for (;;) {
@@ -111,7 +109,7 @@ int roce_qp_rp_restore(struct roce_qp_rps *m, uint64_t key, const struct dcqcn_p
       break;
     }
   }
-  e->rate_armed = 0;                    /* taken over: the QP's state lives in rf until it ends */
+  e->left = 0;                          /* taken over: the QP's state lives in rf until it ends */
   if (dcqcn_is_at_line_rate(&rf->cc)) { /* recovered while idle: the limiter was released */
     dcqcn_init(p, &rf->cc, line_Bps);
     rf->alpha_due_s = rf->rate_due_s = 0;

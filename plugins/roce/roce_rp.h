@@ -28,7 +28,9 @@ int roce_rp_rate_expiry(const struct dcqcn_params *p, struct dcqcn_stats *s, str
  * was idle (the increase timer T and the alpha timer run whether or not it sends). */
 struct roce_qp_rp {
   uint64_t key;
-  uint8_t used, alpha_armed, rate_armed;
+  uint8_t used; /* the slot holds key */
+  uint8_t left; /* a transfer left its state below line rate, and no later one took it yet
+                 * (below line rate both timers run: they are armed again from the dates) */
   struct dcqcn_vars cc;
   double alpha_due_s, rate_due_s;
 };
