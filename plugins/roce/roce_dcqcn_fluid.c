@@ -8,10 +8,11 @@
  *    recovery, additive/hyper increase, the firmware clamp of the nic preset) with its timers
  *    polled every step and its byte counter fed with the bytes it sends; the NP accumulates the
  *    expected marks p(t - tau*) x departure rate(t - tau*) / MTU and sends a CNP at each whole
- *    mark outside its CNP interval. The cuts are therefore discrete and of the packet model's
- *    size. The ODE below spreads a cut over tau (one CNP interval), so a line-rate start keeps
- *    the queue growing past Kmax, p = 1 then over-reduces the rates, and the queue settles
- *    empty at sum RC = C instead of q* (docs/roce.md);
+ *    mark outside its CNP interval (roce/fluid-marks mean, the default), or draws the marks of
+ *    the packets departing, each with probability p (random). The cuts are therefore discrete
+ *    and of the packet model's size. The ODE below spreads a cut over tau (one CNP interval),
+ *    so a line-rate start keeps the queue growing past Kmax, p = 1 then over-reduces the rates,
+ *    and the queue settles empty at sum RC = C instead of q* (docs/roce.md);
  *  - ode: the CoNEXT'16 equations:
  *
  * Per flow i crossing bottlenecks in transient (rates in packets of one MTU per second, p the
@@ -42,6 +43,7 @@
 #include "roce_internal.h"
 #include "roce_rp.h"
 #include "check.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -187,6 +189,17 @@ static int crosses_transient(const struct roce_state *rs, const struct fab_flow 
   return 0;
 }
 
+/* A uniform draw in [0, 1) from a flow's own stream (splitmix64 over the flow's state, seeded
+ * from the run's seed and the flow's id, so that the draws do not depend on the order the flows
+ * are stepped in). */
+static double mark_uniform(const struct fabric *fab, struct roce_flow *rf)
+{
+  if (rf->fluid.mark_rng == 0)
+    rf->fluid.mark_rng = fab_rng_mix64(fab->seed ^ fab_rng_mix64((uint64_t)rf->flow->id + 0x6D61726BULL)) | 1;
+  rf->fluid.mark_rng += 0x9E3779B97F4A7C15ULL;
+  return (double)(fab_rng_mix64(rf->fluid.mark_rng) >> 11) * 0x1.0p-53;
+}
+
 static void flow_enter(struct fabric *fab, struct roce_flow *rf)
 {
   struct roce_state *rs = roce__state(fab);
@@ -199,6 +212,8 @@ static void flow_enter(struct fabric *fab, struct roce_flow *rf)
   for (int k = 0; k < ROCE_FLUID_HIST; k++)
     rf->fluid.rc_hist[k] = rf->cc.rc_Bps;
   rf->fluid.marks = 0;
+  if (roce__state(fab)->cfg.fluid_random_marks)
+    rf->fluid.marks = mark_uniform(fab, rf); /* where in a packet's time the flow starts */
   rf->fluid.win_bytes = 0;
   rf->fluid.prev_mean = -1;
   if (!dcqcn_is_at_line_rate(&rf->cc)) { /* below line rate: the increase timers run (roce_model.c rp_cnp) */
@@ -426,11 +441,54 @@ static void machine_timers(struct fabric *fab, struct roce_flow *rf)
     roce_rp_rate_expiry(&rs->cfg.dcqcn, &rs->stats.dcqcn, rf);
 }
 
-/* One step of a flow under the machine variant. The ECN marks are their expectation: the NP
- * accumulates p(t - tau*) x departure rate(t - tau*) / MTU, and sends a CNP each time one whole
- * mark has accumulated outside its CNP interval (marks inside it are ignored, as at the NP of the
- * packet model), so the cuts are discrete, of the packet model's size, at the mean date of the
- * first mark. Feedback delay: the marks are taken tau* = one round trip late. */
+/* Random marks (roce/fluid-marks random): RED marks each packet independently with the
+ * probability p of its queue, so the NP sees a mark among the n whole packets that departed in a
+ * step with probability 1 - (1 - p)^n. Between packets the accumulator holds the fraction of a
+ * packet departed (its start drawn), so a flow sending slowly waits for its next packet as at
+ * packet fidelity, and the flows of one bottleneck get their CNPs at dates of their own. Returns
+ * the CNPs the step brings (at most one when the NP keeps a CNP interval). */
+static int random_marks(const struct fabric *fab, struct roce_flow *rf, double p, double pkts, int in_interval)
+{
+  double departed = rf->fluid.marks + pkts, whole = floor(departed);
+  rf->fluid.marks = departed - whole;
+  if (in_interval || whole < 1 || p <= 0)
+    return 0;
+  if (roce__state(fab)->cfg.cnp_interval_s > 0)
+    return mark_uniform(fab, rf) < -expm1(whole * log1p(-fmin(p, 1))) ? 1 : 0;
+  int cnps = 0; /* a CNP per marked packet */
+  for (double k = 0; k < whole; k++)
+    cnps += mark_uniform(fab, rf) < p;
+  return cnps;
+}
+
+/* Mean marks (roce/fluid-marks mean): the NP accumulates the expected marks of the step, p x
+ * packets, and sends a CNP each time one whole mark has accumulated outside its CNP interval, at
+ * the mean date of the first mark; the flows of one bottleneck are cut together and stay in step. */
+static int mean_marks(struct roce_flow *rf, double p, double expected, int in_interval, int one)
+{
+  if (in_interval)
+    return 0;
+  /* When a CNP interval ends, the next marked packet is on average (1/p - 1/2) packets away
+   * (half a packet to the next one, then geometric): in marks, 1 - p/2 to go. */
+  if (rf->fluid.marks < 0)
+    rf->fluid.marks = p / 2;
+  rf->fluid.marks += expected;
+  int cnps = 0;
+  while (rf->fluid.marks >= 1) {
+    rf->fluid.marks -= 1;
+    cnps++;
+    if (one) {
+      rf->fluid.marks = -1; /* marks within the interval are ignored */
+      break;
+    }
+  }
+  return cnps;
+}
+
+/* One step of a flow under the machine variant: the NP's CNPs from the marks of the packets
+ * departing at t - tau* (rate dep_lag, marking probability p(t - tau*): the feedback delay is one
+ * round trip), each a cut of the packet model's size, marks inside the NP's CNP interval ignored
+ * as at the NP of the packet model. */
 static void machine_step(struct fabric *fab, struct roce_flow *rf, double p_lag, double dep_lag, double sent_B)
 {
   struct roce_state *rs = roce__state(fab);
@@ -438,22 +496,14 @@ static void machine_step(struct fabric *fab, struct roce_flow *rf, double p_lag,
   if (sent_B > 0)
     dcqcn_on_bytes(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn, sent_B);
   machine_timers(fab, rf);
-  if (interval > 0 && rf->last_cnp_s >= 0 && fab->now - rf->last_cnp_s < interval - 1e-15)
-    return;
-  /* When a CNP interval ends, the next marked packet is on average (1/p - 1/2) packets away
-   * (half a packet to the next one, then geometric): in marks, 1 - p/2 to go. */
-  if (rf->fluid.marks < 0)
-    rf->fluid.marks = p_lag / 2;
-  rf->fluid.marks += h * p_lag * dep_lag / fab->mtu;
-  while (rf->fluid.marks >= 1) {
-    rf->fluid.marks -= 1;
+  int in_interval = interval > 0 && rf->last_cnp_s >= 0 && fab->now - rf->last_cnp_s < interval - 1e-15;
+  int cnps = rs->cfg.fluid_random_marks
+                 ? random_marks(fab, rf, p_lag, h * dep_lag / fab->mtu, in_interval)
+                 : mean_marks(rf, p_lag, h * p_lag * dep_lag / fab->mtu, in_interval, interval > 0);
+  for (int c = 0; c < cnps; c++) {
     rf->last_cnp_s = fab->now;
     rs->fluid.stats.cnps_est += 1;
     machine_cnp(fab, rf);
-    if (interval > 0) {
-      rf->fluid.marks = -1; /* marks within the interval are ignored */
-      break;
-    }
   }
 }
 

@@ -17,7 +17,10 @@ struct roce_flow;
 struct roce_fluid_flow {
   double rc_hist[ROCE_FLUID_HIST]; /* ode: RC at the last steps, for RC(t - tau*); machine: the
                                          departure rate (FIFO service) at the last steps */
-  double marks;                    /* machine: expected marks since the NP could last send a CNP */
+  double marks;                    /* machine, mean marks: expected marks since the NP could last
+                                      send a CNP (-1: none yet after a CNP interval ended); random
+                                      marks: the fraction of a packet departed since the last whole one */
+  uint64_t mark_rng;               /* machine, random marks: the flow's own stream (0: not seeded) */
   double win_bytes;                /* machine: bytes sent in the current settle window */
   double prev_mean;                /* machine: mean rate over the previous settle window (-1: none) */
   uint32_t cuts_win;               /* machine: rate cuts in the current settle window */

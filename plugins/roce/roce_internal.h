@@ -67,13 +67,14 @@ struct roce_config {
   long trace_flow; /* flow id to trace, -1 none */
   int trace_port;  /* port to trace, -1 none */
   double trace_interval_s;
-  int fluid;           /* flow fidelity: integrate the DCQCN fluid model in transients */
-  double fluid_step_s; /* its fixed integration step */
-  int fluid_ode;       /* reaction point: 0 the dcqcn.c machine on expected marks, 1 the CoNEXT'16 ODE */
-  double fluid_settle; /* relative RC range over a window below which a transient ends */
-  int flow_fifo;       /* flow fidelity without the fluid model: FIFO shares (roce_fifo.c) */
-  int flow_spread;     /* and PFC pause spreading (roce_spread.c) */
-  int flow_held;       /* and the DCQCN-held ports measured on the packet model (roce_held_port.c) */
+  int fluid;              /* flow fidelity: integrate the DCQCN fluid model in transients */
+  double fluid_step_s;    /* its fixed integration step */
+  int fluid_ode;          /* reaction point: 0 the dcqcn.c machine on expected marks, 1 the CoNEXT'16 ODE */
+  int fluid_random_marks; /* machine: each flow's next mark drawn (1) or at its expected position (0) */
+  double fluid_settle;    /* relative RC range over a window below which a transient ends */
+  int flow_fifo;          /* flow fidelity without the fluid model: FIFO shares (roce_fifo.c) */
+  int flow_spread;        /* and PFC pause spreading (roce_spread.c) */
+  int flow_held;          /* and the DCQCN-held ports measured on the packet model (roce_held_port.c) */
 };
 
 /* Per topology port. The ingress side (pg) is used at switches: traffic arriving from this

@@ -133,6 +133,11 @@ static const struct param_def roce_params[] = {
     "presets, firmware clamp) driven by the expected ECN marks; ode = the CoNEXT'16 RC/RT/alpha equations",
     "machine: the ODE spreads the first 50% cut over tau and over-reduces (docs/roce.md); ode: Zhu et al. "
     "CoNEXT'16 section 4" },
+  { "roce/fluid-marks", PARAM_ENUM, UNIT_NONE, "mean", 0, 0, "mean|random",
+    "Machine reaction point of the fluid model: where a flow's next ECN mark falls; mean = at its expected "
+    "position, random = drawn per packet with the RED probability, from the flow's own seeded stream",
+    "random follows RED (each packet marked independently, Floyd & Jacobson 1993) and the packet model's "
+    "spread over seeds on 2 flows, but was not closer on the validation matrix as a whole (docs/roce.md)" },
   { "roce/fluid-step", PARAM_REAL, UNIT_SECONDS, "2us", 1e-8, 1e-4, NULL, "Fixed Euler step of the fluid model",
     "derived: below tau* (a 1-hop RTT is ~5us) and 1/50 of the fastest rate constant 2 tau / alpha = 100us" },
   { "roce/fluid-settle", PARAM_REAL, UNIT_NONE, "0.01", 1e-6, 0.5, NULL,
@@ -257,6 +262,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->trace_interval_s = fab_param_get(ps, "roce/trace-interval");
   c->fluid_step_s = fab_param_get(ps, "roce/fluid-step");
   c->fluid_ode = fab_param_get_choice(ps, "roce/fluid-rp") == 1;
+  c->fluid_random_marks = fab_param_get_choice(ps, "roce/fluid-marks") == 1;
   c->fluid_settle = fab_param_get(ps, "roce/fluid-settle");
 
   if (c->ecn_ref.kmin_B > c->ecn_ref.kmax_B)
