@@ -4,7 +4,8 @@
 For every case (a job on a platform) and fabric (ib, roce with the nic preset, roce with the
 paper preset; roce-maxmin: roce's flow fidelity before DCQCN's floor model, roce-held-off: before
 the packet-level measure of the ports DCQCN holds, both against roce's packet runs;
-roce-paper-floor: the paper preset without its fluid model) one iteration is simulated at both
+roce-paper-floor: the paper preset without its fluid model; roce-paper-drawn: with its ECN marks
+drawn per packet; roce-rpqp: each QP's reaction point kept across its transfers) one iteration is simulated at both
 fidelities with `sgfabric run`; the table gives the iteration time at each fidelity and the
 error of flow fidelity, the largest error of exposed communication per parallel group (groups
 exposing at least 1 % of the iteration), the RoCE/IB MFU ratio at each fidelity, and RoCE's
@@ -70,8 +71,12 @@ FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
            # roce with each QP's DCQCN state kept across its transfers at packet fidelity (docs/roce.md,
            # "A QP's reaction point across its transfers"); at flow fidelity it acts only through the
            # held-port measure's packet runs
-           "roce-rpqp": ["--fabric", "roce", "--cfg=roce/rp-per-qp:on"]}
-PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper", "roce-held-off": "roce"}
+           "roce-rpqp": ["--fabric", "roce", "--cfg=roce/rp-per-qp:on"],
+           # the paper preset's fluid model with each flow's ECN marks drawn per packet instead of
+           # taken at their expected positions (roce/fluid-marks; its packet run is roce-paper's)
+           "roce-paper-drawn": ["--fabric", "roce", "--cfg=roce/dcqcn:paper", "--cfg=roce/fluid-marks:random"]}
+PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper", "roce-held-off": "roce",
+             "roce-paper-drawn": "roce-paper"}
 # The matrix compares the fabrics' two fidelities with the compute held fixed: the roofline, the
 # compute model it was measured with (the kernel model, the default now, shortens compute by a
 # few percent and so changes how much communication is exposed; checked on llama3-8b/2to1 roce,
