@@ -45,7 +45,7 @@ struct roce_fluid_port {
   double q_min, q_max; /* range over the current settle window */
   int at_line;         /* settle check: not at the fixed point, every flow back at its NIC share */
   double win_served;   /* machine: bytes served in the current settle window */
-  uint32_t n_flows;    /* fluid flows crossing it (last step) */
+  uint32_t n_ingress;  /* ingress ports its fluid flows arrive on (at the last flow change) */
   uint8_t held;        /* PFC holds its senders: the queue is at the PFC bound and oversubscribed */
   double win_q;        /* machine: integral of the queue over the current settle window */
   double win_arr;      /* machine: bytes that arrived in the current settle window */
@@ -74,6 +74,8 @@ struct roce_dcqcn_fluid {
   uint64_t *sig_sum, *cur_sum; /* per port: sum of their ids, at the last check and now */
   struct roce_flow **flows;    /* flows crossing a bottleneck in transient */
   uint32_t *gens;              /* their generations */
+  uint64_t *pairs;             /* scratch: (port slot, ingress port) of each fluid flow's crossing */
+  size_t cap_pairs;
   size_t n_flows, cap_flows;
   uint64_t starts, last_starts; /* flows started (flow_start), at the last check */
   size_t last_n;                /* active flows at the last check */
