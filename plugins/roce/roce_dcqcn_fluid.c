@@ -255,7 +255,8 @@ static void count_ingress(struct fabric *fab)
       rs->fluid.pairs[n++] = (uint64_t)slot << 32 | (uint32_t)f->path[h - 1];
     }
   }
-  qsort(rs->fluid.pairs, n, sizeof *rs->fluid.pairs, cmp_u64);
+  if (n > 1) /* none: no array yet */
+    qsort(rs->fluid.pairs, n, sizeof *rs->fluid.pairs, cmp_u64);
   for (size_t s = 0; s < rs->fluid.n_ports; s++)
     rs->fluid.ports[s].n_ingress = 0;
   for (size_t i = 0; i < n; i++)
