@@ -366,7 +366,7 @@ static void test_fluid_marks_drawn(void)
  * threshold per ingress port (and priority), not per flow: 8 x 4 MiB into gpu0 of tiny-16 (paper
  * preset) arrive on the 4 spine links of leaf 0. The bound is the most the queue holds, so the
  * fluid queue's peak is checked against the packet model's largest peak switch buffer over seeds
- * 1-3 (where the start-up cuts came late enough for PFC to stop the queue). Measured: packet
+ * 1-3 (it varies with the seed). Measured: packet
  * peaks 9.50 MB on seed 1 (8.06 MB on average), fluid 10.27 MB (+8%); with one threshold per
  * flow (8), as before, 12.80 MB (+35%). */
 static void test_fluid_pfc_bound_per_ingress_port(void)
