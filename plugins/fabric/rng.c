@@ -9,13 +9,19 @@ uint64_t fab_rng_mix64(uint64_t x)
   return x ^ (x >> 31);
 }
 
+uint64_t fab_rng_splitmix(uint64_t *state)
+{
+  *state += 0x9e3779b97f4a7c15ULL;
+  return fab_rng_mix64(*state);
+}
+
+double fab_rng_unit(uint64_t bits) { return (double)(bits >> 11) * 0x1.0p-53; }
+
 void fab_rng_seed(struct fab_rng *r, uint64_t seed)
 {
   uint64_t x = seed;
-  for (int i = 0; i < 4; i++) {
-    x += 0x9e3779b97f4a7c15ULL;
-    r->s[i] = fab_rng_mix64(x);
-  }
+  for (int i = 0; i < 4; i++)
+    r->s[i] = fab_rng_splitmix(&x);
 }
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -34,7 +40,7 @@ uint64_t fab_rng_next(struct fab_rng *r)
   return result;
 }
 
-double fab_rng_uniform(struct fab_rng *r) { return (double)(fab_rng_next(r) >> 11) * 0x1.0p-53; }
+double fab_rng_uniform(struct fab_rng *r) { return fab_rng_unit(fab_rng_next(r)); }
 
 uint64_t fab_rng_below(struct fab_rng *r, uint64_t n)
 {

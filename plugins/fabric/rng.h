@@ -28,6 +28,11 @@ void fab_rng_derangement(struct fab_rng *r, int n, int *perm);
 void fab_rng_shuffle(struct fab_rng *r, int *a, int n);
 /* A 64-bit mix of a value with a seed (splitmix64 finaliser), for hashing. */
 uint64_t fab_rng_mix64(uint64_t x);
+/* The next value of a splitmix64 stream whose whole state is *state (8 bytes: a stream per
+ * object where a fab_rng would be too large); fab_rng_seed draws its seeds this way. */
+uint64_t fab_rng_splitmix(uint64_t *state);
+/* Uniform in [0, 1) from the 53 high bits of a 64-bit draw. */
+double fab_rng_unit(uint64_t bits);
 
 #ifdef __cplusplus
 }

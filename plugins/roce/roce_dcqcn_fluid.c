@@ -192,15 +192,13 @@ static int crosses_transient(const struct roce_state *rs, const struct fab_flow 
   return 0;
 }
 
-/* A uniform draw in [0, 1) from a flow's own stream (splitmix64 over the flow's state, seeded
- * from the run's seed and the flow's id, so that the draws do not depend on the order the flows
- * are stepped in). */
+/* A uniform draw in [0, 1) from a flow's own stream (seeded from the run's seed and the flow's
+ * id on its first draw, so that the draws do not depend on the order the flows are stepped in). */
 static double mark_uniform(const struct fabric *fab, struct roce_flow *rf)
 {
-  if (rf->fluid.mark_rng == 0)
+  if (rf->fluid.mark_rng == 0) /* odd once seeded */
     rf->fluid.mark_rng = fab_rng_mix64(fab->seed ^ fab_rng_mix64((uint64_t)rf->flow->id + 0x6D61726BULL)) | 1;
-  rf->fluid.mark_rng += 0x9E3779B97F4A7C15ULL;
-  return (double)(fab_rng_mix64(rf->fluid.mark_rng) >> 11) * 0x1.0p-53;
+  return fab_rng_unit(fab_rng_splitmix(&rf->fluid.mark_rng));
 }
 
 static void flow_enter(struct fabric *fab, struct roce_flow *rf)
@@ -241,6 +239,8 @@ static int cmp_u64(const void *a, const void *b)
 static void count_ingress(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
+  if (!rs->cfg.pfc.enabled || rs->cfg.fluid_ode)
+    return; /* the bound is the whole buffer, or the ODE variant has none */
   size_t n = 0;
   for (size_t k = 0; k < rs->fluid.n_flows; k++) {
     const struct fab_flow *f = rs->fluid.flows[k]->flow;
@@ -485,13 +485,13 @@ static void machine_timers(struct fabric *fab, struct roce_flow *rf)
  * packet departed (its start drawn), so a flow sending slowly waits for its next packet as at
  * packet fidelity, and the flows of one bottleneck get their CNPs at dates of their own. Returns
  * the CNPs the step brings (at most one when the NP keeps a CNP interval). */
-static int random_marks(const struct fabric *fab, struct roce_flow *rf, double p, double pkts, int in_interval)
+static int random_marks(const struct fabric *fab, struct roce_flow *rf, double p, double pkts, int in_interval, int one)
 {
   double departed = rf->fluid.marks + pkts, whole = floor(departed);
   rf->fluid.marks = departed - whole;
   if (in_interval || whole < 1 || p <= 0)
     return 0;
-  if (roce__state(fab)->cfg.cnp_interval_s > 0)
+  if (one)
     return mark_uniform(fab, rf) < -expm1(whole * log1p(-fmin(p, 1))) ? 1 : 0;
   int cnps = 0; /* a CNP per marked packet */
   for (double k = 0; k < whole; k++)
@@ -536,7 +536,7 @@ static void machine_step(struct fabric *fab, struct roce_flow *rf, double p_lag,
   machine_timers(fab, rf);
   int in_interval = interval > 0 && rf->last_cnp_s >= 0 && fab->now - rf->last_cnp_s < interval - 1e-15;
   int cnps = rs->cfg.fluid_random_marks
-                 ? random_marks(fab, rf, p_lag, h * dep_lag / fab->mtu, in_interval)
+                 ? random_marks(fab, rf, p_lag, h * dep_lag / fab->mtu, in_interval, interval > 0)
                  : mean_marks(rf, p_lag, h * p_lag * dep_lag / fab->mtu, in_interval, interval > 0);
   for (int c = 0; c < cnps; c++) {
     rf->last_cnp_s = fab->now;
