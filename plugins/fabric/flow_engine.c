@@ -26,6 +26,7 @@
 
 struct port_flows {
   struct fab_flow **flows;
+  int32_t *slots; /* each flow's engine slot, in the same order */
   int count, cap;
   double weight; /* the summed share_weight of its flows (their count when every weight is 1) */
 };
@@ -42,7 +43,16 @@ struct flow_engine {
   int n_dirty;
   uint32_t *port_mark; /* per port: last fabric_flow_caps_changed_for that reached it */
   uint32_t mark;
-  int *mark_queue;      /* its breadth-first queue of ports */
+  int *mark_queue; /* its breadth-first queue of ports */
+  /* Per active flow, at its engine slot (a small number it keeps while active, reused after): the
+   * stamps the walks over port flow lists test for every flow they meet, kept in arrays of
+   * their own so that those walks read the lists and these arrays, not each flow's structure
+   * (one cache miss per flow and port crossed: most of a recomputation of a large component). */
+  uint32_t *slot_visit;    /* last recomputation that visited it */
+  int32_t *slot_fill;      /* its index in that recomputation's component */
+  uint32_t *slot_cap_mark; /* last fabric_flow_caps_changed_for that reached it */
+  int32_t *slot_free;      /* slots of flows that left, to reuse */
+  size_t n_slots, cap_slots, n_slot_free;
   int flows_moved;      /* a flow started or drained since the last recomputation */
   int last_flows_moved; /* ... before the last recomputation */
   /* scratch of one recomputation */
@@ -56,12 +66,14 @@ struct flow_engine {
   double *weight_left;   /* per port: the summed share_weight of its unfrozen flows */
   double *new_rate;      /* per component flow */
   uint8_t *frozen;       /* per component flow */
-  /* progressive filling's candidate bottlenecks: ports in a heap by (share, port), each once
-   * (fill_pos: its place, -1 if absent; fill_share: its key), capped flows in a sorted list */
+  /* progressive filling's candidate bottlenecks: ports in a heap by (key, port), each once
+   * (fill_pos: its place, -1 if absent; fill_share: its fair share; fill_key: the share it was
+   * last placed at, never above fill_share: see refresh_top), capped flows in a sorted list */
   int32_t *fill_heap;
   size_t n_fill;
   int32_t *fill_pos;
   double *fill_share;
+  double *fill_key;
   struct fill_entry *capped, *capped_tmp; /* per component flow */
   /* completions: flows with a rate, a binary min-heap by (due_s, due_seq) */
   struct fab_flow **due;
@@ -100,6 +112,7 @@ struct flow_engine *fab_flow_engine_new(struct fabric *fab)
   fe->fill_heap = calloc(n, sizeof(int32_t));
   fe->fill_pos = malloc(n * sizeof(int32_t));
   fe->fill_share = calloc(n, sizeof(double));
+  fe->fill_key = calloc(n, sizeof(double));
   for (size_t p = 0; fe->fill_pos != NULL && p < n; p++)
     fe->fill_pos[p] = -1;
   fe->due_event_s = -1;
@@ -114,8 +127,14 @@ void fab_flow_engine_free(struct flow_engine *fe)
   if (fe == NULL)
     return;
   free(fe->active);
-  for (size_t p = 0; p < fe->n_port_slots; p++)
+  for (size_t p = 0; p < fe->n_port_slots; p++) {
     free(fe->on_port[p].flows);
+    free(fe->on_port[p].slots);
+  }
+  free(fe->slot_visit);
+  free(fe->slot_fill);
+  free(fe->slot_cap_mark);
+  free(fe->slot_free);
   free(fe->on_port);
   free(fe->port_visit);
   free(fe->dirty);
@@ -132,6 +151,7 @@ void fab_flow_engine_free(struct flow_engine *fe)
   free(fe->fill_heap);
   free(fe->fill_pos);
   free(fe->fill_share);
+  free(fe->fill_key);
   free(fe->capped);
   free(fe->capped_tmp);
   free(fe->due);
@@ -162,8 +182,10 @@ static void port_list_add(struct flow_engine *fe, struct fab_flow *flow, int h)
   if (pf->count == pf->cap) {
     pf->cap = pf->cap ? 2 * pf->cap : 4;
     pf->flows = sgf_xrealloc(pf->flows, (size_t)pf->cap * sizeof *pf->flows);
+    pf->slots = sgf_xrealloc(pf->slots, (size_t)pf->cap * sizeof *pf->slots);
   }
   flow->port_pos[h] = pf->count;
+  pf->slots[pf->count] = flow->engine_slot;
   pf->flows[pf->count++] = flow;
   pf->weight += flow->share_weight;
   mark_dirty(fe, flow->path[h]);
@@ -177,6 +199,7 @@ static void port_list_remove(struct flow_engine *fe, struct fab_flow *flow, int 
   int pos = flow->port_pos[h];
   struct fab_flow *moved = pf->flows[--pf->count];
   pf->flows[pos] = moved;
+  pf->slots[pos] = pf->slots[pf->count];
   if (moved != flow)
     for (int k = 0; k < moved->hops; k++)
       if (moved->path[k] == p) {
@@ -188,9 +211,29 @@ static void port_list_remove(struct flow_engine *fe, struct fab_flow *flow, int 
   mark_dirty(fe, p);
 }
 
+/* A slot for a flow entering the active set: one a flow left, or a new one. */
+static int32_t slot_take(struct flow_engine *fe)
+{
+  if (fe->n_slot_free > 0)
+    return fe->slot_free[--fe->n_slot_free];
+  if (fe->n_slots == fe->cap_slots) {
+    size_t cap = fe->cap_slots ? 2 * fe->cap_slots : 1024;
+    fe->slot_visit = sgf_xrealloc(fe->slot_visit, cap * sizeof *fe->slot_visit);
+    fe->slot_fill = sgf_xrealloc(fe->slot_fill, cap * sizeof *fe->slot_fill);
+    fe->slot_cap_mark = sgf_xrealloc(fe->slot_cap_mark, cap * sizeof *fe->slot_cap_mark);
+    fe->slot_free = sgf_xrealloc(fe->slot_free, cap * sizeof *fe->slot_free);
+    fe->cap_slots = cap;
+  }
+  /* stamps of 0: no recomputation or caps walk has the number 0 (both count from 1) */
+  fe->slot_visit[fe->n_slots] = 0;
+  fe->slot_cap_mark[fe->n_slots] = 0;
+  return (int32_t)fe->n_slots++;
+}
+
 void fab_flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
 {
   struct flow_engine *fe = fab->fe;
+  flow->engine_slot = slot_take(fe);
   if (fe->n_active == fe->cap_active) {
     fe->cap_active = fe->cap_active ? 2 * fe->cap_active : 1024;
     fe->active = realloc(fe->active, fe->cap_active * sizeof *fe->active);
@@ -297,14 +340,14 @@ void fabric_flow_caps_changed_for(struct fabric *fab, struct fab_flow *const *fl
   uint32_t mark = ++fe->mark;
   if (mark == 0) { /* wrapped: older stamps could match */
     memset(fe->port_mark, 0, fe->n_port_slots * sizeof *fe->port_mark);
-    for (size_t i = 0; i < fe->n_active; i++)
-      fe->active[i]->cap_mark = 0;
+    if (fe->n_slots > 0)
+      memset(fe->slot_cap_mark, 0, fe->n_slots * sizeof *fe->slot_cap_mark);
     mark = fe->mark = 1;
   }
   int queued = 0;
   for (size_t i = 0; i < n; i++)
-    if (flows[i]->active_index >= 0 && flows[i]->cap_mark != mark) {
-      flows[i]->cap_mark = mark;
+    if (flows[i]->active_index >= 0 && fe->slot_cap_mark[flows[i]->engine_slot] != mark) {
+      fe->slot_cap_mark[flows[i]->engine_slot] = mark;
       for (int h = 0; h < flows[i]->hops; h++) {
         int p = flows[i]->path[h];
         if (fe->port_mark[p] != mark) {
@@ -316,10 +359,10 @@ void fabric_flow_caps_changed_for(struct fabric *fab, struct fab_flow *const *fl
   for (int head = 0; head < queued; head++) {
     const struct port_flows *pf = &fe->on_port[fe->mark_queue[head]];
     for (int k = 0; k < pf->count; k++) {
-      struct fab_flow *f = pf->flows[k];
-      if (f->cap_mark == mark)
+      if (fe->slot_cap_mark[pf->slots[k]] == mark)
         continue;
-      f->cap_mark = mark;
+      fe->slot_cap_mark[pf->slots[k]] = mark;
+      struct fab_flow *f = pf->flows[k];
       for (int h = 0; h < f->hops; h++) {
         int p = f->path[h];
         if (fe->port_mark[p] != mark) {
@@ -374,6 +417,8 @@ static void remove_active(struct flow_engine *fe, struct fab_flow *flow)
   flow->active_index = -1;
   for (int h = 0; h < flow->hops; h++)
     port_list_remove(fe, flow, h);
+  fe->slot_free[fe->n_slot_free++] = flow->engine_slot; /* room: one per slot ever made */
+  flow->engine_slot = -1;
   fe->flows_moved = 1;
 }
 
@@ -430,11 +475,12 @@ static void collect_component(struct fabric *fab)
   for (int head = 0; head < fe->n_ports; head++) {
     const struct port_flows *pf = &fe->on_port[fe->ports[head]];
     for (int k = 0; k < pf->count; k++) {
-      struct fab_flow *f = pf->flows[k];
-      if (f->visit == epoch)
+      int32_t slot = pf->slots[k];
+      if (fe->slot_visit[slot] == epoch)
         continue;
-      f->visit = epoch;
-      f->fill_index = (int32_t)fe->n_flows;
+      fe->slot_visit[slot] = epoch;
+      fe->slot_fill[slot] = (int32_t)fe->n_flows;
+      struct fab_flow *f = pf->flows[k];
       if (fe->n_flows == fe->cap_flows) {
         fe->cap_flows = fe->cap_flows ? 2 * fe->cap_flows : 1024;
         fe->flows = sgf_xrealloc(fe->flows, fe->cap_flows * sizeof *fe->flows);
@@ -498,7 +544,7 @@ static void sort_capped(struct fill_entry *a, struct fill_entry *tmp, size_t n)
 
 static int port_before(const struct flow_engine *fe, int32_t a, int32_t b)
 {
-  return fe->fill_share[a] < fe->fill_share[b] || (fe->fill_share[a] == fe->fill_share[b] && a < b);
+  return fe->fill_key[a] < fe->fill_key[b] || (fe->fill_key[a] == fe->fill_key[b] && a < b);
 }
 
 static void port_place(struct flow_engine *fe, int32_t p, size_t i)
@@ -534,18 +580,38 @@ static void port_sift_down(struct flow_engine *fe, size_t i)
   port_place(fe, p, i);
 }
 
-/* Port p's fair share is now share: in the heap, or moved in it. */
+/* Port p enters the heap at its fair share. */
+static void port_insert(struct flow_engine *fe, int32_t p, double share)
+{
+  fe->fill_share[p] = fe->fill_key[p] = share;
+  port_place(fe, p, fe->n_fill++);
+  port_sift_up(fe, (size_t)fe->fill_pos[p]);
+}
+
+/* Port p's fair share is now share. Progressive filling only raises shares: a flow frozen at
+ * level r <= every share of its path leaves (C - r) / (w - 1) >= C / w at each. So the heap
+ * keeps the key a port was placed at, a lower bound of its share, and refresh_top re-places a
+ * port when it reaches the top with a stale key, instead of a sift per port of every flow
+ * frozen (most of a recomputation when nearly every flow is capped: an all-to-all under FIFO
+ * shares or the fluid model). Only a share that rounding left below its key moves up now. */
 static void port_set_share(struct flow_engine *fe, int32_t p, double share)
 {
-  double old = fe->fill_share[p];
   fe->fill_share[p] = share;
-  if (fe->fill_pos[p] < 0) {
-    port_place(fe, p, fe->n_fill++);
+  if (share < fe->fill_key[p]) {
+    fe->fill_key[p] = share;
     port_sift_up(fe, (size_t)fe->fill_pos[p]);
-  } else if (share < old) {
-    port_sift_up(fe, (size_t)fe->fill_pos[p]);
-  } else {
-    port_sift_down(fe, (size_t)fe->fill_pos[p]);
+  }
+}
+
+/* Brings the heap's top to its share: with every key at most its port's share, the top is then
+ * the port of least (share, port), the one an eagerly sifted heap would have on top, so the
+ * ports and caps freeze in the same order and the rates come out bit for bit the same. */
+static void refresh_top(struct flow_engine *fe)
+{
+  /* compared as bits, so that a share that is not a number cannot keep the loop going */
+  while (fe->n_fill > 0 && memcmp(&fe->fill_key[fe->fill_heap[0]], &fe->fill_share[fe->fill_heap[0]], sizeof(double))) {
+    fe->fill_key[fe->fill_heap[0]] = fe->fill_share[fe->fill_heap[0]];
+    port_sift_down(fe, 0);
   }
 }
 
@@ -716,7 +782,7 @@ void fab_flow_engine_recompute(struct fabric *fab)
   for (int u = 0; u < fe->n_ports; u++) {
     int p = fe->ports[u];
     if (fe->unfrozen[p] > 0)
-      port_set_share(fe, p, fe->capacity_left[p] / fe->weight_left[p]);
+      port_insert(fe, p, fe->capacity_left[p] / fe->weight_left[p]);
   }
   size_t n_capped = 0, next_capped = 0;
   for (size_t i = n; i-- > 0;) /* decreasing index: increasing id; a cap binds at the level cap / weight */
@@ -727,6 +793,7 @@ void fab_flow_engine_recompute(struct fabric *fab)
   size_t left = n;
   while (left > 0 && (fe->n_fill > 0 || next_capped < n_capped)) {
     struct fill_entry e;
+    refresh_top(fe);
     if (next_capped < n_capped &&
         (fe->n_fill == 0 || fe->capped[next_capped].share <= fe->fill_share[fe->fill_heap[0]])) {
       e = fe->capped[next_capped++]; /* a flow's id sorts before any port's at an equal share */
@@ -746,7 +813,7 @@ void fab_flow_engine_recompute(struct fabric *fab)
     double share = e.share > 0 ? e.share : 0;
     const struct port_flows *pf = &fe->on_port[p];
     for (int k = 0; k < pf->count; k++) {
-      size_t i = (size_t)pf->flows[k]->fill_index;
+      size_t i = (size_t)fe->slot_fill[pf->slots[k]];
       if (!fe->frozen[i]) {
         freeze(fe, i, share * pf->flows[k]->share_weight, p);
         left--;
