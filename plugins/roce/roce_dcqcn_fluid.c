@@ -43,6 +43,7 @@
 #include "roce_internal.h"
 #include "roce_rp.h"
 #include "check.h"
+#include "radix.h"
 #include "rng.h"
 
 #include <math.h>
@@ -228,10 +229,22 @@ static void flow_enter(struct fabric *fab, struct roce_flow *rf)
   rf->fluid.scale = 1;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Sorts n keys: an LSD radix sort a byte at a time, the bytes every key shares skipped (a slot
+ * and a port number fill 3 or 4 of the 8), where qsort's calls through a pointer took 8 % of a
+ * 128-GPU all-to-all's CPU with the paper preset. tmp holds n. */
+static void sort_keys(uint64_t *a, uint64_t *tmp, size_t n)
 {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
+  for (int shift = 0; shift < 64; shift += 8) {
+    size_t count[256] = { 0 };
+    for (size_t i = 0; i < n; i++)
+      count[(a[i] >> shift) & 0xFF]++;
+    if (count[(a[0] >> shift) & 0xFF] == n)
+      continue; /* one byte value: the order stays */
+    radix_counts_to_offsets(count);
+    for (size_t i = 0; i < n; i++)
+      tmp[count[(a[i] >> shift) & 0xFF]++] = a[i];
+    memcpy(a, tmp, n * sizeof *a);
+  }
 }
 
 /* The ingress ports each fluid port's flows arrive on: PFC keeps one threshold per ingress port
@@ -248,15 +261,15 @@ static void count_ingress(struct fabric *fab)
       int32_t slot = rs->fluid.slot[f->path[h]];
       if (slot < 0)
         continue;
-      if (n == rs->fluid.cap_pairs) {
+      if (n == rs->fluid.cap_pairs) { /* the second half is the sort's buffer */
         rs->fluid.cap_pairs = rs->fluid.cap_pairs ? 2 * rs->fluid.cap_pairs : 256;
-        rs->fluid.pairs = sgf_xrealloc(rs->fluid.pairs, rs->fluid.cap_pairs * sizeof *rs->fluid.pairs);
+        rs->fluid.pairs = sgf_xrealloc(rs->fluid.pairs, 2 * rs->fluid.cap_pairs * sizeof *rs->fluid.pairs);
       }
       rs->fluid.pairs[n++] = (uint64_t)slot << 32 | (uint32_t)f->path[h - 1];
     }
   }
-  if (n > 1) /* none: no array yet */
-    qsort(rs->fluid.pairs, n, sizeof *rs->fluid.pairs, cmp_u64);
+  if (n > 1) /* (none: no array yet) */
+    sort_keys(rs->fluid.pairs, rs->fluid.pairs + rs->fluid.cap_pairs, n);
   for (size_t s = 0; s < rs->fluid.n_ports; s++)
     rs->fluid.ports[s].n_ingress = 0;
   for (size_t i = 0; i < n; i++)
