@@ -34,6 +34,11 @@ void roce_fifo_fini(struct roce_fifo *s)
   free(s->nic_flows);
   free(s->arrival_Bps);
   free(s->comp);
+  free(s->pass_hops);
+  free(s->pass_mask);
+  free(s->pass_rate);
+  free(s->pass_port);
+  free(s->pass_in);
 }
 
 const struct roce_fifo_flow *roce_fifo_of(const struct fab_flow *f)
@@ -41,63 +46,101 @@ const struct roce_fifo_flow *roce_fifo_of(const struct fab_flow *f)
   return &((const struct roce_flow *)f->model_data)->fifo;
 }
 
+/* Room for a pass over n flows of (at most) hops crossings in all. */
+static void reserve_pass(struct roce_fifo *s, size_t n, size_t hops)
+{
+  if (n > s->pass_flows_cap) {
+    s->pass_flows_cap = 2 * n;
+    s->pass_hops = sgf_xrealloc(s->pass_hops, s->pass_flows_cap * sizeof *s->pass_hops);
+    s->pass_mask = sgf_xrealloc(s->pass_mask, s->pass_flows_cap * sizeof *s->pass_mask);
+    s->pass_rate = sgf_xrealloc(s->pass_rate, s->pass_flows_cap * sizeof *s->pass_rate);
+  }
+  if (hops > s->pass_cross_cap) {
+    s->pass_cross_cap = 2 * hops;
+    s->pass_port = sgf_xrealloc(s->pass_port, s->pass_cross_cap * sizeof *s->pass_port);
+    s->pass_in = sgf_xrealloc(s->pass_in, s->pass_cross_cap * sizeof *s->pass_in);
+  }
+}
+
+/* The Jacobi sweeps run on a copy of the pass's crossings (hops >= 1: port, arrival rate), flow
+ * after flow in one array, and the results go back to each flow's roce_flow at the end: the
+ * sweeps then read two arrays in order rather than each flow's structures (a cache miss per flow
+ * and loop, most of the pass on a large component). The operations, and their order, are those
+ * of sweeping the flows themselves, so the shares are the same bits. */
 static void fifo_shares(struct fabric *fab, struct roce_fifo *s, struct fab_flow **flows, size_t n)
 {
   const struct topo *t = fab->topo;
-  for (size_t i = 0; i < n; i++)
-    s->nic_flows[flows[i]->path[0]] += 1;
+  size_t crossings = 0;
   for (size_t i = 0; i < n; i++) {
-    struct roce_fifo_flow *ff = &((struct roce_flow *)flows[i]->model_data)->fifo;
-    double r = t->ports[flows[i]->path[0]].rate_Bps / s->nic_flows[flows[i]->path[0]];
+    s->nic_flows[flows[i]->path[0]] += 1;
+    crossings += (size_t)flows[i]->hops - 1;
+  }
+  reserve_pass(s, n, crossings);
+  for (size_t i = 0, c = 0; i < n; i++) {
+    const struct fab_flow *f = flows[i];
+    struct roce_fifo_flow *ff = &((struct roce_flow *)f->model_data)->fifo;
+    double r = t->ports[f->path[0]].rate_Bps / s->nic_flows[f->path[0]];
     if (ff->inject > 0 && ff->inject < 1)
       r *= ff->inject;
     ff->in_Bps[1] = r; /* also for a one-hop flow, whose share is then its NIC share */
-    for (int h = 2; h < flows[i]->hops; h++)
-      ff->in_Bps[h] = r;
+    s->pass_hops[i] = f->hops;
+    for (int h = 1; h < f->hops; h++, c++) {
+      s->pass_port[c] = f->path[h];
+      s->pass_in[c] = r;
+    }
   }
   for (size_t i = 0; i < n; i++)
     s->nic_flows[flows[i]->path[0]] = 0;
   for (int iter = 0; iter < 64; iter++) {
-    for (size_t i = 0; i < n; i++) {
-      const struct roce_fifo_flow *ff = roce_fifo_of(flows[i]);
-      for (int h = 1; h < flows[i]->hops; h++)
-        s->arrival_Bps[flows[i]->path[h]] += ff->in_Bps[h];
-    }
+    for (size_t c = 0; c < crossings; c++)
+      s->arrival_Bps[s->pass_port[c]] += s->pass_in[c];
     double moved = 0;
-    for (size_t i = 0; i < n; i++) {
-      const struct fab_flow *f = flows[i];
-      struct roce_fifo_flow *ff = &((struct roce_flow *)f->model_data)->fifo;
-      double r = ff->in_Bps[1];
+    for (size_t i = 0, c = 0; i < n; i++) {
+      int hops = s->pass_hops[i];
+      if (hops < 2) {
+        s->pass_mask[i] = 0;
+        continue;
+      }
+      double r = s->pass_in[c]; /* hop 1: the NIC's share, fixed */
       int mask = 0;
-      for (int h = 1; h < f->hops; h++) {
-        int p = f->path[h];
+      for (int h = 1; h < hops; h++, c++) {
+        int p = s->pass_port[c];
         if (h > 1) {
-          moved = fmax(moved, fabs(ff->in_Bps[h] - r) / r);
-          ff->in_Bps[h] = r;
+          double d = fabs(s->pass_in[c] - r) / r;
+          if (d > moved) /* fmax without its call through the PLT (the same for a NaN d) */
+            moved = d;
+          s->pass_in[c] = r;
         }
-        double c = t->ports[p].rate_Bps;
-        if (s->arrival_Bps[p] > c) {
-          r *= c / s->arrival_Bps[p];
+        double cap = t->ports[p].rate_Bps;
+        if (s->arrival_Bps[p] > cap) {
+          r *= cap / s->arrival_Bps[p];
           mask |= 1 << h;
         }
       }
-      ff->marked_mask = (uint8_t)mask;
-      /* A flow no saturated egress marks keeps its NIC share, the round robin of its NIC's QPs;
-       * under DCQCN it is not marked, so it sends at that share of the line rate, not of the
-       * floor. (Leaving such flows uncapped, max-min under DCQCN, put the 16-GPU all-to-all
-       * at -6.5% against packet fidelity instead of -1.3%, and spread their completions: 2.3x
-       * the CPU time on the 64-GPU all-to-all.) */
-      ff->share_Bps = mask == 0 ? roce_fifo_nic_share(ff) : r;
-      /* The shares above are of line rates, framing included (what queues and PFC see); the cap
-       * the flow engine applies is of payload, as its port capacities are: the same share of the
-       * payload a port carries per byte on the wire, MTU / (MTU + framing). */
-      ff->share_Bps *= fabric_port_payload_rate(fab, f->path[0]) / t->ports[f->path[0]].rate_Bps;
+      s->pass_mask[i] = (uint8_t)mask;
+      s->pass_rate[i] = r;
     }
-    for (size_t i = 0; i < n; i++)
-      for (int h = 1; h < flows[i]->hops; h++)
-        s->arrival_Bps[flows[i]->path[h]] = 0;
+    for (size_t c = 0; c < crossings; c++)
+      s->arrival_Bps[s->pass_port[c]] = 0;
     if (moved < 1e-6)
       break;
+  }
+  for (size_t i = 0, c = 0; i < n; i++) {
+    const struct fab_flow *f = flows[i];
+    struct roce_fifo_flow *ff = &((struct roce_flow *)f->model_data)->fifo;
+    for (int h = 1; h < f->hops; h++, c++)
+      ff->in_Bps[h] = s->pass_in[c];
+    ff->marked_mask = s->pass_mask[i];
+    /* A flow no saturated egress marks keeps its NIC share, the round robin of its NIC's QPs;
+     * under DCQCN it is not marked, so it sends at that share of the line rate, not of the
+     * floor. (Leaving such flows uncapped, max-min under DCQCN, put the 16-GPU all-to-all
+     * at -6.5% against packet fidelity instead of -1.3%, and spread their completions: 2.3x
+     * the CPU time on the 64-GPU all-to-all.) */
+    ff->share_Bps = ff->marked_mask == 0 ? roce_fifo_nic_share(ff) : s->pass_rate[i];
+    /* The shares above are of line rates, framing included (what queues and PFC see); the cap
+     * the flow engine applies is of payload, as its port capacities are: the same share of the
+     * payload a port carries per byte on the wire, MTU / (MTU + framing). */
+    ff->share_Bps *= fabric_port_payload_rate(fab, f->path[0]) / t->ports[f->path[0]].rate_Bps;
   }
 }
 

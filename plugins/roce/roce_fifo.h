@@ -27,6 +27,14 @@ struct roce_fifo {
   double *arrival_Bps;    /* per port: arrival rate of the pass's flows (within a sweep) */
   struct fab_flow **comp; /* the flows of a pass, in active-set order */
   size_t comp_cap;
+  /* a pass's copy of its flows: per flow its hops, marks and share; per crossing (hop >= 1), flow
+   * after flow, the port and the arrival rate there */
+  uint8_t *pass_hops, *pass_mask;
+  double *pass_rate;
+  size_t pass_flows_cap;
+  int32_t *pass_port;
+  double *pass_in;
+  size_t pass_cross_cap;
 };
 
 int roce_fifo_init(struct roce_fifo *s, int n_ports);
