@@ -608,9 +608,12 @@ static void port_set_share(struct flow_engine *fe, int32_t p, double share)
  * ports and caps freeze in the same order and the rates come out bit for bit the same. */
 static void refresh_top(struct flow_engine *fe)
 {
-  /* compared as bits, so that a share that is not a number cannot keep the loop going */
-  while (fe->n_fill > 0 && memcmp(&fe->fill_key[fe->fill_heap[0]], &fe->fill_share[fe->fill_heap[0]], sizeof(double))) {
-    fe->fill_key[fe->fill_heap[0]] = fe->fill_share[fe->fill_heap[0]];
+  while (fe->n_fill > 0) {
+    int32_t top = fe->fill_heap[0];
+    /* compared as bits, so that a share that is not a number cannot keep the loop going */
+    if (memcmp(&fe->fill_key[top], &fe->fill_share[top], sizeof(double)) == 0)
+      return;
+    fe->fill_key[top] = fe->fill_share[top];
     port_sift_down(fe, 0);
   }
 }
