@@ -43,7 +43,6 @@
 #include "roce_internal.h"
 #include "roce_rp.h"
 #include "check.h"
-#include "radix.h"
 #include "rng.h"
 
 #include <math.h>
@@ -68,8 +67,9 @@ int roce_fluid_init(struct fabric *fab)
   rs->fluid.cur_n = calloc(n, sizeof(uint32_t));
   rs->fluid.sig_sum = calloc(n, sizeof(uint64_t));
   rs->fluid.cur_sum = calloc(n, sizeof(uint64_t));
+  rs->fluid.ingress_seen = calloc(n, sizeof(uint32_t));
   if (!rs->fluid.arrival_Bps || !rs->fluid.nic_flows || !rs->fluid.slot || !rs->fluid.q_settled || !rs->fluid.sig_n ||
-      !rs->fluid.cur_n || !rs->fluid.sig_sum || !rs->fluid.cur_sum)
+      !rs->fluid.cur_n || !rs->fluid.sig_sum || !rs->fluid.cur_sum || !rs->fluid.ingress_seen)
     return -1;
   for (size_t p = 0; p < n; p++)
     rs->fluid.slot[p] = -1;
@@ -90,7 +90,7 @@ void roce_fluid_fini(struct fabric *fab)
   free(rs->fluid.ports);
   free(rs->fluid.flows);
   free(rs->fluid.gens);
-  free(rs->fluid.pairs);
+  free(rs->fluid.ingress_seen);
 }
 
 double roce_fluid_queue(const struct fabric *fab, int port)
@@ -229,52 +229,41 @@ static void flow_enter(struct fabric *fab, struct roce_flow *rf)
   rf->fluid.scale = 1;
 }
 
-/* Sorts n keys: an LSD radix sort a byte at a time, the bytes every key shares skipped (a slot
- * and a port number fill 3 or 4 of the 8), where qsort's calls through a pointer took 8 % of a
- * 128-GPU all-to-all's CPU with the paper preset. tmp holds n. */
-static void sort_keys(uint64_t *a, uint64_t *tmp, size_t n)
-{
-  for (int shift = 0; shift < 64; shift += 8) {
-    size_t count[256] = { 0 };
-    for (size_t i = 0; i < n; i++)
-      count[(a[i] >> shift) & 0xFF]++;
-    if (count[(a[0] >> shift) & 0xFF] == n)
-      continue; /* one byte value: the order stays */
-    radix_counts_to_offsets(count);
-    for (size_t i = 0; i < n; i++)
-      tmp[count[(a[i] >> shift) & 0xFF]++] = a[i];
-    memcpy(a, tmp, n * sizeof *a);
-  }
-}
-
 /* The ingress ports each fluid port's flows arrive on: PFC keeps one threshold per ingress port
- * and priority, so these, not the flows, decide where it pauses (pfc_bound). */
+ * and priority, so these, not the flows, decide where it pauses (pfc_bound). A switch egress's
+ * flows in the flow engine's list are its fluid flows (those of a NIC crossing a port in
+ * transient); each ingress port is counted once per fluid port by a stamp. */
 static void count_ingress(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
   if (!rs->cfg.pfc.enabled || rs->cfg.fluid_ode)
     return; /* the bound is the whole buffer, or the ODE variant has none */
-  size_t n = 0;
-  for (size_t k = 0; k < rs->fluid.n_flows; k++) {
-    const struct fab_flow *f = rs->fluid.flows[k]->flow;
-    for (int h = 1; h < f->hops; h++) {
-      int32_t slot = rs->fluid.slot[f->path[h]];
-      if (slot < 0)
+  for (size_t s = 0; s < rs->fluid.n_ports; s++) {
+    struct roce_fluid_port *fp = &rs->fluid.ports[s];
+    uint32_t stamp = ++rs->fluid.ingress_stamp;
+    if (stamp == 0) { /* wrapped: older stamps could match */
+      memset(rs->fluid.ingress_seen, 0, ((size_t)fab->topo->n_ports + 1) * sizeof *rs->fluid.ingress_seen);
+      stamp = rs->fluid.ingress_stamp = 1;
+    }
+    fp->n_ingress = 0;
+    int count;
+    struct fab_flow *const *on = fabric_port_flows(fab, fp->port, &count);
+    for (int k = 0; k < count; k++) {
+      const struct fab_flow *f = on[k];
+      const struct roce_flow *rf = f->model_data;
+      if (rf == NULL || rf->line_port < 0)
         continue;
-      if (n == rs->fluid.cap_pairs) { /* the second half is the sort's buffer */
-        rs->fluid.cap_pairs = rs->fluid.cap_pairs ? 2 * rs->fluid.cap_pairs : 256;
-        rs->fluid.pairs = sgf_xrealloc(rs->fluid.pairs, 2 * rs->fluid.cap_pairs * sizeof *rs->fluid.pairs);
-      }
-      rs->fluid.pairs[n++] = (uint64_t)slot << 32 | (uint32_t)f->path[h - 1];
+      for (int h = 1; h < f->hops; h++)
+        if (f->path[h] == fp->port) {
+          int ingress = f->path[h - 1];
+          if (rs->fluid.ingress_seen[ingress] != stamp) {
+            rs->fluid.ingress_seen[ingress] = stamp;
+            fp->n_ingress++;
+          }
+          break;
+        }
     }
   }
-  if (n > 1) /* (none: no array yet) */
-    sort_keys(rs->fluid.pairs, rs->fluid.pairs + rs->fluid.cap_pairs, n);
-  for (size_t s = 0; s < rs->fluid.n_ports; s++)
-    rs->fluid.ports[s].n_ingress = 0;
-  for (size_t i = 0; i < n; i++)
-    if (i == 0 || rs->fluid.pairs[i] != rs->fluid.pairs[i - 1])
-      rs->fluid.ports[rs->fluid.pairs[i] >> 32].n_ingress++;
 }
 
 void roce_fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n)

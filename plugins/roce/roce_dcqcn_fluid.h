@@ -74,8 +74,8 @@ struct roce_dcqcn_fluid {
   uint64_t *sig_sum, *cur_sum; /* per port: sum of their ids, at the last check and now */
   struct roce_flow **flows;    /* flows crossing a bottleneck in transient */
   uint32_t *gens;              /* their generations */
-  uint64_t *pairs;             /* scratch: (port slot, ingress port) of each fluid flow's crossing */
-  size_t cap_pairs;
+  uint32_t *ingress_seen;      /* per port: the count_ingress pass that last counted it */
+  uint32_t ingress_stamp;      /* count_ingress passes so far */
   size_t n_flows, cap_flows;
   uint64_t starts, last_starts; /* flows started (flow_start), at the last check */
   size_t last_n;                /* active flows at the last check */
