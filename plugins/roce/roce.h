@@ -35,6 +35,7 @@ double sg_roce_get_buffer_used(const struct fabric *fab); /* bytes held in all s
 /* Flow fidelity, fluid DCQCN (docs/roce.md): the fluid queue of a port (in transient) or the
  * standing queue its last transient left, bytes; ECN marks and CNPs estimated by the fluid model. */
 double sg_roce_get_fluid_queue(const struct fabric *fab, int port);
+double sg_roce_get_fluid_peak_queue(const struct fabric *fab); /* largest fluid queue, bytes */
 double sg_roce_get_ecn_marks_est(const struct fabric *fab);
 double sg_roce_get_cnps_est(const struct fabric *fab);
 /* Flow fidelity with FIFO shares (the default without the fluid model): the estimates of

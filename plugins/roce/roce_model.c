@@ -611,6 +611,8 @@ double sg_roce_get_peak_buffer(const struct fabric *fab)
 
 double sg_roce_get_fluid_queue(const struct fabric *fab, int port) { return roce_fluid_queue(fab, port); }
 
+double sg_roce_get_fluid_peak_queue(const struct fabric *fab) { return roce__state(fab)->fluid.stats.peak_queue_B; }
+
 double sg_roce_get_port_paused_time(const struct fabric *fab, int port)
 {
   if (fab->fidelity != FAB_FIDELITY_PACKET)

@@ -53,7 +53,8 @@ struct run_result {
   double delivered;
   uint64_t drops, pauses, marks, cnps, random_drops, buffer_drops;
   double paused_s, retrans_B, peak_buffer, sim_s;
-  int estimated; /* flow fidelity: the estimates below exist (sg_roce_get_flow_estimates) */
+  double fluid_peak_queue; /* flow fidelity, fluid DCQCN: the largest fluid queue (sg_roce_get_fluid_peak_queue) */
+  int estimated;           /* flow fidelity: the estimates below exist (sg_roce_get_flow_estimates) */
   double est_marks, est_cnps, est_cuts, est_paused_s;
   uint64_t pass_flows;                 /* flow fidelity: flows the cap passes visited (sg_roce_get_flow_pass_flows) */
   uint64_t held_measures, held_phases; /* flow fidelity: held-port measures, their phases run */
@@ -112,6 +113,7 @@ static inline void roce_run(struct topo *t, fab_fidelity fid, uint64_t seed, con
   r->buffer_drops = sg_roce_get_buffer_drops(fab);
   r->retrans_B = sg_roce_get_retransmitted_bytes(fab);
   r->peak_buffer = sg_roce_get_peak_buffer(fab);
+  r->fluid_peak_queue = sg_roce_get_fluid_peak_queue(fab);
   r->sim_s = fab->now;
   r->pass_flows = sg_roce_get_flow_pass_flows(fab);
   r->held_measures = sg_roce_get_held_measures(fab, &r->held_phases);
