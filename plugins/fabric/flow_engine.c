@@ -31,6 +31,16 @@ struct port_flows {
   double weight; /* the summed share_weight of its flows (their count when every weight is 1) */
 };
 
+/* A place in the heap of completions. The flow's key is copied beside it so that a sift compares
+ * entries of one array instead of reading a flow struct per comparison (the cache miss of each was
+ * most of the heap's cost with a hundred thousand parts of an all-to-all in it). */
+struct due_entry {
+  double due_s;
+  uint64_t due_seq;
+  struct fab_flow *flow;
+  int32_t slot; /* the flow's engine slot: slot_due[slot] is this entry's place */
+};
+
 struct flow_engine {
   struct fab_flow **active; /* flows holding bandwidth */
   size_t n_active, cap_active;
@@ -51,6 +61,8 @@ struct flow_engine {
   uint32_t *slot_visit;    /* last recomputation that visited it */
   int32_t *slot_fill;      /* its index in that recomputation's component */
   uint32_t *slot_cap_mark; /* last fabric_flow_caps_changed_for that reached it */
+  int32_t *slot_due;       /* the flow's place in the heap of completions (-1: none); kept here
+                              rather than in the flow so that a sift writes no flow struct */
   int32_t *slot_free;      /* slots of flows that left, to reuse */
   size_t n_slots, cap_slots, n_slot_free;
   int flows_moved;      /* a flow started or drained since the last recomputation */
@@ -75,8 +87,8 @@ struct flow_engine {
   double *fill_share;
   double *fill_key;
   struct fill_entry *capped, *capped_tmp; /* per component flow */
-  /* completions: flows with a rate, a binary min-heap by (due_s, due_seq) */
-  struct fab_flow **due;
+  /* completions: flows with a rate, a 4-ary min-heap by (due_s, due_seq) */
+  struct due_entry *due;
   size_t n_due, cap_due;
   uint64_t due_seq;           /* drain dates set so far: simultaneous drains go in this order */
   uint32_t due_gen;           /* the calendar event armed last; older ones are stale */
@@ -134,6 +146,7 @@ void fab_flow_engine_free(struct flow_engine *fe)
   free(fe->slot_visit);
   free(fe->slot_fill);
   free(fe->slot_cap_mark);
+  free(fe->slot_due);
   free(fe->slot_free);
   free(fe->on_port);
   free(fe->port_visit);
@@ -214,19 +227,24 @@ static void port_list_remove(struct flow_engine *fe, struct fab_flow *flow, int 
 /* A slot for a flow entering the active set: one a flow left, or a new one. */
 static int32_t slot_take(struct flow_engine *fe)
 {
-  if (fe->n_slot_free > 0)
-    return fe->slot_free[--fe->n_slot_free];
+  if (fe->n_slot_free > 0) {
+    int32_t slot = fe->slot_free[--fe->n_slot_free];
+    fe->slot_due[slot] = -1;
+    return slot;
+  }
   if (fe->n_slots == fe->cap_slots) {
     size_t cap = fe->cap_slots ? 2 * fe->cap_slots : 1024;
     fe->slot_visit = sgf_xrealloc(fe->slot_visit, cap * sizeof *fe->slot_visit);
     fe->slot_fill = sgf_xrealloc(fe->slot_fill, cap * sizeof *fe->slot_fill);
     fe->slot_cap_mark = sgf_xrealloc(fe->slot_cap_mark, cap * sizeof *fe->slot_cap_mark);
+    fe->slot_due = sgf_xrealloc(fe->slot_due, cap * sizeof *fe->slot_due);
     fe->slot_free = sgf_xrealloc(fe->slot_free, cap * sizeof *fe->slot_free);
     fe->cap_slots = cap;
   }
   /* stamps of 0: no recomputation or caps walk has the number 0 (both count from 1) */
   fe->slot_visit[fe->n_slots] = 0;
   fe->slot_cap_mark[fe->n_slots] = 0;
+  fe->slot_due[fe->n_slots] = -1;
   return (int32_t)fe->n_slots++;
 }
 
@@ -236,14 +254,13 @@ void fab_flow_engine_start_flow(struct fabric *fab, struct fab_flow *flow)
   flow->engine_slot = slot_take(fe);
   if (fe->n_active == fe->cap_active) {
     fe->cap_active = fe->cap_active ? 2 * fe->cap_active : 1024;
-    fe->active = realloc(fe->active, fe->cap_active * sizeof *fe->active);
+    fe->active = sgf_xrealloc(fe->active, fe->cap_active * sizeof *fe->active);
   }
   flow->active_index = (int32_t)fe->n_active;
   fe->active[fe->n_active++] = flow;
   flow->remaining = flow->bytes;
   flow->last_s = fab->now;
   flow->rate_Bps = 0;
-  flow->due_index = -1;
   for (int h = 0; h < flow->hops; h++) {
     port_list_add(fe, flow, h);
     fab->ports[flow->path[h]].tx_bytes += flow->bytes;
@@ -653,79 +670,112 @@ static void freeze(struct flow_engine *fe, size_t i, double rate, int bottleneck
 
 /* ---- the heap of completions ---- */
 
+/* The key (due_s, due_seq) is a total order (due_seq is unique), so the flows leave the heap in
+ * the same order whatever its shape. Four children per node: half the depth of a binary heap,
+ * and the four keys of a sift's step are adjacent. */
+#define DUE_ARITY 4
+
 static int due_before(const struct fab_flow *a, const struct fab_flow *b)
 {
   return a->due_s < b->due_s || (a->due_s == b->due_s && a->due_seq < b->due_seq);
 }
 
-static void due_place(struct flow_engine *fe, struct fab_flow *f, size_t i)
+static int entry_before(const struct due_entry *a, const struct due_entry *b)
 {
-  fe->due[i] = f;
-  f->due_index = (int32_t)i;
+  return a->due_s < b->due_s || (a->due_s == b->due_s && a->due_seq < b->due_seq);
+}
+
+static void due_place(struct flow_engine *fe, struct due_entry e, size_t i)
+{
+  fe->due[i] = e;
+  fe->slot_due[e.slot] = (int32_t)i;
 }
 
 static void due_sift_up(struct flow_engine *fe, size_t i)
 {
-  struct fab_flow *f = fe->due[i];
-  while (i > 0 && due_before(f, fe->due[(i - 1) / 2])) {
-    due_place(fe, fe->due[(i - 1) / 2], i);
-    i = (i - 1) / 2;
+  struct due_entry e = fe->due[i];
+  while (i > 0 && entry_before(&e, &fe->due[(i - 1) / DUE_ARITY])) {
+    due_place(fe, fe->due[(i - 1) / DUE_ARITY], i);
+    i = (i - 1) / DUE_ARITY;
   }
-  due_place(fe, f, i);
+  due_place(fe, e, i);
 }
 
 static void due_sift_down(struct flow_engine *fe, size_t i)
 {
-  struct fab_flow *f = fe->due[i];
+  struct due_entry e = fe->due[i];
   for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= fe->n_due)
+    size_t first = DUE_ARITY * i + 1;
+    if (first >= fe->n_due)
       break;
-    if (c + 1 < fe->n_due && due_before(fe->due[c + 1], fe->due[c]))
-      c++;
-    if (!due_before(fe->due[c], f))
+    size_t end = first + DUE_ARITY < fe->n_due ? first + DUE_ARITY : fe->n_due, c = first;
+    for (size_t k = first + 1; k < end; k++)
+      if (entry_before(&fe->due[k], &fe->due[c]))
+        c = k;
+    if (!entry_before(&fe->due[c], &e))
       break;
     due_place(fe, fe->due[c], i);
     i = c;
   }
-  due_place(fe, f, i);
+  due_place(fe, e, i);
 }
 
-static void due_remove(struct flow_engine *fe, struct fab_flow *f)
+/* Restores the heap at i after its entry changed or was replaced. */
+static void due_fix(struct flow_engine *fe, size_t i)
 {
-  size_t i = (size_t)f->due_index;
-  f->due_index = -1;
-  struct fab_flow *last = fe->due[--fe->n_due];
-  if (last == f)
-    return;
-  fe->due[i] = last;
-  last->due_index = (int32_t)i;
-  if (i > 0 && due_before(last, fe->due[(i - 1) / 2]))
+  if (i > 0 && entry_before(&fe->due[i], &fe->due[(i - 1) / DUE_ARITY]))
     due_sift_up(fe, i);
   else
     due_sift_down(fe, i);
 }
 
-/* The flow drains at date (its rate changed): its place in the heap moves. */
-static void due_set(struct flow_engine *fe, struct fab_flow *f, double date)
+/* Takes the flow's entry out, the last one in its place; returns that place, where the heap may
+ * now be out of order (n_due when nothing moved). */
+static size_t due_take(struct flow_engine *fe, struct fab_flow *f)
+{
+  size_t i = (size_t)fe->slot_due[f->engine_slot];
+  fe->slot_due[f->engine_slot] = -1;
+  struct due_entry last = fe->due[--fe->n_due];
+  if (last.flow == f)
+    return fe->n_due;
+  due_place(fe, last, i);
+  return i;
+}
+
+static void due_remove(struct flow_engine *fe, struct fab_flow *f)
+{
+  size_t i = due_take(fe, f);
+  if (i < fe->n_due)
+    due_fix(fe, i);
+}
+
+/* Gives the flow its new date, in its place or at the end; returns that place, where the heap
+ * may now be out of order. */
+static size_t due_put(struct flow_engine *fe, struct fab_flow *f, double date)
 {
   f->due_s = date;
   f->due_seq = ++fe->due_seq; /* the order separate calendar events would have had */
-  if (f->due_index < 0) {
-    if (fe->n_due == fe->cap_due) {
-      fe->cap_due = fe->cap_due ? 2 * fe->cap_due : 1024;
-      fe->due = sgf_xrealloc(fe->due, fe->cap_due * sizeof *fe->due);
-    }
-    due_place(fe, f, fe->n_due++);
-    due_sift_up(fe, (size_t)f->due_index);
-    return;
+  struct due_entry e = { date, f->due_seq, f, f->engine_slot };
+  int32_t place = fe->slot_due[f->engine_slot];
+  if (place >= 0) {
+    fe->due[place] = e;
+    return (size_t)place;
   }
-  /* A later key than before (its seq grew): it can only move down, unless its date came
-   * earlier. */
-  size_t i = (size_t)f->due_index;
-  if (i > 0 && due_before(f, fe->due[(i - 1) / 2]))
-    due_sift_up(fe, i);
-  else
+  if (fe->n_due == fe->cap_due) {
+    fe->cap_due = fe->cap_due ? 2 * fe->cap_due : 1024;
+    fe->due = sgf_xrealloc(fe->due, fe->cap_due * sizeof *fe->due);
+  }
+  due_place(fe, e, fe->n_due);
+  return fe->n_due++;
+}
+
+/* Restores the heap after many entries changed in place: bottom-up (Floyd), O(entries) where a
+ * sift per change costs O(changes x log entries). */
+static void due_heapify(struct flow_engine *fe)
+{
+  if (fe->n_due < 2)
+    return;
+  for (size_t i = (fe->n_due - 2) / DUE_ARITY + 1; i-- > 0;) /* from the last parent up */
     due_sift_down(fe, i);
 }
 
@@ -736,7 +786,7 @@ static void due_arm(struct fabric *fab)
   struct flow_engine *fe = fab->fe;
   if (fe->n_due == 0)
     return;
-  double first = fe->due[0]->due_s;
+  double first = fe->due[0].due_s;
   if (fe->due_event_s >= 0 && fe->due_event_s <= first)
     return;
   fe->due_event_s = first;
@@ -824,17 +874,30 @@ void fab_flow_engine_recompute(struct fabric *fab)
     }
   }
   SGF_CHECK(left == 0, "%zu flows of the component cross none of its ports", left);
-  /* New drain dates for flows whose rate changed. */
+  /* New drain dates for flows whose rate changed: each sifted into the heap, or, when they are a
+   * good part of it, all put in place and the heap rebuilt once. The keys are the same either
+   * way (dates and sequence numbers in this order), and so is the order the flows drain in. */
+  size_t changed = 0;
+  for (size_t i = 0; i < n; i++)
+    changed += fe->new_rate[i] != fe->flows[i]->rate_Bps;
+  int rebuild = changed > 64 && changed > fe->n_due / 8;
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = fe->flows[i];
     if (fe->new_rate[i] == f->rate_Bps)
       continue;
     f->rate_Bps = fe->new_rate[i];
-    if (f->rate_Bps > 0)
-      due_set(fe, f, fab->now + f->remaining / f->rate_Bps);
-    else if (f->due_index >= 0)
-      due_remove(fe, f);
+    if (f->rate_Bps > 0) {
+      size_t place = due_put(fe, f, fab->now + f->remaining / f->rate_Bps);
+      if (!rebuild)
+        due_fix(fe, place);
+    } else if (fe->slot_due[f->engine_slot] >= 0) {
+      size_t place = due_take(fe, f);
+      if (!rebuild && place < fe->n_due)
+        due_fix(fe, place);
+    }
   }
+  if (rebuild)
+    due_heapify(fe);
   due_arm(fab);
 }
 
@@ -853,9 +916,9 @@ static void flow_drained(struct fabric *fab, struct fab_flow *f)
 /* Collects into fe->draining the flows of the heap's subtree at i that are nearly due. */
 static void collect_nearly_due(struct flow_engine *fe, size_t i, double now, double horizon)
 {
-  if (i >= fe->n_due || fe->due[i]->due_s > horizon)
+  if (i >= fe->n_due || fe->due[i].due_s > horizon)
     return; /* a heap: the whole subtree is later */
-  struct fab_flow *f = fe->due[i];
+  struct fab_flow *f = fe->due[i].flow;
   if (f->due_s - now <= fe->drain_tolerance * (f->due_s - f->start_s)) {
     if (fe->n_draining == fe->cap_draining) {
       fe->cap_draining = fe->cap_draining ? 2 * fe->cap_draining : 256;
@@ -863,8 +926,8 @@ static void collect_nearly_due(struct flow_engine *fe, size_t i, double now, dou
     }
     fe->draining[fe->n_draining++] = f;
   }
-  collect_nearly_due(fe, 2 * i + 1, now, horizon);
-  collect_nearly_due(fe, 2 * i + 2, now, horizon);
+  for (size_t c = DUE_ARITY * i + 1; c <= DUE_ARITY * i + DUE_ARITY; c++)
+    collect_nearly_due(fe, c, now, horizon);
 }
 
 static int cmp_due(const void *a, const void *b)
@@ -908,8 +971,8 @@ void fab_flow_engine_event(struct fabric *fab, const struct fab_event *ev)
     fe->due_event_s = -1;
     /* every flow due now, in the order their dates were set */
     double oldest_age_s = 0;
-    while (fe->n_due > 0 && fe->due[0]->due_s <= fab->now) {
-      struct fab_flow *f = fe->due[0];
+    while (fe->n_due > 0 && fe->due[0].due_s <= fab->now) {
+      struct fab_flow *f = fe->due[0].flow;
       if (fab->now - f->start_s > oldest_age_s)
         oldest_age_s = fab->now - f->start_s;
       due_remove(fe, f);
