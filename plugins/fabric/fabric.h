@@ -31,6 +31,11 @@ extern "C" {
 /* Largest transfer, in bytes (2^50 = 1 PiB): sizes stay exact in a double with room for sums of
  * many transfers, and a transfer that large already takes hours of simulated time at 400 Gb/s. */
 #define FAB_MAX_TRANSFER_BYTES 1125899906842624.0
+/* Latest date an input may set, in seconds (a transfer's start, a failure; 1e5 s, about 28
+ * hours): a date is a double, which resolves t x 2^-52, 22 ps at 1e5 s against 82 ns for one
+ * 4 KiB packet at 400 Gb/s; at 1e24 s (start_us 1e30) the resolution is 1e8 s and a whole
+ * transfer rounds to no time at all. */
+#define FAB_MAX_DATE_S 1e5
 
 typedef enum { FAB_FIDELITY_PACKET, FAB_FIDELITY_FLOW } fab_fidelity;
 typedef enum { FAB_SWITCHING_CUT_THROUGH, FAB_SWITCHING_STORE_AND_FORWARD } fab_switching;

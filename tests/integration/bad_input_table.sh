@@ -209,6 +209,11 @@ flow big-bytes.csv '1,9,1e400,0' "bytes overflow a double" "'1e400' is not a num
 flow hex-bytes.csv '1,9,0x10,0' "hexadecimal bytes" "'0x10' is not a number"
 flow neg-start.csv '1,9,1000,-5' "negative start" "start_us must be non-negative"
 flow text-start.csv '1,9,1000,soon' "non-numeric start" "'soon' is not a number"
+flow late-start.csv '1,9,1000,1e30' "start too late to time a packet" "start_us must be at most 100000000000"
+file late-failure.csv 'time_us,action,target\n1e12,down,leaf0--spine0\n'
+row "failure schedule" "time too late to time a packet" "late-failure.csv: a link down at 1e12 us" \
+  "late-failure.csv:2|time_us must be at most 100000000000" flows --platform tiny-16.xml --flows one.csv \
+  --failures late-failure.csv --out out
 file nul.csv 'src,dst,bytes,start_us\n0,8,10\0000,0\n'
 fl "NUL byte" "nul.csv: a NUL inside row 2" "nul.csv:2: NUL byte at column 7" nul.csv
 { printf 'src,dst,bytes,start_us\n0,8,'; head -c 2000 /dev/zero | tr '\0' 1; printf ',0\n'; } >long-line.csv
