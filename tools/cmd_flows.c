@@ -173,6 +173,13 @@ int cmd_flows(int argc, char **argv)
       goto done;
     sim_time = s.fab->now; /* the job failed then: its results are written (exit 3) */
   }
+  if (sim_time > FAB_MAX_DATE_S) { /* the later completions were timed at that resolution */
+    fprintf(stderr,
+            "sgfabric flows: %s: the transfers end %.3g s into the simulation, later than %.0f s, where dates no "
+            "longer time a packet (a double resolves t x 2^-52)\n",
+            flows_path, sim_time, FAB_MAX_DATE_S);
+    goto done;
+  }
   errno = 0; /* a write error below says why (ENOSPC, EROFS...) */
   FILE *f = results_open(&r, "flows.csv");
   int failed = f == NULL;

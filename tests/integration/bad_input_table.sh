@@ -210,6 +210,11 @@ flow hex-bytes.csv '1,9,0x10,0' "hexadecimal bytes" "'0x10' is not a number"
 flow neg-start.csv '1,9,1000,-5' "negative start" "start_us must be non-negative"
 flow text-start.csv '1,9,1000,soon' "non-numeric start" "'soon' is not a number"
 flow late-start.csv '1,9,1000,1e30' "start too late to time a packet" "start_us must be at most 100000000000"
+"$SGF" platform --gpus 16 --radix 8 --link-rate 1Mbps -o slow-16.xml >/dev/null
+file huge-transfer.csv 'src,dst,bytes,start_us\n0,8,100000000000,0\n'
+row "flow CSV" "transfers end too late to time a packet" "huge-transfer.csv: 100 GB over 1 Mb/s links" \
+  "huge-transfer.csv|end 8e+05 s|later than 100000 s" flows --platform slow-16.xml --flows huge-transfer.csv \
+  --fabric maxmin --fidelity flow --out out
 file late-failure.csv 'time_us,action,target\n1e12,down,leaf0--spine0\n'
 row "failure schedule" "time too late to time a packet" "late-failure.csv: a link down at 1e12 us" \
   "late-failure.csv:2|time_us must be at most 100000000000" flows --platform tiny-16.xml --flows one.csv \
@@ -291,6 +296,9 @@ file bad-peer.trace "$header\nprogram 0 ops=1\n0 send ph=fwd mb=0 group=tp peer=
 wl "peer outside its group" "bad-peer.trace: peer=+5 in a group of 2" "bad-peer.trace:7|peer offset +5" bad-peer.trace
 cp "$DATA/workloads/ranks32.trace" ranks32.trace
 wl "more ranks than GPUs" "ranks32.trace on 16 GPUs" "ranks32.trace|32 ranks|16 GPUs" ranks32.trace
+file endless.trace "$header\nprogram 0 ops=2\n0 compute ph=fwd mb=0 class=gemm time=1e20\n1 coll ph=bwd mb=0 coll=allreduce group=tp bytes=64\nend\n"
+wl "iteration too long to time a packet" "endless.trace: a compute op of time=1e20" \
+  "endless.trace|lasts 1e+20 s|more than 100000 s" endless.trace
 
 # --- SimAI/AICB files (sgfabric run --workload simai:FILE) ---
 sa() { row SimAI "$1" "$2" "$3" run "${W[@]}" --workload "simai:$4"; }
