@@ -215,6 +215,9 @@ file huge-transfer.csv 'src,dst,bytes,start_us\n0,8,100000000000,0\n'
 row "flow CSV" "transfers end too late to time a packet" "huge-transfer.csv: 100 GB over 1 Mb/s links" \
   "huge-transfer.csv|end 8e+05 s|later than 100000 s" flows --platform slow-16.xml --flows huge-transfer.csv \
   --fabric maxmin --fidelity flow --out out
+row coll "collectives end too late to time a packet" "coll --sizes 100G on 1 Mb/s links" \
+  "the collectives end 8.64e+05 s|later than 100000 s" coll --op allreduce --gpus 16 --group dp --sizes 100G:100G \
+  --platform slow-16.xml --fabrics ib
 file late-failure.csv 'time_us,action,target\n1e12,down,leaf0--spine0\n'
 row "failure schedule" "time too late to time a packet" "late-failure.csv: a link down at 1e12 us" \
   "late-failure.csv:2|time_us must be at most 100000000000" flows --platform tiny-16.xml --flows one.csv \
