@@ -161,7 +161,10 @@ static const struct param_def roce_params[] = {
     "four phases of the port's age up to 160 ms, once per port shape (load, depth, ports, link rate, delay) "
     "(docs/roce.md, Where DCQCN holds a port)" },
   { "roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
-    "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv", "" },
+    "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv (ids count transfers in the order "
+    "they are posted: sgfabric flows posts the rows that start together source GPU by source GPU, not in "
+    "file order)",
+    "" },
   { "roce/trace-port", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
     "Port (\"leaf0->spine1\") whose egress queue goes to roce_port_queue.csv", "" },
   { "roce/trace-interval", PARAM_REAL, UNIT_SECONDS, "1us", 0, 1, NULL, "Smallest interval between two trace rows",
