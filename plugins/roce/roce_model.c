@@ -520,11 +520,16 @@ static void roce_counters(struct fabric *fab, struct fab_counters *out)
   fabric_counter_port_map(out, "peak_queue_per_port", rs->peak_queue, 0);
 }
 
-static int write_rows(FILE *f, const char *header, const struct roce_series *s)
+/* The rows of a series under header, with its first columns (2 or 3 values after the time). */
+static int write_rows(FILE *f, const char *header, const struct roce_series *s, int values)
 {
   fprintf(f, "%s\n", header);
-  for (size_t i = 0; i < s->n; i++)
-    fprintf(f, "%.9g,%.9g,%.9g,%.9g\n", s->rows[i].t, s->rows[i].a, s->rows[i].b, s->rows[i].c);
+  for (size_t i = 0; i < s->n; i++) {
+    fprintf(f, "%.9g,%.9g,%.9g", s->rows[i].t, s->rows[i].a, s->rows[i].b);
+    if (values > 2)
+      fprintf(f, ",%.9g", s->rows[i].c);
+    fprintf(f, "\n");
+  }
   int failed = ferror(f) != 0;
   return fclose(f) != 0 || failed ? -1 : 0;
 }
@@ -535,9 +540,13 @@ static int roce_write_series(struct fabric *fab, FILE *(*open)(void *ctx, const 
   int failed = 0;
   FILE *f;
   if (rs->cfg.trace_flow >= 0 && (f = open(ctx, "roce_flow_rate.csv")) != NULL)
-    failed |= write_rows(f, "time_s,rc_Bps,rt_Bps,alpha", &rs->flow_series);
+    failed |= write_rows(f, "time_s,rc_Bps,rt_Bps,alpha", &rs->flow_series, 3);
+  /* At flow fidelity the fluid queue while the port is in transient, and whether PFC holds its
+   * senders; no switch buffer (the fluid model has the port's queue only). */
   if (rs->cfg.trace_port >= 0 && (f = open(ctx, "roce_port_queue.csv")) != NULL)
-    failed |= write_rows(f, "time_s,queue_bytes,paused,switch_buffer_bytes", &rs->port_series);
+    failed |= fab->fidelity == FAB_FIDELITY_PACKET
+                  ? write_rows(f, "time_s,queue_bytes,paused,switch_buffer_bytes", &rs->port_series, 3)
+                  : write_rows(f, "time_s,fluid_queue_bytes,pfc_held", &rs->port_series, 2);
   return failed ? -1 : 0;
 }
 

@@ -163,10 +163,12 @@ static const struct param_def roce_params[] = {
   { "roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
     "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv (ids count transfers in the order "
     "they are posted: sgfabric flows posts the rows that start together source GPU by source GPU, not in "
-    "file order)",
+    "file order); at flow fidelity from the fluid model, which it then requires",
     "" },
   { "roce/trace-port", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
-    "Port (\"leaf0->spine1\") whose egress queue goes to roce_port_queue.csv", "" },
+    "Port (\"leaf0->spine1\") whose egress queue goes to roce_port_queue.csv (at flow fidelity its fluid "
+    "queue, which requires the fluid model)",
+    "" },
   { "roce/trace-interval", PARAM_REAL, UNIT_SECONDS, "1us", 0, 1, NULL, "Smallest interval between two trace rows",
     "" },
   { "roce/bfd-interval", PARAM_REAL, UNIT_SECONDS, "300ms", 1e-6, 60, NULL,
@@ -384,6 +386,15 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
       return fail(err, errlen, "parameter '%s': no port '%s' (write node->peer, e.g. leaf0->spine1)", "roce/trace-port",
                   trace);
   }
+  /* At flow fidelity only the fluid model has a reaction point's state and a queue that evolve
+   * (the floor model sets rates, not a trajectory): a trace without it would be its first row. */
+  if (fab->fidelity == FAB_FIDELITY_FLOW && (c->trace_flow >= 0 || c->trace_port >= 0) &&
+      !(c->fluid && preset != ROCE_DCQCN_OFF))
+    return fail(err, errlen,
+                "parameter '%s': at flow fidelity DCQCN's state and the queues are traced from the fluid model, "
+                "which is off here (%s; packet fidelity traces any run)",
+                c->trace_flow >= 0 ? "roce/trace-flow" : "roce/trace-port",
+                preset == ROCE_DCQCN_OFF ? "DCQCN is off" : "roce/fluid:on, or the paper preset, turns it on");
   return 0;
 }
 

@@ -175,6 +175,8 @@ row parameter "XON above XOFF" "--cfg=roce/pfc-threshold:static --cfg=roce/pfc-x
 row parameter "headroom below one MTU" "--cfg=roce/pfc-headroom:1000" "roce/pfc-headroom" \
   flows "${F[@]}" --fabric roce --cfg=roce/pfc-headroom:1000
 row parameter "trace-flow not an id" "--cfg=roce/trace-flow:3x" "roce/trace-flow" flows "${F[@]}" --fabric roce --cfg=roce/trace-flow:3x
+row parameter "trace at flow fidelity without the fluid model" "--fidelity flow --cfg=roce/trace-flow:0 (nic preset)" \
+  "roce/trace-flow|traced from the fluid model" flows "${F[@]}" --fabric roce --fidelity flow --cfg=roce/trace-flow:0
 row parameter "trace-port unknown" "--cfg=roce/trace-port:leaf9-&gt;spine9" "roce/trace-port|leaf9->spine9" \
   flows "${F[@]}" --fabric roce '--cfg=roce/trace-port:leaf9->spine9'
 row parameter "IB MTU not a power of two" "--cfg=ib/mtu:3000" "ib/mtu|3000" flows "${F[@]}" --fabric ib --cfg=ib/mtu:3000
