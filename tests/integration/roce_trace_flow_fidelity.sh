@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # roce_trace_flow_fidelity: roce/trace-flow and roce/trace-port at flow fidelity record the fluid
 # DCQCN model (docs/roce.md, "Parameters"): 8 x 4 MiB into gpu0 of tiny-16 with the paper preset
-# (fluid model on). The flow's trace shows DCQCN's cuts (RC below the line rate) and the port's
-# the fluid queue standing; tracing leaves the results as they are. Without the fluid model
+# (fluid model on). The flow's trace shows DCQCN's cuts (RC below the line rate) and the port's trace
+# a standing fluid queue; tracing leaves the results as they are. Without the fluid model
 # (the nic preset) flow fidelity has nothing to trace: the parameter is refused, exit 1.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
