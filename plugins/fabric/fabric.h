@@ -89,8 +89,6 @@ struct fab_flow {
   double extra_latency_s;           /* a model's delay added after draining (e.g. a standing queue it met) */
   double remaining;                 /* bytes not yet drained at the current rate */
   double last_s;                    /* date remaining was last brought up to date */
-  double due_s;                     /* flow engine: the date it drains at its current rate */
-  uint64_t due_seq;                 /* flow engine: when that date was set (orders simultaneous drains) */
   int32_t engine_slot;              /* flow engine: its slot while active (-1: none) */
   int32_t port_pos[ROUTE_MAX_HOPS]; /* flow engine: its index in each path port's flow list */
   int32_t active_index;             /* position in the active set */

@@ -94,7 +94,7 @@ struct flow_engine {
   uint32_t due_gen;           /* the calendar event armed last; older ones are stale */
   double due_event_s;         /* its date, or -1 when none is armed */
   double drain_tolerance;     /* fabric/flow-drain-tolerance */
-  struct fab_flow **draining; /* scratch: the flows one drain event takes early */
+  struct due_entry *draining; /* scratch: the entries of the flows one drain event takes early */
   size_t n_draining, cap_draining;
 };
 
@@ -675,12 +675,7 @@ static void freeze(struct flow_engine *fe, size_t i, double rate, int bottleneck
  * and the four keys of a sift's step are adjacent. */
 #define DUE_ARITY 4
 
-static int due_before(const struct fab_flow *a, const struct fab_flow *b)
-{
-  return a->due_s < b->due_s || (a->due_s == b->due_s && a->due_seq < b->due_seq);
-}
-
-static int entry_before(const struct due_entry *a, const struct due_entry *b)
+static int due_before(const struct due_entry *a, const struct due_entry *b)
 {
   return a->due_s < b->due_s || (a->due_s == b->due_s && a->due_seq < b->due_seq);
 }
@@ -694,7 +689,7 @@ static void due_place(struct flow_engine *fe, struct due_entry e, size_t i)
 static void due_sift_up(struct flow_engine *fe, size_t i)
 {
   struct due_entry e = fe->due[i];
-  while (i > 0 && entry_before(&e, &fe->due[(i - 1) / DUE_ARITY])) {
+  while (i > 0 && due_before(&e, &fe->due[(i - 1) / DUE_ARITY])) {
     due_place(fe, fe->due[(i - 1) / DUE_ARITY], i);
     i = (i - 1) / DUE_ARITY;
   }
@@ -710,9 +705,9 @@ static void due_sift_down(struct flow_engine *fe, size_t i)
       break;
     size_t end = first + DUE_ARITY < fe->n_due ? first + DUE_ARITY : fe->n_due, c = first;
     for (size_t k = first + 1; k < end; k++)
-      if (entry_before(&fe->due[k], &fe->due[c]))
+      if (due_before(&fe->due[k], &fe->due[c]))
         c = k;
-    if (!entry_before(&fe->due[c], &e))
+    if (!due_before(&fe->due[c], &e))
       break;
     due_place(fe, fe->due[c], i);
     i = c;
@@ -723,7 +718,7 @@ static void due_sift_down(struct flow_engine *fe, size_t i)
 /* Restores the heap at i after its entry changed or was replaced. */
 static void due_fix(struct flow_engine *fe, size_t i)
 {
-  if (i > 0 && entry_before(&fe->due[i], &fe->due[(i - 1) / DUE_ARITY]))
+  if (i > 0 && due_before(&fe->due[i], &fe->due[(i - 1) / DUE_ARITY]))
     due_sift_up(fe, i);
   else
     due_sift_down(fe, i);
@@ -753,9 +748,8 @@ static void due_remove(struct flow_engine *fe, struct fab_flow *f)
  * may now be out of order. */
 static size_t due_put(struct flow_engine *fe, struct fab_flow *f, double date)
 {
-  f->due_s = date;
-  f->due_seq = ++fe->due_seq; /* the order separate calendar events would have had */
-  struct due_entry e = { date, f->due_seq, f, f->engine_slot };
+  /* the sequence number: the order separate calendar events would have had */
+  struct due_entry e = { date, ++fe->due_seq, f, f->engine_slot };
   int32_t place = fe->slot_due[f->engine_slot];
   if (place >= 0) {
     fe->due[place] = e;
@@ -874,13 +868,11 @@ void fab_flow_engine_recompute(struct fabric *fab)
     }
   }
   SGF_CHECK(left == 0, "%zu flows of the component cross none of its ports", left);
-  /* New drain dates for flows whose rate changed: each sifted into the heap, or, when they are a
-   * good part of it, all put in place and the heap rebuilt once. The keys are the same either
-   * way (dates and sequence numbers in this order), and so is the order the flows drain in. */
-  size_t changed = 0;
-  for (size_t i = 0; i < n; i++)
-    changed += fe->new_rate[i] != fe->flows[i]->rate_Bps;
-  int rebuild = changed > 64 && changed > fe->n_due / 8;
+  /* New drain dates for flows whose rate changed: each sifted into the heap, or, when the
+   * component is a good part of the heap, all put in place and the heap rebuilt once (O(heap),
+   * no more than the recomputation's own walk). The keys are the same either way (dates and
+   * sequence numbers in this order), and so is the order the flows drain in. */
+  int rebuild = n > 64 && n > fe->n_due / 8;
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = fe->flows[i];
     if (fe->new_rate[i] == f->rate_Bps)
@@ -913,18 +905,18 @@ static void flow_drained(struct fabric *fab, struct fab_flow *f)
                   FAB_EV_FLOW_DONE, 0, f);
 }
 
-/* Collects into fe->draining the flows of the heap's subtree at i that are nearly due. */
+/* Collects into fe->draining the entries of the heap's subtree at i that are nearly due. */
 static void collect_nearly_due(struct flow_engine *fe, size_t i, double now, double horizon)
 {
   if (i >= fe->n_due || fe->due[i].due_s > horizon)
     return; /* a heap: the whole subtree is later */
-  struct fab_flow *f = fe->due[i].flow;
-  if (f->due_s - now <= fe->drain_tolerance * (f->due_s - f->start_s)) {
+  const struct due_entry *e = &fe->due[i];
+  if (e->due_s - now <= fe->drain_tolerance * (e->due_s - e->flow->start_s)) {
     if (fe->n_draining == fe->cap_draining) {
       fe->cap_draining = fe->cap_draining ? 2 * fe->cap_draining : 256;
       fe->draining = sgf_xrealloc(fe->draining, fe->cap_draining * sizeof *fe->draining);
     }
-    fe->draining[fe->n_draining++] = f;
+    fe->draining[fe->n_draining++] = *e;
   }
   for (size_t c = DUE_ARITY * i + 1; c <= DUE_ARITY * i + DUE_ARITY; c++)
     collect_nearly_due(fe, c, now, horizon);
@@ -932,7 +924,7 @@ static void collect_nearly_due(struct flow_engine *fe, size_t i, double now, dou
 
 static int cmp_due(const void *a, const void *b)
 {
-  const struct fab_flow *x = *(struct fab_flow *const *)a, *y = *(struct fab_flow *const *)b;
+  const struct due_entry *x = a, *y = b;
   return due_before(x, y) ? -1 : due_before(y, x) ? 1 : 0;
 }
 
@@ -949,8 +941,8 @@ static void drain_nearly_due(struct fabric *fab, double oldest_age_s)
   if (fe->n_draining > 1) /* qsort's base must not be NULL, even for zero elements (C11 7.22.5) */
     qsort(fe->draining, fe->n_draining, sizeof *fe->draining, cmp_due);
   for (size_t k = 0; k < fe->n_draining; k++) {
-    due_remove(fe, fe->draining[k]);
-    flow_drained(fab, fe->draining[k]);
+    due_remove(fe, fe->draining[k].flow);
+    flow_drained(fab, fe->draining[k].flow);
     request_recompute(fab);
   }
 }
