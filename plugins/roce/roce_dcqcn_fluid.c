@@ -587,14 +587,6 @@ static void ode_settle(struct fabric *fab)
   drop_settled_flows(fab, rs);
 }
 
-/* roce/trace-flow at flow fidelity: the fluid flow's RC, RT and alpha after each step. */
-static void trace_fluid_flow(struct fabric *fab, const struct roce_flow *rf)
-{
-  struct roce_state *rs = roce__state(fab);
-  if (rf->flow->parent == NULL && (long)rf->flow->id == rs->cfg.trace_flow)
-    roce__series_add(&rs->flow_series, fab->now, rf->cc.rc_Bps, rf->cc.rt_Bps, rf->cc.alpha, rs->cfg.trace_interval_s);
-}
-
 void roce_fluid_step(struct fabric *fab)
 {
   struct roce_state *rs = roce__state(fab);
@@ -674,7 +666,7 @@ void roce_fluid_step(struct fabric *fab)
       rf->fluid.rc_hist[k % ROCE_FLUID_HIST] = a * rf->fluid.scale;
       rf->fluid.win_bytes += h * a; /* sending rate: the departures are C/N while a queue stands */
       machine_step(fab, rf, 1 - keep, dep_lag, h * a * held); /* paused senders send (and count) less */
-      trace_fluid_flow(fab, rf);
+      roce__trace_flow(fab, rf);                              /* roce/trace-flow at flow fidelity */
       continue;
     }
     double p = fmin(1 - keep, 1 - 1e-12), lp = log1p(-p);
@@ -694,7 +686,7 @@ void roce_fluid_step(struct fabric *fab)
     rf->fluid.rc_min = fmin(rf->fluid.rc_min, rf->cc.rc_Bps);
     rf->fluid.rc_max = fmax(rf->fluid.rc_max, rf->cc.rc_Bps);
     rs->fluid.stats.cnps_est += h * cnp;
-    trace_fluid_flow(fab, rf);
+    roce__trace_flow(fab, rf); /* roce/trace-flow at flow fidelity */
   }
   /* Settle: at the end of each window, ports whose flows and queue held still for all of it. */
   uint64_t window = (uint64_t)fmax(20, ceil(2 * dp->alpha_interval_s / h));

@@ -184,6 +184,7 @@ void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt)
 int roce__may_send(struct fabric *fab, int port, int queue);
 void roce__port_timer(struct fabric *fab, struct roce_port *rp, int kind, int prio);
 void roce__series_add(struct roce_series *s, double t, double a, double b, double c, double interval);
+void roce__trace_flow(struct fabric *fab, const struct roce_flow *rf);
 /* Flow fidelity: the caps of FIFO shares, pause spreading, loss and the fluid model, and the
  * estimates that follow the rates. When it is called: */
 enum roce_flow_when {

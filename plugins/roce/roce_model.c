@@ -93,10 +93,13 @@ static int uses_nvlink(const struct topo *t, int src, int dst)
 
 static int dcqcn_on(const struct roce_state *rs) { return rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF; }
 
-static void trace_flow(struct fabric *fab, struct roce_flow *rf)
+/* roce/trace-flow: the reaction point's state now, if rf is the flow traced (at flow fidelity
+ * the fluid model calls it after each step). The parameter is tested first: it is on the
+ * per-packet and per-step paths, and untraced runs then read no flow. */
+void roce__trace_flow(struct fabric *fab, const struct roce_flow *rf)
 {
   struct roce_state *rs = roce__state(fab);
-  if (rf->flow->parent == NULL && (long)rf->flow->id == rs->cfg.trace_flow)
+  if (rs->cfg.trace_flow >= 0 && rf->flow->parent == NULL && (long)rf->flow->id == rs->cfg.trace_flow)
     roce__series_add(&rs->flow_series, fab->now, rf->cc.rc_Bps, rf->cc.rt_Bps, rf->cc.alpha, rs->cfg.trace_interval_s);
 }
 
@@ -156,7 +159,7 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
     rf->rto_armed = 1;
     rto_arm(fab, rf, fab->now + rs->cfg.rto_s);
   }
-  trace_flow(fab, rf);
+  roce__trace_flow(fab, rf);
 }
 
 static void roce_flow_done(struct fabric *fab, struct fab_flow *flow)
@@ -294,7 +297,7 @@ static void roce_on_injected(struct fabric *fab, struct fab_flow *flow, struct f
   if (!dcqcn_on(rs) || rf->line_port < 0)
     return;
   if (dcqcn_on_bytes(&rs->cfg.dcqcn, &rf->cc, &rs->stats.dcqcn, pkt->bytes))
-    trace_flow(fab, rf);
+    roce__trace_flow(fab, rf);
   /* The NIC's rate limiter paces frames on the wire: RC counts the framing too. */
   rf->last_tx_s = fab->now;
   rf->last_tx_B = pkt->bytes + fab->frame_overhead_B;
@@ -343,7 +346,7 @@ static void rp_cnp(struct fabric *fab, struct roce_flow *rf)
     rf->rate_armed = 1;
     arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
   }
-  trace_flow(fab, rf);
+  roce__trace_flow(fab, rf);
 }
 
 /* A transfer takes over its QP's reaction point (roce_rp.h) and its pending timers. */
@@ -406,7 +409,7 @@ static void flow_timer_fired(struct fabric *fab, struct roce_flow *rf, int kind)
     }
     if (roce_rp_rate_expiry(p, &rs->stats.dcqcn, rf)) {
       repace(fab, rf);
-      trace_flow(fab, rf);
+      roce__trace_flow(fab, rf);
     }
     if (rf->rate_armed)
       arm(fab, rf, ROCE_TIMER_RATE, rf->rate_due_s);
