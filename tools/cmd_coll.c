@@ -547,11 +547,9 @@ static void child_main(const struct coll_options *o, const struct layout *l, str
     fprintf(stderr, "sgfabric coll: %s\n", fabric_stall_message(s->fab));
     _exit(fabric_failures_job_failed(s->fab->failures) >= 0 ? 3 : 1);
   }
-  if (s->fab->now > FAB_MAX_DATE_S) { /* the later sizes were timed at that resolution */
-    fprintf(stderr,
-            "sgfabric coll: %s: the collectives end %.3g s into the simulation, later than %.0f s, where dates no "
-            "longer time a packet (a double resolves t x 2^-52)\n",
-            s->model->name, s->fab->now, FAB_MAX_DATE_S);
+  char late[200];
+  if (fabric_ended_too_late(s->fab->now, late, sizeof late)) { /* the later sizes were timed at that resolution */
+    fprintf(stderr, "sgfabric coll: %s: the collectives %s\n", s->model->name, late);
     _exit(1);
   }
   if (write_all(fd, g_bench.results, sizeof *g_bench.results * (size_t)n_sizes) != 0)

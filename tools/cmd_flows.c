@@ -173,11 +173,8 @@ int cmd_flows(int argc, char **argv)
       goto done;
     sim_time = s.fab->now; /* the job failed then: its results are written (exit 3) */
   }
-  if (sim_time > FAB_MAX_DATE_S) { /* the later completions were timed at that resolution */
-    fprintf(stderr,
-            "sgfabric flows: %s: the transfers end %.3g s into the simulation, later than %.0f s, where dates no "
-            "longer time a packet (a double resolves t x 2^-52)\n",
-            flows_path, sim_time, FAB_MAX_DATE_S);
+  if (fabric_ended_too_late(sim_time, err, sizeof err)) { /* the later completions were timed at that resolution */
+    fprintf(stderr, "sgfabric flows: %s: the transfers %s\n", flows_path, err);
     goto done;
   }
   errno = 0; /* a write error below says why (ENOSPC, EROFS...) */

@@ -643,6 +643,17 @@ void fabric_advance(struct fabric *fab, double until)
 
 void fabric_run(struct fabric *fab) { fabric_advance(fab, HUGE_VAL); }
 
+int fabric_ended_too_late(double end_s, char *msg, size_t len)
+{
+  if (!(end_s > FAB_MAX_DATE_S))
+    return 0;
+  snprintf(msg, len,
+           "end %.3g s into the simulation, later than %.0f s, where dates no longer time a packet (a double "
+           "resolves t x 2^-52)",
+           end_s, FAB_MAX_DATE_S);
+  return 1;
+}
+
 double fabric_active_time(const struct fabric *fab)
 {
   if (fab->stats.active_end_s > 0)

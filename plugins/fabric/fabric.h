@@ -571,6 +571,9 @@ void fabric_write_counters(struct fabric *fab, FILE *out, const char *indent);
  * iteration time of a workload), else the last delivery (a timer still pending after it, e.g. a
  * retransmission timeout, is not activity), or the clock if nothing was delivered. */
 double fabric_active_time(const struct fabric *fab);
+/* Whether a simulation that ended at end_s ran past FAB_MAX_DATE_S, where its dates no longer
+ * time a packet; if so, msg completes "the <subject> " ("end ... s into the simulation, ..."). */
+int fabric_ended_too_late(double end_s, char *msg, size_t len);
 /* Writes links.csv: one row per direction of each fabric link. */
 int fabric_write_links_csv(const struct fabric *fab, FILE *out);
 

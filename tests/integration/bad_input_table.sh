@@ -308,7 +308,7 @@ cp "$DATA/workloads/ranks32.trace" ranks32.trace
 wl "more ranks than GPUs" "ranks32.trace on 16 GPUs" "ranks32.trace|32 ranks|16 GPUs" ranks32.trace
 file endless.trace "$header\nprogram 0 ops=2\n0 compute ph=fwd mb=0 class=gemm time=1e20\n1 coll ph=bwd mb=0 coll=allreduce group=tp bytes=64\nend\n"
 wl "iteration too long to time a packet" "endless.trace: a compute op of time=1e20" \
-  "endless.trace|lasts 1e+20 s|more than 100000 s" endless.trace
+  "endless.trace|the ranks end 1e+20 s into the simulation|later than 100000 s" endless.trace
 
 # --- SimAI/AICB files (sgfabric run --workload simai:FILE) ---
 sa() { row SimAI "$1" "$2" "$3" run "${W[@]}" --workload "simai:$4"; }

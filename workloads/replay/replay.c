@@ -1119,11 +1119,9 @@ int replay_finish(int job, struct replay_results *out, char *err, size_t errlen)
     left += g_jobs[j] != NULL;
   if (left == 0)
     g_n_jobs = 0;
-  if (rc == 0 && out->iteration_s > FAB_MAX_DATE_S) { /* its later transfers were timed at that resolution */
-    snprintf(err, errlen,
-             "the iteration lasts %.3g s of simulated time, more than %.0f s, where dates no longer time a packet "
-             "(a double resolves t x 2^-52): check the trace's compute times (time=, flops=)",
-             out->iteration_s, FAB_MAX_DATE_S);
+  char late[200];
+  if (rc == 0 && fabric_ended_too_late(out->iteration_s, late, sizeof late)) { /* timed at that resolution */
+    snprintf(err, errlen, "the ranks %s: check the trace's compute times (time=, flops=)", late);
     rc = -1;
   }
   return rc;
