@@ -666,7 +666,7 @@ void roce_fluid_step(struct fabric *fab)
       rf->fluid.rc_hist[k % ROCE_FLUID_HIST] = a * rf->fluid.scale;
       rf->fluid.win_bytes += h * a; /* sending rate: the departures are C/N while a queue stands */
       machine_step(fab, rf, 1 - keep, dep_lag, h * a * held); /* paused senders send (and count) less */
-      roce__trace_flow(fab, rf);                              /* roce/trace-flow at flow fidelity */
+      roce__trace_flow(fab, rf);
       continue;
     }
     double p = fmin(1 - keep, 1 - 1e-12), lp = log1p(-p);
@@ -686,7 +686,7 @@ void roce_fluid_step(struct fabric *fab)
     rf->fluid.rc_min = fmin(rf->fluid.rc_min, rf->cc.rc_Bps);
     rf->fluid.rc_max = fmax(rf->fluid.rc_max, rf->cc.rc_Bps);
     rs->fluid.stats.cnps_est += h * cnp;
-    roce__trace_flow(fab, rf); /* roce/trace-flow at flow fidelity */
+    roce__trace_flow(fab, rf);
   }
   /* Settle: at the end of each window, ports whose flows and queue held still for all of it. */
   uint64_t window = (uint64_t)fmax(20, ceil(2 * dp->alpha_interval_s / h));
