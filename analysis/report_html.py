@@ -146,7 +146,9 @@ def compare_report(d):
             ("the same, mean", "flows_per_busiest_link_mean", "%.2f"),
             ("collective transfers that crossed switch-to-switch links", "collective_edges", "%d"),
             ("of them sharing a link with another transfer of their own collective",
-             "collective_edges_sharing_link", "%d")]
+             "collective_edges_sharing_link", "%d"),
+            ("of them sharing a link with a transfer of another collective of their group",
+             "collective_edges_sharing_link_in_group", "%d")]
     rows = []
     for label, k, fmt in keys:
         rows.append(["<td>%s</td>" % esc(label)] + [cell((why.get(f) or {}).get(k), fmt) for f in fabrics])

@@ -778,6 +778,7 @@ static void print_why(FILE *out, json_t *const *why, const char *const *fabrics,
     { "flows per busiest link, mean", "flows_per_busiest_link_mean", " %16.2f" },
     { "collective transfers on switch links", "collective_edges", " %16.0f" },
     { "  sharing a link with their own", "collective_edges_sharing_link", " %16.0f" },
+    { "  with another of their group", "collective_edges_sharing_link_in_group", " %16.0f" },
   };
   for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
     fprintf(out, "%-*s", LABEL_WIDTH, lines[i].label);

@@ -13,6 +13,7 @@
 #define WHY_COUNTED 1u /* counted in edges: a collective transfer that crossed a switch-to-switch link */
 #define WHY_SHARED 2u  /* counted in edges_shared */
 #define WHY_ON 4u      /* on this flow object: registered on its path's ports */
+#define WHY_GROUP 8u   /* counted in edges_group_shared */
 
 struct why_port {
   struct fab_flow **act; /* flows crossing it now */
@@ -28,7 +29,8 @@ struct fab_why {
   int *fidx;              /* per port: its index in fport, -1 for NVLink */
   int nf;
   long edges, edges_shared;
-  int paths_known; /* flow paths are the packets' paths (not per-packet adaptive routing) */
+  long edges_group_shared; /* shared a switch link with another collective of their group */
+  int paths_known;         /* flow paths are the packets' paths (not per-packet adaptive routing) */
   /* heatmap */
   double bin_s;
   double *samples; /* [nf][2 * WHY_BINS] */
@@ -111,6 +113,15 @@ static int port_add(struct why_port *wp, struct fab_flow *flow)
 
 static struct fab_flow *whole(struct fab_flow *f) { return f->parent ? f->parent : f; }
 
+/* Counts a transfer once in *count, the first time it gets the flag bit. */
+static void mark(struct fab_flow *whole_flow, unsigned bit, long *count)
+{
+  if (!(whole_flow->why_flags & bit)) {
+    whole_flow->why_flags |= (uint8_t)bit;
+    (*count)++;
+  }
+}
+
 void fab_why_flow_start(struct fabric *fab, struct fab_flow *flow)
 {
   struct fab_why *w = fab->why;
@@ -130,22 +141,23 @@ void fab_why_flow_start(struct fabric *fab, struct fab_flow *flow)
           me->why_flags |= WHY_COUNTED;
           w->edges++;
         }
-        /* Another transfer of the same collective instance on this link at the same time (not a
-         * part of the same transfer, nor a later step between the same two GPUs). A transfer
-         * spread evenly over every minimal path shares each of them by design: not a collision. */
+        /* Another transfer on this link at the same time, between another pair of GPUs (not a part
+         * of the same transfer, nor a later step between the same two GPUs): of the same
+         * collective instance (a collision inside one collective), or of another instance of the
+         * same group (two data-parallel rings, say, whose edges ECMP put on one link: each then
+         * goes at the shared link's pace). A transfer spread evenly over every minimal path shares
+         * each of them by design: not a collision. */
         for (int i = 0; !flow->spread && i < wp->n; i++) {
           struct fab_flow *o = whole(wp->act[i]);
           uint32_t ocall = wp->act[i]->call ? wp->act[i]->call : o->call;
-          if (ocall != call || o == me || wp->act[i]->spread ||
-              (o->src_gpu == me->src_gpu && o->dst_gpu == me->dst_gpu))
+          if (ocall == 0 || o == me || wp->act[i]->spread || (o->src_gpu == me->src_gpu && o->dst_gpu == me->dst_gpu))
             continue;
-          if (!(me->why_flags & WHY_SHARED)) {
-            me->why_flags |= WHY_SHARED;
-            w->edges_shared++;
-          }
-          if (!(o->why_flags & WHY_SHARED)) {
-            o->why_flags |= WHY_SHARED;
-            w->edges_shared++;
+          if (ocall == call) {
+            mark(me, WHY_SHARED, &w->edges_shared);
+            mark(o, WHY_SHARED, &w->edges_shared);
+          } else if (wp->act[i]->tag == flow->tag) {
+            mark(me, WHY_GROUP, &w->edges_group_shared);
+            mark(o, WHY_GROUP, &w->edges_group_shared);
           }
         }
       }
@@ -310,12 +322,14 @@ int fab_why_write_json(struct fabric *fab, FILE *out, double end_s, const char *
     else /* no switch link carried a flow: no figure, not a zero */
       fprintf(out, "  \"flows_per_switch_link_max\": null,\n");
     fprintf(out, "  \"flows_per_switch_link_mean\": %s,\n", sw_links ? JSON_NUMBER(peak_sum / sw_links) : "null");
-    fprintf(out, "  \"collective_edges\": %ld,\n  \"collective_edges_sharing_link\": %ld,\n", w->edges,
-            w->edges_shared);
+    fprintf(out,
+            "  \"collective_edges\": %ld,\n  \"collective_edges_sharing_link\": %ld,\n"
+            "  \"collective_edges_sharing_link_in_group\": %ld,\n",
+            w->edges, w->edges_shared, w->edges_group_shared);
   } else {
     fprintf(out, "  \"switch_links_used\": null,\n  \"flows_per_switch_link_max\": null,\n"
                  "  \"flows_per_switch_link_mean\": null,\n  \"collective_edges\": null,\n"
-                 "  \"collective_edges_sharing_link\": null,\n");
+                 "  \"collective_edges_sharing_link\": null,\n  \"collective_edges_sharing_link_in_group\": null,\n");
   }
   /* the most utilised link directions */
   for (int i = 0; i < w->nf; i++) {

@@ -101,13 +101,18 @@ c = json.load(open(sys.argv[1]))
 dm = json.load(open(sys.argv[2]))["why"]["ib"]
 ib, roce = c["why"]["ib"], c["why"]["roce"]
 for name, w in (("ib (adaptive)", ib), ("roce (ECMP)", roce), ("ib (dmodk)", dm)):
-    print("%s: %s of %s transfers on switch links share one with their own all-to-all; flows per switch link max %s mean %.2f"
-          % (name, w["collective_edges_sharing_link"], w["collective_edges"], w["flows_per_switch_link_max"],
+    print("%s: %s of %s transfers on switch links share one with their own all-to-all, %s with another group's;"
+          " flows per switch link max %s mean %.2f"
+          % (name, w["collective_edges_sharing_link"], w["collective_edges"],
+             w["collective_edges_sharing_link_in_group"], w["flows_per_switch_link_max"],
              w["flows_per_switch_link_mean"]))
 assert roce["collective_edges"] > 0 and ib["collective_edges"] == roce["collective_edges"]
 assert roce["collective_edges_sharing_link"] > 0
 assert ib["collective_edges_sharing_link"] == 0
 assert dm["collective_edges_sharing_link"] > 0
+# the four expert groups' all-to-alls run at once: ECMP also puts pairs of different groups' on one link
+assert 0 < roce["collective_edges_sharing_link_in_group"] <= roce["collective_edges"]
+assert ib["collective_edges_sharing_link_in_group"] == 0
 assert any(t["groups"] and "ep" in t["groups"] for t in roce["top_links"])
 PY
 

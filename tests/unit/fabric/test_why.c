@@ -9,8 +9,8 @@
 #include "cunit_main.h"
 
 /* Eight concurrent transfers from leaf0's GPUs to leaf2's, distinct pairs; call(i) is the
- * collective instance of transfer i. Returns why.json's text (to free). */
-static char *run_why(uint32_t (*call)(int i), int enable)
+ * collective instance of transfer i, tag(i) its group. Returns why.json's text (to free). */
+static char *run_why_tagged(uint32_t (*call)(int i), int (*tag)(int i), int enable)
 {
   struct platform *p = load_shipped("tiny-16.xml");
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
@@ -21,7 +21,7 @@ static char *run_why(uint32_t (*call)(int i), int enable)
   if (enable)
     CU_ASSERT_EQUAL_FATAL(fab_why_enable(fab), 0);
   for (int i = 0; i < 8; i++) {
-    struct fab_flow *f = fabric_post(fab, i % 4, 8 + (i + i / 4) % 4, 1 << 20, 0, 2, NULL, NULL);
+    struct fab_flow *f = fabric_post(fab, i % 4, 8 + (i + i / 4) % 4, 1 << 20, 0, tag(i), NULL, NULL);
     f->call = call(i);
   }
   fab_why_sample(fab, 0);
@@ -38,6 +38,12 @@ static char *run_why(uint32_t (*call)(int i), int enable)
   platform_free(p);
   return text;
 }
+
+static int dp_tag(int i) { return (void)i, 2; }
+/* half the transfers data-parallel, half pipeline */
+static int two_tags(int i) { return 1 + i % 2; }
+
+static char *run_why(uint32_t (*call)(int i), int enable) { return run_why_tagged(call, dp_tag, enable); }
 
 static long key(const char *text, const char *name)
 {
@@ -60,13 +66,21 @@ static void test_why_collisions(void)
   long shared = key(text, "collective_edges_sharing_link");
   CU_ASSERT(shared >= 5 && shared <= 8);
   CU_ASSERT(key(text, "flows_per_switch_link_max") >= 2);
+  CU_ASSERT_EQUAL(key(text, "collective_edges_sharing_link_in_group"), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"groups\": {\"dp\": "));
   CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"paths_known\": true"));
   free(text);
-  /* the same links, but each transfer its own collective: no collision */
+  /* the same links, but each transfer its own collective of one group (eight data-parallel
+   * rings, say): no collision inside a collective, the same ones between collectives */
   text = run_why(own_call, 1);
   CU_ASSERT_EQUAL(key(text, "collective_edges"), 8);
   CU_ASSERT_EQUAL(key(text, "collective_edges_sharing_link"), 0);
+  CU_ASSERT_EQUAL(key(text, "collective_edges_sharing_link_in_group"), shared);
+  free(text);
+  /* collectives of two groups: only a collision between two of one group counts */
+  text = run_why_tagged(own_call, two_tags, 1);
+  long in_group = key(text, "collective_edges_sharing_link_in_group");
+  CU_ASSERT(in_group > 0 && in_group < shared);
   free(text);
   /* transfers outside collectives are no edges */
   text = run_why(no_call, 1);
