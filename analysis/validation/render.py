@@ -100,6 +100,66 @@ def sca(model, n, key, fabric=None):
     return float("nan")
 
 
+def draws(model, n):
+    """RoCE/IB MFU ratios of the scale study's ECMP draws (seed 1 included), by seed."""
+    return {d["seed"]: d["mfu"]["roce"] / d["mfu"]["ib"] for d in SCA.get("draws", [])
+            if (d["model"], d["n"]) == (model, n)}
+
+
+def draws_text(model, n):
+    """'median 0.955, 0.830-0.958 over seeds 1-5' for the summary, or '' without draws."""
+    r = sorted(draws(model, n).values())
+    if len(r) < 2:
+        return ""
+    med = r[len(r) // 2] if len(r) % 2 else (r[len(r) // 2 - 1] + r[len(r) // 2]) / 2
+    return "median %.3f, %.3f–%.3f over %d seeds" % (med, r[0], r[-1], len(r))
+
+
+def draws_split(model, n):
+    """The draws' RoCE/IB ratios split by whether a switch link carried two data-parallel ring
+    edges or more ('2 of 5 draws put two ... (RoCE/IB a-b); the other 3, one at most: c-d')."""
+    ds = [d for d in SCA.get("draws", []) if (d["model"], d["n"]) == (model, n)]
+    if not ds:
+        return "no draws"
+    two = sorted(d["mfu"]["roce"] / d["mfu"]["ib"] for d in ds if d["dp_edges_on_one_link"] >= 1.5)
+    one = sorted(d["mfu"]["roce"] / d["mfu"]["ib"] for d in ds if d["dp_edges_on_one_link"] < 1.5)
+
+    def span(r):
+        return "%.3f" % r[0] if len(r) == 1 or r[0] == r[-1] else "%.3f–%.3f" % (r[0], r[-1])
+    if not two:
+        return "no draw of %d puts two data-parallel ring edges on one switch link (RoCE/IB %s)" % (len(ds), span(one))
+    return "%d of %d draws put two data-parallel ring edges or more on one switch link (RoCE/IB %s); %s" % (
+        len(two), len(ds), span(two),
+        "the other %d, one at most: %s" % (len(one), span(one)) if one else "so do the others")
+
+
+def draw(model, n, seed, key):
+    """One value of a scale-study draw: draw(m, n, 1, "dp_edges_on_one_link")."""
+    for d in SCA.get("draws", []):
+        if (d["model"], d["n"], d["seed"]) == (model, n, seed):
+            return d[key]
+    return float("nan")
+
+
+def draw_spread(model, n, fabric):
+    """(largest / smallest - 1) in % of one fabric's iteration time over the draws."""
+    t = [d["iter_s"][fabric] for d in SCA.get("draws", []) if (d["model"], d["n"]) == (model, n)]
+    return 100 * (max(t) / min(t) - 1) if t else float("nan")
+
+
+def draw_seeds():
+    """How many seeds the scale study's draws use, seed 1 included."""
+    return 1 + len(SCA.get("draw_seeds", []))
+
+
+def variant(name, key="iteration_time_s"):
+    """A RoCE run of the scale study's variants (scale.py VARIANTS) on the largest GPT-3 compare."""
+    for v in SCA.get("variants", []):
+        if v["name"] == name:
+            return v[key]
+    return float("nan")
+
+
 def slow(model, n, fabric):
     """slowest_rank of one fabric's summary.json in the scale study."""
     return sca(model, n, "slowest", fabric)
@@ -186,7 +246,8 @@ def summary_block():
             cells = []
             for m, _ in models:
                 cells.append("%.1f%% / %.1f%%, **%.3f**" %
-                             (sca(m, n, "mfu", "ib"), sca(m, n, "mfu", "roce"), sca(m, n, "ratio")))
+                             (sca(m, n, "mfu", "ib"), sca(m, n, "mfu", "roce"), sca(m, n, "ratio")) +
+                             (" (ECMP draws: %s)" % draws_text(m, n) if draws_text(m, n) else ""))
             out.append("| %d | %s |" % (n, " | ".join(cells)))
         for n in (10240,):
             if n in scales:
@@ -366,7 +427,8 @@ def main():
                tim=lambda name: (load_json("timings.json").get(name, float("nan"))
                                  if os.path.exists(os.path.join(OUT, "timings.json")) else float("nan")),
                counters=lambda d: json.load(open(os.path.join(OUT, d, "summary.json")))["counters"],
-               partial=partial, slow=slow,
+               partial=partial, slow=slow, draw=draw, draws_text=draws_text, draws_split=draws_split,
+               draw_spread=draw_spread, draw_seeds=draw_seeds, variant=variant,
                fid=fid, fidc=fidc, met=met, misses=misses, worst=worst, dcq=dcq, dcqf=dcqf, sca=sca, smfu=smfu,
                sfl=sfl, sflc=sflc, held=held, held_all=held_all, SETS_HELD=SETS_HELD, SETS_QP=SETS_QP,
                FID=FID, DCQ=DCQ, SCA=SCA, SEN=SEN, HLD=HLD, total=total)
