@@ -4,7 +4,9 @@
 # runs every scenario with BUILD_DIR/sgfabric, draws docs/figures/validation/*.png and writes
 # docs/validation.md from analysis/validation/report.md.in. Scratch results go to
 # results/validation/ (removed first). Needs /usr/bin/python3 with matplotlib.
-# Environment: VAL_JOBS (parallel simulations, default 2).
+# Environment: VAL_JOBS (parallel simulations, default 2), VAL_COMPARE_TIMEOUT (seconds per
+# compare of part 3, default 1200), VAL_SCALE_SEEDS (part 3's other ECMP draws at 2,048 and
+# 10,240 GPUs, default 2,3,4,5; empty: none).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-build}
