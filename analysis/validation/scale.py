@@ -207,7 +207,7 @@ def plot_and_write(res, draws, variant_rows=()):
             "`workload.txt`, `ib/`, `roce/`, `comparison.json`):\n" % SEED,
             cmd_block([r["cmd"] for r in res]),
             "\n".join(t) + "\n", "@@SCALE_TEXT@@\n"]
-    if draws:
+    if draws and DRAW_SEEDS:
         frag += ["**Other ECMP draws.** The %s-GPU compares again with seeds %s (the same commands with "
                  "`--seed S` and `--out ...-seedS`; a seed draws RoCE's ECMP paths and IB's adaptive-routing "
                  "ties). Last column: the most data-parallel bytes one switch link carried in the RoCE run "
