@@ -58,6 +58,8 @@ struct fab_flow {
   uint8_t hops;                 /* ports on the path */
   uint8_t queue;                /* queue (VL / priority) its packets use */
   uint8_t in_ring;              /* packet engine: linked in its NIC's injection ring */
+  uint8_t conn;                 /* the connection between its two GPUs it goes over (a collective's
+                                 * channel, 0 by default): a model may give each its own QPs */
   int32_t path[ROUTE_MAX_HOPS]; /* egress ports, source NIC first */
   double bytes;                 /* size */
   double message_B;             /* the messages it stands for, each a flow of its own at packet

@@ -144,12 +144,15 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
   if (rf->line_port >= 0)
     dcqcn_init(&rs->cfg.dcqcn, &rf->cc, t->ports[rf->line_port].rate_Bps);
   if (flow->parent == NULL && rf->line_port >= 0) {
-    flow->key = roce__qp_key(&rs->cfg, fab->seed, flow->src_gpu, flow->dst_gpu, 0);
-    int qps = rs->cfg.qps_per_conn;
+    /* Each connection between two GPUs has QPs of its own (NCCL connects every channel
+     * separately), so a collective's channels hash to paths of their own. */
+    int qps = rs->cfg.qps_per_conn, first_qp = flow->conn * qps;
+    flow->key = roce__qp_key(&rs->cfg, fab->seed, flow->src_gpu, flow->dst_gpu, first_qp);
     double share = floor(flow->bytes / qps / fab->mtu) * fab->mtu;
     if (qps > 1 && share > 0)
       for (int q = 1; q < qps; q++)
-        fabric_flow_split(fab, flow, share, roce__qp_key(&rs->cfg, fab->seed, flow->src_gpu, flow->dst_gpu, q));
+        fabric_flow_split(fab, flow, share,
+                          roce__qp_key(&rs->cfg, fab->seed, flow->src_gpu, flow->dst_gpu, first_qp + q));
   }
   rf->ack_delay_s = -1;
   rf->progress_s = fab->now;

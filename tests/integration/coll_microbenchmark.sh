@@ -145,6 +145,19 @@ for block in blocks:
         fail("%s.csv: unexpected header or row count" % fabric)
 EOF
 
+# NCCL channels are connections of their own: on RoCE each hashes to its own ECMP path, so on a
+# 2-tier tree whose data-parallel rings cross the spines more channels spread a ring's edges
+# (with one key for every channel they kept one path and the time did not move).
+chan_us() {
+  "$SGF" coll --op allreduce --group dp --platform "$SRC/platforms/tiny-16.xml" --sizes 64M:64M --fabrics roce \
+    --cfg coll/algorithm:ring --cfg coll/channels:"$1" --seed 1 2>/dev/null | awk '$1 == 67108864 { print $6; exit }'
+}
+one=$(chan_us 1)
+four=$(chan_us 4)
+echo "  roce, tiny-16, 64 MB data-parallel ring all-reduce: 1 channel $one us, 4 channels $four us"
+awk -v a="$one" -v b="$four" 'BEGIN { exit !(a > 0 && b > 0 && b < 0.8 * a) }' ||
+  die "4 channels ($four us) are not faster than 1 ($one us): the channels share one ECMP path"
+
 # A bad size: exit 2, a message naming the option, nothing written.
 set +e
 "$SGF" coll --gpus 32 --radix 8 --sizes 8:1X -o "$WORK/bad" 2>"$WORK/err"

@@ -17,6 +17,7 @@ struct xfer {
   double message_B;   /* pipelined ring: its steps' mean size, each a message at packet fidelity */
   double sync_s;      /* the protocol's step latency: a step lasts at least that long (sync_extra) */
   int ring;           /* pipelined ring it is an edge of, -1 */
+  int channel;        /* the NCCL channel it belongs to: its own connection between its GPUs */
   int port;           /* in-network tree leg: the one egress port it crosses (fabric_post_path), -1 */
   int rep;            /* tree leg: the member on whose behalf it moves (its GPU names the flow) */
   double delay_s;     /* tree leg: a switch's reduction latency, paid before it starts */
@@ -76,7 +77,8 @@ struct coll_shape {
   int *remaining;                   /* per member: transfers, the initial value of an instance's counter */
   struct ring *rings;
   int n_rings, cap_rings;
-  size_t bytes_used; /* memory of its arrays (the cache's bound) */
+  size_t bytes_used;    /* memory of its arrays (the cache's bound) */
+  int building_channel; /* while building: the channel the transfers added belong to */
 };
 
 struct coll_instance {
@@ -220,6 +222,7 @@ static int add_xfer(struct coll_shape *c, int src, int dst, double bytes)
                                .later_steps = 0,
                                .sync_s = shape_hop_sync(c, src, dst),
                                .ring = -1,
+                               .channel = c->building_channel,
                                .port = -1,
                                .rep = -1,
                                .waiting = 2 };
@@ -452,6 +455,7 @@ static int build_hierarchical(struct coll_shape *c, double bytes, int channel_co
   int *rail = malloc(sizeof(int) * (size_t)nodes);
   for (int ch = 0; ch < channel_count; ch++) {
     double share = share_of(bytes, channel_count, ch);
+    c->building_channel = ch;
     for (int i = 0; i < n; i++)
       after_rs.last_send[i] = after_rs.last_recv[i] = after_ar.last_send[i] = after_ar.last_recv[i] = -1;
     for (int k = 0; k < nodes; k++)
@@ -802,6 +806,7 @@ static void build(struct coll_shape *c)
   for (int i = 0; i < n; i++)
     order[i] = i;
   int channels = c->channels;
+  c->building_channel = 0;
   if (c->trees != NULL) { /* an in-network algorithm (innet_resolve chose it and built its records) */
     c->algo = c->param_algo;
     build_innet(c);
@@ -826,20 +831,25 @@ static void build(struct coll_shape *c)
         mirror[i] = n - 1 - i;
       for (int ch = 0; ch < channels; ch++) {
         double share = share_of(c->bytes, channels, ch);
+        c->building_channel = ch;
         build_tree(c, order, n, share_of(share, 2, 0), c->chunk_bytes);
         build_tree(c, mirror, n, share_of(share, 2, 1), c->chunk_bytes);
       }
       free(mirror);
       break;
     }
-    for (int ch = 0; ch < channels; ch++)
+    for (int ch = 0; ch < channels; ch++) {
+      c->building_channel = ch;
       build_ring(c, order, n, 2 * (n - 1), share_of(c->bytes, channels, ch), NULL, NULL);
+    }
     break;
   case COLL_REDUCE_SCATTER:
   case COLL_ALLGATHER:
     c->algo = COLL_ALGO_RING;
-    for (int ch = 0; ch < channels; ch++)
+    for (int ch = 0; ch < channels; ch++) {
+      c->building_channel = ch;
       build_ring(c, order, n, n - 1, share_of(c->bytes, channels, ch), NULL, NULL);
+    }
     break;
   case COLL_ALLTOALL:
     c->algo = COLL_ALGO_RING; /* reported as "pairwise" */
@@ -857,8 +867,10 @@ static void build(struct coll_shape *c)
     c->algo = COLL_ALGO_RING;
     for (int i = 0; i < n; i++)
       order[i] = (c->root + i) % n;
-    for (int ch = 0; ch < channels; ch++)
+    for (int ch = 0; ch < channels; ch++) {
+      c->building_channel = ch;
       build_chain(c, order, n, share_of(c->bytes, channels, ch), c->chunk_bytes);
+    }
     break;
   }
   }
@@ -1844,6 +1856,7 @@ static void xfer_start(struct coll_instance *c, int t)
   struct fab_flow *f =
       fabric_post(c->fab, c->gpus[x->src], c->gpus[x->dst], x->bytes, c->fab->now, c->tag, xfer_finished, x);
   f->call = c->call;
+  f->conn = (uint8_t)x->channel;
   f->message_B = x->message_B;
 }
 

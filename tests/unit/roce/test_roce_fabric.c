@@ -738,6 +738,44 @@ static void test_ecmp_collisions_balls_into_bins(void)
   fab_topo_free(t);
 }
 
+/* Up-links of leaf0 that carried bytes when GPU 0 sends n transfers to GPU n, transfer i over
+ * connection conn_step * i (a collective's channel i). */
+static int uplinks_used_by_connections(struct topo *t, int n, int conn_step, fab_fidelity fid)
+{
+  const char *cfg[] = { "roce/dcqcn:off", NULL };
+  struct param_set *ps = roce_params_with(cfg);
+  char err[256];
+  struct fabric *fab = fabric_new(t, ps, roce_model(), fid, 1, err, sizeof err);
+  for (int i = 0; i < n; i++)
+    fabric_post(fab, 0, n, 16 * 4096, 0, 0, NULL, NULL)->conn = (uint8_t)(conn_step * i);
+  fabric_run(fab);
+  const struct topo_node *l = &t->nodes[fab_topo_find_node(t, "leaf0")];
+  int used = 0;
+  for (int p = l->first_port; p < l->first_port + l->port_count; p++)
+    used += t->ports[p].is_up && fab->ports[p].tx_bytes > 0;
+  fabric_free(fab);
+  fab_param_set_free(ps);
+  return used;
+}
+
+/* 4b. A collective's channels are connections of their own (NCCL connects each channel with its
+ * own QPs): between the same two GPUs they hash to paths of their own, where transfers over one
+ * connection keep one path. */
+static void test_ecmp_channels_are_connections(void)
+{
+  const int n = 8;
+  struct topo *t = leaf_spine(2, n, n, G100, 1e-6);
+  for (int fid = 0; fid < 2; fid++) {
+    fab_fidelity f = fid ? FAB_FIDELITY_PACKET : FAB_FIDELITY_FLOW;
+    int one = uplinks_used_by_connections(t, n, 0, f), own = uplinks_used_by_connections(t, n, 1, f);
+    fprintf(stderr, "\n  [ecmp] 8 transfers GPU 0 -> 8 (%s): one connection %d up-link(s), eight %d\n",
+            fid ? "packet" : "flow", one, own);
+    CU_ASSERT_EQUAL(one, 1);
+    CU_ASSERT(own >= 3);
+  }
+  fab_topo_free(t);
+}
+
 /* The up-links of leaf0 that N flows of leaf0 take, as one number: flow i sends i + 1 packets'
  * worth, and each up-link's bytes weigh its index. */
 static double uplink_signature(struct topo *t, int n, const char *ecmp_seed, uint64_t run_seed, fab_fidelity fid)
@@ -1082,6 +1120,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "held_port_ages", test_held_port_ages },
   { "held_ports_share_a_switch", test_held_ports_share_a_switch },
   { "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins },
+  { "ecmp_channels_are_connections", test_ecmp_channels_are_connections },
   { "ecmp_seed_holds_the_paths", test_ecmp_seed_holds_the_paths },
   { "gbn_goodput_under_loss", test_gbn_goodput_under_loss },
   { "rto_from_last_progress", test_rto_from_last_progress },
