@@ -121,13 +121,8 @@ int flows_csv_read(FILE *in, const char *path, int n_gpus, struct flow_table *t,
       snprintf(err, errlen, "%s:%d: start_us must be non-negative, found %.40s", path, lineno, fields[3]);
       goto out;
     }
-    if (v[1] > FAB_MAX_DATE_S * 1e6) {
-      snprintf(err, errlen,
-               "%s:%d: start_us must be at most %.0f (%.0f s of simulated time: later dates cannot time a packet), "
-               "found %.40s",
-               path, lineno, FAB_MAX_DATE_S * 1e6, FAB_MAX_DATE_S, fields[3]);
+    if (text_date_us_too_late(v[1], path, lineno, "start_us", fields[3], err, errlen))
       goto out;
-    }
     if (gpu[0] == gpu[1]) {
       snprintf(err, errlen, "%s:%d: src and dst are the same GPU (%d)", path, lineno, gpu[0]);
       goto out;

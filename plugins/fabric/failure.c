@@ -105,13 +105,8 @@ struct fab_failures *fab_failures_load(const char *path, const struct topo *t, c
                time_text);
       goto fail;
     }
-    if (time_us > FAB_MAX_DATE_S * 1e6) {
-      snprintf(err, errlen,
-               "%s:%d: time_us must be at most %.0f (%.0f s of simulated time: later dates cannot time a packet), "
-               "found %s",
-               path, ti.line, FAB_MAX_DATE_S * 1e6, FAB_MAX_DATE_S, time_text);
+    if (text_date_us_too_late(time_us, path, ti.line, "time_us", time_text, err, errlen))
       goto fail;
-    }
     int up;
     if (strcmp(action, "down") == 0)
       up = 0;

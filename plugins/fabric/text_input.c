@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "fabric.h"
+
 FILE *text_input_open(const char *path, const char *what, char *err, size_t errlen)
 {
   struct stat st;
@@ -132,4 +134,15 @@ int text_parse_index(const char *text, long long max, long long *value)
   }
   *value = v;
   return 0;
+}
+
+int text_date_us_too_late(double us, const char *path, int line, const char *field, const char *text, char *err,
+                          size_t errlen)
+{
+  if (!(us > FAB_MAX_DATE_S * 1e6))
+    return 0;
+  snprintf(err, errlen,
+           "%s:%d: %s must be at most %.0f (%.0f s of simulated time: later dates cannot time a packet), found %.40s",
+           path, line, field, FAB_MAX_DATE_S * 1e6, FAB_MAX_DATE_S, text);
+  return 1;
 }

@@ -47,4 +47,10 @@ int text_input_line(struct text_input *t, char **line, size_t *len, char *err, s
  * unless it is "0") that is at most max. Returns 0 and the value, -1 if it is not one. */
 int text_parse_index(const char *text, long long max, long long *value);
 
+/* Whether a date an input sets, us microseconds (field at path:line, written text), lies
+ * beyond FAB_MAX_DATE_S, where dates no longer time a packet; if so, err gets the message
+ * ("F:N: start_us must be at most 100000000000 (...), found 1e30"). */
+int text_date_us_too_late(double us, const char *path, int line, const char *field, const char *text, char *err,
+                          size_t errlen);
+
 #endif
