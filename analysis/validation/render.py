@@ -100,15 +100,18 @@ def sca(model, n, key, fabric=None):
     return float("nan")
 
 
-def draws(model, n):
-    """RoCE/IB MFU ratios of the scale study's ECMP draws (seed 1 included), by seed."""
-    return {d["seed"]: d["mfu"]["roce"] / d["mfu"]["ib"] for d in SCA.get("draws", [])
-            if (d["model"], d["n"]) == (model, n)}
+def draws_of(model, n):
+    """The scale study's ECMP draws of one compare (seed 1 included)."""
+    return [d for d in SCA.get("draws", []) if (d["model"], d["n"]) == (model, n)]
+
+
+def ratio(d):
+    return d["mfu"]["roce"] / d["mfu"]["ib"]
 
 
 def draws_text(model, n):
-    """'median 0.955, 0.830-0.958 over seeds 1-5' for the summary, or '' without draws."""
-    r = sorted(draws(model, n).values())
+    """'median 0.955, 0.830-0.958 over 5 seeds' for the summary, or '' without draws."""
+    r = sorted(ratio(d) for d in draws_of(model, n))
     if len(r) < 2:
         return ""
     med = r[len(r) // 2] if len(r) % 2 else (r[len(r) // 2 - 1] + r[len(r) // 2]) / 2
@@ -118,11 +121,11 @@ def draws_text(model, n):
 def draws_split(model, n):
     """The draws' RoCE/IB ratios split by whether a switch link carried two data-parallel ring
     edges or more ('2 of 5 draws put two ... (RoCE/IB a-b); the other 3, one at most: c-d')."""
-    ds = [d for d in SCA.get("draws", []) if (d["model"], d["n"]) == (model, n)]
+    ds = draws_of(model, n)
     if not ds:
         return "no draws"
-    two = sorted(d["mfu"]["roce"] / d["mfu"]["ib"] for d in ds if d["dp_edges_on_one_link"] >= 1.5)
-    one = sorted(d["mfu"]["roce"] / d["mfu"]["ib"] for d in ds if d["dp_edges_on_one_link"] < 1.5)
+    two = sorted(ratio(d) for d in ds if d["dp_edges_on_one_link"] >= 1.5)
+    one = sorted(ratio(d) for d in ds if d["dp_edges_on_one_link"] < 1.5)
 
     def span(r):
         return "%.3f" % r[0] if len(r) == 1 or r[0] == r[-1] else "%.3f–%.3f" % (r[0], r[-1])
@@ -135,15 +138,15 @@ def draws_split(model, n):
 
 def draw(model, n, seed, key):
     """One value of a scale-study draw: draw(m, n, 1, "dp_edges_on_one_link")."""
-    for d in SCA.get("draws", []):
-        if (d["model"], d["n"], d["seed"]) == (model, n, seed):
+    for d in draws_of(model, n):
+        if d["seed"] == seed:
             return d[key]
     return float("nan")
 
 
 def draw_spread(model, n, fabric):
     """(largest / smallest - 1) in % of one fabric's iteration time over the draws."""
-    t = [d["iter_s"][fabric] for d in SCA.get("draws", []) if (d["model"], d["n"]) == (model, n)]
+    t = [d["iter_s"][fabric] for d in draws_of(model, n)]
     return 100 * (max(t) / min(t) - 1) if t else float("nan")
 
 

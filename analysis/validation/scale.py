@@ -48,6 +48,11 @@ def tiers(d):
     return 0
 
 
+def both(rows, key):
+    """One row of comparison.json (rows_of) for the two fabrics: {"ib": ..., "roce": ...}."""
+    return {f: rows[key][f] for f in ("ib", "roce")}
+
+
 def ring_edge_bytes(d):
     """Bytes one data-parallel ring edge carries in an iteration, the least over pipeline stages:
     2 (dp - 1) / dp times the data-parallel all-reduce bytes of a stage's program (workload.txt)."""
@@ -129,25 +134,20 @@ def main():
         r = rows_of(j["dir"])
         if j["n"] in DRAW_SCALES:
             draws.append(dict(model=j["model"], label=j["label"], n=j["n"], seed=j["seed"], cmd=show(j["args"]),
-                              wall_s=j["wall_s"], mfu={f: r["mfu"][f] for f in ("ib", "roce")},
-                              iter_s={f: r["iteration_time_s"][f] for f in ("ib", "roce")},
-                              dp_s={f: r["breakdown.exposed_comm_s.dp"][f] for f in ("ib", "roce")},
-                              bubble_s={f: r["breakdown.bubble_s"][f] for f in ("ib", "roce")},
+                              wall_s=j["wall_s"], mfu=both(r, "mfu"), iter_s=both(r, "iteration_time_s"),
+                              dp_s=both(r, "breakdown.exposed_comm_s.dp"), bubble_s=both(r, "breakdown.bubble_s"),
                               dp_edges_on_one_link=dp_on_one_link(j["dir"])))
         if j["seed"] != SEED:
             continue
         res.append(dict(model=j["model"], label=j["label"], n=j["n"], tp=j["tp"], pp=j["pp"], dp=j["dp"],
                         microbatches=j["m"], global_batch=j["global_batch"], wall_s=j["wall_s"],
                         tiers=tiers(j["dir"]), cmd=show(j["args"]),
-                        mfu={f: r["mfu"][f] for f in ("ib", "roce")},
-                        iter_s={f: r["iteration_time_s"][f] for f in ("ib", "roce")},
-                        dp_s={f: r["breakdown.exposed_comm_s.dp"][f] for f in ("ib", "roce")},
-                        tp_s={f: r["breakdown.exposed_comm_s.tp"][f] for f in ("ib", "roce")},
-                        pp_s={f: r["breakdown.exposed_comm_s.pp"][f] for f in ("ib", "roce")},
-                        bubble_s={f: r["breakdown.bubble_s"][f] for f in ("ib", "roce")},
-                        straggler_s={f: r["breakdown.straggler_s"][f] for f in ("ib", "roce")},
+                        mfu=both(r, "mfu"), iter_s=both(r, "iteration_time_s"),
+                        dp_s=both(r, "breakdown.exposed_comm_s.dp"), tp_s=both(r, "breakdown.exposed_comm_s.tp"),
+                        pp_s=both(r, "breakdown.exposed_comm_s.pp"), bubble_s=both(r, "breakdown.bubble_s"),
+                        straggler_s=both(r, "breakdown.straggler_s"),
                         slowest={f: summary(os.path.join(j["dir"], f))["slowest_rank"] for f in ("ib", "roce")},
-                        util_max={f: r["counters.link_utilisation_max"][f] for f in ("ib", "roce")}))
+                        util_max=both(r, "counters.link_utilisation_max")))
     save_json("scale.json", dict(seed=SEED, draw_seeds=DRAW_SEEDS, rows=res, draws=draws, variants=variant_rows))
     plot_and_write(res, draws, variant_rows)
 
