@@ -30,6 +30,9 @@ uint64_t sg_roce_get_cnps(const struct fabric *fab);
 double sg_roce_get_retransmitted_bytes(const struct fabric *fab);
 uint64_t sg_roce_get_buffer_drops(const struct fabric *fab);
 uint64_t sg_roce_get_random_drops(const struct fabric *fab);
+/* Go-back-N retransmission timeouts so far: counted at packet fidelity, those the transfers
+ * waited at flow fidelity (roce/flow-timeouts: drawn counts, or expected ones, fractional). */
+double sg_roce_get_timeouts(const struct fabric *fab);
 double sg_roce_get_peak_buffer(const struct fabric *fab); /* largest switch buffer occupancy, bytes */
 double sg_roce_get_buffer_used(const struct fabric *fab); /* bytes held in all switch buffers now */
 /* Flow fidelity, fluid DCQCN (docs/roce.md): the fluid queue of a port (in transient) or the

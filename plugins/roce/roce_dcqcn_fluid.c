@@ -350,7 +350,7 @@ void roce_fluid_detect(struct fabric *fab, struct fab_flow **flows, size_t n)
       for (int h = 1; h < f->hops; h++)
         if (is_fluid_port(fab, f->path[h]))
           wait += roce_fluid_queue(fab, f->path[h]) / t->ports[f->path[h]].rate_Bps;
-      f->extra_latency_s = wait;
+      f->extra_latency_s += wait; /* after any go-back-N timeouts (roce_flow.c) */
     }
   }
   count_ingress(fab);

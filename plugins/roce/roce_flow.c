@@ -13,8 +13,9 @@
  *    their arrival rates;
  *  - PFC pause spreading (roce_spread.c; PFC on, unless the fluid model runs): the victims of
  *    the links a congested egress pauses;
- *  - loss (here): go-back-N goodput, rate cap = line rate x (1 - P) / (1 + P W), P the path loss
- *    probability per packet and W the window in packets (one bandwidth-delay product). */
+ *  - loss (roce_loss.c; applied here): go-back-N goodput, rate cap = line rate x (1 - P) / (1 + P W),
+ *    P the path loss probability per packet and W the window in packets (one bandwidth-delay
+ *    product), and the retransmission timeouts, waited after the flow drains. */
 #include "roce_internal.h"
 
 #include <math.h>
@@ -22,16 +23,10 @@
 
 #include "roce_dcqcn_fluid.h"
 #include "roce_fifo.h"
+#include "roce_loss.h"
 #include "roce_spread.h"
+#include "rng.h"
 #include "check.h"
-
-double roce__loss_goodput_factor(double p_link, int hops, double window_pkts)
-{
-  if (p_link <= 0)
-    return 1;
-  double p = 1 - pow(1 - p_link, hops);
-  return (1 - p) / (1 + p * window_pkts);
-}
 
 static double line_rate(const struct fabric *fab, const struct fab_flow *f)
 {
@@ -47,19 +42,43 @@ static void reserve_changed(struct roce_state *rs, size_t n)
   rs->fl_changed = sgf_xrealloc(rs->fl_changed, rs->fl_changed_cap * sizeof *rs->fl_changed);
 }
 
-/* The go-back-N goodput cap of a flow (0: none), a property of its path: computed once. */
-static double loss_cap(const struct fabric *fab, const struct fab_flow *f)
+/* The lossy links of a flow's path: the packet model drops on fabric links, never on NVLink. */
+static int lossy_hops(const struct fabric *fab, const struct fab_flow *f)
+{
+  int n = 0;
+  for (int h = 0; h < f->hops; h++)
+    n += !fab->topo->ports[f->path[h]].is_nvlink;
+  return n;
+}
+
+/* Go-back-N under loss (roce_loss.h), properties of a flow's path and size found once, at its
+ * first pass: returns its goodput cap (0: none) and, the first time, adds its retransmission
+ * timeouts' wait to the delay it completes with after draining. */
+static double loss_cap(struct fabric *fab, struct roce_state *rs, struct fab_flow *f)
 {
   struct roce_flow *rf = f->model_data;
   if (rf != NULL && rf->fl_loss_cap_Bps >= 0)
     return rf->fl_loss_cap_Bps;
-  const struct roce_state *rs = roce__state(fab);
+  double p_path =
+      rf != NULL && rf->line_port >= 0 ? roce_loss_path_probability(rs->cfg.drop_rate, lossy_hops(fab, f)) : 0;
+  if (p_path <= 0) {
+    if (rf != NULL)
+      rf->fl_loss_cap_Bps = 0;
+    return 0;
+  }
   double rtt = 2 * fabric_path_tail_latency(fab, f, 0);
   double window = ceil(line_rate(fab, f) * rtt / fab->mtu) + 1;
-  double factor = roce__loss_goodput_factor(rs->cfg.drop_rate, f->hops, window);
-  double cap = factor < 1 ? factor * line_rate(fab, f) : 0;
-  if (rf != NULL)
-    rf->fl_loss_cap_Bps = cap;
+  double cap = roce_loss_goodput_factor(p_path, window) * line_rate(fab, f);
+  rf->fl_loss_cap_Bps = cap;
+  if (rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF) {
+    double messages = f->message_B > 0 ? ceil(f->bytes / f->message_B) : 1;
+    double mean = roce_loss_expected_timeouts(p_path, ceil(f->bytes / fab->mtu), messages);
+    /* its own stream: the run's seed and the transfer's QP (a part of a transfer has its own) */
+    uint64_t stream = fab_rng_mix64(fab->seed ^ fab_rng_mix64(f->id ^ fab_rng_mix64(f->key)));
+    rf->fl_timeouts = rs->cfg.flow_timeouts == ROCE_TIMEOUTS_MEAN ? mean : roce_loss_draw_timeouts(mean, stream);
+    rs->stats.timeouts_est += rf->fl_timeouts;
+    f->extra_latency_s += rf->fl_timeouts * (rs->cfg.rto_s + rtt);
+  }
   return cap;
 }
 
@@ -152,7 +171,7 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
   size_t n_changed = 0;
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
-    double cap = loss_cap(fab, f);
+    double cap = loss_cap(fab, rs, f);
     if (fluid)
       cap = roce_fluid_cap(fab, f, cap);
     double share = fifo ? roce_fifo_of(f)->share_Bps : 0;

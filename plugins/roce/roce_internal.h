@@ -64,8 +64,9 @@ struct roce_config {
   uint64_t ecmp_seed;
   double drop_rate; /* per link traversal */
   double rto_s;
-  long trace_flow; /* flow id to trace, -1 none */
-  int trace_port;  /* port to trace, -1 none */
+  int flow_timeouts; /* flow fidelity: enum roce_flow_timeouts (roce_loss.h) */
+  long trace_flow;   /* flow id to trace, -1 none */
+  int trace_port;    /* port to trace, -1 none */
   double trace_interval_s;
   int fluid;              /* flow fidelity: integrate the DCQCN fluid model in transients */
   double fluid_step_s;    /* its fixed integration step */
@@ -125,6 +126,7 @@ struct roce_flow {
   struct roce_est_flow est;     /* flow fidelity, estimated marks and CNPs (roce_flow_est.c) */
   uint8_t spread_entered;       /* flow fidelity: counted on its links by pause spreading */
   double fl_loss_cap_Bps;       /* flow fidelity: its go-back-N goodput cap (0: none; -1: not computed yet) */
+  double fl_timeouts;           /* flow fidelity: its go-back-N timeouts (roce_loss.h), waited after it drains */
   struct roce_flow *free_next;
 };
 
@@ -146,6 +148,7 @@ struct roce_stats {
   uint64_t cnps_sent;
   double paused_s;
   uint64_t flow_pass_flows; /* flow fidelity: flows the cap passes visited (roce_flow.c) */
+  double timeouts_est;      /* flow fidelity: go-back-N timeouts taken (roce_loss.h) */
 };
 
 struct roce_state {
@@ -192,7 +195,6 @@ enum roce_flow_when {
   ROCE_AFTER_FILL,  /* on_rates: its rates are known (estimates; the fluid model's caps) */
 };
 void roce__flow_rates(struct fabric *fab, enum roce_flow_when when);
-double roce__loss_goodput_factor(double p_link, int hops, double window_pkts);
 
 /* After roce__switch_init: whether every switch's PFC headroom (per port, times its ports) leaves
  * a shared pool in roce/buffer; 0, or -1 with a message naming the parameters and values. */

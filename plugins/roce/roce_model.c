@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "roce_internal.h"
+#include "roce_loss.h"
 #include "failure.h"
 #include "roce_rp.h"
 #include "check.h"
@@ -478,6 +479,8 @@ static void roce_counters(struct fabric *fab, struct fab_counters *out)
   fabric_counter_real(out, "retransmitted_bytes", packet, s->gbn.retransmitted_B);
   fabric_counter_count(out, "gbn_nacks", packet, s->gbn.nacks);
   fabric_counter_count(out, "gbn_timeouts", packet, s->gbn.timeouts);
+  /* flow fidelity: the timeouts its transfers waited (roce/flow-timeouts; with mean, fractional) */
+  fabric_counter_real(out, "gbn_timeouts_est", !packet && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF, s->timeouts_est);
   fabric_counter_count(out, "gbn_discarded_packets", packet, s->gbn.discarded);
   fabric_counter_real(out, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
   if (!packet) {
@@ -604,6 +607,11 @@ uint64_t sg_roce_get_cnps(const struct fabric *fab) { return roce__state(fab)->s
 double sg_roce_get_retransmitted_bytes(const struct fabric *fab) { return roce__state(fab)->stats.gbn.retransmitted_B; }
 uint64_t sg_roce_get_buffer_drops(const struct fabric *fab) { return fab->stats.drops_by[FAB_DROP_BUFFER]; }
 uint64_t sg_roce_get_random_drops(const struct fabric *fab) { return fab->stats.drops_by[FAB_DROP_RANDOM]; }
+double sg_roce_get_timeouts(const struct fabric *fab)
+{
+  const struct roce_stats *s = &roce__state(fab)->stats;
+  return fab->fidelity == FAB_FIDELITY_PACKET ? (double)s->gbn.timeouts : s->timeouts_est;
+}
 
 double sg_roce_get_buffer_used(const struct fabric *fab)
 {

@@ -123,6 +123,12 @@ static const struct param_def roce_params[] = {
   { "roce/rto", PARAM_REAL, UNIT_SECONDS, "1ms", 1e-6, 10, NULL,
     "Retransmission timeout: go back to the first unacknowledged PSN after no progress",
     "Meta SIGCOMM'24: millisecond-scale local ACK timeout; HPCC NACK interval 500us" },
+  { "roce/flow-timeouts", PARAM_ENUM, UNIT_NONE, "drawn", 0, 0, "drawn|mean|off",
+    "Flow fidelity under loss: go-back-N retransmission timeouts, each roce/rto plus a round trip after a "
+    "transfer drains; drawn = a Poisson count per transfer (from the run's seed and its QP), mean = the "
+    "expected count, off = none (the goodput cap alone)",
+    "the packet model's receiver NACKs a PSN once: the expected packet lost again, or a message's last packet "
+    "lost, waits for the timer (docs/roce.md, Loss at flow fidelity)" },
   { "roce/fluid", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|on|off",
     "Flow fidelity: integrate the DCQCN fluid model while a bottleneck is in transient (off: max-min only); "
     "auto: on with the paper preset, off with nic (docs/roce.md)",
@@ -263,7 +269,11 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   if (c->ecmp_seed == 0)
     c->ecmp_seed = fab->seed;
   c->drop_rate = fab_param_get(ps, "roce/drop-rate");
+  if (c->drop_rate >= 1) /* every packet lost on its first link: no transfer could complete */
+    return fail(err, errlen, "parameter '%s': 1 loses every packet and no transfer completes; give a value below 1%s",
+                "roce/drop-rate", "");
   c->rto_s = fab_param_get(ps, "roce/rto");
+  c->flow_timeouts = fab_param_get_choice(ps, "roce/flow-timeouts");
   c->trace_interval_s = fab_param_get(ps, "roce/trace-interval");
   c->fluid_step_s = fab_param_get(ps, "roce/fluid-step");
   c->fluid_ode = fab_param_get_choice(ps, "roce/fluid-rp") == 1;

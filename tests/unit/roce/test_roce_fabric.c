@@ -874,6 +874,58 @@ static void test_rto_from_last_progress(void)
   fab_topo_free(t);
 }
 
+/* 5c. Go-back-N timeouts at flow fidelity (roce_loss.h). Eight 4 MB transfers, each alone on its
+ * two links, at 1e-2 per link: the receiver NACKs a PSN once, so the expected packet lost again
+ * after its go-back, or the last packet lost, waits for the 1 ms timer. Over 8 seeds (64
+ * transfers) the timeouts flow fidelity draws and their expected number come within 40 % of
+ * those the packet model counts, and so does the mean FCT with drawn timeouts; without them
+ * (roce/flow-timeouts:off, the goodput cap alone) the mean FCT is less than half the packet
+ * model's. The expected count is what the formula gives: with roce/flow-timeouts:mean a
+ * transfer's FCT grows by exactly that many timeouts when roce/rto grows by 1 ms. */
+static void test_gbn_timeouts_at_flow_fidelity(void)
+{
+  struct topo *t = fab_topo_single_switch(16, G400, 1e-6, 300e-9);
+  struct flow_def f[8];
+  for (int i = 0; i < 8; i++)
+    f[i] = (struct flow_def){ i, i + 8, 4e6, 0 };
+  const char *drawn[] = { "roce/dcqcn:off", "roce/drop-rate:1e-2", NULL };
+  const char *mean[] = { "roce/dcqcn:off", "roce/drop-rate:1e-2", "roce/flow-timeouts:mean", NULL };
+  const char *off[] = { "roce/dcqcn:off", "roce/drop-rate:1e-2", "roce/flow-timeouts:off", NULL };
+  double t_packet = 0, t_drawn = 0, t_mean = 0, fct_packet = 0, fct_drawn = 0, fct_off = 0;
+  struct run_result r;
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    roce_run(t, FAB_FIDELITY_PACKET, seed, drawn, f, 8, &r);
+    CU_ASSERT_EQUAL(r.done, 8);
+    t_packet += r.timeouts;
+    fct_packet += r.mean_fct / 8;
+    roce_run(t, FAB_FIDELITY_FLOW, seed, drawn, f, 8, &r);
+    t_drawn += r.timeouts;
+    fct_drawn += r.mean_fct / 8;
+    roce_run(t, FAB_FIDELITY_FLOW, seed, mean, f, 8, &r);
+    t_mean += r.timeouts;
+    roce_run(t, FAB_FIDELITY_FLOW, seed, off, f, 8, &r);
+    fct_off += r.mean_fct / 8;
+  }
+  fprintf(stderr,
+          "\n  [go-back-N timeouts, 64 x 4 MB at 1e-2] packet %.0f, flow drawn %.0f, expected %.1f; mean FCT packet "
+          "%.1f us, flow %.1f us (without timeouts %.1f us)\n",
+          t_packet, t_drawn, t_mean, fct_packet * 1e6, fct_drawn * 1e6, fct_off * 1e6);
+  CU_ASSERT(t_packet >= 10);
+  CU_ASSERT(fabs(t_drawn - t_packet) <= 0.4 * t_packet);
+  CU_ASSERT(fabs(t_mean - t_packet) <= 0.4 * t_packet);
+  CU_ASSERT(fabs(fct_drawn - fct_packet) <= 0.4 * fct_packet);
+  CU_ASSERT(fct_off < 0.5 * fct_packet);
+  /* the expected count, through the FCT's slope in roce/rto */
+  const char *mean_2ms[] = { "roce/dcqcn:off", "roce/drop-rate:1e-2", "roce/flow-timeouts:mean", "roce/rto:2ms", NULL };
+  struct run_result r2;
+  roce_run(t, FAB_FIDELITY_FLOW, 1, mean, f, 1, &r);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, mean_2ms, f, 1, &r2);
+  double p = 1 - pow(1 - 1e-2, 2), packets = ceil(4e6 / 4096);
+  double expected = (packets * p * p + p) / (1 - p);
+  CU_ASSERT_DOUBLE_EQUAL((r2.fct[0] - r.fct[0]) / 1e-3, expected, 1e-9 * expected);
+  fab_topo_free(t);
+}
+
 /* Framing: every 4096-byte payload carries Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4
  * bytes, and the wire adds preamble/SFD 8 and the inter-frame gap 12 (IEEE 802.3 clauses 3-4,
  * IBTA Vol.1 Annex A17): 82 bytes, so one flow at 400 Gb/s has a goodput of 50 GB/s x 4096 /
@@ -1124,6 +1176,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "ecmp_seed_holds_the_paths", test_ecmp_seed_holds_the_paths },
   { "gbn_goodput_under_loss", test_gbn_goodput_under_loss },
   { "rto_from_last_progress", test_rto_from_last_progress },
+  { "gbn_timeouts_at_flow_fidelity", test_gbn_timeouts_at_flow_fidelity },
   { "framing_goodput", test_framing_goodput },
   { "flow_matches_packet", test_flow_matches_packet },
   { "nic_incast_recovers", test_nic_incast_recovers },

@@ -53,6 +53,7 @@ struct run_result {
   double delivered;
   uint64_t drops, pauses, marks, cnps, random_drops, buffer_drops;
   double paused_s, retrans_B, peak_buffer, sim_s;
+  double timeouts;         /* go-back-N timeouts (flow fidelity: those its transfers waited) */
   double fluid_peak_queue; /* flow fidelity, fluid DCQCN: the largest fluid queue (sg_roce_get_fluid_peak_queue) */
   int estimated;           /* flow fidelity: the estimates below exist (sg_roce_get_flow_estimates) */
   double est_marks, est_cnps, est_cuts, est_paused_s;
@@ -112,6 +113,7 @@ static inline void roce_run(struct topo *t, fab_fidelity fid, uint64_t seed, con
   r->random_drops = sg_roce_get_random_drops(fab);
   r->buffer_drops = sg_roce_get_buffer_drops(fab);
   r->retrans_B = sg_roce_get_retransmitted_bytes(fab);
+  r->timeouts = sg_roce_get_timeouts(fab);
   r->peak_buffer = sg_roce_get_peak_buffer(fab);
   r->fluid_peak_queue = sg_roce_get_fluid_peak_queue(fab);
   r->sim_s = fab->now;

@@ -1,0 +1,39 @@
+/* RoCEv2 at flow fidelity: go-back-N under random loss (roce_loss.c).
+ *
+ * The packet model loses each packet on each fabric link with probability p (roce/drop-rate);
+ * its receiver accepts only the expected PSN and NACKs a gap once (gbn.h), and the sender goes
+ * back to the NACKed PSN or, with no progress for roce/rto, to the first unacknowledged one. A
+ * flow-fidelity transfer keeps what that costs it:
+ *
+ *  - a goodput cap: each loss of the expected packet wastes the window sent before its NACK
+ *    returns, so the transfer delivers (1 - P) / (1 + P W) of what it sends (P the path's loss
+ *    probability per packet, W the window in packets);
+ *  - retransmission timeouts: the receiver NACKs a PSN once, so the expected packet lost again
+ *    after its go-back leaves only the timer, and so does a message's last packet lost with
+ *    nothing behind it to reveal the gap. Each costs roce/rto plus a round trip (the ACK that
+ *    starts the timer, the retransmission), a wait added after the transfer drains (it holds no
+ *    link meanwhile). The count is drawn per transfer (Poisson, from the run's seed and the
+ *    transfer's QP) or taken at its mean (roce/flow-timeouts). */
+#ifndef SGFABRIC_ROCE_LOSS_H
+#define SGFABRIC_ROCE_LOSS_H
+
+#include <stdint.h>
+
+/* roce/flow-timeouts, in its choices' order */
+enum roce_flow_timeouts { ROCE_TIMEOUTS_DRAWN, ROCE_TIMEOUTS_MEAN, ROCE_TIMEOUTS_OFF };
+
+/* The probability that a packet is lost on a path of fabric_hops lossy links. */
+double roce_loss_path_probability(double p_link, int fabric_hops);
+/* Go-back-N's goodput over the sent rate, (1 - P) / (1 + P W), for a path loss P and a window
+ * of W packets (one bandwidth-delay product). */
+double roce_loss_goodput_factor(double p_path, double window_pkts);
+/* The expected number of retransmission timeouts of a transfer of `packets` packets in `messages`
+ * messages (each with a tail of its own): packets P^2 / (1 - P) (the expected packet lost again,
+ * and again, after its NACK) + messages P / (1 - P) (a message's last packet lost, and its
+ * retransmission). Infinite when P = 1. */
+double roce_loss_expected_timeouts(double p_path, double packets, double messages);
+/* A Poisson draw of mean `mean` from a stream of its own (stream: any 64-bit value naming the
+ * transfer, mixed with the run's seed by the caller): the same stream gives the same count. */
+double roce_loss_draw_timeouts(double mean, uint64_t stream);
+
+#endif
