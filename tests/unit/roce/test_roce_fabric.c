@@ -832,8 +832,9 @@ static void test_gbn_goodput_under_loss(void)
     double path = 1 - pow(1 - p, 2), model = (1 - path) / (1 + path * w);
     fprintf(stderr,
             "  [loss %-5s] goodput %.3f of line rate (go-back-N model %.3f, flow fidelity %.3f), "
-            "drops %llu, retransmitted %.1f MB\n",
-            rates[i], goodput, model, f.bytes / rf.fct[0] / G400, (unsigned long long)r.drops, r.retrans_B / 1e6);
+            "drops %llu, retransmitted %.1f MB, timeouts %.0f (flow fidelity %.0f)\n",
+            rates[i], goodput, model, f.bytes / rf.fct[0] / G400, (unsigned long long)r.drops, r.retrans_B / 1e6,
+            r.timeouts, rf.timeouts);
     CU_ASSERT_EQUAL(r.done, 1);
     CU_ASSERT(goodput <= prev + 1e-9);
     prev = goodput;
