@@ -5,7 +5,9 @@ For every case (a job on a platform) and fabric (ib, roce with the nic preset, r
 paper preset; roce-maxmin: roce's flow fidelity before DCQCN's floor model, roce-held-off: before
 the packet-level measure of the ports DCQCN holds, both against roce's packet runs;
 roce-paper-floor: the paper preset without its fluid model; roce-paper-drawn: with its ECN marks
-drawn per packet; roce-rpqp: each QP's reaction point kept across its transfers) one iteration is simulated at both
+drawn per packet; roce-rpqp: each QP's reaction point kept across its transfers; ib-ch2, roce-ch2: two NCCL
+channels per collective; roce-qp4: four QPs per connection; roce-drop-P: random loss P per link, roce-drop-P-cap:
+the same without flow fidelity's retransmission timeouts) one iteration is simulated at both
 fidelities with `sgfabric run`; the table gives the iteration time at each fidelity and the
 error of flow fidelity, the largest error of exposed communication per parallel group (groups
 exposing at least 1 % of the iteration), the RoCE/IB MFU ratio at each fidelity, and RoCE's
@@ -74,16 +76,33 @@ FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
            "roce-rpqp": ["--fabric", "roce", "--cfg=roce/rp-per-qp:on"],
            # the paper preset's fluid model with each flow's ECN marks drawn per packet instead of
            # taken at their expected positions (roce/fluid-marks; its packet run is roce-paper's)
-           "roce-paper-drawn": ["--fabric", "roce", "--cfg=roce/dcqcn:paper", "--cfg=roce/fluid-marks:random"]}
+           "roce-paper-drawn": ["--fabric", "roce", "--cfg=roce/dcqcn:paper", "--cfg=roce/fluid-marks:random"],
+           # two NCCL channels per collective (coll/channels): on RoCE each channel is a connection
+           # of its own, hashed to its own ECMP paths (docs/collectives.md); compared with IB on two
+           # channels too
+           "ib-ch2": ["--fabric", "ib", "--cfg=coll/channels:2"],
+           "roce-ch2": ["--fabric", "roce", "--cfg=coll/channels:2"],
+           # four QPs per connection, each part of a transfer on its own ECMP path (IB has no QPs to
+           # spread: compared with ib)
+           "roce-qp4": ["--fabric", "roce", "--cfg=roce/qps-per-conn:4"],
+           # random loss on every fabric link: go-back-N, its retransmission timeouts drawn per
+           # transfer at flow fidelity; -cap: the go-back-N rate cap alone, as before the timeouts
+           # (roce/flow-timeouts acts at flow fidelity only: its packet run is the other's)
+           **{f"roce-drop-{p}": ["--fabric", "roce", f"--cfg=roce/drop-rate:{p}"] for p in ("1e-4", "1e-3", "1e-2")},
+           **{f"roce-drop-{p}-cap": ["--fabric", "roce", f"--cfg=roce/drop-rate:{p}", "--cfg=roce/flow-timeouts:off"]
+              for p in ("1e-4", "1e-3", "1e-2")}}
+# The IB run a RoCE variant's MFU is divided by (ib unless named here): the same collectives.
+IB_OF = {"roce-ch2": "ib-ch2"}
 PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper", "roce-held-off": "roce",
-             "roce-paper-drawn": "roce-paper"}
+             "roce-paper-drawn": "roce-paper",
+             **{f"roce-drop-{p}-cap": f"roce-drop-{p}" for p in ("1e-4", "1e-3", "1e-2")}}
 # The matrix compares the fabrics' two fidelities with the compute held fixed: the roofline, the
 # compute model it was measured with (the kernel model, the default now, shortens compute by a
 # few percent and so changes how much communication is exposed; checked on llama3-8b/2to1 roce,
 # where flow stays within 0.4 % of packet: tests/integration/roce_iteration_2to1.sh).
 COMPUTE = ["--cfg=compute/model:roofline"]
 COUNTERS = [("pfc_paused_s", "pfc_paused_s_est", "PFC paused s"), ("ecn_marks", "ecn_marks_est", "ECN marks"),
-            ("cnps", "cnps_est", "CNPs")]
+            ("cnps", "cnps_est", "CNPs"), ("gbn_timeouts", "gbn_timeouts_est", "go-back-N timeouts")]
 
 
 def run(cmd, timeout):
@@ -223,14 +242,13 @@ def main():
             print(f"| {c} | {fab} | {p['iteration_time_s']:.4f} | {f['iteration_time_s']:.4f} | {err:+.1f}% | "
                   f"{g:+.1f}% ({gname}) | {cpu_text(pc)} / {cpu_text(fc)} |")
     print(f"\nIteration time within 2 %: {met} of {total} cells.\n")
-    if "ib" in fabrics:
+    ratios = [fab for fab in fabrics if fab.startswith("roce") and IB_OF.get(fab, "ib") in fabrics]
+    if ratios:
         print("| case | fabric | RoCE/IB MFU, packet | flow | difference (points) |")
         print("|---|---|---|---|---|")
         for c in cases:
-            for fab in fabrics:
-                if fab == "ib":
-                    continue
-                r = [res[c, x, fid][0] for x in ("ib", fab) for fid in ("packet", "flow")]
+            for fab in ratios:
+                r = [res[c, x, fid][0] for x in (IB_OF.get(fab, "ib"), fab) for fid in ("packet", "flow")]
                 if None in r or r[0]["mfu"] is None:
                     continue
                 rp, rf = r[2]["mfu"] / r[0]["mfu"], r[3]["mfu"] / r[1]["mfu"]

@@ -193,9 +193,9 @@ def sfl(group, scen, label, fidelity="packet", key="mean_us"):
     return sum(v) / len(v)
 
 
-def sflc(group, scen, label, key):
+def sflc(group, scen, label, key, fidelity="packet"):
     for r in SEN["flows"]:
-        if (r["group"], r["scen"], r["label"], r["fid"]) == (group, scen, label, "packet") and r["seed"] == 1:
+        if (r["group"], r["scen"], r["label"], r["fid"]) == (group, scen, label, fidelity) and r["seed"] == 1:
             return r["counters"].get(key)
     return None
 

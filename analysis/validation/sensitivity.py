@@ -156,7 +156,7 @@ def main():
                          bytes=sm.get("bytes_delivered"),
                          counters={k: c.get(k) for k in ("ecn_marks", "cnps", "dcqcn_rate_cuts", "pfc_pause_frames",
                                                          "pfc_paused_s", "drops", "retransmitted_bytes",
-                                                         "gbn_timeouts", "credit_stall_s")}))
+                                                         "gbn_timeouts", "gbn_timeouts_est", "credit_stall_s")}))
     save_json("sensitivity.json", dict(seed=SEED, mfu=mres, flows=fres, cmds=mcmds + fcmds))
     plot_and_write(mres, fres, mcmds, fcmds)
     determinism()
@@ -290,8 +290,8 @@ def plot_and_write(mres, fres, mcmds, fcmds):
             r["group"], r["label"], r["fabric"], r["mfu"], 100 * (r["mfu"] / base[r["fabric"]] - 1), r["iter_s"],
             r["dp_s"]))
     t2 = ["| study | scenario | setting | mean FCT packet (us) | mean FCT flow (us) | flow vs packet | packet "
-          "counters (seed %d) |" % SEED,
-          "|---|---|---|---|---|---|---|"]
+          "counters (seed %d) | flow estimates |" % SEED,
+          "|---|---|---|---|---|---|---|---|"]
     seen = []
     for r in fres:
         k = (r["group"], r["scen"], r["label"])
@@ -302,15 +302,20 @@ def plot_and_write(mres, fres, mcmds, fcmds):
         f = fmean(fres, *k[:1], k[2], k[1], "flow")
         pc = [x for x in fres if (x["group"], x["scen"], x["label"]) ==
               k and x["fid"] == "packet" and x["seed"] == SEED]
-        cs = pc[0]["counters"] if pc else {}
-        cstr = ", ".join("%s %s" % (a, ("%.3g" % v) if isinstance(v, float) else v) for a, v in cs.items()
-                         if v not in (None, 0, 0.0))
+        fc = [x for x in fres if (x["group"], x["scen"], x["label"]) ==
+              k and x["fid"] == "flow" and x["seed"] == SEED]
+
+        def counters_text(runs):
+            cs = runs[0]["counters"] if runs else {}
+            return ", ".join("%s %s" % (a, ("%.3g" % v) if isinstance(v, float) else v) for a, v in cs.items()
+                             if v not in (None, 0, 0.0))
+        cstr, fstr = counters_text(pc), counters_text(fc)
 
         def num(x, f="%.1f"):
             return "**failed** (known issues)" if x != x else f % x
-        t2.append("| %s | %s%s | %s | %s | %s | %s | %s |" % (
+        t2.append("| %s | %s%s | %s | %s | %s | %s | %s | %s |" % (
             k[0], k[1], " (seeds %s)" % ",".join(map(str, PERM_SEEDS)) if k[0] == "routing" else "", k[2], num(p),
-            num(f), num(100 * (f / p - 1), "%+.1f%%"), cstr or "-"))
+            num(f), num(100 * (f / p - 1), "%+.1f%%"), cstr or "-", fstr or "-"))
     frag = ["### (a) MFU\n", "![MFU sensitivity](%s)\n" % fig_mfu,
             "Commands (seed %d; flow fidelity; `$B` is `BUILD_DIR/sgfabric`):\n" % SEED,
             cmd_block(mcmds + list(dict.fromkeys(r["cmd"] for r in mres))),
