@@ -175,6 +175,7 @@ row parameter "XON above XOFF" "--cfg=roce/pfc-threshold:static --cfg=roce/pfc-x
 row parameter "headroom below one MTU" "--cfg=roce/pfc-headroom:1000" "roce/pfc-headroom" \
   flows "${F[@]}" --fabric roce --cfg=roce/pfc-headroom:1000
 row parameter "trace-flow not an id" "--cfg=roce/trace-flow:3x" "roce/trace-flow" flows "${F[@]}" --fabric roce --cfg=roce/trace-flow:3x
+row parameter "every packet lost" "--cfg=roce/drop-rate:1" "roce/drop-rate" flows "${F[@]}" --fabric roce --cfg=roce/drop-rate:1
 row parameter "trace at flow fidelity without the fluid model" "--fidelity flow --cfg=roce/trace-flow:0 (nic preset)" \
   "roce/trace-flow|traced from the fluid model" flows "${F[@]}" --fabric roce --fidelity flow --cfg=roce/trace-flow:0
 row parameter "trace-port unknown" "--cfg=roce/trace-port:leaf9-&gt;spine9" "roce/trace-port|leaf9->spine9" \
