@@ -51,35 +51,39 @@ static int lossy_hops(const struct fabric *fab, const struct fab_flow *f)
   return n;
 }
 
-/* Go-back-N under loss (roce_loss.h), properties of a flow's path and size found once, at its
- * first pass: returns its goodput cap (0: none) and, the first time, adds its retransmission
- * timeouts' wait to the delay it completes with after draining. */
-static double loss_cap(struct fabric *fab, struct roce_state *rs, struct fab_flow *f)
+/* A flow's path loss per packet (roce_loss.h; 0: none), found at its first pass, when it also
+ * draws its retransmission timeouts and adds their wait to the delay it completes with after
+ * draining. */
+static double loss_path(struct fabric *fab, struct roce_state *rs, struct fab_flow *f)
 {
   struct roce_flow *rf = f->model_data;
-  if (rf != NULL && rf->fl_loss_cap_Bps >= 0)
-    return rf->fl_loss_cap_Bps;
-  double p_path =
-      rf != NULL && rf->line_port >= 0 ? roce_loss_path_probability(rs->cfg.drop_rate, lossy_hops(fab, f)) : 0;
-  if (p_path <= 0) {
-    if (rf != NULL)
-      rf->fl_loss_cap_Bps = 0;
+  if (rf == NULL || rf->line_port < 0)
     return 0;
-  }
-  double rtt = 2 * fabric_path_tail_latency(fab, f, 0);
-  double window = ceil(line_rate(fab, f) * rtt / fab->mtu) + 1;
-  double cap = roce_loss_goodput_factor(p_path, window) * line_rate(fab, f);
-  rf->fl_loss_cap_Bps = cap;
-  if (rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF) {
+  if (rf->fl_loss_path >= 0)
+    return rf->fl_loss_path;
+  double p_path = roce_loss_path_probability(rs->cfg.drop_rate, lossy_hops(fab, f));
+  rf->fl_loss_path = p_path;
+  if (p_path > 0 && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF) {
     double messages = f->message_B > 0 ? ceil(f->bytes / f->message_B) : 1;
     double mean = roce_loss_expected_timeouts(p_path, ceil(f->bytes / fab->mtu), messages);
     /* its own stream: the run's seed and the transfer's QP (a part of a transfer has its own) */
     uint64_t stream = fab_rng_mix64(fab->seed ^ fab_rng_mix64(f->id ^ fab_rng_mix64(f->key)));
     rf->fl_timeouts = rs->cfg.flow_timeouts == ROCE_TIMEOUTS_MEAN ? mean : roce_loss_draw_timeouts(mean, stream);
     rs->stats.timeouts_est += rf->fl_timeouts;
-    f->extra_latency_s += rf->fl_timeouts * (rs->cfg.rto_s + rtt);
+    f->extra_latency_s += rf->fl_timeouts * (rs->cfg.rto_s + 2 * fabric_path_tail_latency(fab, f, 0));
   }
-  return cap;
+  return p_path;
+}
+
+/* Go-back-N's goodput over what a flow sends at rate_Bps, (1 - P) / (1 + P W): W its bytes in
+ * flight, a round trip's and, with FIFO shares, those in the standing queues of the PFC-governed
+ * egresses on its path (roce_loss_window), which a loss sends again too. */
+static double loss_factor(const struct fabric *fab, const struct roce_state *rs, const struct fab_flow *f,
+                          double p_path, double rate_Bps, int queues)
+{
+  double rtt = 2 * fabric_path_tail_latency(fab, f, 0);
+  double window = queues ? roce_loss_window(fab, &rs->loss, f, rate_Bps, rtt) : ceil(rate_Bps * rtt / fab->mtu) + 1;
+  return roce_loss_goodput_factor(p_path, window);
 }
 
 /* Under DCQCN a sender on a congested path injects at its floor rate (roce_dcqcn_floor.h), found
@@ -168,17 +172,29 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
   reserve_changed(rs, n);
   if (spreading)
     roce_spread_compute(fab, &rs->spread, flows, n);
+  int lossy = rs->cfg.drop_rate > 0;
+  if (lossy && fifo)
+    roce_loss_queues(fab, &rs->loss, flows, n);
   size_t n_changed = 0;
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
-    double cap = loss_cap(fab, rs, f);
-    if (fluid)
-      cap = roce_fluid_cap(fab, f, cap);
-    double share = fifo ? roce_fifo_of(f)->share_Bps : 0;
-    if (fifo && share < line_rate(fab, f) * (1 - 1e-9) && (cap == 0 || share < cap))
-      cap = share;
-    if (spreading)
-      cap = roce_spread_cap(fab, &rs->spread, f, cap);
+    double p_path = lossy ? loss_path(fab, rs, f) : 0;
+    double cap = 0; /* none */
+    if (fluid) {    /* the fluid rates are what the senders send: the loss cap bounds them */
+      cap = roce_fluid_cap(fab, f,
+                           p_path > 0 ? loss_factor(fab, rs, f, p_path, line_rate(fab, f), 0) * line_rate(fab, f) : 0);
+    } else {
+      double share = fifo ? roce_fifo_of(f)->share_Bps : 0;
+      if (fifo && share < line_rate(fab, f) * (1 - 1e-9))
+        cap = share;
+      if (spreading)
+        cap = roce_spread_cap(fab, &rs->spread, f, cap);
+      /* what a flow sends at its share (or at line rate), go-back-N delivers that part of */
+      if (p_path > 0) {
+        double sent = cap > 0 ? cap : line_rate(fab, f);
+        cap = sent * loss_factor(fab, rs, f, p_path, sent, fifo);
+      }
+    }
     if (fabs(cap - f->rate_cap_Bps) > 1e-9 * (cap + f->rate_cap_Bps)) {
       if (before_fill) {
         f->rate_cap_Bps = cap; /* the filling about to run applies it */
@@ -194,5 +210,7 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
     roce_est_pauses(fab, &rs->est, &rs->spread, flows, n);
     roce_spread_clear(&rs->spread, flows, n);
   }
+  if (lossy && fifo)
+    roce_loss_clear(fab, &rs->loss);
   fabric_flow_caps_changed_for(fab, rs->fl_changed, n_changed); /* their components only */
 }

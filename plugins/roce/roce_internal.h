@@ -15,6 +15,7 @@
 #include "roce_fifo.h"
 #include "roce_flow_est.h"
 #include "roce_held_port.h"
+#include "roce_loss.h"
 #include "roce_spread.h"
 
 #define ROCE_UDP_DPORT 4791 /* IANA RoCEv2 */
@@ -125,7 +126,7 @@ struct roce_flow {
   struct roce_fifo_flow fifo;   /* flow fidelity, FIFO shares (roce_fifo.c) */
   struct roce_est_flow est;     /* flow fidelity, estimated marks and CNPs (roce_flow_est.c) */
   uint8_t spread_entered;       /* flow fidelity: counted on its links by pause spreading */
-  double fl_loss_cap_Bps;       /* flow fidelity: its go-back-N goodput cap (0: none; -1: not computed yet) */
+  double fl_loss_path;          /* flow fidelity: its path's loss per packet (roce_loss.h; -1: not computed yet) */
   double fl_timeouts;           /* flow fidelity: its go-back-N timeouts (roce_loss.h), waited after it drains */
   struct roce_flow *free_next;
 };
@@ -165,6 +166,7 @@ struct roce_state {
   /* flow fidelity */
   struct roce_fifo fifo;        /* FIFO shares (roce_fifo.c) */
   struct roce_spread spread;    /* PFC pause spreading (roce_spread.c) */
+  struct roce_loss loss;        /* go-back-N under loss: the standing queues of a pass (roce_loss.c) */
   struct fab_flow **fl_changed; /* roce_flow.c: the flows whose cap a pass changed */
   size_t fl_changed_cap;
   struct roce_dcqcn_fluid fluid;  /* fluid DCQCN (roce_dcqcn_fluid.c) */

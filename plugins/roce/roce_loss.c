@@ -2,7 +2,11 @@
 #include "roce_loss.h"
 
 #include <math.h>
+#include <stdlib.h>
 
+#include "roce_fifo.h"
+#include "roce_internal.h"
+#include "check.h"
 #include "rng.h"
 
 double roce_loss_path_probability(double p_link, int fabric_hops)
@@ -66,4 +70,135 @@ double roce_loss_draw_timeouts(double mean, uint64_t stream)
     count += k;
   }
   return count;
+}
+
+int roce_loss_init(struct roce_loss *s, int n_ports, int n_nodes)
+{
+  s->queue_B = calloc((size_t)n_ports + 1, sizeof *s->queue_B);
+  s->feeders = calloc((size_t)n_ports + 1, sizeof *s->feeders);
+  s->sw_pgs = calloc((size_t)n_nodes + 1, sizeof *s->sw_pgs);
+  s->sw_feeders = calloc((size_t)n_nodes + 1, sizeof *s->sw_feeders);
+  return s->queue_B && s->feeders && s->sw_pgs && s->sw_feeders ? 0 : -1;
+}
+
+void roce_loss_fini(struct roce_loss *s)
+{
+  free(s->queue_B);
+  free(s->feeders);
+  free(s->sw_pgs);
+  free(s->sw_feeders);
+  free(s->pairs);
+  free(s->touched);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void touch(struct roce_loss *s, int port)
+{
+  if (s->n_touched == s->touched_cap) {
+    s->touched_cap = s->touched_cap ? 2 * s->touched_cap : 64;
+    s->touched = sgf_xrealloc(s->touched, s->touched_cap * sizeof *s->touched);
+  }
+  s->touched[s->n_touched++] = port;
+}
+
+/* The standing queue of a PFC-governed egress fed by k links, of a switch whose PFC-governed
+ * egresses `pgs` ingress links feed, k_sum their feeders summed (roce_loss.h). */
+static double standing_queue(const struct roce_state *rs, int node, int k, int pgs, int k_sum)
+{
+  const struct roce_config *c = &rs->cfg;
+  double free_B = c->buffer_B - rs->switches[node].headroom_total_B;
+  if (!c->pfc.enabled)
+    return c->lossy_alpha * c->buffer_B / (1 + c->lossy_alpha);
+  double held = c->pfc.kind == PFC_STATIC ? fmin(pgs * c->pfc.xoff_B, free_B)
+                                          : pgs * c->pfc.alpha * free_B / (1 + pgs * c->pfc.alpha);
+  return held * k / k_sum;
+}
+
+/* Sorts pairs[0..n) and counts, for each high half, its distinct pairs into per_high. */
+static void count_distinct(int64_t *pairs, size_t n, int32_t *per_high)
+{
+  qsort(pairs, n, sizeof *pairs, cmp_pair);
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || pairs[i] != pairs[i - 1])
+      per_high[pairs[i] >> 32]++;
+}
+
+/* Fills s->pairs with (key, upstream link) for every marked switch-egress crossing of the flows,
+ * key the egress (by_switch 0) or its switch (1); returns their number. */
+static size_t marked_pairs(const struct topo *t, struct roce_loss *s, struct fab_flow **flows, size_t n, int by_switch)
+{
+  size_t k = 0;
+  for (int fill = 0; fill < 2; fill++) { /* count, then fill */
+    k = 0;
+    for (size_t i = 0; i < n; i++) {
+      const struct roce_flow *rf = flows[i]->model_data;
+      if (rf == NULL || rf->line_port < 0 || rf->fifo.marked_mask == 0)
+        continue;
+      for (int h = 1; h < flows[i]->hops; h++) {
+        int e = flows[i]->path[h];
+        if (!((rf->fifo.marked_mask >> h) & 1) || t->nodes[t->ports[e].node].kind != TOPO_SWITCH)
+          continue;
+        if (fill)
+          s->pairs[k] = (int64_t)(by_switch ? t->ports[e].node : e) << 32 | (uint32_t)flows[i]->path[h - 1];
+        k++;
+      }
+    }
+    if (k == 0)
+      break;
+    if (!fill && k > s->pairs_cap) {
+      s->pairs_cap = 2 * k;
+      s->pairs = sgf_xrealloc(s->pairs, s->pairs_cap * sizeof *s->pairs);
+    }
+  }
+  return k;
+}
+
+void roce_loss_queues(struct fabric *fab, struct roce_loss *s, struct fab_flow **flows, size_t n)
+{
+  const struct topo *t = fab->topo;
+  size_t n_pairs = marked_pairs(t, s, flows, n, 0);
+  if (n_pairs == 0)
+    return;
+  count_distinct(s->pairs, n_pairs, s->feeders); /* k per egress */
+  for (size_t i = 0; i < n_pairs; i++) {
+    int e = (int)(s->pairs[i] >> 32);
+    if (i == 0 || e != (int)(s->pairs[i - 1] >> 32)) { /* each egress once (sorted) */
+      touch(s, e);
+      s->sw_feeders[t->ports[e].node] += s->feeders[e];
+    }
+  }
+  count_distinct(s->pairs, marked_pairs(t, s, flows, n, 1), s->sw_pgs); /* K per switch */
+  const struct roce_state *rs = roce__state(fab);
+  for (size_t i = 0; i < s->n_touched; i++) {
+    int e = s->touched[i], node = t->ports[e].node;
+    s->queue_B[e] = standing_queue(rs, node, s->feeders[e], s->sw_pgs[node], s->sw_feeders[node]);
+  }
+}
+
+double roce_loss_window(const struct fabric *fab, const struct roce_loss *s, const struct fab_flow *f, double rate_Bps,
+                        double rtt_s)
+{
+  const struct roce_flow *rf = f->model_data;
+  double delay = rtt_s;
+  for (int h = 1; rf != NULL && h < f->hops; h++)
+    if ((rf->fifo.marked_mask >> h) & 1)
+      delay += s->queue_B[f->path[h]] / fab->topo->ports[f->path[h]].rate_Bps;
+  return ceil(rate_Bps * delay / fab->mtu) + 1;
+}
+
+void roce_loss_clear(const struct fabric *fab, struct roce_loss *s)
+{
+  for (size_t i = 0; i < s->n_touched; i++) {
+    int e = s->touched[i], node = fab->topo->ports[e].node;
+    s->queue_B[e] = 0;
+    s->feeders[e] = 0;
+    s->sw_pgs[node] = 0;
+    s->sw_feeders[node] = 0;
+  }
+  s->n_touched = 0;
 }

@@ -17,7 +17,10 @@
 #ifndef SGFABRIC_ROCE_LOSS_H
 #define SGFABRIC_ROCE_LOSS_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "fabric.h"
 
 /* roce/flow-timeouts, in its choices' order */
 enum roce_flow_timeouts { ROCE_TIMEOUTS_DRAWN, ROCE_TIMEOUTS_MEAN, ROCE_TIMEOUTS_OFF };
@@ -32,6 +35,37 @@ double roce_loss_goodput_factor(double p_path, double window_pkts);
  * and again, after its NACK) + messages P / (1 - P) (a message's last packet lost, and its
  * retransmission). Infinite when P = 1. */
 double roce_loss_expected_timeouts(double p_path, double packets, double messages);
+/* The window a loss wastes depends on the bytes in flight, and where PFC governs a switch
+ * egress (a FIFO pass marks it: roce_fifo.h) its standing queue holds most of them: the pass's
+ * state, per port. */
+struct roce_loss {
+  double *queue_B;     /* per port: the standing queue of a PFC-governed egress (0: none) */
+  int32_t *feeders;    /* per port: its distinct upstream links, counted in a pass */
+  int32_t *sw_pgs;     /* per node: the distinct ingress links feeding its PFC-governed egresses */
+  int32_t *sw_feeders; /* per node: its egresses' feeders summed */
+  int64_t *pairs;      /* scratch: (egress or switch, upstream link) of the marked crossings */
+  size_t pairs_cap;
+  int32_t *touched; /* the egresses given a queue, cleared at the end of the pass */
+  size_t n_touched, touched_cap;
+};
+
+int roce_loss_init(struct roce_loss *s, int n_ports, int n_nodes);
+void roce_loss_fini(struct roce_loss *s);
+/* The standing queues of the PFC-governed egresses the flows cross (whole components, after the
+ * FIFO pass). Each of the K ingress links feeding a switch's PFC-governed egresses fills its
+ * ingress PG to the PFC threshold, the K PGs sharing the switch's buffer B' (the buffer less its
+ * headroom): with dynamic thresholds X = alpha (B' - K X), so they hold K alpha B' / (1 + K alpha)
+ * (with static ones K XOFF, at most B'); an egress fed by k of the links holds its part
+ * k / (sum of the egresses' k) of it. Without PFC an egress fills to its own lossy threshold,
+ * alpha_l B / (1 + alpha_l). */
+void roce_loss_queues(struct fabric *fab, struct roce_loss *s, struct fab_flow **flows, size_t n);
+/* The go-back-N window of a flow, in packets: what it sends at rate_Bps (its throughput) over a
+ * round trip and the drain times of the standing queues on its path (Little's law: its bytes in
+ * flight), all of which a loss sends again. */
+double roce_loss_window(const struct fabric *fab, const struct roce_loss *s, const struct fab_flow *f, double rate_Bps,
+                        double rtt_s);
+/* End of the pass: the queues back to zero. */
+void roce_loss_clear(const struct fabric *fab, struct roce_loss *s);
 /* A Poisson draw of mean `mean` from a stream of its own (stream: any 64-bit value naming the
  * transfer, mixed with the run's seed by the caller): the same stream gives the same count. */
 double roce_loss_draw_timeouts(double mean, uint64_t stream);

@@ -51,7 +51,8 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
   rs->ports = sgf_xcalloc((size_t)n_ports + 1, sizeof *rs->ports);
   rs->switches = sgf_xcalloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
   SGF_CHECK(roce_fifo_init(&rs->fifo, n_ports) == 0 && roce_spread_init(&rs->spread, n_ports) == 0 &&
-                roce_est_init(&rs->est, n_ports) == 0 && roce_held_init(&rs->held, n_ports) == 0,
+                roce_loss_init(&rs->loss, n_ports, fab->topo->n_nodes) == 0 && roce_est_init(&rs->est, n_ports) == 0 &&
+                roce_held_init(&rs->held, n_ports) == 0,
             "roce: out of memory for the flow-level state of %d ports", n_ports);
   fab_rng_seed(&rs->rng, fab_rng_next(&fab->rng));
   /* The switches hash with roce/ecmp-seed as the NICs number their QPs with it: the paths follow
@@ -77,6 +78,7 @@ static void roce_fini(struct fabric *fab)
   free(rs->ports);
   free(rs->switches);
   roce_fifo_fini(&rs->fifo);
+  roce_loss_fini(&rs->loss);
   roce_spread_fini(&rs->spread);
   roce_est_fini(&rs->est);
   roce_held_fini(&rs->held);
@@ -132,7 +134,7 @@ static void roce_flow_start(struct fabric *fab, struct fab_flow *flow)
   struct roce_flow *rf = rflow_alloc(rs);
   rf->flow = flow;
   rf->last_cnp_s = -1;
-  rf->fl_loss_cap_Bps = -1;
+  rf->fl_loss_path = -1;
   rf->fifo.inject = rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF ? -1 : 1; /* -1: its DCQCN floor, found later */
   rf->est.since_s = fab->now;
   rs->fluid.starts++;
