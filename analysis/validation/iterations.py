@@ -5,9 +5,10 @@ For every case (a job on a platform) and fabric (ib, roce with the nic preset, r
 paper preset; roce-maxmin: roce's flow fidelity before DCQCN's floor model, roce-held-off: before
 the packet-level measure of the ports DCQCN holds, both against roce's packet runs;
 roce-paper-floor: the paper preset without its fluid model; roce-paper-drawn: with its ECN marks
-drawn per packet; roce-rpqp: each QP's reaction point kept across its transfers; ib-ch2, roce-ch2: two NCCL
-channels per collective; roce-qp4: four QPs per connection; roce-drop-P: random loss P per link, roce-drop-P-cap:
-the same without flow fidelity's retransmission timeouts) one iteration is simulated at both
+drawn per packet; roce-rpqp: each QP's reaction point kept across its transfers; ib-ch2,
+roce-ch2: two NCCL channels per collective; roce-qp4: four QPs per connection; roce-drop-P:
+random loss P per link (1e-4, 1e-3, 1e-2), roce-drop-P-no-timeouts: the same without flow
+fidelity's retransmission timeouts) one iteration is simulated at both
 fidelities with `sgfabric run`; the table gives the iteration time at each fidelity and the
 error of flow fidelity, the largest error of exposed communication per parallel group (groups
 exposing at least 1 % of the iteration), the RoCE/IB MFU ratio at each fidelity, and RoCE's
@@ -59,6 +60,7 @@ CASES = {
                          ["--model", "mixtral-8x7b", "--gpus", "64", "--tp", "2", "--pp", "1", "--ep", "8",
                           "--global-batch", "32"]),
 }
+DROPS = ("1e-4", "1e-3", "1e-2")  # the loss rates of the roce-drop fabrics
 FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
            "roce-paper": ["--fabric", "roce", "--cfg=roce/dcqcn:paper"],
            # RoCE flow fidelity as it was before DCQCN's floor model: plain max-min with DCQCN on
@@ -85,17 +87,17 @@ FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
            # four QPs per connection, each part of a transfer on its own ECMP path (IB has no QPs to
            # spread: compared with ib)
            "roce-qp4": ["--fabric", "roce", "--cfg=roce/qps-per-conn:4"],
-           # random loss on every fabric link: go-back-N, its retransmission timeouts drawn per
-           # transfer at flow fidelity; -cap: the go-back-N rate cap alone, as before the timeouts
-           # (roce/flow-timeouts acts at flow fidelity only: its packet run is the other's)
-           **{f"roce-drop-{p}": ["--fabric", "roce", f"--cfg=roce/drop-rate:{p}"] for p in ("1e-4", "1e-3", "1e-2")},
-           **{f"roce-drop-{p}-cap": ["--fabric", "roce", f"--cfg=roce/drop-rate:{p}", "--cfg=roce/flow-timeouts:off"]
-              for p in ("1e-4", "1e-3", "1e-2")}}
+           # random loss on every fabric link: go-back-N (docs/roce.md, "Loss at flow fidelity");
+           # -no-timeouts: flow fidelity without its retransmission timeouts (roce/flow-timeouts acts
+           # at flow fidelity only: its packet run is the other's)
+           **{f"roce-drop-{p}": ["--fabric", "roce", f"--cfg=roce/drop-rate:{p}"] for p in DROPS},
+           **{f"roce-drop-{p}-no-timeouts": ["--fabric", "roce", f"--cfg=roce/drop-rate:{p}",
+                                             "--cfg=roce/flow-timeouts:off"] for p in DROPS}}
 # The IB run a RoCE variant's MFU is divided by (ib unless named here): the same collectives.
 IB_OF = {"roce-ch2": "ib-ch2"}
 PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper", "roce-held-off": "roce",
              "roce-paper-drawn": "roce-paper",
-             **{f"roce-drop-{p}-cap": f"roce-drop-{p}" for p in ("1e-4", "1e-3", "1e-2")}}
+             **{f"roce-drop-{p}-no-timeouts": f"roce-drop-{p}" for p in DROPS}}
 # The matrix compares the fabrics' two fidelities with the compute held fixed: the roofline, the
 # compute model it was measured with (the kernel model, the default now, shortens compute by a
 # few percent and so changes how much communication is exposed; checked on llama3-8b/2to1 roce,
