@@ -16,9 +16,9 @@ double roce_loss_path_probability(double p_link, int fabric_hops)
   return 1 - pow(1 - p_link, fabric_hops);
 }
 
-/* Under go-back-N each loss of the expected packet costs it and the W packets sent before the
- * NACK returns, so delivering a packet takes 1 + P W / (1 - P) sends on average (Guo et al.,
- * SIGCOMM'16, section 3: go-back-N instead of go-back-0). */
+/* Under go-back-N (the RoCE NICs' recovery since Guo et al., SIGCOMM'16, section 3) each loss of
+ * the expected packet costs it and the W packets sent before the NACK returns, so delivering a
+ * packet takes 1 + P W / (1 - P) sends on average. */
 double roce_loss_goodput_factor(double p_path, double window_pkts)
 {
   if (p_path <= 0)
@@ -30,8 +30,8 @@ double roce_loss_goodput_factor(double p_path, double window_pkts)
  * (a NACK recovers it), each later send lost again with P (the NACK went out already: the timer
  * recovers it), a geometric tail P^2 + P^3 + ... = P^2 / (1 - P). A message's last packet (and
  * its resends) lost with nothing behind it: P / (1 - P). The packet model gives 11.5 timeouts
- * (6 seeds) for one 32 MB transfer over 4 links at p = 1e-2, where this gives 12.4 (test
- * roce_fabric gbn_timeouts_at_flow_fidelity). */
+ * (6 seeds) for one 32 MB transfer over 4 links at p = 1e-2, where this gives 12.4 (docs/roce.md,
+ * "Loss at flow fidelity"; test roce_fabric gbn_timeouts_at_flow_fidelity checks 64 transfers). */
 double roce_loss_expected_timeouts(double p_path, double packets, double messages)
 {
   if (p_path <= 0)
@@ -53,7 +53,7 @@ double roce_loss_draw_timeouts(double mean, uint64_t stream)
   uint64_t state = stream;
   if (mean > 1e4) {
     double u1 = fab_rng_unit(fab_rng_splitmix(&state)), u2 = fab_rng_unit(fab_rng_splitmix(&state));
-    double z = sqrt(-2 * log(1 - u1)) * cos(6.283185307179586 * u2) /* 2 pi */;
+    double z = sqrt(-2 * log(1 - u1)) * cos(6.283185307179586 /* 2 pi */ * u2);
     return fmax(0, round(mean + sqrt(mean) * z));
   }
   double count = 0;
