@@ -13,9 +13,10 @@
  *    their arrival rates;
  *  - PFC pause spreading (roce_spread.c; PFC on, unless the fluid model runs): the victims of
  *    the links a congested egress pauses;
- *  - loss (roce_loss.c; applied here): go-back-N goodput, rate cap = line rate x (1 - P) / (1 + P W),
- *    P the path loss probability per packet and W the window in packets (one bandwidth-delay
- *    product), and the retransmission timeouts, waited after the flow drains. */
+ *  - loss (roce_loss.c; applied here): go-back-N delivers (1 - P) / (1 + P W) of what a flow
+ *    sends (its cap above, else the line rate), P the path loss probability per packet and W its
+ *    packets in flight (a round trip's and, with FIFO shares, those in the standing queues of the
+ *    PFC-governed egresses it crosses); and the retransmission timeouts, waited after it drains. */
 #include "roce_internal.h"
 
 #include <math.h>
