@@ -128,31 +128,24 @@ static void count_distinct(int64_t *pairs, size_t n, int32_t *per_high)
       per_high[pairs[i] >> 32]++;
 }
 
-/* Fills s->pairs with (key, upstream link) for every marked switch-egress crossing of the flows,
- * key the egress (by_switch 0) or its switch (1); returns their number. */
-static size_t marked_pairs(const struct topo *t, struct roce_loss *s, struct fab_flow **flows, size_t n, int by_switch)
+/* Fills s->pairs with (egress, upstream link) for every marked switch-egress crossing of the
+ * flows; returns their number. */
+static size_t marked_pairs(const struct topo *t, struct roce_loss *s, struct fab_flow **flows, size_t n)
 {
   size_t k = 0;
-  for (int fill = 0; fill < 2; fill++) { /* count, then fill */
-    k = 0;
-    for (size_t i = 0; i < n; i++) {
-      const struct roce_flow *rf = flows[i]->model_data;
-      if (rf == NULL || rf->line_port < 0 || rf->fifo.marked_mask == 0)
+  for (size_t i = 0; i < n; i++) {
+    const struct roce_flow *rf = flows[i]->model_data;
+    if (rf == NULL || rf->line_port < 0 || rf->fifo.marked_mask == 0)
+      continue;
+    for (int h = 1; h < flows[i]->hops; h++) {
+      int e = flows[i]->path[h];
+      if (!((rf->fifo.marked_mask >> h) & 1) || t->nodes[t->ports[e].node].kind != TOPO_SWITCH)
         continue;
-      for (int h = 1; h < flows[i]->hops; h++) {
-        int e = flows[i]->path[h];
-        if (!((rf->fifo.marked_mask >> h) & 1) || t->nodes[t->ports[e].node].kind != TOPO_SWITCH)
-          continue;
-        if (fill)
-          s->pairs[k] = (int64_t)(by_switch ? t->ports[e].node : e) << 32 | (uint32_t)flows[i]->path[h - 1];
-        k++;
+      if (k == s->pairs_cap) {
+        s->pairs_cap = s->pairs_cap ? 2 * s->pairs_cap : 256;
+        s->pairs = sgf_xrealloc(s->pairs, s->pairs_cap * sizeof *s->pairs);
       }
-    }
-    if (k == 0)
-      break;
-    if (!fill && k > s->pairs_cap) {
-      s->pairs_cap = 2 * k;
-      s->pairs = sgf_xrealloc(s->pairs, s->pairs_cap * sizeof *s->pairs);
+      s->pairs[k++] = (int64_t)e << 32 | (uint32_t)flows[i]->path[h - 1];
     }
   }
   return k;
@@ -161,7 +154,7 @@ static size_t marked_pairs(const struct topo *t, struct roce_loss *s, struct fab
 void roce_loss_queues(struct fabric *fab, struct roce_loss *s, struct fab_flow **flows, size_t n)
 {
   const struct topo *t = fab->topo;
-  size_t n_pairs = marked_pairs(t, s, flows, n, 0);
+  size_t n_pairs = marked_pairs(t, s, flows, n);
   if (n_pairs == 0)
     return;
   count_distinct(s->pairs, n_pairs, s->feeders); /* k per egress */
@@ -172,7 +165,9 @@ void roce_loss_queues(struct fabric *fab, struct roce_loss *s, struct fab_flow *
       s->sw_feeders[t->ports[e].node] += s->feeders[e];
     }
   }
-  count_distinct(s->pairs, marked_pairs(t, s, flows, n, 1), s->sw_pgs); /* K per switch */
+  for (size_t i = 0; i < n_pairs; i++) /* the same links by the switch they feed */
+    s->pairs[i] = (int64_t)t->ports[s->pairs[i] >> 32].node << 32 | (uint32_t)s->pairs[i];
+  count_distinct(s->pairs, n_pairs, s->sw_pgs); /* K per switch */
   const struct roce_state *rs = roce__state(fab);
   for (size_t i = 0; i < s->n_touched; i++) {
     int e = s->touched[i], node = t->ports[e].node;

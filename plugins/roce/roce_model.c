@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "roce_internal.h"
-#include "roce_loss.h"
 #include "failure.h"
 #include "roce_rp.h"
 #include "check.h"
