@@ -69,9 +69,9 @@ static double loss_path(struct fabric *fab, struct roce_state *rs, struct fab_fl
     double mean = roce_loss_expected_timeouts(p_path, ceil(f->bytes / fab->mtu), messages);
     /* its own stream: the run's seed and the transfer's QP (a part of a transfer has its own) */
     uint64_t stream = fab_rng_mix64(fab->seed ^ fab_rng_mix64(f->id ^ fab_rng_mix64(f->key)));
-    rf->fl_timeouts = rs->cfg.flow_timeouts == ROCE_TIMEOUTS_MEAN ? mean : roce_loss_draw_timeouts(mean, stream);
-    rs->stats.timeouts_est += rf->fl_timeouts;
-    f->extra_latency_s += rf->fl_timeouts * (rs->cfg.rto_s + 2 * fabric_path_tail_latency(fab, f, 0));
+    double timeouts = rs->cfg.flow_timeouts == ROCE_TIMEOUTS_MEAN ? mean : roce_loss_draw_timeouts(mean, stream);
+    rs->stats.timeouts_est += timeouts;
+    f->extra_latency_s += timeouts * (rs->cfg.rto_s + 2 * fabric_path_tail_latency(fab, f, 0));
   }
   return p_path;
 }
