@@ -195,6 +195,14 @@ def fmean(fres, group, label, scen, fid, key="mean_us"):
     return mean(v)
 
 
+def counters_text(fres, k, fid):
+    """The nonzero counters of scenario k's run at fidelity fid with seed SEED, as text."""
+    runs = [x for x in fres if (x["group"], x["scen"], x["label"]) == k and x["fid"] == fid and x["seed"] == SEED]
+    cs = runs[0]["counters"] if runs else {}
+    return ", ".join("%s %s" % (a, ("%.3g" % v) if isinstance(v, float) else v) for a, v in cs.items()
+                     if v not in (None, 0, 0.0))
+
+
 def plot_and_write(mres, fres, mcmds, fcmds):
     # ---- (a) MFU
     fig, ax = plt.subplots(figsize=(9, 4.8))
@@ -300,16 +308,7 @@ def plot_and_write(mres, fres, mcmds, fcmds):
         seen.append(k)
         p = fmean(fres, *k[:1], k[2], k[1], "packet")
         f = fmean(fres, *k[:1], k[2], k[1], "flow")
-        pc = [x for x in fres if (x["group"], x["scen"], x["label"]) ==
-              k and x["fid"] == "packet" and x["seed"] == SEED]
-        fc = [x for x in fres if (x["group"], x["scen"], x["label"]) ==
-              k and x["fid"] == "flow" and x["seed"] == SEED]
-
-        def counters_text(runs):
-            cs = runs[0]["counters"] if runs else {}
-            return ", ".join("%s %s" % (a, ("%.3g" % v) if isinstance(v, float) else v) for a, v in cs.items()
-                             if v not in (None, 0, 0.0))
-        cstr, fstr = counters_text(pc), counters_text(fc)
+        cstr, fstr = (counters_text(fres, k, fid) for fid in ("packet", "flow"))
 
         def num(x, f="%.1f"):
             return "**failed** (known issues)" if x != x else f % x
