@@ -43,18 +43,10 @@ static void reserve_changed(struct roce_state *rs, size_t n)
   rs->fl_changed = sgf_xrealloc(rs->fl_changed, rs->fl_changed_cap * sizeof *rs->fl_changed);
 }
 
-/* The lossy links of a flow's path: the packet model drops on fabric links, never on NVLink. */
-static int lossy_hops(const struct fabric *fab, const struct fab_flow *f)
-{
-  int n = 0;
-  for (int h = 0; h < f->hops; h++)
-    n += !fab->topo->ports[f->path[h]].is_nvlink;
-  return n;
-}
-
 /* A flow's path loss per packet (roce_loss.h; 0: none), found at its first pass, when it also
  * draws its retransmission timeouts and adds their wait to the delay it completes with after
- * draining. */
+ * draining. An NVLink transfer (no NIC) loses nothing, as at packet fidelity; a transfer through
+ * a NIC crosses fabric links only (a PXN relay is two transfers). */
 static double loss_path(struct fabric *fab, struct roce_state *rs, struct fab_flow *f)
 {
   struct roce_flow *rf = f->model_data;
@@ -62,7 +54,7 @@ static double loss_path(struct fabric *fab, struct roce_state *rs, struct fab_fl
     return 0;
   if (rf->fl_loss_path >= 0)
     return rf->fl_loss_path;
-  double p_path = roce_loss_path_probability(rs->cfg.drop_rate, lossy_hops(fab, f));
+  double p_path = roce_loss_path_probability(rs->cfg.drop_rate, f->hops);
   rf->fl_loss_path = p_path;
   if (p_path > 0 && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF) {
     double messages = f->message_B > 0 ? ceil(f->bytes / f->message_B) : 1;
