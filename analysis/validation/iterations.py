@@ -6,7 +6,8 @@ paper preset; roce-maxmin: roce's flow fidelity before DCQCN's floor model, roce
 the packet-level measure of the ports DCQCN holds, both against roce's packet runs;
 roce-paper-floor: the paper preset without its fluid model; roce-paper-drawn: with its ECN marks
 drawn per packet; roce-rpqp: each QP's reaction point kept across its transfers; ib-ch2,
-roce-ch2: two NCCL channels per collective; roce-qp4: four QPs per connection; roce-drop-P:
+roce-ch2: two NCCL channels per collective; roce-qp4, roce-qp8: four or eight QPs per connection;
+roce-ch2-dcqcn-off, roce-qp4-dcqcn-off, roce-qp8-dcqcn-off: the same with DCQCN off; roce-drop-P:
 random loss P per link (1e-4, 1e-3, 1e-2), roce-drop-P-no-timeouts: the same without flow
 fidelity's retransmission timeouts) one iteration is simulated at both
 fidelities with `sgfabric run`; the table gives the iteration time at each fidelity and the
@@ -87,6 +88,14 @@ FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
            # four QPs per connection, each part of a transfer on its own ECMP path (IB has no QPs to
            # spread: compared with ib)
            "roce-qp4": ["--fabric", "roce", "--cfg=roce/qps-per-conn:4"],
+           # eight: each QP's turn of a 400 Gb/s NIC (6.25 GB/s) is below the rate at which its
+           # DCQCN byte counter keeps up with its cuts (docs/roce.md, "Several QPs per NIC bring the
+           # trap closer")
+           "roce-qp8": ["--fabric", "roce", "--cfg=roce/qps-per-conn:8"],
+           # the several-path fabrics with DCQCN off: what their paths alone give
+           **{f"{name}-dcqcn-off": ["--fabric", "roce", cfg, "--cfg=roce/dcqcn:off"]
+              for name, cfg in (("roce-ch2", "--cfg=coll/channels:2"), ("roce-qp4", "--cfg=roce/qps-per-conn:4"),
+                                ("roce-qp8", "--cfg=roce/qps-per-conn:8"))},
            # random loss on every fabric link: go-back-N (docs/roce.md, "Loss at flow fidelity");
            # -no-timeouts: flow fidelity without its retransmission timeouts (roce/flow-timeouts acts
            # at flow fidelity only: its packet run is the other's)
@@ -94,7 +103,7 @@ FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
            **{f"roce-drop-{p}-no-timeouts": ["--fabric", "roce", f"--cfg=roce/drop-rate:{p}",
                                              "--cfg=roce/flow-timeouts:off"] for p in DROPS}}
 # The IB run a RoCE variant's MFU is divided by (ib unless named here): the same collectives.
-IB_OF = {"roce-ch2": "ib-ch2"}
+IB_OF = {"roce-ch2": "ib-ch2", "roce-ch2-dcqcn-off": "ib-ch2"}
 PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper", "roce-held-off": "roce",
              "roce-paper-drawn": "roce-paper",
              **{f"roce-drop-{p}-no-timeouts": f"roce-drop-{p}" for p in DROPS}}
