@@ -1,6 +1,8 @@
 /* xoshiro256** generator and splitmix64 seeding. */
 #include "rng.h"
 
+#include <math.h>
+
 uint64_t fab_rng_mix64(uint64_t x)
 {
   x += 0x9e3779b97f4a7c15ULL;
@@ -16,6 +18,8 @@ uint64_t fab_rng_splitmix(uint64_t *state)
 }
 
 double fab_rng_unit(uint64_t bits) { return (double)(bits >> 11) * 0x1.0p-53; }
+
+double fab_rng_normal_of(double a, double b) { return sqrt(-2 * log(1 - a)) * cos(6.283185307179586 /* 2 pi */ * b); }
 
 void fab_rng_seed(struct fab_rng *r, uint64_t seed)
 {

@@ -33,6 +33,9 @@ uint64_t fab_rng_mix64(uint64_t x);
 uint64_t fab_rng_splitmix(uint64_t *state);
 /* Uniform in [0, 1) from the 53 high bits of a 64-bit draw. */
 double fab_rng_unit(uint64_t bits);
+/* A standard normal value from two uniforms in [0, 1) (Box-Muller: sqrt(-2 ln(1 - a)) cos(2 pi b),
+ * 1 - a in (0, 1] so the logarithm is finite), whichever stream they were drawn from. */
+double fab_rng_normal_of(double a, double b);
 
 #ifdef __cplusplus
 }

@@ -52,8 +52,8 @@ double roce_loss_draw_timeouts(double mean, uint64_t stream)
     return INFINITY;
   uint64_t state = stream;
   if (mean > 1e4) {
-    double u1 = fab_rng_unit(fab_rng_splitmix(&state)), u2 = fab_rng_unit(fab_rng_splitmix(&state));
-    double z = sqrt(-2 * log(1 - u1)) * cos(6.283185307179586 /* 2 pi */ * u2);
+    double a = fab_rng_unit(fab_rng_splitmix(&state)), b = fab_rng_unit(fab_rng_splitmix(&state));
+    double z = fab_rng_normal_of(a, b);
     return fmax(0, round(mean + sqrt(mean) * z));
   }
   double count = 0;

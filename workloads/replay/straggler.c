@@ -125,7 +125,7 @@ double straggler_jitter(struct fab_rng *r, double sigma)
 {
   if (sigma <= 0)
     return 1;
-  double u1 = 1 - fab_rng_uniform(r), u2 = fab_rng_uniform(r); /* u1 in (0, 1]: log(u1) is finite */
-  double z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2) /* 2 pi u2 */;
+  double a = fab_rng_uniform(r), b = fab_rng_uniform(r); /* a first: the order the streams are drawn in */
+  double z = fab_rng_normal_of(a, b);
   return exp(sigma * z - sigma * sigma / 2);
 }
