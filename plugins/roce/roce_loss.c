@@ -111,9 +111,9 @@ static void touch(struct roce_loss *s, int port)
 static double standing_queue(const struct roce_state *rs, int node, int k, int pgs, int k_sum)
 {
   const struct roce_config *c = &rs->cfg;
-  double free_B = c->buffer_B - rs->switches[node].headroom_total_B;
   if (!c->pfc.enabled)
     return c->lossy_alpha * c->buffer_B / (1 + c->lossy_alpha);
+  double free_B = c->buffer_B - rs->switches[node].headroom_total_B;
   double held = c->pfc.kind == PFC_STATIC ? fmin(pgs * c->pfc.xoff_B, free_B)
                                           : pgs * c->pfc.alpha * free_B / (1 + pgs * c->pfc.alpha);
   return held * k / k_sum;

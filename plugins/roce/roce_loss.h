@@ -28,7 +28,7 @@ enum roce_flow_timeouts { ROCE_TIMEOUTS_DRAWN, ROCE_TIMEOUTS_MEAN, ROCE_TIMEOUTS
 /* The probability that a packet is lost on a path of fabric_hops lossy links. */
 double roce_loss_path_probability(double p_link, int fabric_hops);
 /* Go-back-N's goodput over the sent rate, (1 - P) / (1 + P W), for a path loss P and a window
- * of W packets (one bandwidth-delay product). */
+ * of W packets (what the flow has in flight: roce_loss_window). */
 double roce_loss_goodput_factor(double p_path, double window_pkts);
 /* The expected number of retransmission timeouts of a transfer of `packets` packets in `messages`
  * messages (each with a tail of its own): packets P^2 / (1 - P) (the expected packet lost again,
