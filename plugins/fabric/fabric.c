@@ -88,6 +88,7 @@ static struct fab_flow *flow_alloc(struct fabric *fab)
   fab->free_flows = flow->free_next;
   memset(flow, 0, sizeof *flow);
   flow->share_weight = 1;
+  flow->goodput_fraction = 1;
   return flow;
 }
 

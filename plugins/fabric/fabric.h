@@ -88,6 +88,10 @@ struct fab_flow {
   double share_weight;              /* its weight in max-min (1; a part of a transfer a model
                                      * spread over P paths: 1/P, so that where the parts meet,
                                      * at the NIC, the transfer gets one flow's share) */
+  double goodput_fraction;          /* of the bytes it puts on its links, the part delivered (1; a
+                                     * model's losses lower it: RoCE's go-back-N sends some again).
+                                     * rate_Bps and the caps are what it delivers; its links carry
+                                     * rate_Bps / goodput_fraction, and max-min shares that out */
   double extra_latency_s;           /* a model's delay added after draining (e.g. a standing queue it met) */
   double remaining;                 /* bytes not yet drained at the current rate */
   double last_s;                    /* date remaining was last brought up to date */
@@ -125,6 +129,9 @@ static inline double fab_flow_cap(const struct fab_flow *f)
   double a = f->rate_cap_Bps, b = f->own_cap_Bps;
   return a > 0 && (b <= 0 || a < b) ? a : b;
 }
+
+/* What a flow's links carry: its rate over its goodput fraction (the two are equal without loss). */
+static inline double fab_flow_wire_rate(const struct fab_flow *f) { return f->rate_Bps / f->goodput_fraction; }
 
 /* One packet in flight. */
 struct fab_packet {
@@ -314,8 +321,10 @@ struct fab_stats {
   double fabric_bytes[FAB_MAX_TAGS]; /* bytes injected into the fabric (NIC ports) per tag */
   double nvlink_bytes[FAB_MAX_TAGS]; /* bytes moved over NVLink per tag */
   double fct_sum_s, fct_max_s;
-  double last_delivery_s; /* when the last flow completed: the end of the fabric's activity */
-  double active_end_s;    /* set by a caller whose run ends elsewhere (a workload's iteration); 0: unset */
+  double last_delivery_s;   /* when the last flow completed: the end of the fabric's activity */
+  double active_end_s;      /* set by a caller whose run ends elsewhere (a workload's iteration); 0: unset */
+  double flow_wire_extra_B; /* flow engine: bytes its links carried beyond what flows delivered
+                              (goodput fractions below 1: a model's estimate of resent bytes) */
   uint64_t drops;
   uint64_t drops_by[FAB_DROP_REASONS]; /* of which, per reason the model gave (fabric_count_drop) */
 };
@@ -538,6 +547,11 @@ void fabric_flow_caps_changed(struct fabric *fab);
 void fabric_flow_caps_changed_for(struct fabric *fab, struct fab_flow *const *flows, size_t n);
 /* Flow engine: sets one flow's rate cap; only its component is recomputed. */
 void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_Bps);
+/* Flow engine: sets a flow's goodput fraction (fab_flow), its bytes so far counted at the old
+ * one. Like rate_cap_Bps it takes effect at the next recomputation of the flow's component: a
+ * model sets both together, before a filling or before fabric_flow_caps_changed_for. Returns
+ * whether it changed. */
+int fabric_flow_set_goodput(struct fabric *fab, struct fab_flow *flow, double fraction);
 /* Flow engine: the capacity max-min shares out on a port, its line rate unless a model lowered it
  * for an effect of its own (IB's adaptive-routing imbalance); setting it recomputes the port's
  * component when it changes, and returns whether it changed. */

@@ -4,13 +4,17 @@
  * every unfrozen flow's rate together until a port saturates (or a flow reaches its model cap),
  * freeze the flows crossing it, repeat; a flow of share_weight w rises w times as fast (weighted
  * max-min: the parts of a transfer a model spread over several paths weigh 1/parts each, so
- * the transfer gets one share where they meet). Rates change only when a flow starts or drains, and only
- * in the connected component (flows linked by shared ports) of the ports it touched: a
- * recomputation is scheduled once per date and visits just those components. A flow whose rate
- * is unchanged keeps its drain date; the others get a new one, moved in place in the engine's
- * heap of completions, which keeps one calendar event at its earliest date (a component whose
- * rates all move at every completion, an all-to-all under FIFO shares, would otherwise leave a
- * stale calendar event per flow and recomputation: 1.35 M events for 4,032 flows). A drained
+ * the transfer gets one share where they meet). The filling shares out what the links carry: a
+ * flow whose model says only a fraction g of its bytes arrive (goodput_fraction: RoCE's go-back-N
+ * sends some again) rises at w on the wire and delivers g times that, the bytes it resends
+ * counted on its links (tx_bytes) like those it delivers. Rates change only when a flow starts
+ * or drains, and only in the connected component (flows linked by shared ports) of the ports it
+ * touched: a recomputation is scheduled once per date and visits just those components. A flow
+ * whose rate is unchanged keeps its drain date; the others get a new one, moved in place in the
+ * engine's heap of completions, which keeps one calendar event at its earliest date (a
+ * component whose rates all move at every completion, an all-to-all under FIFO shares, would
+ * otherwise leave a stale calendar event per flow and recomputation: 1.35 M events for 4,032
+ * flows). A drained
  * flow completes after its path's tail latency, the same latency the packet engine gives an
  * uncongested transfer. At flow fidelity the flows due within fabric/flow-drain-tolerance of
  * their age drain with the one due now: the completions of an all-to-all under FIFO shares
@@ -324,18 +328,37 @@ void fab_flow_engine_init_capacity(struct fabric *fab)
 
 int fabric_recompute_followed_flow_change(const struct fabric *fab) { return fab->fe ? fab->fe->last_flows_moved : 0; }
 
+/* What a flow's links carried beyond what it delivered: the bytes a model's goodput fraction
+ * below 1 says it sent again (RoCE's go-back-N), on every port of its path and in the run's
+ * total. */
+static void count_wire_extra(struct fabric *fab, const struct fab_flow *f, double delivered)
+{
+  if (f->goodput_fraction >= 1 || delivered <= 0)
+    return;
+  double extra = delivered * (1 / f->goodput_fraction - 1);
+  for (int h = 0; h < f->hops; h++)
+    fab->ports[f->path[h]].tx_bytes += extra;
+  fab->stats.flow_wire_extra_B += extra;
+}
+
+/* Brings a flow's bytes left up to the current date at its rate since the last update. */
+static void flow_progress(struct fabric *fab, struct fab_flow *f)
+{
+  double before = f->remaining;
+  f->remaining -= f->rate_Bps * (fab->now - f->last_s);
+  if (f->remaining < 0)
+    f->remaining = 0;
+  f->last_s = fab->now;
+  count_wire_extra(fab, f, before - f->remaining);
+}
+
 /* Brings every active flow's bytes left up to the current date, as a recomputation does for the
  * flows it visits. */
 static void bring_flows_up_to_date(struct fabric *fab)
 {
   struct flow_engine *fe = fab->fe;
-  for (size_t i = 0; i < fe->n_active; i++) {
-    struct fab_flow *f = fe->active[i];
-    f->remaining -= f->rate_Bps * (fab->now - f->last_s);
-    if (f->remaining < 0)
-      f->remaining = 0;
-    f->last_s = fab->now;
-  }
+  for (size_t i = 0; i < fe->n_active; i++)
+    flow_progress(fab, fe->active[i]);
 }
 
 void fabric_flow_caps_changed_for(struct fabric *fab, struct fab_flow *const *flows, size_t n)
@@ -425,6 +448,16 @@ void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_B
   request_recompute(fab);
 }
 
+int fabric_flow_set_goodput(struct fabric *fab, struct fab_flow *flow, double fraction)
+{
+  if (flow->goodput_fraction == fraction)
+    return 0;
+  if (fab->fe != NULL && flow->active_index >= 0)
+    flow_progress(fab, flow);
+  flow->goodput_fraction = fraction;
+  return 1;
+}
+
 static void remove_active(struct flow_engine *fe, struct fab_flow *flow)
 {
   size_t i = (size_t)flow->active_index;
@@ -453,13 +486,7 @@ void fab_flow_engine_touch_port(struct fabric *fab, int port)
   request_recompute(fab);
 }
 
-void fab_flow_engine_sync(struct fabric *fab, struct fab_flow *f)
-{
-  f->remaining -= f->rate_Bps * (fab->now - f->last_s);
-  if (f->remaining < 0)
-    f->remaining = 0;
-  f->last_s = fab->now;
-}
+void fab_flow_engine_sync(struct fabric *fab, struct fab_flow *f) { flow_progress(fab, f); }
 
 void fab_flow_engine_reroute(struct fabric *fab, struct fab_flow *f, const int *path, int hops)
 {
@@ -657,9 +684,10 @@ static void freeze(struct flow_engine *fe, size_t i, double rate, int bottleneck
   struct fab_flow *f = fe->flows[i];
   fe->frozen[i] = 1;
   fe->new_rate[i] = rate;
+  double wire = rate / f->goodput_fraction; /* what its links carry */
   for (int h = 0; h < f->hops; h++) {
     int p = f->path[h];
-    fe->capacity_left[p] -= rate;
+    fe->capacity_left[p] -= wire;
     fe->weight_left[p] -= f->share_weight;
     if (--fe->unfrozen[p] > 0 && p != bottleneck)
       port_set_share(fe, p, fe->capacity_left[p] / fe->weight_left[p]);
@@ -796,13 +824,8 @@ void fab_flow_engine_recompute(struct fabric *fab)
   fab->stats.flows_recomputed += n;
   if (n == 0)
     return;
-  for (size_t i = 0; i < n; i++) {
-    struct fab_flow *f = fe->flows[i];
-    f->remaining -= f->rate_Bps * (fab->now - f->last_s);
-    if (f->remaining < 0)
-      f->remaining = 0;
-    f->last_s = fab->now;
-  }
+  for (size_t i = 0; i < n; i++)
+    flow_progress(fab, fe->flows[i]);
   if (fab->model->flow.before_fill)
     fab->model->flow.before_fill(fab);
   for (int u = 0; u < fe->n_ports; u++) {
@@ -832,10 +855,13 @@ void fab_flow_engine_recompute(struct fabric *fab)
       port_insert(fe, p, fe->capacity_left[p] / fe->weight_left[p]);
   }
   size_t n_capped = 0, next_capped = 0;
-  for (size_t i = n; i-- > 0;) /* decreasing index: increasing id; a cap binds at the level cap / weight */
-    if (fab_flow_cap(fe->flows[i]) > 0)
+  for (size_t i = n; i-- > 0;) { /* decreasing index: increasing id; a cap binds at the level cap / (weight x
+                                  * goodput fraction), where its wire rate reaches the cap's */
+    const struct fab_flow *f = fe->flows[i];
+    if (fab_flow_cap(f) > 0)
       fe->capped[n_capped++] =
-          (struct fill_entry){ fab_flow_cap(fe->flows[i]) / fe->flows[i]->share_weight, -1 - (int32_t)i };
+          (struct fill_entry){ fab_flow_cap(f) / (f->share_weight * f->goodput_fraction), -1 - (int32_t)i };
+  }
   sort_capped(fe->capped, fe->capped_tmp, n_capped);
   size_t left = n;
   while (left > 0 && (fe->n_fill > 0 || next_capped < n_capped)) {
@@ -862,7 +888,7 @@ void fab_flow_engine_recompute(struct fabric *fab)
     for (int k = 0; k < pf->count; k++) {
       size_t i = (size_t)fe->slot_fill[pf->slots[k]];
       if (!fe->frozen[i]) {
-        freeze(fe, i, share * pf->flows[k]->share_weight, p);
+        freeze(fe, i, share * pf->flows[k]->share_weight * pf->flows[k]->goodput_fraction, p);
         left--;
       }
     }
@@ -896,6 +922,7 @@ void fab_flow_engine_recompute(struct fabric *fab)
 /* A drained flow leaves the active set; it completes after its path's tail latency. */
 static void flow_drained(struct fabric *fab, struct fab_flow *f)
 {
+  count_wire_extra(fab, f, f->remaining); /* the last bytes, at the rate since the last update */
   f->remaining = 0;
   f->state = FLOW_DRAINED;
   remove_active(fab->fe, f);

@@ -221,7 +221,7 @@ static void measure(struct fabric *fab, double dt, double *value)
       for (int h = 0; h < flows[i]->hops; h++) {
         int k = w->fidx[flows[i]->path[h]];
         if (k >= 0)
-          value[k] += flows[i]->rate_Bps;
+          value[k] += fab_flow_wire_rate(flows[i]); /* with what it resends */
       }
     for (int i = 0; i < w->nf; i++)
       value[i] /= t->ports[w->fport[i]].rate_Bps;

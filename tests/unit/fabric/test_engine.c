@@ -222,6 +222,46 @@ static void test_engine_weighted_max_min(void)
   one_switch_close(&s, 5);
 }
 
+/* Goodput fractions: the filling shares out what the links carry. On one switch a (goodput
+ * fraction 1/2: half of what it sends is sent again) and b leave gpu0 and get half of its NIC on
+ * the wire each, so a delivers a quarter of the line rate; c (fraction 1/2, capped at a tenth of
+ * the line rate delivered) takes a fifth of gpu1's NIC and of gpu2's port, and d, beside it on
+ * both, the rest. Each NIC port carries what its flows deliver plus a's and c's resent bytes
+ * (tx_bytes), also in the run's total (flow_wire_extra_B). Counting what flows deliver instead,
+ * a would get half the line rate and d 0.9. */
+static void test_engine_goodput_fraction(void)
+{
+  struct one_switch s;
+  struct fabric *fab = one_switch_open(&s);
+  static const int pairs[][2] = { { 0, 3 }, { 0, 4 }, { 1, 2 }, { 1, 2 } };
+  struct fab_flow *f[4];
+  post_pairs(fab, pairs, 4, f);
+  struct fab_flow *a = f[0], *b = f[1], *c = f[2], *d = f[3];
+  CU_ASSERT_EQUAL(fabric_flow_set_goodput(fab, a, 0.5), 1);
+  CU_ASSERT_EQUAL(fabric_flow_set_goodput(fab, a, 0.5), 0); /* unchanged */
+  fabric_flow_set_goodput(fab, c, 0.5);
+  c->own_cap_Bps = RATE / 10;
+  fabric_advance(fab, 1e-3);
+  CU_ASSERT(within(a->rate_Bps, RATE / 4, 1e-12));
+  CU_ASSERT(within(fab_flow_wire_rate(a), RATE / 2, 1e-12));
+  CU_ASSERT(within(b->rate_Bps, RATE / 2, 1e-12));
+  CU_ASSERT(within(c->rate_Bps, RATE / 10, 1e-12));
+  CU_ASSERT(within(d->rate_Bps, RATE * 4 / 5, 1e-12));
+  /* at a fraction of 1/2 a flow resends what it delivers: a and c, since they started (rates
+   * unchanged: none drains within 2 ms). A flow of its own, gpu3 to gpu0, brings the clock there. */
+  fabric_post(fab, 3, 0, 1e6, 2e-3, 0, NULL, NULL);
+  fabric_advance(fab, 2.1e-3); /* its start, after the NIC's latency */
+  CU_ASSERT(fab->now >= 2e-3);
+  fabric_flow_set_goodput(fab, a, 1); /* counts a's bytes so far at 1/2 */
+  fabric_flow_set_goodput(fab, c, 1);
+  double resent_a = a->rate_Bps * (fab->now - a->start_s), resent_c = c->rate_Bps * (fab->now - c->start_s);
+  CU_ASSERT(resent_a > 0 && resent_c > 0);
+  CU_ASSERT(within(fab->stats.flow_wire_extra_B, resent_a + resent_c, 1e-9));
+  CU_ASSERT(within(fab->ports[a->path[0]].tx_bytes, 2e9 + resent_a, 1e-9));
+  CU_ASSERT(within(fab->ports[c->path[0]].tx_bytes, 2e9 + resent_c, 1e-9));
+  one_switch_close(&s, 5);
+}
+
 /* Progressive filling reaches the weighted max-min allocation under caps: on a 2-tier fat-tree,
  * 400 transfers between random GPUs (NVLink and fabric paths), of weights 1, 1/2 and 1/3, a third
  * of them capped at 1-50 % of the line rate. Checked on the rates, not against another filling:
@@ -534,6 +574,7 @@ static void test_engine_completions_match_reference(void)
 const char sgf_unit_suite[] = "engine";
 const struct sgf_unit_test sgf_unit_tests[] = {
   { "weighted max-min", test_engine_weighted_max_min },
+  { "goodput fraction", test_engine_goodput_fraction },
   { "engine_single_flow_analytic", test_engine_single_flow_analytic },
   { "engine_two_flows_share_receiver", test_engine_two_flows_share_receiver },
   { "engine_flow_matches_packet_on_incast", test_engine_flow_matches_packet_on_incast },
