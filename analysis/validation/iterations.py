@@ -113,7 +113,8 @@ PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper", "roce-held
 # where flow stays within 0.4 % of packet: tests/integration/roce_iteration_2to1.sh).
 COMPUTE = ["--cfg=compute/model:roofline"]
 COUNTERS = [("pfc_paused_s", "pfc_paused_s_est", "PFC paused s"), ("ecn_marks", "ecn_marks_est", "ECN marks"),
-            ("cnps", "cnps_est", "CNPs"), ("gbn_timeouts", "gbn_timeouts_est", "go-back-N timeouts")]
+            ("cnps", "cnps_est", "CNPs"), ("gbn_timeouts", "gbn_timeouts_est", "go-back-N timeouts"),
+            ("retransmitted_bytes", "retransmitted_bytes_est", "go-back-N resent bytes")]
 
 
 def run(cmd, timeout):

@@ -207,7 +207,7 @@ static void flow_enter(struct fabric *fab, struct roce_flow *rf)
   struct roce_state *rs = roce__state(fab);
   struct fab_flow *f = rf->flow;
   if (rf->fluid.seen) { /* at its max-min share, the DCQCN fixed point */
-    double r = f->rate_Bps > 0 ? f->rate_Bps : rf->cc.line_Bps;
+    double r = f->rate_Bps > 0 ? fab_flow_wire_rate(f) : rf->cc.line_Bps; /* what it sends */
     rf->cc.rc_Bps = r;
     rf->cc.rt_Bps = r;
   }
@@ -366,7 +366,8 @@ double roce_fluid_cap(const struct fabric *fab, const struct fab_flow *flow, dou
   rf->fluid.base_cap_Bps = base_cap;
   if (!rf->fluid.in)
     return base_cap;
-  double cap = fmin(rf->cc.line_Bps, rf->cc.rc_Bps * rf->fluid.scale);
+  /* the reaction point sets what the flow sends, of which it delivers its goodput fraction */
+  double cap = fmin(rf->cc.line_Bps, rf->cc.rc_Bps * rf->fluid.scale) * flow->goodput_fraction;
   return base_cap > 0 && base_cap < cap ? base_cap : cap;
 }
 

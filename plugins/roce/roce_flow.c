@@ -16,7 +16,9 @@
  *  - loss (roce_loss.c; applied here): go-back-N delivers (1 - P) / (1 + P W) of what a flow
  *    sends (its cap above, else the line rate), P the path loss probability per packet and W its
  *    packets in flight (a round trip's and, with FIFO shares, those in the standing queues of the
- *    PFC-governed egresses it crosses); and the retransmission timeouts, waited after it drains. */
+ *    PFC-governed egresses it crosses): its goodput fraction, the rest resent, which loads its
+ *    links like the rest (fabric_flow_set_goodput); and the retransmission timeouts, waited
+ *    after it drains. */
 #include "roce_internal.h"
 
 #include <math.h>
@@ -45,18 +47,21 @@ static void reserve_changed(struct roce_state *rs, size_t n)
 
 /* A flow's path loss per packet (roce_loss.h; 0: none), found at its first pass, when it also
  * draws its retransmission timeouts and adds their wait to the delay it completes with after
- * draining. An NVLink transfer (no NIC) loses nothing, as at packet fidelity; a transfer through
- * a NIC crosses fabric links only (a PXN relay is two transfers). */
+ * draining, and again if a reroute (a link failure) changed its hop count. An NVLink transfer
+ * (no NIC) loses nothing, as at packet fidelity; a transfer through a NIC crosses fabric links
+ * only (a PXN relay is two transfers). */
 static double loss_path(struct fabric *fab, struct roce_state *rs, struct fab_flow *f)
 {
   struct roce_flow *rf = f->model_data;
   if (rf == NULL || rf->line_port < 0)
     return 0;
-  if (rf->fl_loss_path >= 0)
+  if (rf->fl_loss_path >= 0 && rf->fl_loss_hops == f->hops)
     return rf->fl_loss_path;
+  int first = rf->fl_loss_path < 0; /* a reroute that changed the hop count: its loss only */
   double p_path = roce_loss_path_probability(rs->cfg.drop_rate, f->hops);
   rf->fl_loss_path = p_path;
-  if (p_path > 0 && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF) {
+  rf->fl_loss_hops = f->hops;
+  if (first && p_path > 0 && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF) {
     double messages = f->message_B > 0 ? ceil(f->bytes / f->message_B) : 1;
     double mean = roce_loss_expected_timeouts(p_path, ceil(f->bytes / fab->mtu), messages);
     /* its own stream: the run's seed and the transfer's QP (a part of a transfer has its own) */
@@ -173,22 +178,28 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
     struct fab_flow *f = flows[i];
     double p_path = lossy ? loss_path(fab, rs, f) : 0;
     double cap = 0; /* none */
-    if (fluid) {    /* the fluid rates are what the senders send: the loss cap bounds them */
-      cap = roce_fluid_cap(fab, f,
-                           p_path > 0 ? loss_factor(fab, rs, f, p_path, line_rate(fab, f), 0) * line_rate(fab, f) : 0);
+    int goodput_moved = 0;
+    if (fluid) { /* the fluid rates are what the senders send, go-back-N delivers a part of it */
+      if (p_path > 0)
+        goodput_moved = fabric_flow_set_goodput(fab, f, loss_factor(fab, rs, f, p_path, line_rate(fab, f), 0));
+      cap = roce_fluid_cap(fab, f, 0);
     } else {
       double share = fifo ? roce_fifo_of(f)->share_Bps : 0;
       if (fifo && share < line_rate(fab, f) * (1 - 1e-9))
         cap = share;
       if (spreading)
         cap = roce_spread_cap(fab, &rs->spread, f, cap);
-      /* what a flow sends at its share (or at line rate), go-back-N delivers that part of */
+      /* what a flow sends at its share (or at line rate), go-back-N delivers that part of; the
+       * rest, sent again, loads its links too (the engine shares out what they carry) */
       if (p_path > 0) {
         double sent = cap > 0 ? cap : line_rate(fab, f);
-        cap = sent * loss_factor(fab, rs, f, p_path, sent, fifo);
+        double goodput = loss_factor(fab, rs, f, p_path, sent, fifo);
+        goodput_moved = fabric_flow_set_goodput(fab, f, goodput);
+        if (cap > 0)
+          cap = sent * goodput;
       }
     }
-    if (fabs(cap - f->rate_cap_Bps) > 1e-9 * (cap + f->rate_cap_Bps)) {
+    if (goodput_moved || fabs(cap - f->rate_cap_Bps) > 1e-9 * (cap + f->rate_cap_Bps)) {
       if (before_fill) {
         f->rate_cap_Bps = cap; /* the filling about to run applies it */
       } else if (per_flow) {

@@ -67,7 +67,7 @@ void roce_est_flow_update(struct fabric *fab, struct roce_est *e, struct fab_flo
   struct roce_est_flow *ef = &rf->est;
   flow_accumulate(e, f, ef, fab->now);
   ef->marked_mask = rf->line_port >= 0 ? rf->fifo.marked_mask : 0;
-  ef->packets_per_s = f->rate_Bps / fab->mtu;
+  ef->packets_per_s = fab_flow_wire_rate(f) / fab->mtu; /* go-back-N's resent packets are marked too */
   ef->cnps_per_s = ef->cuts_per_s = 0;
   /* The held ports it crosses: the marks, CNPs and cuts the packet model measured there. */
   ef->held_mask = 0;

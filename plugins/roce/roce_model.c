@@ -482,6 +482,8 @@ static void roce_counters(struct fabric *fab, struct fab_counters *out)
   fabric_counter_count(out, "gbn_timeouts", packet, s->gbn.timeouts);
   /* flow fidelity: the timeouts its transfers waited (roce/flow-timeouts; with mean, fractional) */
   fabric_counter_real(out, "gbn_timeouts_est", !packet && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF, s->timeouts_est);
+  /* flow fidelity: what go-back-N's goodput fraction says the transfers sent again (roce_flow.c) */
+  fabric_counter_real(out, "retransmitted_bytes_est", !packet, fab->stats.flow_wire_extra_B);
   fabric_counter_count(out, "gbn_discarded_packets", packet, s->gbn.discarded);
   fabric_counter_real(out, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
   if (!packet) {
@@ -605,7 +607,11 @@ uint64_t sg_roce_get_ecn_marks(const struct fabric *fab)
   return roce__state(fab)->stats.ecn.marked_prob + roce__state(fab)->stats.ecn.marked_forced;
 }
 uint64_t sg_roce_get_cnps(const struct fabric *fab) { return roce__state(fab)->stats.cnps_sent; }
-double sg_roce_get_retransmitted_bytes(const struct fabric *fab) { return roce__state(fab)->stats.gbn.retransmitted_B; }
+double sg_roce_get_retransmitted_bytes(const struct fabric *fab)
+{
+  return fab->fidelity == FAB_FIDELITY_PACKET ? roce__state(fab)->stats.gbn.retransmitted_B
+                                              : fab->stats.flow_wire_extra_B;
+}
 uint64_t sg_roce_get_buffer_drops(const struct fabric *fab) { return fab->stats.drops_by[FAB_DROP_BUFFER]; }
 uint64_t sg_roce_get_random_drops(const struct fabric *fab) { return fab->stats.drops_by[FAB_DROP_RANDOM]; }
 double sg_roce_get_timeouts(const struct fabric *fab)
