@@ -552,6 +552,10 @@ void fabric_flow_set_cap(struct fabric *fab, struct fab_flow *flow, double cap_B
  * model sets both together, before a filling or before fabric_flow_caps_changed_for. Returns
  * whether it changed. */
 int fabric_flow_set_goodput(struct fabric *fab, struct fab_flow *flow, double fraction);
+/* Flow engine: bytes a flow's links carried beyond what it delivered, other than its goodput
+ * fraction's (a model's estimate: RoCE's go-back-N sending in vain before a timeout), counted on
+ * every port of its path (tx_bytes) and in stats.flow_wire_extra_B. */
+void fabric_flow_count_wire_extra(struct fabric *fab, const struct fab_flow *flow, double bytes);
 /* Flow engine: the capacity max-min shares out on a port, its line rate unless a model lowered it
  * for an effect of its own (IB's adaptive-routing imbalance); setting it recomputes the port's
  * component when it changes, and returns whether it changed. */

@@ -328,17 +328,20 @@ void fab_flow_engine_init_capacity(struct fabric *fab)
 
 int fabric_recompute_followed_flow_change(const struct fabric *fab) { return fab->fe ? fab->fe->last_flows_moved : 0; }
 
+void fabric_flow_count_wire_extra(struct fabric *fab, const struct fab_flow *f, double bytes)
+{
+  for (int h = 0; h < f->hops; h++)
+    fab->ports[f->path[h]].tx_bytes += bytes;
+  fab->stats.flow_wire_extra_B += bytes;
+}
+
 /* What a flow's links carried beyond what it delivered: the bytes a model's goodput fraction
- * below 1 says it sent again (RoCE's go-back-N), on every port of its path and in the run's
- * total. */
+ * below 1 says it sent again (RoCE's go-back-N). */
 static void count_wire_extra(struct fabric *fab, const struct fab_flow *f, double delivered)
 {
   if (f->goodput_fraction >= 1 || delivered <= 0)
     return;
-  double extra = delivered * (1 / f->goodput_fraction - 1);
-  for (int h = 0; h < f->hops; h++)
-    fab->ports[f->path[h]].tx_bytes += extra;
-  fab->stats.flow_wire_extra_B += extra;
+  fabric_flow_count_wire_extra(fab, f, delivered * (1 / f->goodput_fraction - 1));
 }
 
 /* Brings a flow's bytes left up to the current date at its rate since the last update. */

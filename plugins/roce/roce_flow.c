@@ -69,6 +69,13 @@ static double loss_path(struct fabric *fab, struct roce_state *rs, struct fab_fl
     double timeouts = rs->cfg.flow_timeouts == ROCE_TIMEOUTS_MEAN ? mean : roce_loss_draw_timeouts(mean, stream);
     rs->stats.timeouts_est += timeouts;
     f->extra_latency_s += timeouts * (rs->cfg.rto_s + 2 * fabric_path_tail_latency(fab, f, 0));
+    /* what the sender sends in vain before those timers fire, at most an rto at the line rate
+     * (counted, not charged to the links: the wait holds none) */
+    double message = f->message_B > 0 ? f->message_B : f->bytes;
+    fabric_flow_count_wire_extra(fab, f,
+                                 timeouts *
+                                     roce_loss_stall_bytes(p_path, ceil(f->bytes / fab->mtu), messages, message,
+                                                           rs->cfg.rto_s * fabric_port_payload_rate(fab, f->path[0])));
   }
   return p_path;
 }

@@ -41,6 +41,16 @@ double roce_loss_expected_timeouts(double p_path, double packets, double message
   return (packets * p_path * p_path + messages * p_path) / (1 - p_path);
 }
 
+double roce_loss_stall_bytes(double p_path, double packets, double messages, double message_B, double stall_B)
+{
+  if (p_path <= 0 || p_path >= 1 || message_B <= 0 || stall_B <= 0)
+    return 0;
+  double again = packets * p_path * p_path, tail = messages * p_path; /* both over (1 - P) */
+  /* E[min(U M, L)], U uniform on (0, 1): M / 2 when the stall can send a whole message */
+  double rest = stall_B >= message_B ? message_B / 2 : stall_B - stall_B * stall_B / (2 * message_B);
+  return again / (again + tail) * rest;
+}
+
 /* Inversion, a chunk of mean at most 16 at a time (e^-16 is far from underflow, and the sum of
  * Poisson draws is Poisson of the summed means); above a mean of 10,000 the normal approximation
  * (Box-Muller), whose relative error there is below 1 %. */

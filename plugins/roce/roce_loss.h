@@ -35,6 +35,12 @@ double roce_loss_goodput_factor(double p_path, double window_pkts);
  * and again, after its NACK) + messages P / (1 - P) (a message's last packet lost, and its
  * retransmission). Infinite when P = 1. */
 double roce_loss_expected_timeouts(double p_path, double packets, double messages);
+/* The bytes a sender sends in vain per retransmission timeout, on average. A timeout of the
+ * expected packet lost again after its go-back (packets P^2 of the expected count) leaves the
+ * sender going on with the rest of the message, all discarded by the receiver, until the timer
+ * fires: min(rest, stall_B), stall_B what it sends in roce/rto, the rest uniform over a message
+ * of message_B bytes; a message's lost tail (messages P) sends nothing more. */
+double roce_loss_stall_bytes(double p_path, double packets, double messages, double message_B, double stall_B);
 /* The window a loss wastes depends on the bytes in flight, and where PFC governs a switch
  * egress (a FIFO pass marks it: roce_fifo.h) its standing queue holds most of them: the pass's
  * state, per port. */
