@@ -11,6 +11,7 @@
 #include "roce.h"
 #include "roce_held_port.h"
 #include "roce_internal.h"
+#include "roce_loss.h"
 #include "test_support.h"
 #include "cunit_main.h"
 
@@ -199,6 +200,19 @@ static void refused(const char *const *cfg, const char *name)
   CU_ASSERT_PTR_NOT_NULL(strstr(err, name));
   fab_topo_free(t);
   fab_param_set_free(ps);
+}
+
+/* The bytes sent in vain per timeout (roce_loss.h): the timeouts of an expected packet lost again
+ * (n P^2 of n P^2 + m P) send the rest of the message, uniform over it, stopped by the timer:
+ * half a message when the timer lets a whole one go, L - L^2 / 2M when it stops it first; a
+ * message's lost tail sends nothing. */
+static void test_gbn_stall_bytes(void)
+{
+  const double p = 0.02, n = 1000, m = 1, again = n * p * p / (n * p * p + m * p);
+  CU_ASSERT_DOUBLE_EQUAL(roce_loss_stall_bytes(p, n, m, 4e6, 50e6), again * 2e6, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(roce_loss_stall_bytes(p, n, m, 100e6, 50e6), again * (50e6 - 50e6 * 50e6 / 200e6), 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(roce_loss_stall_bytes(p, 1, 1000, 4096, 50e6), 1 * p * p / (p * p + 1000 * p) * 2048, 1e-9);
+  CU_ASSERT_EQUAL(roce_loss_stall_bytes(0, n, m, 4e6, 50e6), 0);
 }
 
 static void test_roce_bad_parameters_refused(void)
@@ -463,6 +477,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "pfc_resume_escape", test_pfc_resume_escape },
   { "pfc_headroom_inflight", test_pfc_headroom_inflight },
   { "gbn_nack_once_and_go_back", test_gbn_nack_once_and_go_back },
+  { "gbn_stall_bytes", test_gbn_stall_bytes },
   { "roce_bad_parameters_refused", test_roce_bad_parameters_refused },
   { "dcqcn_nic_alpha_firmware", test_dcqcn_nic_alpha_firmware },
   { "dcqcn_paper_scaled", test_dcqcn_paper_scaled },
