@@ -340,6 +340,7 @@ static const struct row table_rows[] = {
   { "DCQCN rate cuts (est.)", "counters.dcqcn_rate_cuts_est", 1, ROW_COUNT },
   { "drops", "counters.drops", 1, ROW_COUNT },
   { "retransmitted bytes", "counters.retransmitted_bytes", 1e-9, ROW_GB },
+  { "retransmitted bytes (est.)", "counters.retransmitted_bytes_est", 1e-9, ROW_GB },
   { "go-back-N timeouts", "counters.gbn_timeouts", 1, ROW_COUNT },
   { "go-back-N timeouts (est.)", "counters.gbn_timeouts_est", 1, ROW_COUNT },
   { "failures: flows re-routed", "failures.flows_rerouted", 1, ROW_COUNT },
