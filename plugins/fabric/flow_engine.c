@@ -14,12 +14,12 @@
  * engine's heap of completions, which keeps one calendar event at its earliest date (a
  * component whose rates all move at every completion, an all-to-all under FIFO shares, would
  * otherwise leave a stale calendar event per flow and recomputation: 1.35 M events for 4,032
- * flows). A drained
- * flow completes after its path's tail latency, the same latency the packet engine gives an
- * uncongested transfer. At flow fidelity the flows due within fabric/flow-drain-tolerance of
- * their age drain with the one due now: the completions of an all-to-all under FIFO shares
- * cluster within nanoseconds of each other, and each distinct date was a recomputation of the
- * whole component (2,425 for a 128-GPU all-to-all; 181 with a tolerance of 1e-3). */
+ * flows). A drained flow completes after its path's tail latency, the same latency the packet
+ * engine gives an uncongested transfer. At flow fidelity the flows due within
+ * fabric/flow-drain-tolerance of their age drain with the one due now: the completions of an
+ * all-to-all under FIFO shares cluster within nanoseconds of each other, and each distinct date
+ * was a recomputation of the whole component (2,425 for a 128-GPU all-to-all; 181 with a
+ * tolerance of 1e-3). */
 #include "fabric.h"
 #include "check.h"
 #include "radix.h"
