@@ -47,23 +47,21 @@ static void reserve_changed(struct roce_state *rs, size_t n)
 
 /* A flow's path loss per packet (roce_loss.h; 0: none), found at its first pass, when it also
  * draws its retransmission timeouts and adds their wait to the delay it completes with after
- * draining, and again if a reroute (a link failure) changed its hop count. An NVLink transfer
- * (no NIC) loses nothing, as at packet fidelity; a transfer through a NIC crosses fabric links
- * only (a PXN relay is two transfers). */
+ * draining. A reroute (a link failure) keeps it: routes are minimal up-down paths, all of one
+ * length between two GPUs. An NVLink transfer (no NIC) loses nothing, as at packet fidelity; a
+ * transfer through a NIC crosses fabric links only (a PXN relay is two transfers). */
 static double loss_path(struct fabric *fab, struct roce_state *rs, struct fab_flow *f)
 {
   struct roce_flow *rf = f->model_data;
   if (rf == NULL || rf->line_port < 0)
     return 0;
-  if (rf->fl_loss_path >= 0 && rf->fl_loss_hops == f->hops)
+  if (rf->fl_loss_path >= 0)
     return rf->fl_loss_path;
-  int first = rf->fl_loss_path < 0; /* a reroute that changed the hop count: its loss only */
   double p_path = roce_loss_path_probability(rs->cfg.drop_rate, f->hops);
   rf->fl_loss_path = p_path;
-  rf->fl_loss_hops = f->hops;
-  if (first && p_path > 0 && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF) {
-    double messages = f->message_B > 0 ? ceil(f->bytes / f->message_B) : 1;
-    double mean = roce_loss_expected_timeouts(p_path, ceil(f->bytes / fab->mtu), messages);
+  if (p_path > 0 && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF) {
+    double packets = ceil(f->bytes / fab->mtu), messages = f->message_B > 0 ? ceil(f->bytes / f->message_B) : 1;
+    double mean = roce_loss_expected_timeouts(p_path, packets, messages);
     /* its own stream: the run's seed and the transfer's QP (a part of a transfer has its own) */
     uint64_t stream = fab_rng_mix64(fab->seed ^ fab_rng_mix64(f->id ^ fab_rng_mix64(f->key)));
     double timeouts = rs->cfg.flow_timeouts == ROCE_TIMEOUTS_MEAN ? mean : roce_loss_draw_timeouts(mean, stream);
@@ -74,7 +72,7 @@ static double loss_path(struct fabric *fab, struct roce_state *rs, struct fab_fl
     double message = f->message_B > 0 ? f->message_B : f->bytes;
     fabric_flow_count_wire_extra(fab, f,
                                  timeouts *
-                                     roce_loss_stall_bytes(p_path, ceil(f->bytes / fab->mtu), messages, message,
+                                     roce_loss_stall_bytes(p_path, packets, messages, message,
                                                            rs->cfg.rto_s * fabric_port_payload_rate(fab, f->path[0])));
   }
   return p_path;

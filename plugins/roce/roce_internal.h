@@ -127,7 +127,6 @@ struct roce_flow {
   struct roce_est_flow est;     /* flow fidelity, estimated marks and CNPs (roce_flow_est.c) */
   uint8_t spread_entered;       /* flow fidelity: counted on its links by pause spreading */
   double fl_loss_path;          /* flow fidelity: its path's loss per packet (roce_loss.h; -1: not computed yet) */
-  int fl_loss_hops;             /* ... for a path of that many hops (a reroute may change it) */
   struct roce_flow *free_next;
 };
 
