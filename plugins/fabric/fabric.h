@@ -324,7 +324,8 @@ struct fab_stats {
   double last_delivery_s;   /* when the last flow completed: the end of the fabric's activity */
   double active_end_s;      /* set by a caller whose run ends elsewhere (a workload's iteration); 0: unset */
   double flow_wire_extra_B; /* flow engine: bytes its links carried beyond what flows delivered
-                              (goodput fractions below 1: a model's estimate of resent bytes) */
+                              (goodput fractions below 1, fabric_flow_count_wire_extra: a model's
+                              estimate of resent bytes) */
   uint64_t drops;
   uint64_t drops_by[FAB_DROP_REASONS]; /* of which, per reason the model gave (fabric_count_drop) */
 };

@@ -27,8 +27,9 @@ uint64_t sg_roce_get_pause_frames(const struct fabric *fab);
 double sg_roce_get_paused_time(const struct fabric *fab); /* summed over ports, seconds */
 uint64_t sg_roce_get_ecn_marks(const struct fabric *fab);
 uint64_t sg_roce_get_cnps(const struct fabric *fab);
-/* Bytes go-back-N sent again: counted at packet fidelity, estimated from the transfers' goodput
- * fractions at flow fidelity (docs/roce.md, "Loss at flow fidelity"). */
+/* Bytes go-back-N sent again: counted at packet fidelity, estimated at flow fidelity from the
+ * transfers' goodput fractions and what they send before a timeout fires (docs/roce.md, "Loss at
+ * flow fidelity"). */
 double sg_roce_get_retransmitted_bytes(const struct fabric *fab);
 uint64_t sg_roce_get_buffer_drops(const struct fabric *fab);
 uint64_t sg_roce_get_random_drops(const struct fabric *fab);

@@ -482,7 +482,8 @@ static void roce_counters(struct fabric *fab, struct fab_counters *out)
   fabric_counter_count(out, "gbn_timeouts", packet, s->gbn.timeouts);
   /* flow fidelity: the timeouts its transfers waited (roce/flow-timeouts; with mean, fractional) */
   fabric_counter_real(out, "gbn_timeouts_est", !packet && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF, s->timeouts_est);
-  /* flow fidelity: what go-back-N's goodput fraction says the transfers sent again (roce_flow.c) */
+  /* flow fidelity: what the transfers sent again, by their goodput fractions and before their
+   * timeouts fired (roce_flow.c) */
   fabric_counter_real(out, "retransmitted_bytes_est", !packet, fab->stats.flow_wire_extra_B);
   fabric_counter_count(out, "gbn_discarded_packets", packet, s->gbn.discarded);
   fabric_counter_real(out, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
