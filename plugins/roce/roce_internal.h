@@ -173,6 +173,7 @@ struct roce_state {
   struct roce_est est;            /* estimated counters (roce_flow_est.c) */
   struct roce_held held;          /* DCQCN-held ports (roce_held_port.c) */
   double *peak_queue;             /* per port: the engine's peak queue, for the counters */
+  double *port_paused;            /* per port: its paused time at packet fidelity, for the counters */
 };
 
 static inline struct roce_state *roce__state(const struct fabric *fab) { return fabric_model_priv(fab); }

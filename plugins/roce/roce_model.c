@@ -86,6 +86,7 @@ static void roce_fini(struct fabric *fab)
   free(rs->flow_series.rows);
   free(rs->port_series.rows);
   free(rs->peak_queue);
+  free(rs->port_paused);
 }
 
 static int uses_nvlink(const struct topo *t, int src, int dst)
@@ -531,6 +532,15 @@ static void roce_counters(struct fabric *fab, struct fab_counters *out)
   for (int p = 0; p < t->n_ports; p++)
     rs->peak_queue[p] = t->ports[p].is_nvlink ? 0 : fabric_port_view(fab, p)->peak_queued;
   fabric_counter_port_map(out, "peak_queue_per_port", rs->peak_queue, 0);
+  /* The paused time of each port at packet fidelity, beside the flow estimate's map
+   * (pfc_paused_s_est_per_port): where the pauses are, not only their sum. */
+  if (packet && rs->cfg.pfc.enabled) {
+    if (rs->port_paused == NULL)
+      rs->port_paused = sgf_xcalloc((size_t)t->n_ports + 1, sizeof *rs->port_paused);
+    for (int p = 0; p < t->n_ports; p++)
+      rs->port_paused[p] = sg_roce_get_port_paused_time(fab, p);
+    fabric_counter_port_map(out, "pfc_paused_s_per_port", rs->port_paused, 0);
+  }
 }
 
 /* The rows of a series under header, with its first columns (2 or 3 values after the time). */

@@ -102,4 +102,16 @@ if c.get("dcqcn_held_s_est", "absent") is not None or c.get("dcqcn_held_s_est_pe
     sys.exit("ECN off: held time %r (per port %r), not null" % (c.get("dcqcn_held_s_est", "absent"),
                                                               c.get("dcqcn_held_s_est_per_port")))
 PY
+# packet fidelity counts the paused time of each port too (pfc_paused_s_per_port), beside the flow
+# estimate's map: it adds up to pfc_paused_s and names the links feeding the congested leaf
+run_ok flows --platform "$platform" --flows "$flows" --fabric roce --fidelity packet --out "$WORK/packet"
+python3 - "$WORK/packet/summary.json" <<'PY' || die "packet fidelity's paused time per port is wrong"
+import json, sys
+c = json.load(open(sys.argv[1]))["counters"]
+paused = c["pfc_paused_s_per_port"]
+if not c["pfc_paused_s"] > 0 or abs(sum(paused.values()) - c["pfc_paused_s"]) > 1e-9 * c["pfc_paused_s"]:
+    sys.exit("per-port paused time adds up to %r, total %r" % (sum(paused.values()), c["pfc_paused_s"]))
+if not any(link.endswith("->leaf0") for link in paused):
+    sys.exit("no link into leaf0 paused: %r" % paused)
+PY
 echo "roce flow estimates: ok"
