@@ -123,16 +123,13 @@ static void link_set(struct roce_est *e, struct roce_est_paused *ps, int p, doub
 void roce_est_pauses(struct fabric *fab, struct roce_est *e, const struct roce_spread *s, struct fab_flow **flows,
                      size_t n)
 {
-  const struct topo *t = fab->topo;
   pauses_accumulate(e, &e->spread, fab->now);
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h + 1 < flows[i]->hops; h++) {
-      int u = flows[i]->path[h], c = s->spread_e[u];
-      double fraction = 0;
+      int u = flows[i]->path[h];
       /* u is paused while the PG it feeds sits at XOFF: the part of the time its congested
        * egress cannot serve what arrives */
-      if (s->victim_cap[u] > 0 && c >= 0 && fab->now >= s->onset_s[u] - 1e-12)
-        fraction = fmax(0, 1 - t->ports[c].rate_Bps / s->arrival_Bps[c]);
+      double fraction = roce_spread_pause_fraction(fab, s, u);
       if (fraction != e->spread.fraction[u])
         link_set(e, &e->spread, u, fraction, fab->now);
     }

@@ -49,7 +49,8 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
   int n_ports = fab->topo->n_ports;
   rs->ports = sgf_xcalloc((size_t)n_ports + 1, sizeof *rs->ports);
   rs->switches = sgf_xcalloc((size_t)fab->topo->n_nodes + 1, sizeof *rs->switches);
-  SGF_CHECK(roce_fifo_init(&rs->fifo, n_ports) == 0 && roce_spread_init(&rs->spread, n_ports) == 0 &&
+  SGF_CHECK(roce_fifo_init(&rs->fifo, n_ports) == 0 &&
+                roce_spread_init(&rs->spread, n_ports, fab->topo->n_nodes) == 0 &&
                 roce_loss_init(&rs->loss, n_ports, fab->topo->n_nodes) == 0 && roce_est_init(&rs->est, n_ports) == 0 &&
                 roce_held_init(&rs->held, n_ports) == 0,
             "roce: out of memory for the flow-level state of %d ports", n_ports);
@@ -429,10 +430,14 @@ static void roce_on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
   if (kind == ROCE_TIMER_FLUID) {
     roce_fluid_step(fab);
   } else if (kind == ROCE_TIMER_SPREAD) {
-    /* A pause starts: the caps of the link's component (its flows and every flow sharing a port
-     * with them) are recomputed, which runs the pass over them before the filling. */
-    int count;
-    struct fab_flow *const *flows = roce_spread_onset_flows(fab, &roce__state(fab)->spread, arg, &count);
+    /* A pause starts or ends: the caps of the link's component (its flows and every flow sharing
+     * a port with them) are recomputed, which runs the pass over them before the filling; an end
+     * with no victim to free only stops the link's paused time. */
+    int count, idle;
+    struct roce_state *rs = roce__state(fab);
+    struct fab_flow *const *flows = roce_spread_onset_flows(fab, &rs->spread, arg, &count, &idle);
+    if (idle)
+      roce_est_link_idle(fab, &rs->est, (int)arg);
     fabric_flow_caps_changed_for(fab, flows, (size_t)count);
   } else if (kind == ROCE_TIMER_HELD_AGE) {
     roce_held_aged(fab, &roce__state(fab)->held, (int)arg);

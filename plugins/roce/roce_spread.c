@@ -2,11 +2,21 @@
  *
  * A switch egress whose arrival rate exceeds its capacity fills the ingress PGs feeding it past
  * XOFF, so each of those ingress links is paused for part of the time (only when the bytes the
- * egress cannot drain, sum over its flows of remaining x (1 - C / arrival), exceed the XOFF of an
- * empty switch); a flow that crosses such a link toward another, idle egress is throttled to the
- * FIFO share of the incast flows sharing that link (FIFO service of the paused link). The pause
- * is taken to hold for the whole transfer: the victim's unthrottled start, before XOFF is
- * reached, is missing. */
+ * egress cannot drain, sum over its flows of remaining x (1 - C / arrival), less what the
+ * buffers after it hold, exceed the XOFF of an empty switch); a flow that crosses such a link
+ * toward another, idle egress is throttled to the FIFO share of the incast flows sharing that
+ * link (FIFO service of the paused link). A link's pause starts once its PG reaches XOFF (its
+ * timed onset) and ends once its flows' last bytes fit in the buffers from its PG on; the
+ * victim's unthrottled start, before XOFF is reached, is missing.
+ *
+ * A paused link drains slower than its line rate, so the switch egress it leaves can back up in
+ * turn and pause the links feeding that switch: PFC's congestion spreading, pauses climbing
+ * hop by hop toward the senders and slowing flows that never cross the congested port (Zhu et
+ * al., SIGCOMM'15, "Congestion Control for Large-Scale RDMA Deployments", section 2: the
+ * victim flows of PFC). The pass runs in rounds: each round takes every egress's service rate
+ * (its line rate, or the rate it drains at if it is a paused link) and finds the links paused;
+ * the next round starts from the drains it found, until a round moves none that matters. A
+ * link's drain depends on the egresses after it, so the rounds settle within a path's length. */
 #include "roce_spread.h"
 
 #include <math.h>
@@ -14,44 +24,40 @@
 
 #include "roce_fifo.h"
 #include "roce_internal.h"
+#include "check.h"
 
-int roce_spread_init(struct roce_spread *s, int n_ports)
+int roce_spread_init(struct roce_spread *s, int n_ports, int n_nodes)
 {
   size_t n = (size_t)n_ports + 1;
-  s->arrival_Bps = calloc(n, sizeof(double));
-  s->victim_cap = calloc(n, sizeof(double));
-  s->backlog_B = calloc(n, sizeof(double));
-  s->pg_growth = calloc(n, sizeof(double));
-  s->sw_growth = calloc(n, sizeof(double));
+  s->round = malloc(n * sizeof *s->round);
+  s->port = calloc(n, sizeof *s->port);
+  s->node_feeders = calloc((size_t)n_nodes + 1, sizeof(double));
   s->onset_s = calloc(n, sizeof(double));
+  s->end_s = calloc(n, sizeof(double));
   s->onset_seen = calloc(n, sizeof(uint64_t));
   s->was_paused = calloc(n, sizeof(uint8_t));
+  s->has_victims = calloc(n, sizeof(uint8_t));
   s->port_flows = calloc(n, sizeof(int32_t));
-  s->spread_on = calloc(n, sizeof(double));
-  s->spread_in = calloc(n, sizeof(double));
-  s->spread_e = malloc(n * sizeof(int32_t));
-  if (!s->arrival_Bps || !s->victim_cap || !s->backlog_B || !s->pg_growth || !s->sw_growth || !s->onset_s ||
-      !s->onset_seen || !s->was_paused || !s->port_flows || !s->spread_on || !s->spread_in || !s->spread_e)
+  if (!s->round || !s->port || !s->node_feeders || !s->onset_s || !s->end_s || !s->onset_seen || !s->was_paused ||
+      !s->has_victims || !s->port_flows)
     return -1;
   for (size_t p = 0; p < n; p++)
-    s->spread_e[p] = -1;
+    s->round[p] = (struct roce_spread_round){ .spread_e = -1, .own_e = -1 };
   return 0;
 }
 
 void roce_spread_fini(struct roce_spread *s)
 {
-  free(s->arrival_Bps);
-  free(s->victim_cap);
-  free(s->backlog_B);
-  free(s->pg_growth);
-  free(s->sw_growth);
+  free(s->round);
+  free(s->port);
+  free(s->pass_ports);
+  free(s->node_feeders);
   free(s->onset_s);
+  free(s->end_s);
   free(s->onset_seen);
   free(s->was_paused);
+  free(s->has_victims);
   free(s->port_flows);
-  free(s->spread_on);
-  free(s->spread_in);
-  free(s->spread_e);
 }
 
 static double line_rate(const struct fabric *fab, const struct fab_flow *f)
@@ -68,120 +74,289 @@ static int is_switch_port(const struct fabric *fab, int port)
 }
 
 /* The XOFF an ingress PG of an empty switch reaches: a congested egress pauses its inputs only
- * once the bytes it cannot drain (its backlog) exceed it. */
+ * once the bytes it cannot drain (its backlog), less what the buffers after it hold, exceed it. */
 static double xoff_estimate(const struct fabric *fab, int node)
 {
   const struct roce_state *rs = roce__state(fab);
   return pfc_xoff(&rs->cfg.pfc, rs->cfg.buffer_B - rs->switches[node].headroom_total_B);
 }
 
+/* The XOFF of each of k ingress PGs of a switch sitting at it: with dynamic thresholds
+ * X = alpha (B' - k X), so X = alpha B' / (1 + k alpha); static ones are fixed. */
+static double xoff_of_paused(const struct fabric *fab, int node, double k)
+{
+  const struct roce_state *rs = roce__state(fab);
+  if (rs->cfg.pfc.kind == PFC_STATIC)
+    return rs->cfg.pfc.xoff_B;
+  double free_B = rs->cfg.buffer_B - rs->switches[node].headroom_total_B;
+  return free_B > 0 ? rs->cfg.pfc.alpha * free_B / (1 + k * rs->cfg.pfc.alpha) : 0;
+}
+
+/* The rate an egress serves at: its line rate, or less if it is a paused link. */
+static double service_rate(const struct fabric *fab, const struct roce_spread *s, int p)
+{
+  double rate = fab->topo->ports[p].rate_Bps, drain = s->port[p].drain_Bps;
+  return drain > 0 && drain < rate ? drain : rate;
+}
+
+/* Whether egress p backs up: more arrives than it serves. */
+static int backs_up(const struct fabric *fab, const struct roce_spread *s, int p)
+{
+  return s->port[p].arrival_Bps > service_rate(fab, s, p) * (1 + 1e-9);
+}
+
+/* The bytes egress e cannot drain: what its flows have left, in the part of their arrival it
+ * cannot serve. */
+static double backlog(const struct fabric *fab, const struct roce_spread *s, int e)
+{
+  return s->port[e].remaining_B * (1 - service_rate(fab, s, e) / s->port[e].arrival_Bps);
+}
+
+/* Whether egress e, backing up, leaves its switch more to hold than an empty switch's XOFF: its
+ * backlog less what the buffers after it hold of it. */
+static int fills_its_switch(const struct fabric *fab, const struct roce_spread *s, int e)
+{
+  return is_switch_port(fab, e) && backs_up(fab, s, e) &&
+         backlog(fab, s, e) - s->port[e].held_below > xoff_estimate(fab, fab->topo->ports[e].node);
+}
+
 /* Timed onset of a pause: a link u feeding a congested egress e is paused only once the ingress
  * PG it feeds at e's switch reaches XOFF. That PG grows at g (its flows' part of e's backlog
  * growth) while e's queue, which uses the shared buffer, grows at G = arrival - C; with
  * dynamic thresholds XOFF = alpha (B' - G t), so g t = alpha (B' - G t) gives
- * t = alpha B' / (g + alpha G), and t = XOFF / g with static ones. An episode starts the first
- * time a pass finds u paused and lasts while every later pass does; a ROCE_TIMER_SPREAD timer at
- * the onset, one per episode, recomputes the caps of u's component (roce_spread_onset_flows).
- * (Before: the victims were capped from the start of the incast, 22.1 Gb/s against 32.2 at
- * packet fidelity. And one timer at the earliest onset re-ran the pass over every active flow:
- * 72,269 such passes over 141 M flows in all on 10,240 GPUs, most of RoCE's CPU there.) */
-static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n)
+ * t = alpha B' / (g + alpha G), and t = XOFF / g with static ones. Where e is itself a paused
+ * link its backlog builds only from e's own onset, so u's count starts there. An episode starts
+ * the first time a pass finds u paused and lasts while every later pass does; a
+ * ROCE_TIMER_SPREAD timer at the onset, one per episode, recomputes the caps of u's component
+ * (roce_spread_onset_flows). (Before: the victims were capped from the start of the incast,
+ * 22.1 Gb/s against 32.2 at packet fidelity. And one timer at the earliest onset re-ran the
+ * pass over every active flow: 72,269 such passes over 141 M flows in all on 10,240 GPUs, most
+ * of RoCE's CPU there.) */
+static void episode_onset(struct fabric *fab, struct roce_spread *s, int u, uint64_t pass)
 {
+  if (s->onset_seen[u] == pass)
+    return;
+  s->onset_seen[u] = pass; /* before the recursion: a pause never feeds back on itself */
+  if (s->was_paused[u] && s->onset_s[u] > 0)
+    return; /* its episode goes on */
   const struct roce_state *rs = roce__state(fab);
-  const struct topo *t = fab->topo;
-  uint64_t pass = ++s->pass;
-  for (size_t i = 0; i < n; i++)
-    for (int h = 0; h + 1 < flows[i]->hops; h++) {
-      int u = flows[i]->path[h];
-      if (s->victim_cap[u] <= 0 || s->onset_seen[u] == pass)
-        continue;
-      if (!s->was_paused[u] || s->onset_s[u] <= 0) { /* a new episode */
-        int node = t->ports[flows[i]->path[h + 1]].node;
-        double free_B = rs->cfg.buffer_B - rs->switches[node].headroom_total_B, g = s->pg_growth[u];
-        double delay = rs->cfg.pfc.kind == PFC_STATIC
-                           ? rs->cfg.pfc.xoff_B / g
-                           : rs->cfg.pfc.alpha * free_B / (g + rs->cfg.pfc.alpha * s->sw_growth[u]);
-        s->onset_s[u] = fab->now + (g > 0 && isfinite(delay) ? delay : 0);
-        if (s->onset_s[u] > fab->now)
-          fabric_timer_arm(fab, s->onset_s[u], ROCE_TIMER_SPREAD, NULL, (uint32_t)u);
-      }
-      s->onset_seen[u] = pass;
-    }
-  for (size_t i = 0; i < n; i++) /* what this pass found, for the next pass that covers each link */
-    for (int h = 0; h < flows[i]->hops; h++)
-      s->was_paused[flows[i]->path[h]] = s->victim_cap[flows[i]->path[h]] > 0;
+  const struct roce_spread_round *r = &s->round[u];
+  int e = r->spread_e, node = fab->topo->ports[e].node;
+  double start = fab->now;
+  if (s->round[e].victim_cap > 0) { /* e is a paused link: the tree's next level down */
+    episode_onset(fab, s, e, pass);
+    start = fmax(start, s->onset_s[e]);
+  }
+  double free_B = rs->cfg.buffer_B - rs->switches[node].headroom_total_B, g = r->pg_growth;
+  double delay = rs->cfg.pfc.kind == PFC_STATIC ? rs->cfg.pfc.xoff_B / g
+                                                : rs->cfg.pfc.alpha * free_B / (g + rs->cfg.pfc.alpha * r->sw_growth);
+  s->onset_s[u] = start + (g > 0 && isfinite(delay) ? delay : 0);
+  if (s->onset_s[u] > fab->now)
+    fabric_timer_arm(fab, s->onset_s[u], ROCE_TIMER_SPREAD, NULL, (uint32_t)u);
 }
 
-void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n)
+static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n)
+{
+  uint64_t pass = ++s->pass;
+  for (size_t i = 0; i < s->n_pass_ports; i++)
+    if (s->round[s->pass_ports[i]].victim_cap > 0)
+      episode_onset(fab, s, s->pass_ports[i], pass);
+  for (size_t i = 0; i < s->n_pass_ports; i++) { /* what this pass found, for the next pass that covers each link */
+    int p = s->pass_ports[i];
+    s->was_paused[p] = s->round[p].victim_cap > 0;
+    s->has_victims[p] = 0;
+  }
+  for (size_t i = 0; i < n; i++)
+    for (int h = 0; h + 1 < flows[i]->hops; h++) {
+      int u = flows[i]->path[h], e = s->round[u].spread_e;
+      if (s->round[u].victim_cap <= 0)
+        continue;
+      if (!backs_up(fab, s, flows[i]->path[h + 1]))
+        s->has_victims[u] = 1;
+      if (e >= 0 && s->round[e].victim_cap > 0) /* u's caps follow e's drain: e's end changes them */
+        s->has_victims[e] = 1;
+    }
+}
+
+/* The start of a round: the per-round state of the pass's ports back to zero, and which
+ * egresses fill their switch given the drains the last round found. */
+static void round_start(const struct fabric *fab, struct roce_spread *s)
+{
+  for (size_t i = 0; i < s->n_pass_ports; i++) {
+    int p = s->pass_ports[i];
+    struct roce_spread_round *r = &s->round[p];
+    r->victim_cap = r->pg_growth = r->sw_growth = r->spread_on = 0;
+    r->own_B = r->own_Bps = r->excess_B = r->feeders = r->next_drain = r->next_held = 0;
+    r->spread_e = r->own_e = -1;
+    r->fills = (uint8_t)fills_its_switch(fab, s, p);
+    s->node_feeders[fab->topo->ports[p].node] = 0;
+  }
+}
+
+/* One round: the links paused given each egress's service rate, their victims' caps and the
+ * rates they drain at. Returns whether the drain or the bytes held after a link that backs up,
+ * or that links are paused toward, moved: the next round can then find other pauses. */
+static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n)
 {
   const struct topo *t = fab->topo;
-  for (size_t i = 0; i < n; i++)
-    for (int h = 0; h < flows[i]->hops; h++) /* arrival rates: the FIFO shares upstream of each hop */
-      s->arrival_Bps[flows[i]->path[h]] += h == 0 ? line_rate(fab, flows[i]) : fifo_in(flows[i], h);
-  for (size_t i = 0; i < n; i++)
-    for (int h = 1; h < flows[i]->hops; h++) {
-      int e = flows[i]->path[h];
-      if (s->arrival_Bps[e] > t->ports[e].rate_Bps * (1 + 1e-9))
-        s->backlog_B[e] += flows[i]->remaining * (1 - t->ports[e].rate_Bps / s->arrival_Bps[e]);
-    }
+  round_start(fab, s);
+  /* The links feeding the congested egresses that fill their switch: the bytes each link's
+   * e-bound flows have left, and the rate they drain at. */
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
     for (int h = 1; h < f->hops; h++) {
       int e = f->path[h], u = f->path[h - 1];
-      if (is_switch_port(fab, e) && s->arrival_Bps[e] > t->ports[e].rate_Bps * (1 + 1e-9) &&
-          s->backlog_B[e] > xoff_estimate(fab, t->ports[e].node)) {
-        /* the part of e's backlog this flow leaves in the ingress PG fed by u */
-        s->pg_growth[u] += fifo_in(f, h) * (1 - t->ports[e].rate_Bps / s->arrival_Bps[e]);
-        s->sw_growth[u] = s->arrival_Bps[e] - t->ports[e].rate_Bps;
-        s->spread_on[u] += 1;
-        if (s->spread_e[u] != e) {
-          s->spread_e[u] = e;
-          s->spread_in[e] += 1;
-        }
+      if (!s->round[e].fills)
+        continue;
+      struct roce_spread_round *r = &s->round[u];
+      r->own_B += f->remaining;
+      r->own_Bps += roce_fifo_of(f)->share_Bps;
+      if (r->own_e != e) {
+        r->own_e = e;
+        s->round[e].feeders += 1;
+        s->node_feeders[t->ports[e].node] += 1;
       }
     }
   }
-  /* Once paused, every ingress PG feeding e sits at XOFF, so e drains them alike: C_e / (links
-   * feeding e) each. The FIFO at u's upstream egress then serves every flow on u at the rate
-   * of its e-bound flows, C_e / (links feeding e) / (e-bound flows on u), victims included
-   * (line-rate arrivals). (Before: the FIFO share of the incast flows without pauses, 14.3
-   * Gb/s in test 3 where the packet model gives ~25.) */
-  for (size_t i = 0; i < n; i++)
-    for (int h = 0; h < flows[i]->hops; h++) {
-      int u = flows[i]->path[h], e = s->spread_e[u];
-      if (e >= 0 && s->spread_on[u] > 0 && s->victim_cap[u] == 0)
-        s->victim_cap[u] =
-            fabric_port_payload_rate(fab, e) / s->spread_in[e] / s->spread_on[u]; /* payload, as caps are */
+  /* A link is paused while its flows have more left than the buffers from its PG on hold: its
+   * PG at e's switch (at XOFF among the switch's paused PGs) and its part of what the buffers
+   * after e hold. Once its sender's last bytes fit there, it sends them and the pause ends (its
+   * end date: spread_ends). */
+  for (size_t i = 0; i < s->n_pass_ports; i++) {
+    struct roce_spread_round *r = &s->round[s->pass_ports[i]];
+    if (r->own_e < 0)
+      continue;
+    int e = r->own_e, node = t->ports[e].node;
+    r->excess_B =
+        r->own_B - xoff_of_paused(fab, node, s->node_feeders[node]) - s->port[e].held_below / s->round[e].feeders;
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct fab_flow *f = flows[i];
+    for (int h = 1; h < f->hops; h++) {
+      int e = f->path[h], u = f->path[h - 1];
+      struct roce_spread_round *r = &s->round[u];
+      if (r->own_e < 0 || !(r->excess_B > fab->mtu) || !s->round[e].fills)
+        continue;
+      double c = service_rate(fab, s, e);
+      /* the part of e's backlog this flow leaves in the ingress PG fed by u */
+      r->pg_growth += fifo_in(f, h) * (1 - c / s->port[e].arrival_Bps);
+      r->sw_growth = s->port[e].arrival_Bps - c;
+      r->spread_on += 1;
+      r->spread_e = e;
     }
+  }
+  /* Once paused, every ingress PG feeding e with bytes in its switch drains alike: C_e / (links
+   * feeding e) each, C_e its service rate. The FIFO at u's upstream egress then serves every
+   * flow on u at the rate of its e-bound flows, C_e / (links feeding e) / (e-bound flows on u),
+   * victims included (line-rate arrivals), so u drains at that rate times its flows. (Before:
+   * the FIFO share of the incast flows without pauses, 14.3 Gb/s in test 3 where the packet
+   * model gives ~25.) */
+  for (size_t i = 0; i < s->n_pass_ports; i++) {
+    int u = s->pass_ports[i];
+    struct roce_spread_round *r = &s->round[u];
+    int e = r->spread_e;
+    if (e < 0 || r->spread_on <= 0)
+      continue;
+    double feeders = s->round[e].feeders;
+    double per_flow = service_rate(fab, s, e) / feeders / r->spread_on;                 /* on the wire */
+    r->victim_cap = per_flow * fabric_port_payload_rate(fab, u) / t->ports[u].rate_Bps; /* caps: payload */
+    r->next_drain = per_flow * s->port[u].flows_on;
+    /* u's PG at e's switch holds its XOFF, and u its part of what e's own PG holds on */
+    r->next_held =
+        xoff_of_paused(fab, t->ports[e].node, s->node_feeders[t->ports[e].node]) + s->port[e].held_below / feeders;
+  }
+  /* A link whose drain or downstream holding moved may pause more links (or fewer) next round,
+   * if it fills its switch */
+  int moved = 0;
+  for (size_t i = 0; i < s->n_pass_ports; i++) {
+    int u = s->pass_ports[i];
+    struct roce_spread_port *p = &s->port[u];
+    const struct roce_spread_round *r = &s->round[u];
+    if (r->next_drain == p->drain_Bps && r->next_held == p->held_below)
+      continue;
+    p->drain_Bps = r->next_drain;
+    p->held_below = r->next_held;
+    if (backs_up(fab, s, u) || r->feeders > 0) /* else no round can find anything new at u */
+      moved = 1;
+  }
+  return moved;
+}
+
+/* The end of each paused link's episode: the date its e-bound flows' bytes, draining at their
+ * FIFO shares, fit in the buffers from its PG on; a ROCE_TIMER_SPREAD then recomputes its
+ * component, whose pass finds it no longer paused. Re-armed when a pass moves the date (the
+ * timer of a date no longer current does nothing: roce_spread_onset_flows). */
+static void spread_ends(struct fabric *fab, struct roce_spread *s)
+{
+  for (size_t i = 0; i < s->n_pass_ports; i++) {
+    int u = s->pass_ports[i];
+    const struct roce_spread_round *r = &s->round[u];
+    if (r->victim_cap <= 0 || r->own_Bps <= 0)
+      continue;
+    double end = fab->now + r->excess_B / r->own_Bps;
+    if (isfinite(end) && end > fab->now && end != s->end_s[u]) {
+      s->end_s[u] = end;
+      fabric_timer_arm(fab, end, ROCE_TIMER_SPREAD, NULL, (uint32_t)u);
+    }
+  }
+}
+
+void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n)
+{
+  int longest = 0;
+  s->n_pass_ports = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (flows[i]->hops > longest)
+      longest = flows[i]->hops;
+    for (int h = 0; h < flows[i]->hops; h++) { /* arrival rates: the FIFO shares upstream of each hop */
+      struct roce_spread_port *p = &s->port[flows[i]->path[h]];
+      if (p->flows_on == 0) {
+        if (s->n_pass_ports == s->pass_ports_cap) {
+          s->pass_ports_cap = s->pass_ports_cap ? 2 * s->pass_ports_cap : 256;
+          s->pass_ports = sgf_xrealloc(s->pass_ports, s->pass_ports_cap * sizeof *s->pass_ports);
+        }
+        s->pass_ports[s->n_pass_ports++] = flows[i]->path[h];
+      }
+      p->arrival_Bps += h == 0 ? line_rate(fab, flows[i]) : fifo_in(flows[i], h);
+      p->flows_on += 1;
+      p->remaining_B += flows[i]->remaining;
+    }
+  }
+  /* A drain depends on the egresses downstream: the rounds settle within a path's length (the
+   * buffers' shares, which a switch's other feeders move, may not settle: the rounds stop there
+   * whatever) */
+  for (int round = 0; round <= longest && pause_round(fab, s, flows, n); round++)
+    ;
   spread_onsets(fab, s, flows, n);
+  spread_ends(fab, s);
+}
+
+double roce_spread_pause_fraction(const struct fabric *fab, const struct roce_spread *s, int u)
+{
+  int e = s->round[u].spread_e;
+  if (s->round[u].victim_cap <= 0 || e < 0 || fab->now < s->onset_s[u] - 1e-12)
+    return 0;
+  return fmax(0, 1 - service_rate(fab, s, e) / s->port[e].arrival_Bps);
 }
 
 double roce_spread_cap(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f, double cap)
 {
-  const struct topo *t = fab->topo;
   for (int h = 0; h + 1 < f->hops; h++) {
     int u = f->path[h], next = f->path[h + 1];
-    if (s->victim_cap[u] > 0 && fab->now >= s->onset_s[u] - 1e-12 &&
-        s->arrival_Bps[next] <= t->ports[next].rate_Bps * (1 + 1e-9) && (cap == 0 || s->victim_cap[u] < cap))
-      cap = s->victim_cap[u];
+    double victim_cap = s->round[u].victim_cap;
+    if (victim_cap > 0 && fab->now >= s->onset_s[u] - 1e-12 && !backs_up(fab, s, next) &&
+        (cap == 0 || victim_cap < cap))
+      cap = victim_cap;
   }
   return cap;
 }
 
-void roce_spread_clear(struct roce_spread *s, struct fab_flow **flows, size_t n)
+void roce_spread_clear(struct roce_spread *s)
 {
-  for (size_t i = 0; i < n; i++)
-    for (int h = 0; h < flows[i]->hops; h++) {
-      int p = flows[i]->path[h];
-      s->arrival_Bps[p] = 0;
-      s->victim_cap[p] = 0;
-      s->backlog_B[p] = 0;
-      s->pg_growth[p] = 0;
-      s->sw_growth[p] = 0;
-      s->spread_on[p] = 0;
-      s->spread_in[p] = 0;
-      s->spread_e[p] = -1;
-    }
+  /* (a round's state is cleared at the start of the next round that covers the port) */
+  for (size_t i = 0; i < s->n_pass_ports; i++)
+    s->port[s->pass_ports[i]] = (struct roce_spread_port){ 0 };
+  s->n_pass_ports = 0;
 }
 
 int roce_spread_needed(const struct roce_spread *s, struct fab_flow **flows, size_t n)
@@ -210,6 +385,7 @@ void roce_spread_flow_leave(struct roce_spread *s, const struct fab_flow *f, uns
     if (--s->port_flows[p] == 0) {
       s->was_paused[p] = 0; /* its episode ends with its last flow */
       s->onset_s[p] = 0;
+      s->end_s[p] = 0;
       free_links |= 1u << h;
     }
   }
@@ -218,12 +394,22 @@ void roce_spread_flow_leave(struct roce_spread *s, const struct fab_flow *f, uns
 }
 
 struct fab_flow *const *roce_spread_onset_flows(const struct fabric *fab, const struct roce_spread *s, uint32_t port,
-                                                int *count)
+                                                int *count, int *idle)
 {
   *count = 0;
+  if (idle != NULL)
+    *idle = 0;
   /* The episode the timer was armed for goes on: a later pass that found the link no longer
    * paused, or its last flow leaving, ended it (a new episode arms its own timer). */
-  if (!s->was_paused[port] || s->onset_s[port] != fab->now)
+  if (!s->was_paused[port] || (s->onset_s[port] != fab->now && s->end_s[port] != fab->now))
     return NULL;
+  /* An end that frees no victim changes no cap: the flows on the link are all bound for the
+   * congested egress, whose FIFO shares they keep (a recomputation of a large component at
+   * every end cost as much as the rest of the pass: twice the CPU on a Mixtral EP 8 iteration). */
+  if (s->end_s[port] == fab->now && s->onset_s[port] != fab->now && !s->has_victims[port]) {
+    if (idle != NULL)
+      *idle = 1;
+    return NULL;
+  }
   return fabric_port_flows(fab, (int)port, count);
 }

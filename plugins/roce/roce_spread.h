@@ -1,6 +1,9 @@
 /* RoCEv2 at flow fidelity: PFC pause spreading (roce_spread.c). A switch egress whose arrival
  * rate exceeds its capacity pauses the ingress links feeding it; a flow crossing such a link
- * toward another, idle egress (a victim) is throttled to the rate the paused link drains at. */
+ * toward another, idle egress (a victim) is throttled to the rate the paused link drains at.
+ * A paused link drains slower than its line rate, so the switch egress it leaves can back up
+ * in turn and pause the links feeding that switch: the pause climbs the tree hop by hop, up to
+ * the senders' NICs (a congestion tree). */
 #ifndef SGFABRIC_ROCE_SPREAD_H
 #define SGFABRIC_ROCE_SPREAD_H
 
@@ -9,25 +12,57 @@
 
 #include "fabric.h"
 
+/* Per port, within one round of a pass (cleared at the start of each round). */
+struct roce_spread_round {
+  double victim_cap; /* link u: the rate, payload, of a flow on it once paused (0: not paused) */
+  double pg_growth;  /* link u: the growth of the ingress PG it feeds at the egress it is paused
+                        toward (B/s) */
+  double sw_growth;  /* link u: the growth of that egress's queue, the switch's shared use (B/s) */
+  double spread_on;  /* link u: its flows bound for the egress it is paused toward */
+  double own_B;      /* link u feeding a congested egress e: the bytes its e-bound flows have left,
+                        which its PG at e's switch and the buffers after it must hold */
+  double own_Bps;    /* link u: the rate those flows drain at (their FIFO shares) */
+  double excess_B;   /* link u: own_B beyond what those buffers hold (paused while > 1 MTU) */
+  double feeders;    /* egress e: the links feeding it with e-bound flows */
+  double next_drain; /* link u: its drain_Bps and held_below as this round finds them */
+  double next_held;
+  int32_t spread_e; /* link u: the egress it is paused toward (a congested one or a paused link;
+                       -1: none) */
+  int32_t own_e;    /* link u: the congested egress its own_B is bound for (-1: none) */
+  uint8_t fills;    /* egress e: it backs up and fills its switch (fills_its_switch) */
+};
+
+/* Per port, within a pass (zero again after it). */
+struct roce_spread_port {
+  double arrival_Bps; /* arrival rate (line rate at the NIC, FIFO shares downstream) */
+  double flows_on;    /* the pass's flows crossing it */
+  double remaining_B; /* the bytes they have left */
+  double drain_Bps;   /* a paused link: the rate it drains at, which the switch egress it leaves
+                         cannot exceed (0: not paused) */
+  double held_below;  /* a paused link: the bytes of its flows the buffers after it hold (the PG
+                         it feeds at XOFF, and its part of what is held further on) */
+};
+
 struct roce_spread {
-  /* within a pass (zero again after it) */
-  double *arrival_Bps; /* per port: arrival rate (line rate at the NIC, FIFO shares downstream) */
-  double *victim_cap;  /* per port u: rate of the paused link u (0: not paused) */
-  double *backlog_B;   /* per port e: bytes a congested egress cannot drain */
-  double *pg_growth;   /* per port u: growth of the ingress PG it feeds at a congested egress (B/s) */
-  double *sw_growth;   /* per port u: growth of that egress's queue, the switch's shared use (B/s) */
-  double *spread_on;   /* per port u: flows crossing it toward a congested egress e */
-  double *spread_in;   /* per port e: the paused links feeding it */
-  int32_t *spread_e;   /* per port u: the congested egress it feeds (-1: none) */
-  /* kept across passes */
-  double *onset_s;      /* per port u: date its pause starts in the current episode */
-  uint64_t *onset_seen; /* per port u: the pass that last saw it paused (within a pass: seen) */
-  uint8_t *was_paused;  /* per port u: the last pass that covered u found it paused */
-  int32_t *port_flows;  /* per port: active flows entered (roce_spread_flow_enter) crossing it */
+  struct roce_spread_round *round; /* per port */
+  struct roce_spread_port *port;   /* per port */
+  int32_t *pass_ports;             /* the ports the pass's flows cross, each once */
+  size_t n_pass_ports, pass_ports_cap;
+  double *node_feeders; /* per switch, within a round: the links feeding its congested egresses,
+                           whose PGs share its buffer */
+  /* kept across passes, per port */
+  double *onset_s;      /* date its pause starts in the current episode */
+  double *end_s;        /* date its e-bound flows' bytes fit in the buffers after it, when its
+                           pause ends (a ROCE_TIMER_SPREAD then; 0: none armed) */
+  uint64_t *onset_seen; /* the pass that last saw it paused (within a pass: seen) */
+  uint8_t *was_paused;  /* the last pass that covered it found it paused */
+  uint8_t *has_victims; /* that pass found flows whose caps its end changes: flows it throttles
+                           (victims), or links paused toward it */
+  int32_t *port_flows;  /* active flows entered (roce_spread_flow_enter) crossing it */
   uint64_t pass;        /* passes so far */
 };
 
-int roce_spread_init(struct roce_spread *s, int n_ports);
+int roce_spread_init(struct roce_spread *s, int n_ports, int n_nodes);
 void roce_spread_fini(struct roce_spread *s);
 /* The paused links and their rates for the given flows, whole components (every flow sharing a
  * port with one of them is among them: a pause and its victims share the paused link), from the
@@ -36,11 +71,14 @@ void roce_spread_fini(struct roce_spread *s);
  * episode goes on from the last pass that covered it (found it paused), until a pass finds it
  * not paused or its last flow leaves. */
 void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n);
+/* The part of the time link u is paused (0 before its episode's onset, or not paused): the
+ * part of what arrives at the egress it feeds that that egress cannot drain. */
+double roce_spread_pause_fraction(const struct fabric *fab, const struct roce_spread *s, int u);
 /* A flow's cap given its cap without spreading (0: none): the rate of a paused link it crosses
  * toward an uncongested egress, if lower. */
 double roce_spread_cap(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f, double cap);
-/* End of the pass: the per-pass arrays back to zero on the flows' paths. */
-void roce_spread_clear(struct roce_spread *s, struct fab_flow **flows, size_t n);
+/* End of the pass: the per-pass state of its ports back to zero. */
+void roce_spread_clear(struct roce_spread *s);
 /* Whether a pass over these flows may find a pause: one of them crosses a saturated egress
  * (FIFO throttled), or one of its links was paused at the last pass that covered it. */
 int roce_spread_needed(const struct roce_spread *s, struct fab_flow **flows, size_t n);
@@ -50,8 +88,10 @@ int roce_spread_needed(const struct roce_spread *s, struct fab_flow **flows, siz
 void roce_spread_flow_enter(struct roce_spread *s, const struct fab_flow *f);
 void roce_spread_flow_leave(struct roce_spread *s, const struct fab_flow *f, unsigned *idle);
 /* ROCE_TIMER_SPREAD fired for a link: the flows crossing it, whose components' caps change now
- * (the link's pause starts), or NULL (*count 0) if its episode ended since the timer was armed. */
+ * (the link's pause starts, or ends with victims to free), or NULL (*count 0) if its episode
+ * ended since the timer was armed or if it ends with no victim on it: no cap changes then, and
+ * *idle (if not NULL) says that only the link's paused time stops now. */
 struct fab_flow *const *roce_spread_onset_flows(const struct fabric *fab, const struct roce_spread *s, uint32_t port,
-                                                int *count);
+                                                int *count, int *idle);
 
 #endif

@@ -285,6 +285,43 @@ static void test_pfc_spreading_is_local(void)
   fab_topo_free(t);
 }
 
+/* 3c. A congestion tree: pauses climbing two hops. Leaf_spine(3, 5, 1): two senders under leaf0
+ * (gpus 1, 2) and two under leaf1 (gpus 5, 6), 16 MB each into gpu0; leaf0->gpu0 pauses the
+ * links feeding it, spine->leaf0 among them, which then drains at a third of the line rate while
+ * the two leaf1 flows bring it half of it each: the spine's egress backs up and pauses
+ * leaf1->spine in turn. At 2 ms a victim, gpu7 (leaf1) to gpu10 (leaf2), 1 MB, crosses
+ * leaf1->spine toward the idle spine->leaf2: it never meets the congested port, yet PFC slows
+ * it. Pause spreading one hop deep would leave it its FIFO share of leaf1->spine, a third of
+ * the line rate (32.0 Gb/s at flow fidelity before the tree; docs/roce.md). */
+static void tree_case(fab_fidelity fid, double *victim_gbps, double *paused_s)
+{
+  struct topo *t = leaf_spine(3, 5, 1, G100, 1e-6);
+  struct flow_def flows[] = {
+    { 1, 0, 16e6, 0 }, { 2, 0, 16e6, 0 }, { 5, 0, 16e6, 0 }, { 6, 0, 16e6, 0 }, { 7, 10, 1e6, 2e-3 }
+  };
+  const char *cfg[] = { "roce/dcqcn:off", "roce/buffer:9MB", "roce/pfc:on", NULL };
+  struct run_result r;
+  roce_run(t, fid, 1, cfg, flows, 5, &r);
+  *victim_gbps = 1e6 * 8 / r.fct[4] / 1e9;
+  *paused_s = fid == FAB_FIDELITY_FLOW ? r.est_paused_s : r.paused_s;
+  CU_ASSERT_EQUAL(r.done, 5);
+  fab_topo_free(t);
+}
+
+static void test_pfc_congestion_tree(void)
+{
+  double pkt, flow, pkt_paused, flow_paused;
+  tree_case(FAB_FIDELITY_PACKET, &pkt, &pkt_paused);
+  tree_case(FAB_FIDELITY_FLOW, &flow, &flow_paused);
+  fprintf(stderr,
+          "\n  [congestion tree] victim two hops from the congested port: packet %.1f Gb/s, flow %.1f Gb/s "
+          "(its FIFO share of leaf1->spine: 33.3); paused time, summed over ports: packet %.4f s, flow est. %.4f s\n",
+          pkt, flow, pkt_paused, flow_paused);
+  CU_ASSERT(pkt < 15);                                          /* packet: the tree reaches the victim (9.5) */
+  CU_ASSERT(flow < 20);                                         /* flow: so it does (16.2; 32.0 one hop deep) */
+  CU_ASSERT(fabs(flow_paused - pkt_paused) < 0.1 * pkt_paused); /* measured +0.6% (-26% one hop deep) */
+}
+
 /* 3b. The same with DCQCN on (nic preset). Flow fidelity's senders inject at their DCQCN floor
  * rate (roce_dcqcn_floor.h): at 100 Gb/s the firmware's machine under continuous marking falls
  * below 1% of the line rate, DCQCN holds every port, FIFO shares and spreading do not bind and
@@ -1246,6 +1283,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "lossy_dynamic_threshold", test_lossy_dynamic_threshold },
   { "pfc_congestion_spreading", test_pfc_congestion_spreading },
   { "pfc_spreading_is_local", test_pfc_spreading_is_local },
+  { "pfc_congestion_tree", test_pfc_congestion_tree },
   { "dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading },
   { "fifo_shares_as_payload", test_fifo_shares_as_payload },
   { "flow_estimates_track_packet", test_flow_estimates_track_packet },
