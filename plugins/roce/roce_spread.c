@@ -29,7 +29,7 @@
 int roce_spread_init(struct roce_spread *s, int n_ports, int n_nodes)
 {
   size_t n = (size_t)n_ports + 1;
-  s->round = malloc(n * sizeof *s->round);
+  s->round = calloc(n, sizeof *s->round);
   s->port = calloc(n, sizeof *s->port);
   s->node_feeders = calloc((size_t)n_nodes + 1, sizeof(double));
   s->onset_s = calloc(n, sizeof(double));
