@@ -67,9 +67,9 @@ void roce_spread_fini(struct roce_spread *s);
 /* The paused links and their rates for the given flows, whole components (every flow sharing a
  * port with one of them is among them: a pause and its victims share the paused link), from the
  * FIFO shares (roce_fifo.h) of each flow; arms a ROCE_TIMER_SPREAD (arg: the link) at the onset
- * of each new episode that starts later. A link's
- * episode goes on from the last pass that covered it (found it paused), until a pass finds it
- * not paused or its last flow leaves. */
+ * of each new episode that starts later, and at the date each paused link's flows will fit in
+ * the buffers after it (its end). A link's episode goes on from the last pass that covered it
+ * (found it paused), until a pass finds it not paused or its last flow leaves. */
 void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n);
 /* The part of the time link u is paused (0 before its episode's onset, or not paused): the
  * part of what arrives at the egress it feeds that that egress cannot drain. */
