@@ -435,7 +435,7 @@ static void roce_on_timer(struct fabric *fab, int kind, void *ptr, uint32_t arg)
      * with no victim to free only stops the link's paused time. */
     int count, idle;
     struct roce_state *rs = roce__state(fab);
-    struct fab_flow *const *flows = roce_spread_onset_flows(fab, &rs->spread, arg, &count, &idle);
+    struct fab_flow *const *flows = roce_spread_timer_flows(fab, &rs->spread, arg, &count, &idle);
     if (idle)
       roce_est_link_idle(fab, &rs->est, (int)arg);
     fabric_flow_caps_changed_for(fab, flows, (size_t)count);

@@ -42,7 +42,7 @@ int roce_spread_init(struct roce_spread *s, int n_ports, int n_nodes)
       !s->has_victims || !s->port_flows)
     return -1;
   for (size_t p = 0; p < n; p++)
-    s->round[p] = (struct roce_spread_round){ .spread_e = -1, .own_e = -1 };
+    s->round[p] = (struct roce_spread_round){ .own_e = -1 };
   return 0;
 }
 
@@ -128,7 +128,7 @@ static int fills_its_switch(const struct fabric *fab, const struct roce_spread *
  * link its backlog builds only from e's own onset, so u's count starts there. An episode starts
  * the first time a pass finds u paused and lasts while every later pass does; a
  * ROCE_TIMER_SPREAD timer at the onset, one per episode, recomputes the caps of u's component
- * (roce_spread_onset_flows). (Before: the victims were capped from the start of the incast,
+ * (roce_spread_timer_flows). (Before: the victims were capped from the start of the incast,
  * 22.1 Gb/s against 32.2 at packet fidelity. And one timer at the earliest onset re-ran the
  * pass over every active flow: 72,269 such passes over 141 M flows in all on 10,240 GPUs, most
  * of RoCE's CPU there.) */
@@ -141,7 +141,7 @@ static void episode_onset(struct fabric *fab, struct roce_spread *s, int u, uint
     return; /* its episode goes on */
   const struct roce_state *rs = roce__state(fab);
   const struct roce_spread_round *r = &s->round[u];
-  int e = r->spread_e, node = fab->topo->ports[e].node;
+  int e = r->own_e, node = fab->topo->ports[e].node;
   double start = fab->now;
   if (s->round[e].victim_cap > 0) { /* e is a paused link: the tree's next level down */
     episode_onset(fab, s, e, pass);
@@ -168,7 +168,7 @@ static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_
   }
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h + 1 < flows[i]->hops; h++) {
-      int u = flows[i]->path[h], e = s->round[u].spread_e;
+      int u = flows[i]->path[h], e = s->round[u].own_e;
       if (s->round[u].victim_cap <= 0)
         continue;
       if (!backs_up(fab, s, flows[i]->path[h + 1]))
@@ -185,9 +185,9 @@ static void round_start(const struct fabric *fab, struct roce_spread *s)
   for (size_t i = 0; i < s->n_pass_ports; i++) {
     int p = s->pass_ports[i];
     struct roce_spread_round *r = &s->round[p];
-    r->victim_cap = r->pg_growth = r->sw_growth = r->spread_on = 0;
+    r->victim_cap = r->pg_growth = r->sw_growth = r->bound_flows = 0;
     r->own_B = r->own_Bps = r->excess_B = r->feeders = r->next_drain = r->next_held = 0;
-    r->spread_e = r->own_e = -1;
+    r->own_e = -1;
     r->fills = (uint8_t)fills_its_switch(fab, s, p);
     s->node_feeders[fab->topo->ports[p].node] = 0;
   }
@@ -201,7 +201,7 @@ static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flo
   const struct topo *t = fab->topo;
   round_start(fab, s);
   /* The links feeding the congested egresses that fill their switch: the bytes each link's
-   * e-bound flows have left, and the rate they drain at. */
+   * e-bound flows have left, the rate they drain at, and what they leave in its PG there. */
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
     for (int h = 1; h < f->hops; h++) {
@@ -209,8 +209,14 @@ static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flo
       if (!s->round[e].fills)
         continue;
       struct roce_spread_round *r = &s->round[u];
+      double c = service_rate(fab, s, e);
       r->own_B += f->remaining;
       r->own_Bps += roce_fifo_of(f)->share_Bps;
+      /* the part of e's backlog this flow leaves in the ingress PG fed by u (its growth, for the
+       * onset if u is paused) */
+      r->pg_growth += fifo_in(f, h) * (1 - c / s->port[e].arrival_Bps);
+      r->sw_growth = s->port[e].arrival_Bps - c;
+      r->bound_flows += 1;
       if (r->own_e != e) {
         r->own_e = e;
         s->round[e].feeders += 1;
@@ -230,21 +236,6 @@ static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flo
     r->excess_B =
         r->own_B - xoff_of_paused(fab, node, s->node_feeders[node]) - s->port[e].held_below / s->round[e].feeders;
   }
-  for (size_t i = 0; i < n; i++) {
-    struct fab_flow *f = flows[i];
-    for (int h = 1; h < f->hops; h++) {
-      int e = f->path[h], u = f->path[h - 1];
-      struct roce_spread_round *r = &s->round[u];
-      if (r->own_e < 0 || !(r->excess_B > fab->mtu) || !s->round[e].fills)
-        continue;
-      double c = service_rate(fab, s, e);
-      /* the part of e's backlog this flow leaves in the ingress PG fed by u */
-      r->pg_growth += fifo_in(f, h) * (1 - c / s->port[e].arrival_Bps);
-      r->sw_growth = s->port[e].arrival_Bps - c;
-      r->spread_on += 1;
-      r->spread_e = e;
-    }
-  }
   /* Once paused, every ingress PG feeding e with bytes in its switch drains alike: C_e / (links
    * feeding e) each, C_e its service rate. The FIFO at u's upstream egress then serves every
    * flow on u at the rate of its e-bound flows, C_e / (links feeding e) / (e-bound flows on u),
@@ -254,11 +245,11 @@ static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flo
   for (size_t i = 0; i < s->n_pass_ports; i++) {
     int u = s->pass_ports[i];
     struct roce_spread_round *r = &s->round[u];
-    int e = r->spread_e;
-    if (e < 0 || r->spread_on <= 0)
+    int e = r->own_e;
+    if (e < 0 || !(r->excess_B > fab->mtu)) /* not paused */
       continue;
     double feeders = s->round[e].feeders;
-    double per_flow = service_rate(fab, s, e) / feeders / r->spread_on;                 /* on the wire */
+    double per_flow = service_rate(fab, s, e) / feeders / r->bound_flows;               /* on the wire */
     r->victim_cap = per_flow * fabric_port_payload_rate(fab, u) / t->ports[u].rate_Bps; /* caps: payload */
     r->next_drain = per_flow * s->port[u].flows_on;
     /* u's PG at e's switch holds its XOFF, and u its part of what e's own PG holds on */
@@ -285,7 +276,7 @@ static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flo
 /* The end of each paused link's episode: the date its e-bound flows' bytes, draining at their
  * FIFO shares, fit in the buffers from its PG on; a ROCE_TIMER_SPREAD then recomputes its
  * component, whose pass finds it no longer paused. Re-armed when a pass moves the date (the
- * timer of a date no longer current does nothing: roce_spread_onset_flows). */
+ * timer of a date no longer current does nothing: roce_spread_timer_flows). */
 static void spread_ends(struct fabric *fab, struct roce_spread *s)
 {
   for (size_t i = 0; i < s->n_pass_ports; i++) {
@@ -333,8 +324,8 @@ void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_f
 
 double roce_spread_pause_fraction(const struct fabric *fab, const struct roce_spread *s, int u)
 {
-  int e = s->round[u].spread_e;
-  if (s->round[u].victim_cap <= 0 || e < 0 || fab->now < s->onset_s[u] - 1e-12)
+  int e = s->round[u].own_e;
+  if (s->round[u].victim_cap <= 0 || fab->now < s->onset_s[u] - 1e-12)
     return 0;
   return fmax(0, 1 - service_rate(fab, s, e) / s->port[e].arrival_Bps);
 }
@@ -393,7 +384,7 @@ void roce_spread_flow_leave(struct roce_spread *s, const struct fab_flow *f, uns
     *idle = free_links;
 }
 
-struct fab_flow *const *roce_spread_onset_flows(const struct fabric *fab, const struct roce_spread *s, uint32_t port,
+struct fab_flow *const *roce_spread_timer_flows(const struct fabric *fab, const struct roce_spread *s, uint32_t port,
                                                 int *count, int *idle)
 {
   *count = 0;

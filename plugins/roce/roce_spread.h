@@ -14,22 +14,20 @@
 
 /* Per port, within one round of a pass (cleared at the start of each round). */
 struct roce_spread_round {
-  double victim_cap; /* link u: the rate, payload, of a flow on it once paused (0: not paused) */
-  double pg_growth;  /* link u: the growth of the ingress PG it feeds at the egress it is paused
-                        toward (B/s) */
-  double sw_growth;  /* link u: the growth of that egress's queue, the switch's shared use (B/s) */
-  double spread_on;  /* link u: its flows bound for the egress it is paused toward */
-  double own_B;      /* link u feeding a congested egress e: the bytes its e-bound flows have left,
+  double victim_cap;  /* link u: the rate, payload, of a flow on it once paused (0: not paused) */
+  double pg_growth;   /* link u: the growth of the ingress PG it feeds at own_e (B/s) */
+  double sw_growth;   /* link u: the growth of own_e's queue, the switch's shared use (B/s) */
+  double bound_flows; /* link u: its flows bound for own_e */
+  double own_B;       /* link u feeding a congested egress e: the bytes its e-bound flows have left,
                         which its PG at e's switch and the buffers after it must hold */
-  double own_Bps;    /* link u: the rate those flows drain at (their FIFO shares) */
-  double excess_B;   /* link u: own_B beyond what those buffers hold (paused while > 1 MTU) */
-  double feeders;    /* egress e: the links feeding it with e-bound flows */
-  double next_drain; /* link u: its drain_Bps and held_below as this round finds them */
+  double own_Bps;     /* link u: the rate those flows drain at (their FIFO shares) */
+  double excess_B;    /* link u: own_B beyond what those buffers hold (paused while > 1 MTU) */
+  double feeders;     /* egress e: the links feeding it with e-bound flows */
+  double next_drain;  /* link u: its drain_Bps and held_below as this round finds them */
   double next_held;
-  int32_t spread_e; /* link u: the egress it is paused toward (a congested one or a paused link;
-                       -1: none) */
-  int32_t own_e;    /* link u: the congested egress its own_B is bound for (-1: none) */
-  uint8_t fills;    /* egress e: it backs up and fills its switch (fills_its_switch) */
+  int32_t own_e; /* link u: the congested egress (or paused link) its own_B is bound for, the
+                       one it is paused toward if paused (-1: none) */
+  uint8_t fills; /* egress e: it backs up and fills its switch (fills_its_switch) */
 };
 
 /* Per port, within a pass (zero again after it). */
@@ -91,7 +89,7 @@ void roce_spread_flow_leave(struct roce_spread *s, const struct fab_flow *f, uns
  * (the link's pause starts, or ends with victims to free), or NULL (*count 0) if its episode
  * ended since the timer was armed or if it ends with no victim on it: no cap changes then, and
  * *idle (if not NULL) says that only the link's paused time stops now. */
-struct fab_flow *const *roce_spread_onset_flows(const struct fabric *fab, const struct roce_spread *s, uint32_t port,
+struct fab_flow *const *roce_spread_timer_flows(const struct fabric *fab, const struct roce_spread *s, uint32_t port,
                                                 int *count, int *idle);
 
 #endif
