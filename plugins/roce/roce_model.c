@@ -486,11 +486,13 @@ static void roce_counters(struct fabric *fab, struct fab_counters *out)
   fabric_counter_real(out, "retransmitted_bytes", packet, s->gbn.retransmitted_B);
   fabric_counter_count(out, "gbn_nacks", packet, s->gbn.nacks);
   fabric_counter_count(out, "gbn_timeouts", packet, s->gbn.timeouts);
-  /* flow fidelity: the timeouts its transfers waited (roce/flow-timeouts; with mean, fractional) */
-  fabric_counter_real(out, "gbn_timeouts_est", !packet && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF, s->timeouts_est);
-  /* flow fidelity: what the transfers sent again, by their goodput fractions and before their
-   * timeouts fired (roce_flow.c) */
-  fabric_counter_real(out, "retransmitted_bytes_est", !packet, fab->stats.flow_wire_extra_B);
+  /* flow fidelity: the timeouts its transfers waited (roce/flow-timeouts; with mean, fractional)
+   * and what they sent again, by their goodput fractions and before their timeouts fired
+   * (roce_flow.c); both from random loss only, so null without PFC, whose buffer drops flow
+   * fidelity does not model (a 0 there would be no estimate) */
+  int loss_est = !packet && rs->cfg.pfc.enabled;
+  fabric_counter_real(out, "gbn_timeouts_est", loss_est && rs->cfg.flow_timeouts != ROCE_TIMEOUTS_OFF, s->timeouts_est);
+  fabric_counter_real(out, "retransmitted_bytes_est", loss_est, fab->stats.flow_wire_extra_B);
   fabric_counter_count(out, "gbn_discarded_packets", packet, s->gbn.discarded);
   fabric_counter_real(out, "roce_peak_buffer_bytes", packet, sg_roce_get_peak_buffer(fab));
   if (!packet) {

@@ -65,6 +65,17 @@ for key in ("ecn_marks_est", "cnps_est", "dcqcn_rate_cuts_est", "pfc_paused_s_es
 if "ecn_marks_est_per_port" in c or "pfc_paused_s_est_per_port" in c:
     sys.exit("per-port maps written where nothing is estimated")
 PY
+# Lossy RoCE (PFC off): flow fidelity does not model buffer drops, so the go-back-N estimates,
+# which count random loss only, are null rather than 0
+run_ok flows --platform "$platform" --flows "$flows" --fabric roce --fidelity flow --cfg=roce/pfc:off \
+  --out "$WORK/lossy"
+python3 - "$WORK/lossy/summary.json" <<'PY' || die "pfc:off: the go-back-N estimates are not null"
+import json, sys
+c = json.load(open(sys.argv[1]))["counters"]
+for key in ("gbn_timeouts_est", "retransmitted_bytes_est"):
+    if c.get(key, "absent") is not None:
+        sys.exit("%s is %r" % (key, c.get(key, "absent")))
+PY
 # 2-to-1 at 100 Gb/s (two GPUs of node 1 to GPU 0): DCQCN holds the receiver's port (max-min, no
 # FIFO marks); held for the whole transfer, 2 x 8 MB at the payload rate
 run_ok platform --gpus 16 --radix 8 --link-rate 100Gbps -o "$WORK/p100.xml"
