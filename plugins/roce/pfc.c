@@ -8,6 +8,13 @@ double pfc_xoff(const struct pfc_params *p, double shared_free_B)
   return shared_free_B > 0 ? p->alpha * shared_free_B : 0;
 }
 
+double pfc_xoff_of_k(const struct pfc_params *p, double shared_free_B, double k)
+{
+  if (p->kind == PFC_STATIC)
+    return p->xoff_B;
+  return shared_free_B > 0 ? p->alpha * shared_free_B / (1 + k * p->alpha) : 0;
+}
+
 double pfc_xon(const struct pfc_params *p, double xoff_B)
 {
   if (p->kind == PFC_STATIC)

@@ -54,6 +54,10 @@ struct pfc_stats {
 
 /* XOFF for a PG given the shared pool's free bytes. */
 double pfc_xoff(const struct pfc_params *p, double shared_free_B);
+/* The XOFF each of k PGs sits at when all k sit at it, given the shared pool's free bytes when
+ * empty: dynamic thresholds X = alpha (free - k X), so alpha free / (1 + k alpha); static ones
+ * fixed (the steady state a congestion tree's PGs reach, roce_spread.c). */
+double pfc_xoff_of_k(const struct pfc_params *p, double shared_free_B, double k);
 double pfc_xon(const struct pfc_params *p, double xoff_B);
 /* Where a packet of bytes goes; updates the PG. */
 enum pfc_admit pfc_admit(const struct pfc_params *p, struct pfc_pg *pg, double bytes, double xoff_B,

@@ -81,15 +81,11 @@ static double xoff_estimate(const struct fabric *fab, int node)
   return pfc_xoff(&rs->cfg.pfc, rs->cfg.buffer_B - rs->switches[node].headroom_total_B);
 }
 
-/* The XOFF of each of k ingress PGs of a switch sitting at it: with dynamic thresholds
- * X = alpha (B' - k X), so X = alpha B' / (1 + k alpha); static ones are fixed. */
+/* The XOFF each of a switch's k paused ingress PGs sits at (pfc_xoff_of_k). */
 static double xoff_of_paused(const struct fabric *fab, int node, double k)
 {
   const struct roce_state *rs = roce__state(fab);
-  if (rs->cfg.pfc.kind == PFC_STATIC)
-    return rs->cfg.pfc.xoff_B;
-  double free_B = rs->cfg.buffer_B - rs->switches[node].headroom_total_B;
-  return free_B > 0 ? rs->cfg.pfc.alpha * free_B / (1 + k * rs->cfg.pfc.alpha) : 0;
+  return pfc_xoff_of_k(&rs->cfg.pfc, rs->cfg.buffer_B - rs->switches[node].headroom_total_B, k);
 }
 
 /* The rate an egress serves at: its line rate, or less if it is a paused link. */
