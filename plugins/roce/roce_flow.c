@@ -217,7 +217,7 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
   }
   if (spreading) {
     roce_est_pauses(fab, &rs->est, &rs->spread, flows, n);
-    roce_spread_clear(&rs->spread);
+    roce_spread_clear(fab, &rs->spread);
   }
   if (lossy && fifo)
     roce_loss_clear(fab, &rs->loss);

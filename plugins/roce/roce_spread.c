@@ -31,6 +31,7 @@ int roce_spread_init(struct roce_spread *s, int n_ports, int n_nodes)
   size_t n = (size_t)n_ports + 1;
   s->round = calloc(n, sizeof *s->round);
   s->port = calloc(n, sizeof *s->port);
+  s->flags = calloc(n, sizeof *s->flags);
   s->node_feeders = calloc((size_t)n_nodes + 1, sizeof(double));
   s->onset_s = calloc(n, sizeof(double));
   s->end_s = calloc(n, sizeof(double));
@@ -38,8 +39,8 @@ int roce_spread_init(struct roce_spread *s, int n_ports, int n_nodes)
   s->was_paused = calloc(n, sizeof(uint8_t));
   s->has_victims = calloc(n, sizeof(uint8_t));
   s->port_flows = calloc(n, sizeof(int32_t));
-  if (!s->round || !s->port || !s->node_feeders || !s->onset_s || !s->end_s || !s->onset_seen || !s->was_paused ||
-      !s->has_victims || !s->port_flows)
+  if (!s->round || !s->port || !s->flags || !s->node_feeders || !s->onset_s || !s->end_s || !s->onset_seen ||
+      !s->was_paused || !s->has_victims || !s->port_flows)
     return -1;
   for (size_t p = 0; p < n; p++)
     s->round[p] = (struct roce_spread_round){ .own_e = -1 };
@@ -50,7 +51,11 @@ void roce_spread_fini(struct roce_spread *s)
 {
   free(s->round);
   free(s->port);
+  free(s->flags);
   free(s->pass_ports);
+  free(s->feeding.port);
+  free(s->fed.port);
+  free(s->drained.port);
   free(s->node_feeders);
   free(s->onset_s);
   free(s->end_s);
@@ -58,6 +63,15 @@ void roce_spread_fini(struct roce_spread *s)
   free(s->was_paused);
   free(s->has_victims);
   free(s->port_flows);
+}
+
+static void list_push(struct roce_spread_list *l, int port)
+{
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 64;
+    l->port = sgf_xrealloc(l->port, l->cap * sizeof *l->port);
+  }
+  l->port[l->n++] = port;
 }
 
 static double line_rate(const struct fabric *fab, const struct fab_flow *f)
@@ -112,7 +126,7 @@ static double backlog(const struct fabric *fab, const struct roce_spread *s, int
  * backlog less what the buffers after it hold of it. */
 static int fills_its_switch(const struct fabric *fab, const struct roce_spread *s, int e)
 {
-  return is_switch_port(fab, e) && backs_up(fab, s, e) &&
+  return backs_up(fab, s, e) && is_switch_port(fab, e) &&
          backlog(fab, s, e) - s->port[e].held_below > xoff_estimate(fab, fab->topo->ports[e].node);
 }
 
@@ -139,7 +153,7 @@ static void episode_onset(struct fabric *fab, struct roce_spread *s, int u, uint
   const struct roce_spread_round *r = &s->round[u];
   int e = r->own_e, node = fab->topo->ports[e].node;
   double start = fab->now;
-  if (s->round[e].victim_cap > 0) { /* e is a paused link: the tree's next level down */
+  if (s->flags[e] & ROCE_SPREAD_PAUSED) { /* e is a paused link: the tree's next level down */
     episode_onset(fab, s, e, pass);
     start = fmax(start, s->onset_s[e]);
   }
@@ -155,38 +169,67 @@ static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_
 {
   uint64_t pass = ++s->pass;
   for (size_t i = 0; i < s->n_pass_ports; i++)
-    if (s->round[s->pass_ports[i]].victim_cap > 0)
+    if (s->flags[s->pass_ports[i]] & ROCE_SPREAD_PAUSED)
       episode_onset(fab, s, s->pass_ports[i], pass);
   for (size_t i = 0; i < s->n_pass_ports; i++) { /* what this pass found, for the next pass that covers each link */
     int p = s->pass_ports[i];
-    s->was_paused[p] = s->round[p].victim_cap > 0;
+    s->was_paused[p] = (s->flags[p] & ROCE_SPREAD_PAUSED) != 0;
     s->has_victims[p] = 0;
   }
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h + 1 < flows[i]->hops; h++) {
-      int u = flows[i]->path[h], e = s->round[u].own_e;
-      if (s->round[u].victim_cap <= 0)
+      int u = flows[i]->path[h];
+      if (!(s->flags[u] & ROCE_SPREAD_PAUSED))
         continue;
+      int e = s->round[u].own_e;
       if (!backs_up(fab, s, flows[i]->path[h + 1]))
         s->has_victims[u] = 1;
-      if (e >= 0 && s->round[e].victim_cap > 0) /* u's caps follow e's drain: e's end changes them */
+      if (s->flags[e] & ROCE_SPREAD_PAUSED) /* u's caps follow e's drain: e's end changes them */
         s->has_victims[e] = 1;
     }
 }
 
-/* The start of a round: the per-round state of the pass's ports back to zero, and which
- * egresses fill their switch given the drains the last round found. */
+/* A port's round state back to clean (roce_spread_round). */
+static void round_clear(struct roce_spread_round *r)
+{
+  r->victim_cap = r->pg_growth = r->sw_growth = r->bound_flows = 0;
+  r->own_B = r->own_Bps = r->excess_B = r->feeders = r->next_drain = r->next_held = 0;
+  r->own_e = -1;
+}
+
+/* The round state the last round wrote back to clean: its links feeding congested egresses (and
+ * their paused flags) and the egresses they fed, with their switches' feeder counts. */
 static void round_start(const struct fabric *fab, struct roce_spread *s)
 {
-  for (size_t i = 0; i < s->n_pass_ports; i++) {
-    int p = s->pass_ports[i];
-    struct roce_spread_round *r = &s->round[p];
-    r->victim_cap = r->pg_growth = r->sw_growth = r->bound_flows = 0;
-    r->own_B = r->own_Bps = r->excess_B = r->feeders = r->next_drain = r->next_held = 0;
-    r->own_e = -1;
-    r->fills = (uint8_t)fills_its_switch(fab, s, p);
-    s->node_feeders[fab->topo->ports[p].node] = 0;
+  for (size_t i = 0; i < s->fed.n; i++) {
+    int e = s->fed.port[i];
+    s->round[e].feeders = 0;
+    s->node_feeders[fab->topo->ports[e].node] = 0;
   }
+  s->fed.n = 0;
+  for (size_t i = 0; i < s->feeding.n; i++) {
+    int u = s->feeding.port[i];
+    round_clear(&s->round[u]);
+    s->flags[u] &= (uint8_t)~ROCE_SPREAD_PAUSED;
+  }
+  s->feeding.n = 0;
+}
+
+/* Link u's drain and downstream holding for the next round, and so whether it fills its switch;
+ * returns whether the next round can find other pauses: they moved and u fills its switch, now
+ * or before. (A round reads an egress's service rate and holding only where it fills: if no such
+ * egress moved, the next round would find what this one found. A paused link backs up by
+ * definition but seldom fills its switch: most passes end after their first round.) */
+static int drain_set(const struct fabric *fab, struct roce_spread *s, int u, double drain, double held)
+{
+  struct roce_spread_port *p = &s->port[u];
+  if (drain == p->drain_Bps && held == p->held_below)
+    return 0;
+  p->drain_Bps = drain;
+  p->held_below = held;
+  int filled = s->flags[u] & ROCE_SPREAD_FILLS, fills = fills_its_switch(fab, s, u);
+  s->flags[u] = (uint8_t)((s->flags[u] & ~ROCE_SPREAD_FILLS) | (fills ? ROCE_SPREAD_FILLS : 0));
+  return filled || fills;
 }
 
 /* One round: the links paused given each egress's service rate, their victims' caps and the
@@ -202,10 +245,12 @@ static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flo
     struct fab_flow *f = flows[i];
     for (int h = 1; h < f->hops; h++) {
       int e = f->path[h], u = f->path[h - 1];
-      if (!s->round[e].fills)
+      if (!(s->flags[e] & ROCE_SPREAD_FILLS))
         continue;
       struct roce_spread_round *r = &s->round[u];
       double c = service_rate(fab, s, e);
+      if (r->bound_flows == 0)
+        list_push(&s->feeding, u);
       r->own_B += f->remaining;
       r->own_Bps += roce_fifo_of(f)->share_Bps;
       /* the part of e's backlog this flow leaves in the ingress PG fed by u (its growth, for the
@@ -215,6 +260,8 @@ static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flo
       r->bound_flows += 1;
       if (r->own_e != e) {
         r->own_e = e;
+        if (s->round[e].feeders == 0)
+          list_push(&s->fed, e);
         s->round[e].feeders += 1;
         s->node_feeders[t->ports[e].node] += 1;
       }
@@ -223,48 +270,45 @@ static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flo
   /* A link is paused while its flows have more left than the buffers from its PG on hold: its
    * PG at e's switch (at XOFF among the switch's paused PGs) and its part of what the buffers
    * after e hold. Once its sender's last bytes fit there, it sends them and the pause ends (its
-   * end date: spread_ends). */
-  for (size_t i = 0; i < s->n_pass_ports; i++) {
-    struct roce_spread_round *r = &s->round[s->pass_ports[i]];
-    if (r->own_e < 0)
-      continue;
-    int e = r->own_e, node = t->ports[e].node;
-    r->excess_B =
-        r->own_B - xoff_of_paused(fab, node, s->node_feeders[node]) - s->port[e].held_below / s->round[e].feeders;
-  }
-  /* Once paused, every ingress PG feeding e with bytes in its switch drains alike: C_e / (links
+   * end date: spread_ends).
+   * Once paused, every ingress PG feeding e with bytes in its switch drains alike: C_e / (links
    * feeding e) each, C_e its service rate. The FIFO at u's upstream egress then serves every
    * flow on u at the rate of its e-bound flows, C_e / (links feeding e) / (e-bound flows on u),
    * victims included (line-rate arrivals), so u drains at that rate times its flows. (Before:
    * the FIFO share of the incast flows without pauses, 14.3 Gb/s in test 3 where the packet
    * model gives ~25.) */
-  for (size_t i = 0; i < s->n_pass_ports; i++) {
-    int u = s->pass_ports[i];
+  for (size_t i = 0; i < s->feeding.n; i++) {
+    int u = s->feeding.port[i];
     struct roce_spread_round *r = &s->round[u];
-    int e = r->own_e;
-    if (e < 0 || !(r->excess_B > fab->mtu)) /* not paused */
+    int e = r->own_e, node = t->ports[e].node;
+    double feeders = s->round[e].feeders, xoff = xoff_of_paused(fab, node, s->node_feeders[node]);
+    r->excess_B = r->own_B - xoff - s->port[e].held_below / feeders;
+    if (!(r->excess_B > fab->mtu)) /* not paused */
       continue;
-    double feeders = s->round[e].feeders;
     double per_flow = service_rate(fab, s, e) / feeders / r->bound_flows;               /* on the wire */
     r->victim_cap = per_flow * fabric_port_payload_rate(fab, u) / t->ports[u].rate_Bps; /* caps: payload */
     r->next_drain = per_flow * s->port[u].flows_on;
     /* u's PG at e's switch holds its XOFF, and u its part of what e's own PG holds on */
-    r->next_held =
-        xoff_of_paused(fab, t->ports[e].node, s->node_feeders[t->ports[e].node]) + s->port[e].held_below / feeders;
+    r->next_held = xoff + s->port[e].held_below / feeders;
+    s->flags[u] |= ROCE_SPREAD_PAUSED;
   }
   /* A link whose drain or downstream holding moved may pause more links (or fewer) next round,
-   * if it fills its switch */
+   * if it fills its switch: the links paused last round and no longer go back to their line
+   * rate, those paused now take their drains */
   int moved = 0;
-  for (size_t i = 0; i < s->n_pass_ports; i++) {
-    int u = s->pass_ports[i];
-    struct roce_spread_port *p = &s->port[u];
+  for (size_t i = 0; i < s->drained.n; i++) {
+    int u = s->drained.port[i];
+    if (!(s->flags[u] & ROCE_SPREAD_PAUSED))
+      moved |= drain_set(fab, s, u, 0, 0);
+  }
+  s->drained.n = 0;
+  for (size_t i = 0; i < s->feeding.n; i++) {
+    int u = s->feeding.port[i];
     const struct roce_spread_round *r = &s->round[u];
-    if (r->next_drain == p->drain_Bps && r->next_held == p->held_below)
+    if (!(s->flags[u] & ROCE_SPREAD_PAUSED))
       continue;
-    p->drain_Bps = r->next_drain;
-    p->held_below = r->next_held;
-    if (backs_up(fab, s, u) || r->feeders > 0) /* else no round can find anything new at u */
-      moved = 1;
+    moved |= drain_set(fab, s, u, r->next_drain, r->next_held);
+    list_push(&s->drained, u);
   }
   return moved;
 }
@@ -277,8 +321,10 @@ static void spread_ends(struct fabric *fab, struct roce_spread *s)
 {
   for (size_t i = 0; i < s->n_pass_ports; i++) {
     int u = s->pass_ports[i];
+    if (!(s->flags[u] & ROCE_SPREAD_PAUSED))
+      continue;
     const struct roce_spread_round *r = &s->round[u];
-    if (r->victim_cap <= 0 || r->own_Bps <= 0)
+    if (r->own_Bps <= 0)
       continue;
     double end = fab->now + r->excess_B / r->own_Bps;
     if (isfinite(end) && end > fab->now && end != s->end_s[u]) {
@@ -309,6 +355,9 @@ void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_f
       p->remaining_B += flows[i]->remaining;
     }
   }
+  for (size_t i = 0; i < s->n_pass_ports; i++) /* which egresses fill their switch at line rate */
+    if (fills_its_switch(fab, s, s->pass_ports[i]))
+      s->flags[s->pass_ports[i]] = ROCE_SPREAD_FILLS;
   /* A drain depends on the egresses downstream: the rounds settle within a path's length (the
    * buffers' shares, which a switch's other feeders move, may not settle: the rounds stop there
    * whatever) */
@@ -320,9 +369,9 @@ void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_f
 
 double roce_spread_pause_fraction(const struct fabric *fab, const struct roce_spread *s, int u)
 {
-  int e = s->round[u].own_e;
-  if (s->round[u].victim_cap <= 0 || fab->now < s->onset_s[u] - 1e-12)
+  if (!(s->flags[u] & ROCE_SPREAD_PAUSED) || fab->now < s->onset_s[u] - 1e-12)
     return 0;
+  int e = s->round[u].own_e;
   return fmax(0, 1 - service_rate(fab, s, e) / s->port[e].arrival_Bps);
 }
 
@@ -330,19 +379,23 @@ double roce_spread_cap(const struct fabric *fab, const struct roce_spread *s, co
 {
   for (int h = 0; h + 1 < f->hops; h++) {
     int u = f->path[h], next = f->path[h + 1];
+    if (!(s->flags[u] & ROCE_SPREAD_PAUSED))
+      continue;
     double victim_cap = s->round[u].victim_cap;
-    if (victim_cap > 0 && fab->now >= s->onset_s[u] - 1e-12 && !backs_up(fab, s, next) &&
-        (cap == 0 || victim_cap < cap))
+    if (fab->now >= s->onset_s[u] - 1e-12 && !backs_up(fab, s, next) && (cap == 0 || victim_cap < cap))
       cap = victim_cap;
   }
   return cap;
 }
 
-void roce_spread_clear(struct roce_spread *s)
+void roce_spread_clear(const struct fabric *fab, struct roce_spread *s)
 {
-  /* (a round's state is cleared at the start of the next round that covers the port) */
-  for (size_t i = 0; i < s->n_pass_ports; i++)
+  round_start(fab, s); /* the last round's state */
+  s->drained.n = 0;
+  for (size_t i = 0; i < s->n_pass_ports; i++) {
     s->port[s->pass_ports[i]] = (struct roce_spread_port){ 0 };
+    s->flags[s->pass_ports[i]] = 0;
+  }
   s->n_pass_ports = 0;
 }
 

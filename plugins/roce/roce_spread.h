@@ -12,7 +12,9 @@
 
 #include "fabric.h"
 
-/* Per port, within one round of a pass (cleared at the start of each round). */
+/* Per port, within one round of a pass: clean (zero, own_e -1) outside a pass, and within one
+ * at the start of each round for the ports the last round wrote (the lists below), so that a
+ * round costs its flows' hops and the ports it finds congested, not every port of the pass. */
 struct roce_spread_round {
   double victim_cap;  /* link u: the rate, payload, of a flow on it once paused (0: not paused) */
   double pg_growth;   /* link u: the growth of the ingress PG it feeds at own_e (B/s) */
@@ -27,7 +29,13 @@ struct roce_spread_round {
   double next_held;
   int32_t own_e; /* link u: the congested egress (or paused link) its own_B is bound for, the
                        one it is paused toward if paused (-1: none) */
-  uint8_t fills; /* egress e: it backs up and fills its switch (fills_its_switch) */
+};
+
+/* Per port, within a pass (roce_spread.flags; one byte each, read at every hop of every flow). */
+enum {
+  ROCE_SPREAD_FILLS = 1,  /* egress: it backs up and fills its switch (fills_its_switch), given the
+                             drains the last round found */
+  ROCE_SPREAD_PAUSED = 2, /* link: paused in the current round (its victim_cap is set) */
 };
 
 /* Per port, within a pass (zero again after it). */
@@ -44,8 +52,15 @@ struct roce_spread_port {
 struct roce_spread {
   struct roce_spread_round *round; /* per port */
   struct roce_spread_port *port;   /* per port */
+  uint8_t *flags;                  /* per port: ROCE_SPREAD_* (zero outside a pass) */
   int32_t *pass_ports;             /* the ports the pass's flows cross, each once */
   size_t n_pass_ports, pass_ports_cap;
+  /* the ports whose round state the current round wrote: links feeding a congested egress
+   * (own_e set), egresses with feeders, and links paused (their drain set for the next round) */
+  struct roce_spread_list {
+    int32_t *port;
+    size_t n, cap;
+  } feeding, fed, drained;
   double *node_feeders; /* per switch, within a round: the links feeding its congested egresses,
                            whose PGs share its buffer */
   /* kept across passes, per port */
@@ -75,8 +90,8 @@ double roce_spread_pause_fraction(const struct fabric *fab, const struct roce_sp
 /* A flow's cap given its cap without spreading (0: none): the rate of a paused link it crosses
  * toward an uncongested egress, if lower. */
 double roce_spread_cap(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f, double cap);
-/* End of the pass: the per-pass state of its ports back to zero. */
-void roce_spread_clear(struct roce_spread *s);
+/* End of the pass: the per-pass and per-round state of its ports back to clean. */
+void roce_spread_clear(const struct fabric *fab, struct roce_spread *s);
 /* Whether a pass over these flows may find a pause: one of them crosses a saturated egress
  * (FIFO throttled), or one of its links was paused at the last pass that covered it. */
 int roce_spread_needed(const struct roce_spread *s, struct fab_flow **flows, size_t n);
