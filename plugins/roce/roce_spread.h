@@ -67,6 +67,8 @@ struct roce_spread {
   double *onset_s;      /* date its pause starts in the current episode */
   double *end_s;        /* date its e-bound flows' bytes fit in the buffers after it, when its
                            pause ends (a ROCE_TIMER_SPREAD then; 0: none armed) */
+  double *end_armed_s;  /* date of the end timer armed last, until it fires (0: none): an end that
+                           moves later re-arms from it, not at each pass */
   uint64_t *onset_seen; /* the pass that last saw it paused (within a pass: seen) */
   uint8_t *was_paused;  /* the last pass that covered it found it paused */
   uint8_t *has_victims; /* that pass found flows whose caps its end changes: flows it throttles
@@ -102,9 +104,10 @@ void roce_spread_flow_enter(struct roce_spread *s, const struct fab_flow *f);
 void roce_spread_flow_leave(struct roce_spread *s, const struct fab_flow *f, unsigned *idle);
 /* ROCE_TIMER_SPREAD fired for a link: the flows crossing it, whose components' caps change now
  * (the link's pause starts, or ends with victims to free), or NULL (*count 0) if its episode
- * ended since the timer was armed or if it ends with no victim on it: no cap changes then, and
- * *idle (if not NULL) says that only the link's paused time stops now. */
-struct fab_flow *const *roce_spread_timer_flows(const struct fabric *fab, const struct roce_spread *s, uint32_t port,
-                                                int *count, int *idle);
+ * ended since the timer was armed, if it ends with no victim on it, or if its end moved later
+ * (the timer is then armed again at that date): no cap changes then, and *idle (if not NULL)
+ * says that only the link's paused time stops now. */
+struct fab_flow *const *roce_spread_timer_flows(struct fabric *fab, struct roce_spread *s, uint32_t port, int *count,
+                                                int *idle);
 
 #endif
