@@ -5,7 +5,8 @@
 # docs/validation.md from analysis/validation/report.md.in. Scratch results go to
 # results/validation/ (removed first). Needs /usr/bin/python3 with matplotlib.
 # Environment: VAL_JOBS (parallel simulations, default 2), VAL_COMPARE_TIMEOUT (seconds per
-# compare of part 3, default 1200), VAL_SCALE_SEEDS (part 3's other ECMP draws at 2,048 and
+# compare of part 3, default 1200), VAL_VARIANT_TIMEOUT (seconds per run of part 3's RoCE
+# variants at 10,240 GPUs, default 2700), VAL_SCALE_SEEDS (part 3's other ECMP draws at 2,048 and
 # 10,240 GPUs, default 2,3,4,5; empty: none).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
