@@ -236,8 +236,8 @@ static int drain_set(const struct fabric *fab, struct roce_spread *s, int u, dou
 }
 
 /* One round: the links paused given each egress's service rate, their victims' caps and the
- * rates they drain at. Returns whether the drain or the bytes held after a link that backs up,
- * or that links are paused toward, moved: the next round can then find other pauses. */
+ * rates they drain at. Returns whether a link that fills its switch (this round or the next)
+ * had its drain or downstream holding moved: the next round can then find other pauses. */
 static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n)
 {
   const struct topo *t = fab->topo;
@@ -451,13 +451,11 @@ struct fab_flow *const *roce_spread_timer_flows(struct fabric *fab, struct roce_
   *count = 0;
   if (idle != NULL)
     *idle = 0;
-  if (s->end_armed_s[port] == fab->now) { /* the end timer: re-armed if the end moved later since */
+  if (s->end_armed_s[port] == fab->now) { /* the end timer: armed again if the end moved later */
     s->end_armed_s[port] = 0;
     if (s->was_paused[port] && s->end_s[port] > fab->now) {
       s->end_armed_s[port] = s->end_s[port];
       fabric_timer_arm(fab, s->end_s[port], ROCE_TIMER_SPREAD, NULL, port);
-      if (s->onset_s[port] != fab->now)
-        return NULL;
     }
   }
   /* The episode the timer was armed for goes on: a later pass that found the link no longer

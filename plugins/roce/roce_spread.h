@@ -66,7 +66,7 @@ struct roce_spread {
   /* kept across passes, per port */
   double *onset_s;      /* date its pause starts in the current episode */
   double *end_s;        /* date its e-bound flows' bytes fit in the buffers after it, when its
-                           pause ends (a ROCE_TIMER_SPREAD then; 0: none armed) */
+                           pause ends (a ROCE_TIMER_SPREAD then, end_armed_s; 0: none) */
   double *end_armed_s;  /* date of the end timer armed last, until it fires (0: none): an end that
                            moves later re-arms from it, not at each pass */
   uint64_t *onset_seen; /* the pass that last saw it paused (within a pass: seen) */
