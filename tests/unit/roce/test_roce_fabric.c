@@ -322,6 +322,65 @@ static void test_pfc_congestion_tree(void)
   CU_ASSERT(fabs(flow_paused - pkt_paused) < 0.1 * pkt_paused); /* measured +0.6% (-26% one hop deep) */
 }
 
+/* 3d. A pause whose end moves later ends at its new date, an event of its own. Case 3 with
+ * longer flows: three local 16 MB flows and one remote 1 MB flow into gpu0, a 16 MB victim from
+ * gpu6 to gpu1 sharing spine->leaf0 with the remote flow. spine->leaf0 pauses from the start,
+ * its end at the date the remote flow's bytes fit in the buffers after it. At 50 us a second
+ * remote 1 MB flow (gpu7) joins it: the end moves later. The timer armed for the first end is
+ * not moved (one per move stayed in the heap: docs/performance.md); when it fires at the first
+ * date it arms the next at the new one, where the pause ends and frees the victim, with no flow
+ * starting or ending then. Without that re-arm the victim stays throttled to the next flow event
+ * (0.28 ms later here). */
+static void test_pfc_pause_end_moves_later(void)
+{
+  struct topo *t = leaf_spine(2, 5, 1, G100, 1e-6);
+  struct flow_def flows[] = { { 2, 0, 16e6, 0 }, { 3, 0, 16e6, 0 }, { 4, 0, 16e6, 0 },
+                              { 5, 0, 1e6, 0 },  { 6, 1, 16e6, 0 }, { 7, 0, 1e6, 50e-6 } };
+  const char *cfg[] = { "roce/dcqcn:off", "roce/buffer:9MB", "roce/pfc:on", NULL };
+  struct param_set *ps = roce_params_with(cfg);
+  char err[256];
+  struct run_result r;
+  memset(&r, 0, sizeof r);
+  struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct fab_flow *victim = NULL;
+  for (int i = 0; i < 6; i++) {
+    struct fab_flow *f = fabric_post(fab, flows[i].src, flows[i].dst, flows[i].bytes, flows[i].start_s, 0, rr_done, &r);
+    if (i == 4)
+      victim = f;
+  }
+  const struct roce_spread *sp = &roce__state(fab)->spread;
+  fabric_advance(fab, 0); /* the flows at 0 start, spine->leaf0 pauses */
+  fabric_advance(fab, fabric_next_time(fab));
+  CU_ASSERT_FATAL(victim->state == FLOW_ACTIVE && victim->hops == 4);
+  int link = victim->path[2]; /* spine -> leaf0 */
+  CU_ASSERT_FATAL(sp->was_paused[link] && sp->has_victims[link]);
+  double first_end = sp->end_s[link];
+  fabric_advance(fab, 60e-6); /* gpu7's flow joins the remote one */
+  CU_ASSERT(sp->end_s[link] > 2 * first_end);
+  CU_ASSERT_EQUAL(sp->end_armed_s[link], first_end); /* lazy: the first timer stays */
+  fabric_advance(fab, first_end);                    /* it fires: still paused, armed again at the end */
+  double end = sp->end_s[link], throttled = victim->rate_Bps;
+  CU_ASSERT(sp->was_paused[link]);
+  CU_ASSERT(end > first_end && sp->end_armed_s[link] == end);
+  while (sp->was_paused[link] && fabric_next_time(fab) >= 0) { /* to the pause's end */
+    end = sp->end_s[link];
+    fabric_advance(fab, fabric_next_time(fab));
+  }
+  fprintf(stderr,
+          "\n  [pause end moves later] spine->leaf0: end %.1f us, then %.1f us once gpu7's flow joins; "
+          "the pause ends at %.1f us (%d flows done), the victim %.2f -> %.2f Gb/s\n",
+          first_end * 1e6, end * 1e6, fab->now * 1e6, r.done, throttled * 8 / 1e9, victim->rate_Bps * 8 / 1e9);
+  CU_ASSERT_EQUAL(fab->now, end); /* at its end, an event of its own: no flow started or ended then */
+  CU_ASSERT_EQUAL(r.done, 0);
+  CU_ASSERT(victim->rate_Bps > 2 * throttled); /* freed (to its share of leaf1->spine, paused too) */
+  fabric_run(fab);
+  CU_ASSERT_EQUAL(r.done, 6);
+  fabric_free(fab);
+  fab_param_set_free(ps);
+  fab_topo_free(t);
+}
+
 /* 3b. The same with DCQCN on (nic preset). Flow fidelity's senders inject at their DCQCN floor
  * rate (roce_dcqcn_floor.h): at 100 Gb/s the firmware's machine under continuous marking falls
  * below 1% of the line rate, DCQCN holds every port, FIFO shares and spreading do not bind and
@@ -1284,6 +1343,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "pfc_congestion_spreading", test_pfc_congestion_spreading },
   { "pfc_spreading_is_local", test_pfc_spreading_is_local },
   { "pfc_congestion_tree", test_pfc_congestion_tree },
+  { "pfc_pause_end_moves_later", test_pfc_pause_end_moves_later },
   { "dcqcn_on_fifo_and_spreading", test_dcqcn_on_fifo_and_spreading },
   { "fifo_shares_as_payload", test_fifo_shares_as_payload },
   { "flow_estimates_track_packet", test_flow_estimates_track_packet },
