@@ -26,6 +26,9 @@
 #include "roce_internal.h"
 #include "check.h"
 
+/* A port's round state clean: zero, own_e -1 (roce_spread_round). */
+static void round_clear(struct roce_spread_round *r) { *r = (struct roce_spread_round){ .own_e = -1 }; }
+
 int roce_spread_init(struct roce_spread *s, int n_ports, int n_nodes)
 {
   size_t n = (size_t)n_ports + 1;
@@ -44,7 +47,7 @@ int roce_spread_init(struct roce_spread *s, int n_ports, int n_nodes)
       !s->onset_seen || !s->was_paused || !s->has_victims || !s->port_flows)
     return -1;
   for (size_t p = 0; p < n; p++)
-    s->round[p] = (struct roce_spread_round){ .own_e = -1 };
+    round_clear(&s->round[p]);
   return 0;
 }
 
@@ -53,7 +56,7 @@ void roce_spread_fini(struct roce_spread *s)
   free(s->round);
   free(s->port);
   free(s->flags);
-  free(s->pass_ports);
+  free(s->covered.port);
   free(s->feeding.port);
   free(s->fed.port);
   free(s->drained.port);
@@ -170,11 +173,11 @@ static void episode_onset(struct fabric *fab, struct roce_spread *s, int u, uint
 static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n)
 {
   uint64_t pass = ++s->pass;
-  for (size_t i = 0; i < s->n_pass_ports; i++)
-    if (s->flags[s->pass_ports[i]] & ROCE_SPREAD_PAUSED)
-      episode_onset(fab, s, s->pass_ports[i], pass);
-  for (size_t i = 0; i < s->n_pass_ports; i++) { /* what this pass found, for the next pass that covers each link */
-    int p = s->pass_ports[i];
+  for (size_t i = 0; i < s->covered.n; i++)
+    if (s->flags[s->covered.port[i]] & ROCE_SPREAD_PAUSED)
+      episode_onset(fab, s, s->covered.port[i], pass);
+  for (size_t i = 0; i < s->covered.n; i++) { /* what this pass found, for the next pass that covers each link */
+    int p = s->covered.port[i];
     s->was_paused[p] = (s->flags[p] & ROCE_SPREAD_PAUSED) != 0;
     s->has_victims[p] = 0;
   }
@@ -189,14 +192,6 @@ static void spread_onsets(struct fabric *fab, struct roce_spread *s, struct fab_
       if (s->flags[e] & ROCE_SPREAD_PAUSED) /* u's caps follow e's drain: e's end changes them */
         s->has_victims[e] = 1;
     }
-}
-
-/* A port's round state back to clean (roce_spread_round). */
-static void round_clear(struct roce_spread_round *r)
-{
-  r->victim_cap = r->pg_growth = r->sw_growth = r->bound_flows = 0;
-  r->own_B = r->own_Bps = r->excess_B = r->feeders = r->next_drain = r->next_held = 0;
-  r->own_e = -1;
 }
 
 /* The round state the last round wrote back to clean: its links feeding congested egresses (and
@@ -323,8 +318,8 @@ static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flo
  * it fires (roce_spread_timer_flows). */
 static void spread_ends(struct fabric *fab, struct roce_spread *s)
 {
-  for (size_t i = 0; i < s->n_pass_ports; i++) {
-    int u = s->pass_ports[i];
+  for (size_t i = 0; i < s->covered.n; i++) {
+    int u = s->covered.port[i];
     if (!(s->flags[u] & ROCE_SPREAD_PAUSED))
       continue;
     const struct roce_spread_round *r = &s->round[u];
@@ -349,27 +344,23 @@ static void spread_ends(struct fabric *fab, struct roce_spread *s)
 void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n)
 {
   int longest = 0;
-  s->n_pass_ports = 0;
+  s->covered.n = 0;
   for (size_t i = 0; i < n; i++) {
     if (flows[i]->hops > longest)
       longest = flows[i]->hops;
     for (int h = 0; h < flows[i]->hops; h++) { /* arrival rates: the FIFO shares upstream of each hop */
       struct roce_spread_port *p = &s->port[flows[i]->path[h]];
       if (p->flows_on == 0) {
-        if (s->n_pass_ports == s->pass_ports_cap) {
-          s->pass_ports_cap = s->pass_ports_cap ? 2 * s->pass_ports_cap : 256;
-          s->pass_ports = sgf_xrealloc(s->pass_ports, s->pass_ports_cap * sizeof *s->pass_ports);
-        }
-        s->pass_ports[s->n_pass_ports++] = flows[i]->path[h];
+        list_push(&s->covered, flows[i]->path[h]);
       }
       p->arrival_Bps += h == 0 ? line_rate(fab, flows[i]) : fifo_in(flows[i], h);
       p->flows_on += 1;
       p->remaining_B += flows[i]->remaining;
     }
   }
-  for (size_t i = 0; i < s->n_pass_ports; i++) /* which egresses fill their switch at line rate */
-    if (fills_its_switch(fab, s, s->pass_ports[i]))
-      s->flags[s->pass_ports[i]] = ROCE_SPREAD_FILLS;
+  for (size_t i = 0; i < s->covered.n; i++) /* which egresses fill their switch at line rate */
+    if (fills_its_switch(fab, s, s->covered.port[i]))
+      s->flags[s->covered.port[i]] = ROCE_SPREAD_FILLS;
   /* A drain depends on the egresses downstream: the rounds settle within a path's length (the
    * buffers' shares, which a switch's other feeders move, may not settle: the rounds stop there
    * whatever) */
@@ -404,11 +395,11 @@ void roce_spread_clear(const struct fabric *fab, struct roce_spread *s)
 {
   round_start(fab, s); /* the last round's state */
   s->drained.n = 0;
-  for (size_t i = 0; i < s->n_pass_ports; i++) {
-    s->port[s->pass_ports[i]] = (struct roce_spread_port){ 0 };
-    s->flags[s->pass_ports[i]] = 0;
+  for (size_t i = 0; i < s->covered.n; i++) {
+    s->port[s->covered.port[i]] = (struct roce_spread_port){ 0 };
+    s->flags[s->covered.port[i]] = 0;
   }
-  s->n_pass_ports = 0;
+  s->covered.n = 0;
 }
 
 int roce_spread_needed(const struct roce_spread *s, struct fab_flow **flows, size_t n)

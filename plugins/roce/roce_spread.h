@@ -53,14 +53,13 @@ struct roce_spread {
   struct roce_spread_round *round; /* per port */
   struct roce_spread_port *port;   /* per port */
   uint8_t *flags;                  /* per port: ROCE_SPREAD_* (zero outside a pass) */
-  int32_t *pass_ports;             /* the ports the pass's flows cross, each once */
-  size_t n_pass_ports, pass_ports_cap;
-  /* the ports whose round state the current round wrote: links feeding a congested egress
-   * (own_e set), egresses with feeders, and links paused (their drain set for the next round) */
+  /* lists of ports: the ports the pass's flows cross, each once (covered); those whose round state
+   * the current round wrote: links feeding a congested egress (own_e set), egresses with
+   * feeders, and links paused (their drain set for the next round) */
   struct roce_spread_list {
     int32_t *port;
     size_t n, cap;
-  } feeding, fed, drained;
+  } covered, feeding, fed, drained;
   double *node_feeders; /* per switch, within a round: the links feeding its congested egresses,
                            whose PGs share its buffer */
   /* kept across passes, per port */
