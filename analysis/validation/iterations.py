@@ -73,6 +73,9 @@ FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
            # roce without the packet-level measure of the ports DCQCN holds (max-min there, as
            # before it; its packet run is roce's: roce/flow-held-ports acts at flow fidelity only)
            "roce-held-off": ["--fabric", "roce", "--cfg=roce/flow-held-ports:off"],
+           # roce without the sojourn of a starting transfer in the queues pause spreading stands
+           # (roce/flow-queue-wait acts at flow fidelity only: its packet run is roce's)
+           "roce-no-queue-wait": ["--fabric", "roce", "--cfg=roce/flow-queue-wait:off"],
            # roce with each QP's DCQCN state kept across its transfers at packet fidelity (docs/roce.md,
            # "A QP's reaction point across its transfers"); at flow fidelity it acts only through the
            # held-port measure's packet runs
@@ -105,6 +108,7 @@ FABRICS = {"ib": ["--fabric", "ib"], "roce": ["--fabric", "roce"],
 # The IB run a RoCE variant's MFU is divided by (ib unless named here): the same collectives.
 IB_OF = {"roce-ch2": "ib-ch2", "roce-ch2-dcqcn-off": "ib-ch2"}
 PACKET_OF = {"roce-maxmin": "roce", "roce-paper-floor": "roce-paper", "roce-held-off": "roce",
+             "roce-no-queue-wait": "roce",
              "roce-paper-drawn": "roce-paper",
              **{f"roce-drop-{p}-no-timeouts": f"roce-drop-{p}" for p in DROPS}}
 # The matrix compares the fabrics' two fidelities with the compute held fixed: the roofline, the

@@ -158,7 +158,7 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
     for (size_t i = 0; i < n_recomputed; i++) {
       struct roce_flow *rf = recomputed[i]->model_data;
       if (rf != NULL && !rf->spread_entered) {
-        rf->spread_entered = 1;
+        rf->spread_entered = ROCE_SPREAD_ENTERED_NOW;
         roce_spread_flow_enter(&rs->spread, recomputed[i]);
       }
     }
@@ -215,6 +215,15 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
       }
     }
   }
+  if (spreading_on) /* the flows that started now: behind the queues standing on their paths */
+    for (size_t i = 0; i < n; i++) {
+      struct roce_flow *rf = flows[i]->model_data;
+      if (rf == NULL || rf->spread_entered != ROCE_SPREAD_ENTERED_NOW)
+        continue;
+      rf->spread_entered = ROCE_SPREAD_ENTERED;
+      if (spreading && rs->cfg.flow_queue_wait)
+        flows[i]->extra_latency_s += roce_spread_queue_wait(fab, &rs->spread, flows[i]);
+    }
   if (spreading) {
     roce_est_pauses(fab, &rs->est, &rs->spread, flows, n);
     roce_spread_clear(fab, &rs->spread);

@@ -76,6 +76,7 @@ struct roce_config {
   double fluid_settle;    /* relative RC range over a window below which a transient ends */
   int flow_fifo;          /* flow fidelity without the fluid model: FIFO shares (roce_fifo.c) */
   int flow_spread;        /* and PFC pause spreading (roce_spread.c) */
+  int flow_queue_wait;    /* and the sojourn of a starting flow in the queues spreading stands */
   int flow_held;          /* and the DCQCN-held ports measured on the packet model (roce_held_port.c) */
 };
 
@@ -101,6 +102,9 @@ struct roce_switch {
   double peak_B;
 };
 
+/* roce_flow.spread_entered */
+enum { ROCE_SPREAD_ENTERED_NOW = 1, ROCE_SPREAD_ENTERED = 2 };
+
 struct roce_flow {
   struct fab_flow *flow;
   uint32_t gen;      /* bumped at reuse: stale events compare it */
@@ -125,7 +129,7 @@ struct roce_flow {
   struct roce_fluid_flow fluid; /* flow fidelity, fluid DCQCN (roce_dcqcn_fluid.c); cc holds RC, RT, alpha */
   struct roce_fifo_flow fifo;   /* flow fidelity, FIFO shares (roce_fifo.c) */
   struct roce_est_flow est;     /* flow fidelity, estimated marks and CNPs (roce_flow_est.c) */
-  uint8_t spread_entered;       /* flow fidelity: counted on its links by pause spreading */
+  uint8_t spread_entered;       /* flow fidelity: counted on its links by pause spreading (ROCE_SPREAD_ENTERED*) */
   double fl_loss_path;          /* flow fidelity: its path's loss per packet (roce_loss.h; -1: not computed yet) */
   struct roce_flow *free_next;
 };

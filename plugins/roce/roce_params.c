@@ -159,6 +159,12 @@ static const struct param_def roce_params[] = {
     "Flow fidelity with FIFO shares and PFC on: PFC pauses of the links feeding a congested egress throttle "
     "the flows crossing them toward other egresses; auto: as roce/flow-fifo",
     "IEEE 802.1Qbb; auto: see roce/flow-fifo (docs/roce.md)" },
+  { "roce/flow-queue-wait", PARAM_ENUM, UNIT_NONE, "on", 0, 0, "on|off",
+    "Flow fidelity with pause spreading: a transfer starting behind a standing queue (the PGs of the links "
+    "paused toward a switch egress, each at its XOFF) completes that queue's sojourn time later (off: its first "
+    "byte waits behind no queue)",
+    "FIFO: a packet waits for the bytes queued before it (Little's law); the queue is pause spreading's, "
+    "IEEE 802.1Qbb (docs/roce.md, The congestion tree)" },
   { "roce/flow-held-ports", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|on|off",
     "Flow fidelity with FIFO shares and DCQCN on: a switch egress DCQCN holds gets the utilisation, marks, CNPs "
     "and cuts the packet model measures for as many senders into one switch port (off: max-min, its marks not "
@@ -311,6 +317,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   int fifo = fab_param_get_choice(ps, "roce/flow-fifo"), spread = fab_param_get_choice(ps, "roce/flow-spreading");
   c->flow_fifo = fifo != 2;
   c->flow_spread = spread == 1 || (spread == 0 && c->flow_fifo);
+  c->flow_queue_wait = fab_param_get_choice(ps, "roce/flow-queue-wait") == 0;
   int held = fab_param_get_choice(ps, "roce/flow-held-ports");
   c->flow_held = held == 1 || (held == 0 && c->flow_fifo);
   const double *base = g_presets[paper ? 1 : 0];

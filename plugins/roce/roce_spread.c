@@ -341,6 +341,17 @@ static void spread_ends(struct fabric *fab, struct roce_spread *s)
   }
 }
 
+/* The queue each switch egress holds: the PG of every link paused toward it, once its pause
+ * has started, at the XOFF of the switch's paused PGs (the value pause_round's holding uses). */
+static void spread_queues(const struct fabric *fab, struct roce_spread *s)
+{
+  for (size_t i = 0; i < s->feeding.n; i++) {
+    int u = s->feeding.port[i], e = s->round[u].own_e, node = fab->topo->ports[e].node;
+    if ((s->flags[u] & ROCE_SPREAD_PAUSED) && fab->now >= s->onset_s[u] - 1e-12)
+      s->port[e].queue_B += xoff_of_paused(fab, node, s->node_feeders[node]);
+  }
+}
+
 void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_flow **flows, size_t n)
 {
   int longest = 0;
@@ -368,6 +379,7 @@ void roce_spread_compute(struct fabric *fab, struct roce_spread *s, struct fab_f
     ;
   spread_onsets(fab, s, flows, n);
   spread_ends(fab, s);
+  spread_queues(fab, s);
 }
 
 double roce_spread_pause_fraction(const struct fabric *fab, const struct roce_spread *s, int u)
@@ -389,6 +401,17 @@ double roce_spread_cap(const struct fabric *fab, const struct roce_spread *s, co
       cap = victim_cap;
   }
   return cap;
+}
+
+double roce_spread_queue_wait(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f)
+{
+  double wait = 0;
+  for (int h = 1; h < f->hops; h++) {
+    int x = f->path[h];
+    if (s->port[x].queue_B > 0)
+      wait += s->port[x].queue_B / service_rate(fab, s, x);
+  }
+  return wait;
 }
 
 void roce_spread_clear(const struct fabric *fab, struct roce_spread *s)

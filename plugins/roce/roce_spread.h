@@ -47,6 +47,8 @@ struct roce_spread_port {
                          cannot exceed (0: not paused) */
   double held_below;  /* a paused link: the bytes of its flows the buffers after it hold (the PG
                          it feeds at XOFF, and its part of what is held further on) */
+  double queue_B;     /* a switch egress: the bytes queued for it in its switch, the PGs of the
+                         links paused toward it, each at its XOFF from its onset on */
 };
 
 struct roce_spread {
@@ -91,6 +93,11 @@ double roce_spread_pause_fraction(const struct fabric *fab, const struct roce_sp
 /* A flow's cap given its cap without spreading (0: none): the rate of a paused link it crosses
  * toward an uncongested egress, if lower. */
 double roce_spread_cap(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f, double cap);
+/* The time a flow starting now waits behind the queues standing on its path: at each switch
+ * egress it crosses, what the links paused toward that egress hold in its switch (their PGs at
+ * XOFF), drained at the egress's service rate. Flow fidelity shares the rates out from the
+ * flow's start; its first byte leaves behind those queues (their sojourn time). */
+double roce_spread_queue_wait(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f);
 /* End of the pass: the per-pass and per-round state of its ports back to clean. */
 void roce_spread_clear(const struct fabric *fab, struct roce_spread *s);
 /* Whether a pass over these flows may find a pause: one of them crosses a saturated egress
