@@ -2,19 +2,22 @@
 """Flow fidelity against packet fidelity on random traffic patterns that no model rule was fitted
 on: a held-out check of a fabric's flow model (docs/ib.md, "Input-port shares").
 
-Each pattern is N transfers of 4 MB, all starting at t = 0, from N distinct GPUs drawn at random
-to GPUs drawn at random under another leaf (Python's random.Random(seed)); several may go to one
-GPU. Sets: tiny-16 (platforms/tiny-16.xml: leaves of 4 GPUs, 4 spines) with 8, 12 and 16
-transfers; 64 GPUs on 2:1 leaves of 10 (`sgfabric platform --gpus 64 --radix 16
---oversubscription 2`) with 16 and 40; 64 GPUs on 3 tiers of radix 8 (`--gpus 64 --tiers 3
---radix 8`, leaves of 4) with 24. The q2-* and q3-* sets give each sending GPU 2 or 3 transfers
-to distinct GPUs under other leaves, so that a NIC holds several queue pairs at once (as a
-rank's data-parallel, pipeline and all-to-all traffic do): 4 x 3 and 6 x 2 on tiny-16, 10 x 3
-and 16 x 2 on the 2:1 platform, 8 x 3 on 3 tiers. For every pattern it runs `sgfabric flows --fabric F
---fidelity packet|flow --seed 1` and prints the error of flow fidelity's mean FCT against packet
-fidelity's and the mean over transfers of |flow FCT / packet FCT - 1|; with --base BIN, the
-same for another sgfabric's flow fidelity (e.g. one built from an older revision), and a summary
-per set.
+Each pattern is N transfers of 4 MB, all starting at t = 0, from N distinct GPUs drawn at random to
+GPUs drawn at random under another leaf (Python's random.Random(seed)); several may go to one GPU.
+Sets: tiny-16 (platforms/tiny-16.xml: leaves of 4 GPUs, 4 spines) with 8, 12 and 16 transfers; 64
+GPUs on 2:1 leaves of 10 (`sgfabric platform --gpus 64 --radix 16 --oversubscription 2`) with 16 and
+40; 64 GPUs on 3 tiers of radix 8 (`--gpus 64 --tiers 3 --radix 8`, leaves of 4) with 24. The q2-*
+and q3-* sets give each sending GPU 2 or 3 transfers to distinct GPUs under other leaves, so that a
+NIC holds several queue pairs at once (as a rank's data-parallel, pipeline and all-to-all traffic
+do): 4 x 3 and 6 x 2 on tiny-16, 10 x 3 and 16 x 2 on the 2:1 platform, 8 x 3 on 3 tiers. The late-*
+sets (not part of the validation report's held-out part) start their transfers at random dates
+instead, uniform over [0, 500 us] in whole microseconds, and send 16 MB each: transfers that start
+while others' queues stand (tiny-16 with 12, the 2:1 platform with 32, 3 tiers with 24), and the
+late-mixed-* sets draw each transfer's size among 1, 2, 4, 8 and 16 MB: short transfers behind long
+ones. For every pattern it runs `sgfabric flows --fabric F --fidelity packet|flow --seed 1` and
+prints the error of flow fidelity's mean FCT against packet fidelity's and the mean over transfers
+of |flow FCT / packet FCT - 1|; with --base BIN, the same for another sgfabric's flow fidelity (e.g.
+one built from an older revision), and a summary per set.
 
     analysis/validation/random_patterns.py BUILD_DIR WORK_DIR [--fabric ib] [--cfg area/name:value]...
                                            [--base BIN] [--sets tiny8,tiny12,...] [--seed-offset N] > table.md
@@ -56,6 +59,17 @@ SETS = {
     "q2-2to1": ("2to1-64", TWO_TO_ONE, 64, 10, 32, range(161, 171), 2),
     "q3-3tier": ("3tier-64", THREE_TIERS, 64, 4, 24, range(181, 191), 3),
 }
+MIXED = (1000000, 2000000, 4000000, 8000000, 16000000)
+# The same fields, then the bytes of each transfer and the latest start (us): transfers that start
+# at random dates, behind the queues of those started before (run with --sets, not in SETS)
+LATE_SETS = {
+    "late-tiny16": ("tiny-16", None, 16, 4, 12, range(201, 221), 1, 16000000, 500),
+    "late-2to1": ("2to1-64", TWO_TO_ONE, 64, 10, 32, range(221, 241), 1, 16000000, 500),
+    "late-3tier": ("3tier-64", THREE_TIERS, 64, 4, 24, range(241, 261), 1, 16000000, 500),
+    # sizes drawn among 1, 2, 4, 8 and 16 MB: short transfers that start behind long ones' queues
+    "late-mixed-2to1": ("2to1-64", TWO_TO_ONE, 64, 10, 32, range(261, 281), 1, MIXED, 500),
+    "late-mixed-3tier": ("3tier-64", THREE_TIERS, 64, 4, 24, range(281, 301), 1, MIXED, 500),
+}
 
 
 def pattern(seed, transfers, gpus, leaf, per_source=1):
@@ -73,16 +87,22 @@ def pattern(seed, transfers, gpus, leaf, per_source=1):
     return rows
 
 
-def write_pattern(path, seed, transfers, gpus, leaf, per_source=1):
-    """The flow file of one pattern: its transfers of 4 MB, all at t = 0."""
+def write_pattern(path, seed, transfers, gpus, leaf, per_source=1, size=4000000, latest_us=0):
+    """The flow file of one pattern: its transfers of `size` bytes (or of one of the sizes of a tuple,
+    drawn), all at t = 0 or, with latest_us, each at a date drawn uniform over [0, latest_us] us
+    (whole microseconds; sizes and dates from a stream of their own, so that the pairs are those of
+    the same seed at t = 0)."""
+    draw = random.Random(seed * 1000003 + 17)
     with open(path, "w") as f:
         f.write("src,dst,bytes,start_us\n")
-        f.writelines("%d,%d,4000000,0\n" % r for r in pattern(seed, transfers, gpus, leaf, per_source))
+        for src, dst in pattern(seed, transfers, gpus, leaf, per_source):
+            start = draw.randint(0, latest_us) if latest_us else 0
+            f.write("%d,%d,%d,%d\n" % (src, dst, draw.choice(size) if isinstance(size, tuple) else size, start))
 
 
 def platform_of(name, work):
     """A set's platform file and the `sgfabric` arguments that write it (None: a shipped file)."""
-    plat_name, plat_opts = SETS[name][:2]
+    plat_name, plat_opts = {**SETS, **LATE_SETS}[name][:2]
     if plat_opts is None:
         return os.path.join(ROOT, "platforms", plat_name + ".xml"), None
     path = os.path.join(work, plat_name + ".xml")
@@ -125,21 +145,22 @@ def main():
     sgf = os.path.join(a.build, "sgfabric")
     os.makedirs(a.work, exist_ok=True)
     names = a.sets.split(",")
+    every = {**SETS, **LATE_SETS}
     for name in names:
-        if name not in SETS:
-            sys.exit("random_patterns.py: unknown set %s (sets: %s)" % (name, ", ".join(SETS)))
+        if name not in every:
+            sys.exit("random_patterns.py: unknown set %s (sets: %s)" % (name, ", ".join(every)))
     print("| set | seed | transfers | mean error | |error| per transfer |%s" %
           (" base: mean error | base: |error| per transfer |" if a.base else ""))
     print("|---|---|---|---|---|%s" % ("---|---|" if a.base else ""))
     totals = {}
     for name in names:
-        _, _, gpus, leaf, transfers, seeds, per_source = SETS[name]
+        _, _, gpus, leaf, transfers, seeds, per_source, *late = every[name]
         platform, args = platform_of(name, a.work)
         if args is not None and not os.path.exists(platform):
             subprocess.run([sgf] + args, check=True, stdout=subprocess.DEVNULL)
         for seed in (s + a.seed_offset for s in seeds):
             base = os.path.join(a.work, "%s-%d" % (name, seed))
-            write_pattern(base + ".csv", seed, transfers, gpus, leaf, per_source)
+            write_pattern(base + ".csv", seed, transfers, gpus, leaf, per_source, *late)
             packet = run(sgf, platform, base + ".csv", a.fabric, a.cfg, "packet", base + "-" + a.fabric + "-packet")
             flow = run(sgf, platform, base + ".csv", a.fabric, a.cfg, "flow", base + "-" + a.fabric + "-flow")
             row = errors(flow, packet)

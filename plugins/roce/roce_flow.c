@@ -222,7 +222,9 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
         continue;
       rf->spread_entered = ROCE_SPREAD_ENTERED;
       if (spreading && rs->cfg.flow_queue_wait)
-        flows[i]->extra_latency_s += roce_spread_queue_wait(fab, &rs->spread, flows[i]);
+        flows[i]->extra_latency_s += roce_spread_queue_wait(
+            fab, &rs->spread, flows[i],
+            flows[i]->rate_cap_Bps > 0 ? flows[i]->rate_cap_Bps : fabric_port_payload_rate(fab, flows[i]->path[0]));
     }
   if (spreading) {
     roce_est_pauses(fab, &rs->est, &rs->spread, flows, n);

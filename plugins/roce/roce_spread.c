@@ -403,13 +403,21 @@ double roce_spread_cap(const struct fabric *fab, const struct roce_spread *s, co
   return cap;
 }
 
-double roce_spread_queue_wait(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f)
+double roce_spread_queue_wait(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f,
+                              double rate_Bps)
 {
-  double wait = 0;
+  double wait = 0, alone_s = f->remaining / rate_Bps;
   for (int h = 1; h < f->hops; h++) {
     int x = f->path[h];
-    if (s->port[x].queue_B > 0)
-      wait += s->port[x].queue_B / service_rate(fab, s, x);
+    if (s->port[x].queue_B <= 0)
+      continue;
+    /* the egress's payload rate: the queue and the bytes left count payload */
+    double c = service_rate(fab, s, x) * fabric_port_payload_rate(fab, x) / fab->topo->ports[x].rate_Bps;
+    /* The egress serves every byte its flows have left by the makespan: the flow cannot end later
+     * than that, whatever the order, and it can wait for the queue only up to it */
+    double makespan_s = s->port[x].remaining_B / c;
+    if (alone_s < makespan_s)
+      wait += fmin(s->port[x].queue_B / c, makespan_s - alone_s);
   }
   return wait;
 }

@@ -93,11 +93,15 @@ double roce_spread_pause_fraction(const struct fabric *fab, const struct roce_sp
 /* A flow's cap given its cap without spreading (0: none): the rate of a paused link it crosses
  * toward an uncongested egress, if lower. */
 double roce_spread_cap(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f, double cap);
-/* The time a flow starting now waits behind the queues standing on its path: at each switch
- * egress it crosses, what the links paused toward that egress hold in its switch (their PGs at
- * XOFF), drained at the egress's service rate. Flow fidelity shares the rates out from the
- * flow's start; its first byte leaves behind those queues (their sojourn time). */
-double roce_spread_queue_wait(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f);
+/* The time a flow starting now, at rate_Bps (payload), waits behind the queues standing on its
+ * path: at each switch egress it crosses, what the links paused toward that egress hold in its
+ * switch (their PGs at XOFF), drained at the egress's service rate. Flow fidelity shares the
+ * rates out from the flow's first byte, where its first byte leaves behind those queues (their
+ * sojourn time); the egress is work-conserving, so a flow that outlasts the queue's owners
+ * ends when the egress has served every byte its flows have left, as it does at flow fidelity:
+ * the wait is at most what separates the flow's end at its rate from that makespan. */
+double roce_spread_queue_wait(const struct fabric *fab, const struct roce_spread *s, const struct fab_flow *f,
+                              double rate_Bps);
 /* End of the pass: the per-pass and per-round state of its ports back to clean. */
 void roce_spread_clear(const struct fabric *fab, struct roce_spread *s);
 /* Whether a pass over these flows may find a pause: one of them crosses a saturated egress
