@@ -161,10 +161,11 @@ static const struct param_def roce_params[] = {
     "IEEE 802.1Qbb; auto: see roce/flow-fifo (docs/roce.md)" },
   { "roce/flow-queue-wait", PARAM_ENUM, UNIT_NONE, "on", 0, 0, "on|off",
     "Flow fidelity with pause spreading: a transfer starting behind a standing queue (the PGs of the links "
-    "paused toward a switch egress, each at its XOFF) completes that queue's sojourn time later (off: its first "
-    "byte waits behind no queue)",
-    "FIFO: a packet waits for the bytes queued before it (Little's law); the queue is pause spreading's, "
-    "IEEE 802.1Qbb (docs/roce.md, The congestion tree)" },
+    "paused toward a switch egress, each at its XOFF) completes that queue's sojourn time later, at most by what "
+    "separates its end from the makespan of the egress's bytes (off: its first byte waits behind no queue)",
+    "FIFO: a packet waits for the bytes queued before it, and a work-conserving egress serves every byte by its "
+    "makespan; the queue is pause spreading's, IEEE 802.1Qbb (docs/roce.md, A transfer that starts behind a "
+    "standing queue)" },
   { "roce/flow-held-ports", PARAM_ENUM, UNIT_NONE, "auto", 0, 0, "auto|on|off",
     "Flow fidelity with FIFO shares and DCQCN on: a switch egress DCQCN holds gets the utilisation, marks, CNPs "
     "and cuts the packet model measures for as many senders into one switch port (off: max-min, its marks not "
