@@ -154,12 +154,14 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
   /* Pause spreading looks at the components recomputed (a pause and its victims share the
    * paused link, hence a component), and only if one of their flows crosses a saturated egress
    * or one of their links was paused: otherwise a pass finds nothing and changes no cap. */
+  size_t n_entered = 0; /* flows that start now: counted on their links, then their wait below */
   if (spreading_on)
     for (size_t i = 0; i < n_recomputed; i++) {
       struct roce_flow *rf = recomputed[i]->model_data;
       if (rf != NULL && !rf->spread_entered) {
         rf->spread_entered = ROCE_SPREAD_ENTERED_NOW;
         roce_spread_flow_enter(&rs->spread, recomputed[i]);
+        n_entered++;
       }
     }
   int spreading = spreading_on && roce_spread_needed(&rs->spread, recomputed, n_recomputed);
@@ -215,17 +217,19 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
       }
     }
   }
-  if (spreading_on) /* the flows that started now: behind the queues standing on their paths */
-    for (size_t i = 0; i < n; i++) {
-      struct roce_flow *rf = flows[i]->model_data;
-      if (rf == NULL || rf->spread_entered != ROCE_SPREAD_ENTERED_NOW)
-        continue;
-      rf->spread_entered = ROCE_SPREAD_ENTERED;
-      if (spreading && rs->cfg.flow_queue_wait)
-        flows[i]->extra_latency_s += roce_spread_queue_wait(
-            fab, &rs->spread, flows[i],
-            flows[i]->rate_cap_Bps > 0 ? flows[i]->rate_cap_Bps : fabric_port_payload_rate(fab, flows[i]->path[0]));
-    }
+  /* the flows that started now, behind the queues standing on their paths (most passes have none:
+   * a pause's onset or end, or a flow that drained, recomputes without a new flow) */
+  for (size_t i = 0; n_entered > 0 && i < n; i++) {
+    struct roce_flow *rf = flows[i]->model_data;
+    if (rf == NULL || rf->spread_entered != ROCE_SPREAD_ENTERED_NOW)
+      continue;
+    rf->spread_entered = ROCE_SPREAD_ENTERED;
+    n_entered--; /* the last one found ends the loop */
+    if (spreading && rs->cfg.flow_queue_wait)
+      flows[i]->extra_latency_s += roce_spread_queue_wait(
+          fab, &rs->spread, flows[i],
+          flows[i]->rate_cap_Bps > 0 ? flows[i]->rate_cap_Bps : fabric_port_payload_rate(fab, flows[i]->path[0]));
+  }
   if (spreading) {
     roce_est_pauses(fab, &rs->est, &rs->spread, flows, n);
     roce_spread_clear(fab, &rs->spread);

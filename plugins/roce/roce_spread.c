@@ -79,6 +79,12 @@ static void list_push(struct roce_spread_list *l, int port)
   l->port[l->n++] = port;
 }
 
+/* A rate on port p's wire as the payload it carries (framing: fabric_port_payload_rate). */
+static double payload_of(const struct fabric *fab, int p, double wire_Bps)
+{
+  return wire_Bps * fabric_port_payload_rate(fab, p) / fab->topo->ports[p].rate_Bps;
+}
+
 static double line_rate(const struct fabric *fab, const struct fab_flow *f)
 {
   return fab->topo->ports[f->path[0]].rate_Bps;
@@ -283,8 +289,8 @@ static int pause_round(struct fabric *fab, struct roce_spread *s, struct fab_flo
     r->excess_B = r->own_B - xoff - s->port[e].held_below / feeders;
     if (!(r->excess_B > fab->mtu)) /* not paused */
       continue;
-    double per_flow = service_rate(fab, s, e) / feeders / r->bound_flows;               /* on the wire */
-    r->victim_cap = per_flow * fabric_port_payload_rate(fab, u) / t->ports[u].rate_Bps; /* caps: payload */
+    double per_flow = service_rate(fab, s, e) / feeders / r->bound_flows; /* on the wire */
+    r->victim_cap = payload_of(fab, u, per_flow);                         /* caps: payload */
     r->next_drain = per_flow * s->port[u].flows_on;
     /* u's PG at e's switch holds its XOFF, and u its part of what e's own PG holds on */
     r->next_held = xoff + s->port[e].held_below / feeders;
@@ -411,8 +417,7 @@ double roce_spread_queue_wait(const struct fabric *fab, const struct roce_spread
     int x = f->path[h];
     if (s->port[x].queue_B <= 0)
       continue;
-    /* the egress's payload rate: the queue and the bytes left count payload */
-    double c = service_rate(fab, s, x) * fabric_port_payload_rate(fab, x) / fab->topo->ports[x].rate_Bps;
+    double c = payload_of(fab, x, service_rate(fab, s, x)); /* the queue and the bytes left count payload */
     /* The egress serves every byte its flows have left by the makespan: the flow cannot end later
      * than that, whatever the order, and it can wait for the queue only up to it */
     double makespan_s = s->port[x].remaining_B / c;
