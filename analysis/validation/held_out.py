@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Part 5 of the validation report: flow vs packet fidelity on random traffic patterns that no
-rule of the flow models was fitted on (the patterns of analysis/validation/random_patterns.py),
-for ib, roce (the nic preset) and roce-paper. Writes held_out.json and the fragment HELD_OUT.
+rule of the flow models was fitted on (the patterns of analysis/validation/random_patterns.py:
+its SETS, all transfers at t = 0, and its LATE_SETS, transfers that start at random dates, behind
+the queues of those started before), for ib, roce (the nic preset) and roce-paper. Writes
+held_out.json and the fragment HELD_OUT.
 """
 import os
 import sys
@@ -9,7 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (OUT, SEED, cmd_block, mean, pmap, read_fcts, rel, save_failures, save_json,  # noqa: E402
                     sgf, show, write_fragment)
-from random_patterns import SETS, errors, platform_of, write_pattern  # noqa: E402
+from random_patterns import LATE_SETS, SETS, errors, platform_of, write_pattern  # noqa: E402
 
 # label: (--fabric, extra arguments)
 FABRICS = {"ib": ("ib", []), "roce": ("roce", []), "roce-paper": ("roce", ["--cfg=roce/dcqcn:paper"])}
@@ -18,14 +20,18 @@ SET_TEXT = {
     "2to1-16": "64 GPUs, 2:1 leaves, 16", "2to1-40": "64 GPUs, 2:1 leaves, 40", "3tier-24": "64 GPUs, 3 tiers, 24",
     "q3-tiny16": "tiny-16, 4 GPUs x 3", "q2-tiny16": "tiny-16, 6 GPUs x 2", "q3-2to1": "2:1 leaves, 10 GPUs x 3",
     "q2-2to1": "2:1 leaves, 16 GPUs x 2", "q3-3tier": "3 tiers, 8 GPUs x 3",
+    "late-tiny16": "tiny-16, 12 x 16 MB, staggered", "late-2to1": "2:1 leaves, 32 x 16 MB, staggered",
+    "late-3tier": "3 tiers, 24 x 16 MB, staggered", "late-mixed-2to1": "2:1 leaves, 32 of 1-16 MB, staggered",
+    "late-mixed-3tier": "3 tiers, 24 of 1-16 MB, staggered",
 }
+ALL_SETS = {**SETS, **LATE_SETS}
 
 
 def main():
     work = os.path.join(OUT, "held_out")
     os.makedirs(work, exist_ok=True)
     platforms, platform_cmds = {}, {}
-    for name, (plat, *_) in SETS.items():
+    for name, (plat, *_) in ALL_SETS.items():
         if plat in platforms:
             continue
         platforms[plat], args = platform_of(name, work)
@@ -33,10 +39,10 @@ def main():
             sgf(args)
             platform_cmds[plat] = show(args)
     runs = []
-    for name, (plat, _, gpus, leaf, transfers, seeds, per_source) in SETS.items():
+    for name, (plat, _, gpus, leaf, transfers, seeds, per_source, *late) in ALL_SETS.items():
         for seed in seeds:
             flows = os.path.join(work, "%s-%d.csv" % (name, seed))
-            write_pattern(flows, seed, transfers, gpus, leaf, per_source)
+            write_pattern(flows, seed, transfers, gpus, leaf, per_source, *late)
             for label, (fabric, extra) in FABRICS.items():
                 for fidelity in ("packet", "flow"):
                     out = os.path.join(work, "%s-%d-%s-%s" % (name, seed, label, fidelity))
@@ -52,7 +58,7 @@ def main():
     fcts = dict(pmap(one, runs))
     save_failures("held_out")
     rows = []
-    for name, (_, _, _, _, transfers, seeds, _) in SETS.items():
+    for name, (_, _, _, _, transfers, seeds, *_) in ALL_SETS.items():
         for label in FABRICS:
             errs = []
             for seed in seeds:

@@ -10,14 +10,14 @@ GPUs on 2:1 leaves of 10 (`sgfabric platform --gpus 64 --radix 16 --oversubscrip
 and q3-* sets give each sending GPU 2 or 3 transfers to distinct GPUs under other leaves, so that a
 NIC holds several queue pairs at once (as a rank's data-parallel, pipeline and all-to-all traffic
 do): 4 x 3 and 6 x 2 on tiny-16, 10 x 3 and 16 x 2 on the 2:1 platform, 8 x 3 on 3 tiers. The late-*
-sets (not part of the validation report's held-out part) start their transfers at random dates
-instead, uniform over [0, 500 us] in whole microseconds, and send 16 MB each: transfers that start
-while others' queues stand (tiny-16 with 12, the 2:1 platform with 32, 3 tiers with 24), and the
-late-mixed-* sets draw each transfer's size among 1, 2, 4, 8 and 16 MB: short transfers behind long
-ones. For every pattern it runs `sgfabric flows --fabric F --fidelity packet|flow --seed 1` and
-prints the error of flow fidelity's mean FCT against packet fidelity's and the mean over transfers
-of |flow FCT / packet FCT - 1|; with --base BIN, the same for another sgfabric's flow fidelity (e.g.
-one built from an older revision), and a summary per set.
+sets (LATE_SETS) start their transfers at random dates instead, uniform over [0, 500 us] in whole
+microseconds, and send 16 MB each: transfers that start while others' queues stand (tiny-16 with 12,
+the 2:1 platform with 32, 3 tiers with 24), and the late-mixed-* sets draw each transfer's size
+among 1, 2, 4, 8 and 16 MB: short transfers behind long ones. For every pattern it runs `sgfabric
+flows --fabric F --fidelity packet|flow --seed 1` and prints the error of flow fidelity's mean FCT
+against packet fidelity's and the mean over transfers of |flow FCT / packet FCT - 1|; with --base
+BIN, the same for another sgfabric's flow fidelity (e.g. one built from an older revision), and a
+summary per set.
 
     analysis/validation/random_patterns.py BUILD_DIR WORK_DIR [--fabric ib] [--cfg area/name:value]...
                                            [--base BIN] [--sets tiny8,tiny12,...] [--seed-offset N] > table.md

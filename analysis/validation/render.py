@@ -17,7 +17,7 @@ import re
 import sys
 
 from common import OUT, load_json
-from random_patterns import SETS
+from random_patterns import LATE_SETS, SETS
 
 
 def _load(name):
@@ -34,6 +34,7 @@ SEN = _load("sensitivity.json")
 HLD = _load("held_out.json")
 SETS_HELD = tuple(name for name, s in SETS.items() if s[6] == 1)  # one transfer per sending GPU
 SETS_QP = tuple(name for name, s in SETS.items() if s[6] > 1)  # several queue pairs per NIC
+SETS_LATE = tuple(LATE_SETS)  # transfers that start at random dates, behind the queues of those before
 
 
 def fid(fabric, pattern, n, key="err_mean_pct"):
@@ -433,7 +434,8 @@ def main():
                partial=partial, slow=slow, draw=draw, draws_text=draws_text, draws_split=draws_split,
                draw_spread=draw_spread, draw_seeds=draw_seeds, variant=variant,
                fid=fid, fidc=fidc, met=met, misses=misses, worst=worst, dcq=dcq, dcqf=dcqf, sca=sca, smfu=smfu,
-               sfl=sfl, sflc=sflc, held=held, held_all=held_all, SETS_HELD=SETS_HELD, SETS_QP=SETS_QP,
+               sfl=sfl, sflc=sflc, held=held, held_all=held_all,
+               SETS_HELD=SETS_HELD, SETS_QP=SETS_QP, SETS_LATE=SETS_LATE,
                FID=FID, DCQ=DCQ, SCA=SCA, SEN=SEN, HLD=HLD, total=total)
 
     def ev(m):
