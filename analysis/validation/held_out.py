@@ -2,8 +2,8 @@
 """Part 5 of the validation report: flow vs packet fidelity on random traffic patterns that no
 rule of the flow models was fitted on (the patterns of analysis/validation/random_patterns.py:
 its SETS, all transfers at t = 0, and its LATE_SETS, transfers that start at random dates, behind
-the queues of those started before), for ib, roce (the nic preset) and roce-paper. Writes
-held_out.json and the fragment HELD_OUT.
+the queues of those started before), for ib, roce (the nic preset), roce-paper and roce with
+100 Gb/s links. Writes held_out.json and the fragment HELD_OUT.
 """
 import os
 import sys
@@ -13,8 +13,9 @@ from common import (OUT, SEED, cmd_block, mean, pmap, read_fcts, rel, save_failu
                     sgf, show, write_fragment)
 from random_patterns import LATE_SETS, SETS, errors, platform_of, write_pattern  # noqa: E402
 
-# label: (--fabric, extra arguments)
-FABRICS = {"ib": ("ib", []), "roce": ("roce", []), "roce-paper": ("roce", ["--cfg=roce/dcqcn:paper"])}
+# label: (--fabric, extra arguments, link rate of the platforms: None for the sets' own, 400 Gb/s)
+FABRICS = {"ib": ("ib", [], None), "roce": ("roce", [], None), "roce-paper": ("roce", ["--cfg=roce/dcqcn:paper"], None),
+           "roce-100g": ("roce", [], "100Gbps")}
 SET_TEXT = {
     "tiny8": "tiny-16, 8 transfers", "tiny12": "tiny-16, 12", "tiny16": "tiny-16, 16",
     "2to1-16": "64 GPUs, 2:1 leaves, 16", "2to1-40": "64 GPUs, 2:1 leaves, 40", "3tier-24": "64 GPUs, 3 tiers, 24",
@@ -31,23 +32,24 @@ def main():
     work = os.path.join(OUT, "held_out")
     os.makedirs(work, exist_ok=True)
     platforms, platform_cmds = {}, {}
-    for name, (plat, *_) in ALL_SETS.items():
-        if plat in platforms:
-            continue
-        platforms[plat], args = platform_of(name, work)
-        if args is not None:
-            sgf(args)
-            platform_cmds[plat] = show(args)
+    for rate in dict.fromkeys(r for _, _, r in FABRICS.values()):
+        for name, (plat, *_) in ALL_SETS.items():
+            if (plat, rate) in platforms:
+                continue
+            platforms[plat, rate], args = platform_of(name, work, rate)
+            if args is not None:
+                sgf(args)
+                platform_cmds[plat, rate] = show(args)
     runs = []
     for name, (plat, _, gpus, leaf, transfers, seeds, per_source, *late) in ALL_SETS.items():
         for seed in seeds:
             flows = os.path.join(work, "%s-%d.csv" % (name, seed))
             write_pattern(flows, seed, transfers, gpus, leaf, per_source, *late)
-            for label, (fabric, extra) in FABRICS.items():
+            for label, (fabric, extra, rate) in FABRICS.items():
                 for fidelity in ("packet", "flow"):
                     out = os.path.join(work, "%s-%d-%s-%s" % (name, seed, label, fidelity))
                     runs.append(((name, seed, label, fidelity), out,
-                                 ["flows", "--platform", platforms[plat], "--flows", flows, "--fabric", fabric,
+                                 ["flows", "--platform", platforms[plat, rate], "--flows", flows, "--fabric", fabric,
                                   "--fidelity", fidelity, "--seed", str(SEED), "--out", out] + extra))
 
     def one(run):
@@ -77,8 +79,8 @@ def main():
         frag.append("| %s (%d) | %s | %+.1f %% | %.1f %% (%.1f %%) | %d of %d | %.1f %% |" % (
             SET_TEXT[r["set"]], r["patterns"], r["fabric"], r["mean_err_pct"], r["abs_mean_err_pct"],
             r["max_abs_mean_err_pct"], r["within5"], r["measured"], r["per_transfer_pct"]))
-    example = [platform_cmds[SETS["2to1-16"][0]]] + [show(args) for key, _, args in runs
-                                                     if key[0] == "2to1-16" and key[1] == 21]
+    example = [platform_cmds[SETS["2to1-16"][0], rate] for rate in dict.fromkeys(r for _, _, r in FABRICS.values())]
+    example += [show(args) for key, _, args in runs if key[0] == "2to1-16" and key[1] == 21]
     frag.append("")
     frag.append("Commands, for one pattern (`%s`, written by this part; `$B` is `BUILD_DIR/sgfabric`; the "
                 "same with every pattern, %d simulations in all):\n" %

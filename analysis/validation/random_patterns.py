@@ -20,10 +20,15 @@ BIN, the same for another sgfabric's flow fidelity (e.g. one built from an older
 summary per set.
 
     analysis/validation/random_patterns.py BUILD_DIR WORK_DIR [--fabric ib] [--cfg area/name:value]...
-                                           [--base BIN] [--sets tiny8,tiny12,...] [--seed-offset N] > table.md
+                                           [--base BIN] [--sets tiny8,tiny12,...] [--seed-offset N]
+                                           [--link-rate RATE] > table.md
 
 --seed-offset N adds N to every set's seeds: the same sets drawn afresh, patterns that no rule
 was found on either (a rule found on the default patterns is checked again there).
+
+--link-rate RATE (e.g. 100Gbps) builds every set's fat-tree with NIC and switch links of that rate
+(tiny-16 too, from its `sgfabric platform` command): the same patterns where DCQCN, not PFC, holds
+RoCE's congested ports. Use a WORK_DIR of its own.
 
 --cfg passes a model parameter to every run (both fidelities, and the base's): use a WORK_DIR of
 its own for each set of parameters.
@@ -42,6 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import read_fcts  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TINY = ["--gpus", "16", "--radix", "8"]  # platforms/tiny-16.xml's command
 TWO_TO_ONE = ["--gpus", "64", "--radix", "16", "--oversubscription", "2"]
 THREE_TIERS = ["--gpus", "64", "--tiers", "3", "--radix", "8"]
 # name: (platform, `sgfabric platform` options or None for a shipped file, GPUs, GPUs per leaf,
@@ -100,9 +106,13 @@ def write_pattern(path, seed, transfers, gpus, leaf, per_source=1, size=4000000,
             f.write("%d,%d,%d,%d\n" % (src, dst, draw.choice(size) if isinstance(size, tuple) else size, start))
 
 
-def platform_of(name, work):
-    """A set's platform file and the `sgfabric` arguments that write it (None: a shipped file)."""
+def platform_of(name, work, link_rate=None):
+    """A set's platform file and the `sgfabric` arguments that write it (None: a shipped file);
+    with link_rate, the same fat-tree with NIC and switch links of that rate (always written)."""
     plat_name, plat_opts = {**SETS, **LATE_SETS}[name][:2]
+    if link_rate is not None:
+        path = os.path.join(work, "%s-%s.xml" % (plat_name, link_rate))
+        return path, ["platform"] + (plat_opts or TINY) + ["--link-rate", link_rate, "-o", path]
     if plat_opts is None:
         return os.path.join(ROOT, "platforms", plat_name + ".xml"), None
     path = os.path.join(work, plat_name + ".xml")
@@ -141,6 +151,8 @@ def main():
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--seed-offset", type=int, default=0,
                     help="add N to every set's seeds: patterns drawn afresh, a second held-out sample")
+    ap.add_argument("--link-rate", default=None,
+                    help="NIC and switch links of this rate (e.g. 100Gbps) on every set's platform")
     a = ap.parse_args()
     sgf = os.path.join(a.build, "sgfabric")
     os.makedirs(a.work, exist_ok=True)
@@ -155,7 +167,7 @@ def main():
     totals = {}
     for name in names:
         _, _, gpus, leaf, transfers, seeds, per_source, *late = every[name]
-        platform, args = platform_of(name, a.work)
+        platform, args = platform_of(name, a.work, a.link_rate)
         if args is not None and not os.path.exists(platform):
             subprocess.run([sgf] + args, check=True, stdout=subprocess.DEVNULL)
         for seed in (s + a.seed_offset for s in seeds):

@@ -35,6 +35,7 @@ HLD = _load("held_out.json")
 SETS_HELD = tuple(name for name, s in SETS.items() if s[6] == 1)  # one transfer per sending GPU
 SETS_QP = tuple(name for name, s in SETS.items() if s[6] > 1)  # several queue pairs per NIC
 SETS_LATE = tuple(LATE_SETS)  # transfers that start at random dates, behind the queues of those before
+SETS_ALL = tuple(SETS) + SETS_LATE
 
 
 def fid(fabric, pattern, n, key="err_mean_pct"):
@@ -435,7 +436,7 @@ def main():
                draw_spread=draw_spread, draw_seeds=draw_seeds, variant=variant,
                fid=fid, fidc=fidc, met=met, misses=misses, worst=worst, dcq=dcq, dcqf=dcqf, sca=sca, smfu=smfu,
                sfl=sfl, sflc=sflc, held=held, held_all=held_all,
-               SETS_HELD=SETS_HELD, SETS_QP=SETS_QP, SETS_LATE=SETS_LATE,
+               SETS_HELD=SETS_HELD, SETS_QP=SETS_QP, SETS_LATE=SETS_LATE, SETS_ALL=SETS_ALL,
                FID=FID, DCQ=DCQ, SCA=SCA, SEN=SEN, HLD=HLD, total=total)
 
     def ev(m):
