@@ -108,7 +108,7 @@ def write_pattern(path, seed, transfers, gpus, leaf, per_source=1, size=4000000,
 
 def platform_of(name, work, link_rate=None):
     """A set's platform file and the `sgfabric` arguments that write it (None: a shipped file);
-    with link_rate, the same fat-tree with NIC and switch links of that rate (always written)."""
+    with link_rate, the same fat-tree with NIC and switch links of that rate (never a shipped file)."""
     plat_name, plat_opts = {**SETS, **LATE_SETS}[name][:2]
     if link_rate is not None:
         path = os.path.join(work, "%s-%s.xml" % (plat_name, link_rate))
