@@ -16,6 +16,7 @@ from random_patterns import LATE_SETS, SETS, errors, platform_of, write_pattern 
 # label: (--fabric, extra arguments, link rate of the platforms: None for the sets' own, 400 Gb/s)
 FABRICS = {"ib": ("ib", [], None), "roce": ("roce", [], None), "roce-paper": ("roce", ["--cfg=roce/dcqcn:paper"], None),
            "roce-100g": ("roce", [], "100Gbps")}
+RATES = tuple(dict.fromkeys(rate for _, _, rate in FABRICS.values()))  # the platforms' link rates, each once
 SET_TEXT = {
     "tiny8": "tiny-16, 8 transfers", "tiny12": "tiny-16, 12", "tiny16": "tiny-16, 16",
     "2to1-16": "64 GPUs, 2:1 leaves, 16", "2to1-40": "64 GPUs, 2:1 leaves, 40", "3tier-24": "64 GPUs, 3 tiers, 24",
@@ -32,7 +33,7 @@ def main():
     work = os.path.join(OUT, "held_out")
     os.makedirs(work, exist_ok=True)
     platforms, platform_cmds = {}, {}
-    for rate in dict.fromkeys(r for _, _, r in FABRICS.values()):
+    for rate in RATES:
         for name, (plat, *_) in ALL_SETS.items():
             if (plat, rate) in platforms:
                 continue
@@ -79,7 +80,7 @@ def main():
         frag.append("| %s (%d) | %s | %+.1f %% | %.1f %% (%.1f %%) | %d of %d | %.1f %% |" % (
             SET_TEXT[r["set"]], r["patterns"], r["fabric"], r["mean_err_pct"], r["abs_mean_err_pct"],
             r["max_abs_mean_err_pct"], r["within5"], r["measured"], r["per_transfer_pct"]))
-    example = [platform_cmds[SETS["2to1-16"][0], rate] for rate in dict.fromkeys(r for _, _, r in FABRICS.values())]
+    example = [platform_cmds[SETS["2to1-16"][0], rate] for rate in RATES]
     example += [show(args) for key, _, args in runs if key[0] == "2to1-16" and key[1] == 21]
     frag.append("")
     frag.append("Commands, for one pattern (`%s`, written by this part; `$B` is `BUILD_DIR/sgfabric`; the "
