@@ -430,8 +430,21 @@ int fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps)
   if (fe == NULL || fe->capacity[port] == rate_Bps)
     return 0;
   fe->capacity[port] = rate_Bps;
-  mark_dirty(fe, port);
-  request_recompute(fab);
+  if (fe->on_port[port].count > 0) { /* a port no flow crosses shares nothing out */
+    mark_dirty(fe, port);
+    request_recompute(fab);
+  }
+  return 1;
+}
+
+int fabric_port_set_capacity_for_fill(struct fabric *fab, int port, double rate_Bps)
+{
+  struct flow_engine *fe = fab->fe;
+  SGF_CHECK(fe != NULL && fe->port_visit[port] == fe->epoch,
+            "port %d's capacity set for a filling whose component does not hold it", port);
+  if (fe->capacity[port] == rate_Bps)
+    return 0;
+  fe->capacity[port] = rate_Bps;
   return 1;
 }
 

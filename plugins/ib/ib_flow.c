@@ -345,14 +345,14 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     double loss = ports < 2 ? 0 : fmax(0, leaf_loss(st->p.ar_imbalance, leg, lo, hi, ports, capacity));
     for (size_t k = lo; k < hi; k++)
       st->stats.ar_derates +=
-          fabric_port_set_capacity(fab, leg[k].nic, (1 - loss) * fabric_port_payload_rate(fab, leg[k].nic));
+          fabric_port_set_capacity_for_fill(fab, leg[k].nic, (1 - loss) * fabric_port_payload_rate(fab, leg[k].nic));
   }
   /* A NIC without inter-leaf flows any more gets its line rate back when it is next in a recomputed
    * component. */
   for (size_t i = 0; i < n; i++) {
     int p = flows[i]->path[0];
     if (st->nic_demand[p] == 0)
-      fabric_port_set_capacity(fab, p, fabric_port_payload_rate(fab, p));
+      fabric_port_set_capacity_for_fill(fab, p, fabric_port_payload_rate(fab, p));
   }
   for (size_t k = 0; k < m; k++)
     st->nic_demand[leg[k].nic] = 0;
@@ -435,6 +435,12 @@ void ib__before_fill(struct fabric *fab)
   struct fab_flow **flows = fabric_recomputed_flows(fab, &n);
   st->cap_limit = ib__scratch_reserve(st->cap_limit, &st->cap_limits, n, sizeof *st->cap_limit);
   ib__input_share_caps(fab, st, flows, n, st->cap_limit);
+  /* The derate depends on the component's flows and paths alone (their NICs' line rates, not the
+   * rates max-min gave them), so the filling about to run takes it: set after it, from on_rates,
+   * it cost a second recomputation of the component at the same date whenever a NIC's capacity
+   * moved (half the flows recomputed in the SimAI MoE run of docs/performance.md, B7). A
+   * recomputation that followed cap changes only keeps it. */
+  ar_imbalance_derate(fab, st, flows, n);
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
     double window = f->standing_cap_Bps > 0 ? f->standing_cap_Bps : INFINITY;
@@ -562,10 +568,6 @@ void ib__on_rates(struct fabric *fab)
   }
   if (++st->rates_rounds > 8)
     return;
-  /* The derate depends on the component's flows and paths alone (their NICs' line rates, not the
-   * rates max-min gave them): a recomputation that followed cap changes only keeps it. */
-  if (fabric_recompute_followed_flow_change(fab))
-    ar_imbalance_derate(fab, st, flows, n);
   int nvl = st->p.num_vls;
   for (size_t i = 0; i < n; i++)
     for (int h = 0; h < flows[i]->hops; h++) {
