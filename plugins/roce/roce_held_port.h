@@ -113,7 +113,8 @@ void roce_held_fini(struct roce_held *h);
 /* Before a recomputation fills these flows (FIFO shares known, DCQCN on): the loads of their ports
  * (last_load_Bps), and with measure which switch egresses DCQCN holds (their flows' NIC shares,
  * less what overloaded ports upstream keep back, exceed the port; no FIFO pass marks them), each
- * one's capacity set to its measured utilisation of its payload rate, the others' put back. */
+ * one's capacity set to its measured utilisation of its payload rate, the others' put back, for
+ * the filling about to run (the flows' component must be the one it fills). */
 void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n, int measure);
 /* The phase of its measure port p is in at the current date while held (by its age), or NULL; a
  * phase no held port had reached is run now. */

@@ -59,6 +59,7 @@ struct run_result {
   double est_marks, est_cnps, est_cuts, est_paused_s;
   uint64_t pass_flows;                 /* flow fidelity: flows the cap passes visited (sg_roce_get_flow_pass_flows) */
   uint64_t held_measures, held_phases; /* flow fidelity: held-port measures, their phases run */
+  uint64_t recomputations;             /* flow fidelity: the flow engine's max-min recomputations */
 };
 
 static inline void rr_done(struct fabric *fab, struct fab_flow *flow, void *ctx)
@@ -117,6 +118,7 @@ static inline void roce_run(struct topo *t, fab_fidelity fid, uint64_t seed, con
   r->peak_buffer = sg_roce_get_peak_buffer(fab);
   r->fluid_peak_queue = sg_roce_get_fluid_peak_queue(fab);
   r->sim_s = fab->now;
+  r->recomputations = fab->stats.rate_updates;
   r->pass_flows = sg_roce_get_flow_pass_flows(fab);
   r->held_measures = sg_roce_get_held_measures(fab, &r->held_phases);
   r->estimated = sg_roce_get_flow_estimates(fab, &r->est_marks, &r->est_cnps, &r->est_cuts, &r->est_paused_s) == 0;
