@@ -558,12 +558,10 @@ int fabric_flow_set_goodput(struct fabric *fab, struct fab_flow *flow, double fr
  * every port of its path (tx_bytes) and in stats.flow_wire_extra_B. */
 void fabric_flow_count_wire_extra(struct fabric *fab, const struct fab_flow *flow, double bytes);
 /* Flow engine: the capacity max-min shares out on a port, its line rate unless a model lowered it
- * for an effect of its own (IB's adaptive-routing imbalance); setting it recomputes the port's
- * component when it changes and flows cross it, and returns whether it changed. */
+ * for an effect of its own (IB's adaptive-routing imbalance); returns whether it changed. Set from
+ * before_fill for a port of the component about to be filled, that filling takes it; otherwise a
+ * change recomputes the port's component if flows cross it. */
 int fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps);
-/* The same from before_fill, for a port of the component about to be filled: the filling that
- * follows uses it, and no other recomputation is needed. */
-int fabric_port_set_capacity_for_fill(struct fabric *fab, int port, double rate_Bps);
 double fabric_port_capacity(const struct fabric *fab, int port);
 /* Framing (fab->frame_overhead_B): the rate at which a fabric port carries payload when its
  * packets are full MTUs, line rate x MTU / (MTU + overhead); NVLink ports carry no framing. The

@@ -71,6 +71,7 @@ struct flow_engine {
   size_t n_slots, cap_slots, n_slot_free;
   int flows_moved;      /* a flow started or drained since the last recomputation */
   int last_flows_moved; /* ... before the last recomputation */
+  int in_before_fill;   /* the model's before_fill hook runs: its component's filling is to come */
   /* scratch of one recomputation */
   int *ports; /* ports of the component */
   int n_ports;
@@ -430,21 +431,13 @@ int fabric_port_set_capacity(struct fabric *fab, int port, double rate_Bps)
   if (fe == NULL || fe->capacity[port] == rate_Bps)
     return 0;
   fe->capacity[port] = rate_Bps;
-  if (fe->on_port[port].count > 0) { /* a port no flow crosses shares nothing out */
+  /* From before_fill, a port of the component about to be filled: that filling takes it. A port
+   * no flow crosses shares nothing out. */
+  int taken = fe->in_before_fill && fe->port_visit[port] == fe->epoch;
+  if (!taken && fe->on_port[port].count > 0) {
     mark_dirty(fe, port);
     request_recompute(fab);
   }
-  return 1;
-}
-
-int fabric_port_set_capacity_for_fill(struct fabric *fab, int port, double rate_Bps)
-{
-  struct flow_engine *fe = fab->fe;
-  SGF_CHECK(fe != NULL && fe->port_visit[port] == fe->epoch,
-            "port %d's capacity set for a filling whose component does not hold it", port);
-  if (fe->capacity[port] == rate_Bps)
-    return 0;
-  fe->capacity[port] = rate_Bps;
   return 1;
 }
 
@@ -842,8 +835,11 @@ void fab_flow_engine_recompute(struct fabric *fab)
     return;
   for (size_t i = 0; i < n; i++)
     flow_progress(fab, fe->flows[i]);
-  if (fab->model->flow.before_fill)
+  if (fab->model->flow.before_fill) {
+    fe->in_before_fill = 1;
     fab->model->flow.before_fill(fab);
+    fe->in_before_fill = 0;
+  }
   for (int u = 0; u < fe->n_ports; u++) {
     int p = fe->ports[u];
     fe->capacity_left[p] = fab->port_failed != NULL && fab->port_failed[p] ? 0 : fe->capacity[p];

@@ -345,14 +345,14 @@ static void ar_imbalance_derate(struct fabric *fab, struct ib_state *st, struct 
     double loss = ports < 2 ? 0 : fmax(0, leaf_loss(st->p.ar_imbalance, leg, lo, hi, ports, capacity));
     for (size_t k = lo; k < hi; k++)
       st->stats.ar_derates +=
-          fabric_port_set_capacity_for_fill(fab, leg[k].nic, (1 - loss) * fabric_port_payload_rate(fab, leg[k].nic));
+          fabric_port_set_capacity(fab, leg[k].nic, (1 - loss) * fabric_port_payload_rate(fab, leg[k].nic));
   }
   /* A NIC without inter-leaf flows any more gets its line rate back when it is next in a recomputed
    * component. */
   for (size_t i = 0; i < n; i++) {
     int p = flows[i]->path[0];
     if (st->nic_demand[p] == 0)
-      fabric_port_set_capacity_for_fill(fab, p, fabric_port_payload_rate(fab, p));
+      fabric_port_set_capacity(fab, p, fabric_port_payload_rate(fab, p));
   }
   for (size_t k = 0; k < m; k++)
     st->nic_demand[leg[k].nic] = 0;

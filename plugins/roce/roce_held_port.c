@@ -490,7 +490,7 @@ static int held_ports_beside(const struct topo *t, const struct roce_held *h, in
   return held >= ROCE_HELD_MAX_PORTS ? ROCE_HELD_MAX_PORTS : 1;
 }
 
-static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e, int in_fill);
+static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e);
 
 /* The message size a held port's shape is measured with: the geometric mean of the messages of
  * its flows that stand for several (pipelined ring edges), weighed by their bytes, to half an
@@ -573,7 +573,7 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
       shape.message_B = held_message(fab, h, p, &shape);
       e = entry_of(fab, h, &shape);
     }
-    hold(fab, h, p, e, 1);
+    hold(fab, h, p, e);
   }
   for (size_t d = 0; d < n_decided; d++) {
     int p = h->decided_list[d];
@@ -602,17 +602,14 @@ const struct roce_held_phase *roce_held_of(const struct fabric *fab, struct roce
   return e < 0 ? NULL : entry_phase(fab, h, e, phase_of(fab, h, port));
 }
 
-/* Port p's capacity: the utilisation of its phase of its payload rate while held, else all of it.
- * From the pass before a filling (in_fill; p is a port of the component about to be filled) that
- * filling takes it; otherwise setting it recomputes the port's component when it changes. */
-static void set_capacity(struct fabric *fab, struct roce_held *h, int p, int in_fill)
+/* Port p's capacity: the utilisation of its phase of its payload rate while held, else all of it
+ * (from roce_held_update, before the filling, that filling takes it; from a timer or a flow's end
+ * it recomputes the port's component when it changes). */
+static void set_capacity(struct fabric *fab, struct roce_held *h, int p)
 {
   const struct roce_held_phase *phase = roce_held_of(fab, h, p);
-  double payload = fabric_port_payload_rate(fab, p), capacity = phase != NULL ? phase->utilisation * payload : payload;
-  if (in_fill)
-    fabric_port_set_capacity_for_fill(fab, p, capacity);
-  else
-    fabric_port_set_capacity(fab, p, capacity);
+  double payload = fabric_port_payload_rate(fab, p);
+  fabric_port_set_capacity(fab, p, phase != NULL ? phase->utilisation * payload : payload);
 }
 
 /* The end of held port p's current phase, or none after the last (ROCE_TIMER_HELD_AGE). */
@@ -625,8 +622,8 @@ static fab_timer_id arm_phase_end(struct fabric *fab, const struct roce_held *h,
 }
 
 /* Port p is held with measure e from now on (-1: not held): its age starts when it becomes held,
- * its timer goes when it is released, its capacity follows (in_fill: as set_capacity). */
-static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e, int in_fill)
+ * its timer goes when it is released, its capacity follows. */
+static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e)
 {
   int was_held = h->port_entry[p] >= 0;
   h->port_entry[p] = e;
@@ -637,7 +634,7 @@ static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e, int 
     fabric_timer_cancel(fab, h->age_timer[p]);
     h->age_timer[p] = 0;
   }
-  set_capacity(fab, h, p, in_fill);
+  set_capacity(fab, h, p);
   if (e >= 0)
     h->ever_held[p] = 1;
 }
@@ -646,11 +643,11 @@ void roce_held_flow_gone(struct fabric *fab, struct roce_held *h, const struct f
 {
   for (int k = 1; k < flow->hops; k++)
     if (h->port_entry[flow->path[k]] >= 0 && fabric_port_flow_count(fab, flow->path[k]) == 0)
-      hold(fab, h, flow->path[k], -1, 0);
+      hold(fab, h, flow->path[k], -1);
 }
 
 void roce_held_aged(struct fabric *fab, struct roce_held *h, int port)
 {
-  set_capacity(fab, h, port, 0);
+  set_capacity(fab, h, port);
   h->age_timer[port] = arm_phase_end(fab, h, port);
 }
