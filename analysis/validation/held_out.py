@@ -11,7 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (OUT, SEED, cmd_block, mean, pmap, read_fcts, rel, save_failures, save_json,  # noqa: E402
                     sgf, show, write_fragment)
-from random_patterns import LATE_SETS, SETS, errors, platform_of, write_pattern  # noqa: E402
+from random_patterns import ALL_SETS, SETS, errors, platform_of, write_pattern  # noqa: E402
 
 # label: (--fabric, extra arguments, link rate of the platforms: None for the sets' own, 400 Gb/s)
 FABRICS = {"ib": ("ib", [], None), "roce": ("roce", [], None), "roce-paper": ("roce", ["--cfg=roce/dcqcn:paper"], None),
@@ -26,7 +26,6 @@ SET_TEXT = {
     "late-3tier": "3 tiers, 24 x 16 MB, staggered", "late-mixed-2to1": "2:1 leaves, 32 of 1-16 MB, staggered",
     "late-mixed-3tier": "3 tiers, 24 of 1-16 MB, staggered",
 }
-ALL_SETS = {**SETS, **LATE_SETS}
 
 
 def main():

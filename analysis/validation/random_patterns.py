@@ -76,6 +76,7 @@ LATE_SETS = {
     "late-mixed-2to1": ("2to1-64", TWO_TO_ONE, 64, 10, 32, range(261, 281), 1, MIXED, 500),
     "late-mixed-3tier": ("3tier-64", THREE_TIERS, 64, 4, 24, range(281, 301), 1, MIXED, 500),
 }
+ALL_SETS = {**SETS, **LATE_SETS}
 
 
 def pattern(seed, transfers, gpus, leaf, per_source=1):
@@ -109,7 +110,7 @@ def write_pattern(path, seed, transfers, gpus, leaf, per_source=1, size=4000000,
 def platform_of(name, work, link_rate=None):
     """A set's platform file and the `sgfabric` arguments that write it (None: a shipped file);
     with link_rate, the same fat-tree with NIC and switch links of that rate (never a shipped file)."""
-    plat_name, plat_opts = {**SETS, **LATE_SETS}[name][:2]
+    plat_name, plat_opts = ALL_SETS[name][:2]
     if link_rate is not None:
         path = os.path.join(work, "%s-%s.xml" % (plat_name, link_rate))
         return path, ["platform"] + (plat_opts or TINY) + ["--link-rate", link_rate, "-o", path]
@@ -157,16 +158,15 @@ def main():
     sgf = os.path.join(a.build, "sgfabric")
     os.makedirs(a.work, exist_ok=True)
     names = a.sets.split(",")
-    every = {**SETS, **LATE_SETS}
     for name in names:
-        if name not in every:
-            sys.exit("random_patterns.py: unknown set %s (sets: %s)" % (name, ", ".join(every)))
+        if name not in ALL_SETS:
+            sys.exit("random_patterns.py: unknown set %s (sets: %s)" % (name, ", ".join(ALL_SETS)))
     print("| set | seed | transfers | mean error | |error| per transfer |%s" %
           (" base: mean error | base: |error| per transfer |" if a.base else ""))
     print("|---|---|---|---|---|%s" % ("---|---|" if a.base else ""))
     totals = {}
     for name in names:
-        _, _, gpus, leaf, transfers, seeds, per_source, *late = every[name]
+        _, _, gpus, leaf, transfers, seeds, per_source, *late = ALL_SETS[name]
         platform, args = platform_of(name, a.work, a.link_rate)
         if args is not None and not os.path.exists(platform):
             subprocess.run([sgf] + args, check=True, stdout=subprocess.DEVNULL)

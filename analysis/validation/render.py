@@ -17,7 +17,7 @@ import re
 import sys
 
 from common import OUT, load_json
-from random_patterns import LATE_SETS, SETS
+from random_patterns import ALL_SETS, LATE_SETS, SETS
 
 
 def _load(name):
@@ -35,7 +35,7 @@ HLD = _load("held_out.json")
 SETS_HELD = tuple(name for name, s in SETS.items() if s[6] == 1)  # one transfer per sending GPU
 SETS_QP = tuple(name for name, s in SETS.items() if s[6] > 1)  # several queue pairs per NIC
 SETS_LATE = tuple(LATE_SETS)  # transfers that start at random dates, behind the queues of those before
-SETS_ALL = tuple(SETS) + SETS_LATE
+SETS_ALL = tuple(ALL_SETS)
 
 
 def fid(fabric, pattern, n, key="err_mean_pct"):
