@@ -93,6 +93,7 @@ static struct param_set *measure_params(const struct fabric *fab, char *err, siz
 /* The measuring fabric's totals at a date: the two phases are their differences. */
 struct measure_point {
   double date_s, delivered_B, marks, cnps, cuts, paused_s;
+  double all_delivered_B; /* by every sender, the port's and (a feeders measure) the others */
 };
 
 /* A sender of the measure: one flow into its receiver at a time, each message posted when the
@@ -111,15 +112,20 @@ static void measure_next_message(struct fabric *m, struct fab_flow *flow, void *
   s->flow = fabric_post(m, s->src, s->dst, s->message_B, m->now, 0, measure_next_message, s);
 }
 
-static void measure_point_at(struct fabric *m, const struct measure_sender *senders, int n, double date,
+/* senders[0, n) send into the measured port(s), senders[n, all) elsewhere. */
+static void measure_point_at(struct fabric *m, const struct measure_sender *senders, int n, int all, double date,
                              struct measure_point *pt)
 {
   fabric_advance(m, date);
   const struct roce_state *rs = roce__state(m);
   pt->date_s = date;
-  pt->delivered_B = 0;
-  for (int i = 0; i < n; i++)
-    pt->delivered_B += senders[i].done_B + senders[i].flow->delivered;
+  pt->delivered_B = pt->all_delivered_B = 0;
+  for (int i = 0; i < all; i++) {
+    double b = senders[i].done_B + senders[i].flow->delivered;
+    pt->all_delivered_B += b;
+    if (i < n)
+      pt->delivered_B += b;
+  }
   pt->marks = (double)(rs->stats.ecn.marked_forced + rs->stats.ecn.marked_prob);
   pt->cnps = (double)rs->stats.cnps_sent;
   pt->cuts = (double)rs->stats.dcqcn.cuts;
@@ -131,7 +137,9 @@ static void measure_point_at(struct fabric *m, const struct measure_sender *send
         pt->paused_s += date - rs->ports[p].pause_start_s[q];
 }
 
-/* One phase, from the totals at its start and end; -1 if the port carried nothing in it. */
+/* One phase, from the totals at its start and end; -1 if the port carried nothing in it. The
+ * signals are the whole measure's, per flow (its `flows`, every sender) and per packet sent: in
+ * a feeders measure they are those of the feeders' transfers too. */
 static int measure_phase(const struct measure_point *from, const struct measure_point *to, int flows,
                          double payload_Bps, double mtu, struct roce_held_phase *out)
 {
@@ -139,12 +147,25 @@ static int measure_phase(const struct measure_point *from, const struct measure_
   if (!(bytes > 0))
     return -1;
   out->utilisation = fmin(1, bytes / payload_Bps / dt);
-  out->marked_fraction = (to->marks - from->marks) / (bytes / mtu);
+  out->marked_fraction = (to->marks - from->marks) / ((to->all_delivered_B - from->all_delivered_B) / mtu);
   out->cnps_per_flow_s = (to->cnps - from->cnps) / flows / dt;
   out->cuts_per_flow_s = (to->cuts - from->cuts) / flows / dt;
   /* every pause, at depth 1 those of the leaves' up-links too */
   out->paused_fraction = fmin(1, (to->paused_s - from->paused_s) / flows / dt);
   return 0;
+}
+
+/* A measuring platform t, finished: one GPU per node, the run's switch latency; NULL (t freed)
+ * with a message in err if it cannot be. */
+static struct topo *measure_topo_done(struct topo *t, double switch_latency_s, char *err, size_t errlen)
+{
+  t->gpus_per_node = 1;
+  t->switch_latency_s = switch_latency_s;
+  if (fab_topo_finalize(t, err, errlen) != 0) {
+    fab_topo_free(t);
+    return NULL;
+  }
+  return t;
 }
 
 /* The measuring platform: `ports` receivers, each with `senders` GPUs sending to it; a receiver
@@ -170,13 +191,7 @@ static struct topo *measure_topo(int ports, int senders, int depth, double sende
     int gpu = fab_topo_add_node(t, name, TOPO_GPU, 0, g, 0);
     fab_topo_add_link(t, gpu, attach, r, latency_s, NULL, 0);
   }
-  t->gpus_per_node = 1;
-  t->switch_latency_s = switch_latency_s;
-  if (fab_topo_finalize(t, err, errlen) != 0) {
-    fab_topo_free(t);
-    return NULL;
-  }
-  return t;
+  return measure_topo_done(t, switch_latency_s, err, errlen);
 }
 
 /* A measure under way: its packet-level fabric, kept between phases so that a later phase is
@@ -188,7 +203,9 @@ struct roce_held_run {
   struct fabric *m;
   struct measure_sender sender[ROCE_HELD_MAX_PORTS * ROCE_HELD_MAX_SENDERS]; /* callbacks point in here */
   struct measure_point from;                                                 /* where the last phase ended */
-  int flows, ports, senders;
+  int flows, ports, senders;    /* flows: the senders into the measured port(s), sender[0, flows) */
+  int all;                      /* every sender: flows, then a feeders measure's others */
+  struct roce_held_shape shape; /* a copy: the cache's entries move when it grows */
   double payload_Bps;
 };
 
@@ -202,28 +219,120 @@ static void run_free(struct roce_held_run *r)
   free(r);
 }
 
-/* The measuring fabric of a shape, its senders posted; NULL with a message in err. */
-static struct roce_held_run *run_start(const struct fabric *fab, const struct roce_held_shape *shape, char *err,
-                                       size_t errlen)
+/* A shape's phases: how many, and the age at which phase k ends. */
+static int shape_phases(const struct roce_held_shape *shape)
 {
-  struct roce_held_run *r = sgf_xcalloc(1, sizeof *r);
-  r->senders = shape->senders;
-  r->ports = shape->ports;
-  r->flows = r->ports * r->senders;
-  r->t = measure_topo(r->ports, r->senders, shape->depth, shape->load * shape->rate_Bps / r->senders, shape->rate_Bps,
-                      shape->latency_s, fab->switch_latency_s, err, errlen);
+  return shape->fine ? ROCE_HELD_FINE_PHASES : ROCE_HELD_PHASES;
+}
+
+static double phase_end_s(const struct roce_held_shape *shape, int k)
+{
+  return (shape->fine ? ROCE_HELD_FINE_START_S : ROCE_HELD_START_S) * (1 << k);
+}
+
+/* The measuring platform of a feeders shape: the port is a top switch's down-link to the leaf of
+ * GPU 0, its receiver; each feeder is a leaf's up-link to the top switch, and the leaf holds a
+ * GPU per transfer through it, each at the line rate; a transfer bound elsewhere goes to a GPU
+ * alone on a leaf of its own (nothing past the top switch slows it). Every link at the port's
+ * rate and delay. */
+static struct topo *feeders_topo(const struct roce_held_shape *shape, double switch_latency_s, int *src, int *dst,
+                                 char *err, size_t errlen)
+{
+  struct topo *t = fab_topo_new();
+  char name[32];
+  double rate = shape->rate_Bps, latency = shape->latency_s;
+  int top = fab_topo_add_node(t, "spine0", TOPO_SWITCH, 2, -1, 0);
+  int leaf = fab_topo_add_node(t, "leaf0", TOPO_SWITCH, 1, -1, 0);
+  fab_topo_add_link(t, leaf, top, rate, latency, NULL, 0);
+  fab_topo_add_link(t, fab_topo_add_node(t, "gpu0", TOPO_GPU, 0, 0, 0), leaf, rate, latency, NULL, 0);
+  int gpus = 1, n = 0;
+  for (int f = 0; f < shape->feeders; f++) {
+    snprintf(name, sizeof name, "leaf%d", f + 1);
+    int feeder = fab_topo_add_node(t, name, TOPO_SWITCH, 1, -1, 0);
+    fab_topo_add_link(t, feeder, top, rate, latency, NULL, 0);
+    for (int k = 0; k < shape->to_port[f] + shape->elsewhere[f]; k++, n++) {
+      snprintf(name, sizeof name, "gpu%d", gpus);
+      fab_topo_add_link(t, fab_topo_add_node(t, name, TOPO_GPU, 0, gpus, 0), feeder, rate, latency, NULL, 0);
+      src[n] = gpus++;
+      dst[n] = 0;
+      if (k >= shape->to_port[f]) {
+        snprintf(name, sizeof name, "leaf%d.%d", f + 1, k);
+        int other = fab_topo_add_node(t, name, TOPO_SWITCH, 1, -1, 0);
+        fab_topo_add_link(t, other, top, rate, latency, NULL, 0);
+        snprintf(name, sizeof name, "gpu%d", gpus);
+        fab_topo_add_link(t, fab_topo_add_node(t, name, TOPO_GPU, 0, gpus, 0), other, rate, latency, NULL, 0);
+        dst[n] = gpus++;
+      }
+    }
+  }
+  return measure_topo_done(t, switch_latency_s, err, errlen);
+}
+
+/* The measuring fabric of a feeders shape: every transfer one flow, longer than the span, from
+ * its start date; the port's transfers are the first senders, the others follow them. */
+/* The packet model of run r on its platform r->t (which it takes), with the run's parameters;
+ * *bytes: a transfer longer than the whole span could carry. NULL with a message in err. */
+static struct roce_held_run *run_fabric(const struct fabric *fab, struct roce_held_run *r, double *bytes, char *err,
+                                        size_t errlen)
+{
   r->ps = r->t ? measure_params(fab, err, errlen) : NULL;
   r->m = r->ps ? fabric_new(r->t, r->ps, roce_model(), FAB_FIDELITY_PACKET, fab->seed, err, errlen) : NULL;
   if (r->m == NULL) {
     run_free(r);
     return NULL;
   }
+  /* the ports' capacity, together, is what their utilisation is of */
+  r->payload_Bps = fabric_port_payload_rate(r->m, r->t->ports[r->t->gpu_nic_port[0]].peer_port);
+  *bytes = ceil(ROCE_HELD_SPAN_S * r->payload_Bps / r->m->mtu + 1) * r->m->mtu;
+  return r;
+}
+
+static struct roce_held_run *feeders_run_start(const struct fabric *fab, const struct roce_held_shape *shape, char *err,
+                                               size_t errlen)
+{
+  struct roce_held_run *r = sgf_xcalloc(1, sizeof *r);
+  int src[ROCE_HELD_FEEDERS * ROCE_HELD_FEEDER_FLOWS], dst[ROCE_HELD_FEEDERS * ROCE_HELD_FEEDER_FLOWS];
+  double bytes;
+  r->shape = *shape;
+  r->ports = 1;
+  r->t = feeders_topo(shape, fab->switch_latency_s, src, dst, err, errlen);
+  if ((r = run_fabric(fab, r, &bytes, err, errlen)) == NULL)
+    return NULL;
+  struct fabric *m = r->m;
+  for (int pass = 0; pass < 2; pass++) /* the port's transfers, then the others */
+    for (int f = 0, n = 0; f < shape->feeders; f++)
+      for (int k = 0; k < shape->to_port[f] + shape->elsewhere[f]; k++, n++) {
+        if ((k < shape->to_port[f]) != (pass == 0))
+          continue;
+        struct measure_sender *sd = &r->sender[r->all++];
+        *sd = (struct measure_sender){ .src = src[n], .dst = dst[n] };
+        sd->flow = fabric_post(m, sd->src, sd->dst, bytes, shape->start_10us[f][k] * 10e-6, 0, NULL, NULL);
+        if (pass == 0)
+          r->flows++;
+      }
+  r->senders = r->flows;
+  return r;
+}
+
+/* The measuring fabric of a shape, its senders posted; NULL with a message in err. */
+static struct roce_held_run *run_start(const struct fabric *fab, const struct roce_held_shape *shape, char *err,
+                                       size_t errlen)
+{
+  if (shape->feeders > 0)
+    return feeders_run_start(fab, shape, err, errlen);
+  struct roce_held_run *r = sgf_xcalloc(1, sizeof *r);
+  r->shape = *shape;
+  r->senders = shape->senders;
+  r->ports = shape->ports;
+  r->flows = r->all = r->ports * r->senders;
+  r->t = measure_topo(r->ports, r->senders, shape->depth, shape->load * shape->rate_Bps / r->senders, shape->rate_Bps,
+                      shape->latency_s, fab->switch_latency_s, err, errlen);
+  double bytes;
+  if ((r = run_fabric(fab, r, &bytes, err, errlen)) == NULL)
+    return NULL;
   struct fabric *m = r->m;
   /* Every sender sends its messages back to back into its receiver, or one flow, more than it
-   * could send alone in the whole span, so that all of them still send when the measure stops.
-   * The ports' capacity, together, is what their utilisation is of. */
-  r->payload_Bps = fabric_port_payload_rate(m, r->t->ports[r->t->gpu_nic_port[0]].peer_port);
-  double bytes = ceil(ROCE_HELD_SPAN_S * r->payload_Bps / m->mtu + 1) * m->mtu;
+   * could send alone in the whole span, so that all of them still send when the measure stops. */
   for (int g = 0; g < r->ports; g++)
     for (int i = 1; i <= r->senders; i++) {
       struct measure_sender *s = &r->sender[g * r->senders + i - 1];
@@ -244,9 +353,9 @@ static struct roce_held_run *run_start(const struct fabric *fab, const struct ro
 static int run_phase(struct roce_held_run *r, int k, struct roce_held_phase *out, char *err, size_t errlen)
 {
   struct measure_point to;
-  measure_point_at(r->m, r->sender, r->flows, ROCE_HELD_START_S * (1 << k), &to);
+  measure_point_at(r->m, r->sender, r->flows, r->all, phase_end_s(&r->shape, k), &to);
   int ok =
-      measure_phase(&r->from, &to, r->flows, r->ports * r->payload_Bps, r->m->mtu, out) == 0 && !fabric_stalled(r->m);
+      measure_phase(&r->from, &to, r->all, r->ports * r->payload_Bps, r->m->mtu, out) == 0 && !fabric_stalled(r->m);
   r->from = to;
   if (!ok)
     snprintf(err, errlen, "the packet model did not carry %d flows through %d port(s)", r->senders, r->ports);
@@ -254,13 +363,18 @@ static int run_phase(struct roce_held_run *r, int k, struct roce_held_phase *out
 }
 
 /* A phase that keeps the port busy: nothing is left for the senders to gain, so the later phases
- * are that one again and are not run. */
-static int phase_busy(const struct roce_held_phase *phase) { return phase->utilisation >= 0.99; }
+ * are that one again and are not run; only once it ends past the senders' start-up in step (the
+ * first ROCE_HELD_START_S of the port's age), whose first milliseconds keep a port busy while
+ * the queue climbs, before the senders fall into DCQCN's trapped state. */
+static int phase_busy(const struct roce_held_shape *shape, int k, const struct roce_held_phase *phase)
+{
+  return phase->utilisation >= 0.99 && phase_end_s(shape, k) >= ROCE_HELD_START_S * (1 - 1e-9);
+}
 
 /* Phases k on are phase k - 1 again (after a busy phase, or one after which nothing could run). */
-static void profile_repeat_from(struct roce_held_profile *p, int k)
+static void profile_repeat_from(const struct roce_held_shape *shape, struct roce_held_profile *p, int k)
 {
-  for (int j = k; j < ROCE_HELD_PHASES; j++)
+  for (int j = k; j < shape_phases(shape); j++)
     p->phase[j] = p->phase[k - 1];
 }
 
@@ -270,9 +384,9 @@ int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *sh
   memset(out, 0, sizeof *out);
   struct roce_held_run *r = run_start(fab, shape, err, errlen);
   int ok = r != NULL;
-  for (int k = 0; ok && k < ROCE_HELD_PHASES; k++) {
-    if (k > 0 && phase_busy(&out->phase[k - 1])) {
-      profile_repeat_from(out, k);
+  for (int k = 0; ok && k < shape_phases(shape); k++) {
+    if (k > 0 && phase_busy(shape, k - 1, &out->phase[k - 1])) {
+      profile_repeat_from(shape, out, k);
       break;
     }
     ok = run_phase(r, k, &out->phase[k], err, errlen) == 0;
@@ -296,13 +410,13 @@ static void entry_drop_run(struct roce_held *h, size_t e)
  * model is no longer needed once every phase is known. */
 static void entry_settle(struct roce_held *h, size_t e)
 {
-  int k = h->entry[e].measured;
+  int k = h->entry[e].measured, phases = shape_phases(&h->entry[e].shape);
   struct roce_held_profile *p = &h->entry[e].profile;
-  if (k > 0 && k < ROCE_HELD_PHASES && phase_busy(&p->phase[k - 1])) {
-    profile_repeat_from(p, k);
-    h->entry[e].measured = ROCE_HELD_PHASES;
+  if (k > 0 && k < phases && phase_busy(&h->entry[e].shape, k - 1, &p->phase[k - 1])) {
+    profile_repeat_from(&h->entry[e].shape, p, k);
+    h->entry[e].measured = phases;
   }
-  if (h->entry[e].measured == ROCE_HELD_PHASES)
+  if (h->entry[e].measured == phases)
     entry_drop_run(h, e);
 }
 
@@ -330,7 +444,7 @@ static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const str
   struct roce_held_profile profile;
   memset(&profile, 0, sizeof profile);
   struct roce_held_run *run = NULL;
-  int measured = ROCE_HELD_PHASES;
+  int measured = shape_phases(shape);
   int32_t alone = -1;
   if (shape->ports > 1) {
     /* A port its senders keep busy alone is measured alone only: beside another it stays busy too
@@ -341,9 +455,9 @@ static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const str
     alone = entry_of(fab, h, &one);
   }
   char err[256] = "";
-  if (alone >= 0 && phase_busy(&h->entry[alone].profile.phase[0])) {
+  if (alone >= 0 && phase_busy(shape, 0, &h->entry[alone].profile.phase[0])) {
     profile.phase[0] = h->entry[alone].profile.phase[0];
-    profile_repeat_from(&profile, 1);
+    profile_repeat_from(shape, &profile, 1);
   } else if ((run = run_start(fab, shape, err, sizeof err)) == NULL ||
              run_phase(run, 0, &profile.phase[0], err, sizeof err) != 0) {
     fprintf(stderr,
@@ -408,9 +522,9 @@ static const struct roce_held_phase *entry_phase(const struct fabric *fab, struc
       fprintf(stderr,
               "sgfabric: roce: a port DCQCN holds (%d senders) could not be measured past %g ms of its age on the "
               "packet model (%s): it keeps the figures of the phase before\n",
-              h->entry[e].shape.senders, ROCE_HELD_START_S * (1 << (next - 1)) * 1e3, err);
-      profile_repeat_from(p, next);
-      h->entry[e].measured = ROCE_HELD_PHASES;
+              h->entry[e].shape.senders, phase_end_s(&h->entry[e].shape, next - 1) * 1e3, err);
+      profile_repeat_from(&h->entry[e].shape, p, next);
+      h->entry[e].measured = shape_phases(&h->entry[e].shape);
     } else {
       h->entry[e].measured++;
     }
@@ -512,6 +626,101 @@ static double held_message(const struct fabric *fab, const struct roce_held *h, 
   return message < ROCE_HELD_SPAN_S * shape->rate_Bps / shape->senders ? message : 0;
 }
 
+static void sort_starts(int16_t *a, int n)
+{
+  for (int i = 1; i < n; i++) {
+    int16_t x = a[i];
+    int j = i;
+    for (; j > 0 && a[j - 1] > x; j--)
+      a[j] = a[j - 1];
+    a[j] = x;
+  }
+}
+
+/* Feeder u of d before feeder v: more transfers to the port, then more others, then the first
+ * earlier start date of the two (their dates sorted). */
+static int feeder_before(const struct roce_held_shape *d, int u, int v)
+{
+  if (d->to_port[u] != d->to_port[v])
+    return d->to_port[u] > d->to_port[v];
+  if (d->elsewhere[u] != d->elsewhere[v])
+    return d->elsewhere[u] > d->elsewhere[v];
+  for (int k = 0; k < d->to_port[u] + d->elsewhere[u]; k++)
+    if (d->start_10us[u][k] != d->start_10us[v][k])
+      return d->start_10us[u][k] < d->start_10us[v][k];
+  return 0;
+}
+
+/* roce/flow-held-measure:feeders: the switch egresses that feed held port p (each of its
+ * transfers' hop before it), the transfers through each, toward p or elsewhere, and their start
+ * dates, in the shape; left without feeders (a load shape) if they are more than a measure runs. */
+static void feeders_of(const struct fabric *fab, int p, struct roce_held_shape *shape)
+{
+  int feeder[ROCE_HELD_FEEDERS], to_port[ROCE_HELD_FEEDERS] = { 0 }, elsewhere[ROCE_HELD_FEEDERS] = { 0 };
+  double start[ROCE_HELD_FEEDERS][ROCE_HELD_FEEDER_FLOWS], first = INFINITY;
+  int feeders = 0, count;
+  struct fab_flow *const *on = fabric_port_flows(fab, p, &count);
+  for (int i = 0; i < count; i++) {
+    const struct fab_flow *f = on[i];
+    int hop = 1;
+    while (hop < f->hops && f->path[hop] != p)
+      hop++;
+    if (nic_flow(f) == NULL || hop == f->hops)
+      continue;
+    int u = 0;
+    while (u < feeders && feeder[u] != f->path[hop - 1])
+      u++;
+    if (u == ROCE_HELD_FEEDERS || (u < feeders && to_port[u] == ROCE_HELD_FEEDER_FLOWS))
+      return;
+    if (u == feeders)
+      feeder[feeders++] = f->path[hop - 1];
+    start[u][to_port[u]++] = f->start_s;
+    first = fmin(first, f->start_s);
+  }
+  /* the others through the feeders: from the first of the port's transfers, or then if earlier */
+  for (int u = 0; u < feeders; u++) {
+    struct fab_flow *const *through = fabric_port_flows(fab, feeder[u], &count);
+    for (int i = 0; i < count; i++) {
+      const struct fab_flow *f = through[i];
+      int to_p = 0;
+      for (int k = 0; k < f->hops; k++)
+        to_p |= f->path[k] == p;
+      if (to_p || nic_flow(f) == NULL)
+        continue;
+      if (to_port[u] + elsewhere[u] == ROCE_HELD_FEEDER_FLOWS)
+        return;
+      start[u][to_port[u] + elsewhere[u]++] = fmax(first, f->start_s);
+    }
+  }
+  /* In an order of their own, not the flow lists' (which follow the run's history): within a
+   * feeder its transfers to the port, then the others, each by start date; the feeders by that
+   * description. The same port at another time then finds the same measure. */
+  struct roce_held_shape d;
+  memset(&d, 0, sizeof d);
+  for (int u = 0; u < feeders; u++) {
+    d.to_port[u] = (int8_t)to_port[u];
+    d.elsewhere[u] = (int8_t)elsewhere[u];
+    /* to 10 µs after the port's first transfer, at most 10 ms */
+    for (int k = 0; k < to_port[u] + elsewhere[u]; k++)
+      d.start_10us[u][k] = (int16_t)fmin(1000, round((start[u][k] - first) / 10e-6));
+    sort_starts(d.start_10us[u], to_port[u]);
+    sort_starts(d.start_10us[u] + to_port[u], elsewhere[u]);
+  }
+  int order[ROCE_HELD_FEEDERS];
+  for (int u = 0; u < feeders; u++) {
+    int j = u;
+    for (; j > 0 && feeder_before(&d, u, order[j - 1]); j--)
+      order[j] = order[j - 1];
+    order[j] = u;
+  }
+  shape->feeders = feeders;
+  for (int j = 0; j < feeders; j++) {
+    shape->to_port[j] = d.to_port[order[j]];
+    shape->elsewhere[j] = d.elsewhere[order[j]];
+    memcpy(shape->start_10us[j], d.start_10us[order[j]], sizeof shape->start_10us[j]);
+  }
+}
+
 void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n, int measure)
 {
   const struct topo *t = fab->topo;
@@ -571,6 +780,9 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
       shape.rate_Bps = tp->rate_Bps;
       shape.latency_s = tp->latency_s;
       shape.message_B = held_message(fab, h, p, &shape);
+      shape.fine = h->feeders;
+      if (h->feeders && shape.depth && shape.ports == 1 && shape.message_B == 0)
+        feeders_of(fab, p, &shape);
       e = entry_of(fab, h, &shape);
     }
     hold(fab, h, p, e);
@@ -585,13 +797,14 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
 }
 
 /* Which phase of its measure held port p is in: the first until ROCE_HELD_START_S after it became
- * held, each next one twice as long as the one before (its age is taken to the timer's date,
- * which the sum of the two dates may round just below). */
+ * held (ROCE_HELD_FINE_START_S with fine phases), each next one twice as long as the one before
+ * (its age is taken to the timer's date, which the sum of the two dates may round just below). */
 static int phase_of(const struct fabric *fab, const struct roce_held *h, int p)
 {
+  const struct roce_held_shape *shape = &h->entry[h->port_entry[p]].shape;
   double age = (fab->now - h->held_since_s[p]) * (1 + 1e-12);
   int k = 0;
-  while (k + 1 < ROCE_HELD_PHASES && age >= ROCE_HELD_START_S * (1 << k))
+  while (k + 1 < shape_phases(shape) && age >= phase_end_s(shape, k))
     k++;
   return k;
 }
@@ -616,9 +829,10 @@ static void set_capacity(struct fabric *fab, struct roce_held *h, int p)
 static fab_timer_id arm_phase_end(struct fabric *fab, const struct roce_held *h, int p)
 {
   int k = phase_of(fab, h, p);
-  return k + 1 < ROCE_HELD_PHASES ? fabric_timer_arm(fab, h->held_since_s[p] + ROCE_HELD_START_S * (1 << k),
-                                                     ROCE_TIMER_HELD_AGE, NULL, (uint32_t)p)
-                                  : 0;
+  const struct roce_held_shape *shape = &h->entry[h->port_entry[p]].shape;
+  return k + 1 < shape_phases(shape)
+             ? fabric_timer_arm(fab, h->held_since_s[p] + phase_end_s(shape, k), ROCE_TIMER_HELD_AGE, NULL, (uint32_t)p)
+             : 0;
 }
 
 /* Port p is held with measure e from now on (-1: not held): its age starts when it becomes held,

@@ -42,6 +42,13 @@
 #define ROCE_HELD_MIN_MESSAGE_B (1 << 20) /* smaller ring steps do not count as messages */
 #define ROCE_HELD_MAX_RUNS 64             /* measures whose packet model is kept for their later phases */
 #define ROCE_HELD_SPAN_S (ROCE_HELD_START_S * (1 << (ROCE_HELD_PHASES - 1)))
+/* roce/flow-held-measure:feeders: phases from 0.625 ms, each twice the one before, to the same
+ * span ([0, 0.625), [0.625, 1.25), ... [80, 160) ms), and the feeders of a port measured with it */
+#define ROCE_HELD_FINE_START_S 0.625e-3
+#define ROCE_HELD_FINE_PHASES 9
+#define ROCE_HELD_MAX_PHASES 9
+#define ROCE_HELD_FEEDERS 6      /* switch egresses feeding a port that its measure can run */
+#define ROCE_HELD_FEEDER_FLOWS 5 /* transfers through each of them */
 
 /* What the packet model showed at a held port over one phase of the measure. */
 struct roce_held_phase {
@@ -52,11 +59,12 @@ struct roce_held_phase {
 };
 
 /* A measure: phase k covers the port's age from ROCE_HELD_START_S x 2^(k-1) (0 for the first)
- * to ROCE_HELD_START_S x 2^k, the last one every age after. Once a phase keeps the port busy
- * (99%) the later ones are that phase again: nothing is left for the senders to gain, and they
- * are not run. */
+ * to ROCE_HELD_START_S x 2^k, the last one every age after (ROCE_HELD_FINE_* for a shape with
+ * fine phases). Once a phase that ends at 20 ms of age or later keeps the port busy (99%) the
+ * later ones are that phase again: the senders are past their start-up in step, nothing is left
+ * for them to gain, and the later phases are not run. */
 struct roce_held_profile {
-  struct roce_held_phase phase[ROCE_HELD_PHASES];
+  struct roce_held_phase phase[ROCE_HELD_MAX_PHASES];
 };
 
 /* What a measure depends on: the port's rate and link delay, its load (its flows' NIC shares,
@@ -76,6 +84,15 @@ struct roce_held_profile {
 struct roce_held_shape {
   double rate_Bps, latency_s, load, message_B;
   int senders, depth, ports;
+  /* roce/flow-held-measure:feeders. fine: the phases of ROCE_HELD_FINE_*. feeders > 0: the port
+   * is measured with the switch egresses that feed it, not with load-thinned senders (the
+   * packet model keeps a port whose flows come through held egresses busier or idler than its
+   * load says: docs/roce.md, "Measured with its feeders"); feeder f carries to_port[f] of the
+   * port's transfers and elsewhere[f] others, each from a GPU of its own at the line rate,
+   * starting start_10us[f][k] after the first of them (tens of µs, the port's ones first). */
+  int fine, feeders;
+  int8_t to_port[ROCE_HELD_FEEDERS], elsewhere[ROCE_HELD_FEEDERS];
+  int16_t start_10us[ROCE_HELD_FEEDERS][ROCE_HELD_FEEDER_FLOWS];
 };
 
 struct roce_held_run;
@@ -106,6 +123,7 @@ struct roce_held {
   uint64_t phases_run;          /* their phases run (not those a busy phase stands for), again after a drop too */
   uint64_t uses;                /* phases asked for so far: the clock of last_use */
   int live_runs, max_runs;      /* measures keeping their packet model; at most (ROCE_HELD_MAX_RUNS) */
+  int feeders;                  /* roce/flow-held-measure:feeders (fine phases, feeders measured) */
 };
 
 int roce_held_init(struct roce_held *h, int n_ports);
