@@ -648,6 +648,23 @@ static void test_held_port_feeders(void)
       CU_ASSERT(rel(fed.mean_fct, pkt.mean_fct) < 0.03);
     }
   }
+  /* The fine phases: two senders into one port of a switch keep it busy while the queue climbs to
+   * XOFF, the first phases, and then fall into the trapped state together. A busy phase stands for
+   * the later ones only from 20 ms of age on, so the first ones do not hide the trap. */
+  struct topo *one = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
+  struct roce_held_shape fine = { .rate_Bps = G100, .latency_s = 1e-6, .load = 2, .senders = 2, .ports = 1, .fine = 1 };
+  struct roce_held_profile m;
+  double payload;
+  measure_again(one, &fine, &m, &payload);
+  double lowest = 1;
+  for (int k = 1; k < ROCE_HELD_FINE_PHASES; k++)
+    lowest = fmin(lowest, m.phase[k].utilisation);
+  fprintf(stderr,
+          "  [fine phases, 2 senders at 100 Gb/s] utilisation %.3f in [0, 0.625) ms, %.3f at the lowest after\n",
+          m.phase[0].utilisation, lowest);
+  CU_ASSERT(m.phase[0].utilisation >= 0.99);
+  CU_ASSERT(lowest < 0.95);
+  fab_topo_free(one);
   fab_topo_free(t);
 }
 
