@@ -721,7 +721,8 @@ static void feeders_of(const struct fabric *fab, int p, struct roce_held_shape *
   }
 }
 
-void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n, int measure)
+void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n,
+                      enum roce_held_measure measure)
 {
   const struct topo *t = fab->topo;
   /* The common case: a component no port of which oversubscribes (or was held). Without the
@@ -780,8 +781,8 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
       shape.rate_Bps = tp->rate_Bps;
       shape.latency_s = tp->latency_s;
       shape.message_B = held_message(fab, h, p, &shape);
-      shape.fine = h->feeders;
-      if (h->feeders && shape.depth && shape.ports == 1 && shape.message_B == 0)
+      shape.fine = measure == ROCE_HELD_MEASURE_FEEDERS;
+      if (shape.fine && shape.depth && shape.ports == 1 && shape.message_B == 0)
         feeders_of(fab, p, &shape);
       e = entry_of(fab, h, &shape);
     }

@@ -123,17 +123,21 @@ struct roce_held {
   uint64_t phases_run;          /* their phases run (not those a busy phase stands for), again after a drop too */
   uint64_t uses;                /* phases asked for so far: the clock of last_use */
   int live_runs, max_runs;      /* measures keeping their packet model; at most (ROCE_HELD_MAX_RUNS) */
-  int feeders;                  /* roce/flow-held-measure:feeders (fine phases, feeders measured) */
 };
+
+/* How held ports are measured: not at all (roce/flow-held-ports off: only the loads), with
+ * their load, or with their feeders in fine phases (roce/flow-held-measure). */
+enum roce_held_measure { ROCE_HELD_MEASURE_OFF, ROCE_HELD_MEASURE_LOAD, ROCE_HELD_MEASURE_FEEDERS };
 
 int roce_held_init(struct roce_held *h, int n_ports);
 void roce_held_fini(struct roce_held *h);
 /* Before a recomputation fills these flows (FIFO shares known, DCQCN on): the loads of their ports
- * (last_load_Bps), and with measure which switch egresses DCQCN holds (their flows' NIC shares,
+ * (last_load_Bps), and unless measure is ROCE_HELD_MEASURE_OFF which switch egresses DCQCN holds (their flows' NIC shares,
  * less what overloaded ports upstream keep back, exceed the port; no FIFO pass marks them), each
  * one's capacity set to its measured utilisation of its payload rate, the others' put back, for
  * the filling about to run (the flows' component must be the one it fills). */
-void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n, int measure);
+void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n,
+                      enum roce_held_measure measure);
 /* The phase of its measure port p is in at the current date while held (by its age), or NULL; a
  * phase no held port had reached is run now. */
 const struct roce_held_phase *roce_held_of(const struct fabric *fab, struct roce_held *h, int port);

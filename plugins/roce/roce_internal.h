@@ -77,8 +77,9 @@ struct roce_config {
   int flow_fifo;          /* flow fidelity without the fluid model: FIFO shares (roce_fifo.c) */
   int flow_spread;        /* and PFC pause spreading (roce_spread.c) */
   int flow_queue_wait;    /* and the sojourn of a starting flow in the queues spreading stands */
-  int flow_held;          /* and the DCQCN-held ports measured on the packet model (roce_held_port.c) */
-  int flow_held_feeders;  /* ... with their feeders, in fine phases (roce/flow-held-measure:feeders) */
+  /* and the DCQCN-held ports measured on the packet model, and how (roce_held_port.c;
+   * roce/flow-held-ports, roce/flow-held-measure; 0: off) */
+  enum roce_held_measure flow_held;
 };
 
 /* Per topology port. The ingress side (pg) is used at switches: traffic arriving from this

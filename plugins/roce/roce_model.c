@@ -54,7 +54,6 @@ static int roce_init(struct fabric *fab, char *err, size_t errlen)
                 roce_loss_init(&rs->loss, n_ports, fab->topo->n_nodes) == 0 && roce_est_init(&rs->est, n_ports) == 0 &&
                 roce_held_init(&rs->held, n_ports) == 0,
             "roce: out of memory for the flow-level state of %d ports", n_ports);
-  rs->held.feeders = rs->cfg.flow_held_feeders;
   fab_rng_seed(&rs->rng, fab_rng_next(&fab->rng));
   /* The switches hash with roce/ecmp-seed as the NICs number their QPs with it: the paths follow
    * that parameter alone, and the run's seed (RED marks, drops) can change without them. */

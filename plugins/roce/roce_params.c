@@ -327,8 +327,10 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->flow_spread = spread == 1 || (spread == 0 && c->flow_fifo);
   c->flow_queue_wait = fab_param_get_choice(ps, "roce/flow-queue-wait") == 0;
   int held = fab_param_get_choice(ps, "roce/flow-held-ports");
-  c->flow_held = held == 1 || (held == 0 && c->flow_fifo);
-  c->flow_held_feeders = fab_param_get_choice(ps, "roce/flow-held-measure") == 1;
+  c->flow_held = ROCE_HELD_MEASURE_OFF;
+  if (held == 1 || (held == 0 && c->flow_fifo))
+    c->flow_held =
+        fab_param_get_choice(ps, "roce/flow-held-measure") == 1 ? ROCE_HELD_MEASURE_FEEDERS : ROCE_HELD_MEASURE_LOAD;
   const double *base = g_presets[paper ? 1 : 0];
   /* paper-scaled: the SIGCOMM'15 constants were set for 40 GbE. R_AI, R_HAI (rate steps) and B
    * (bytes between increases) scale with the line rate, the timers do not: in rates normalised
