@@ -44,11 +44,11 @@
 #define ROCE_HELD_SPAN_S (ROCE_HELD_START_S * (1 << (ROCE_HELD_PHASES - 1)))
 /* roce/flow-held-measure:feeders: phases from 0.625 ms, each twice the one before, to the same
  * span ([0, 0.625), [0.625, 1.25), ... [80, 160) ms), and the feeders of a port measured with it */
-#define ROCE_HELD_FINE_START_S 0.625e-3
 #define ROCE_HELD_FINE_PHASES 9
-#define ROCE_HELD_MAX_PHASES 9
-#define ROCE_HELD_FEEDERS 6      /* switch egresses feeding a port that its measure can run */
-#define ROCE_HELD_FEEDER_FLOWS 5 /* transfers through each of them */
+#define ROCE_HELD_FINE_START_S (ROCE_HELD_SPAN_S / (1 << (ROCE_HELD_FINE_PHASES - 1)))
+#define ROCE_HELD_MAX_PHASES ROCE_HELD_FINE_PHASES /* the more of the two schedules */
+#define ROCE_HELD_FEEDERS 6                        /* switch egresses feeding a port that its measure can run */
+#define ROCE_HELD_FEEDER_FLOWS 5                   /* transfers through each of them */
 
 /* What the packet model showed at a held port over one phase of the measure. */
 struct roce_held_phase {
