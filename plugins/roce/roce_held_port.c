@@ -203,7 +203,7 @@ struct roce_held_run {
   struct fabric *m;
   struct measure_sender sender[ROCE_HELD_MAX_PORTS * ROCE_HELD_MAX_SENDERS]; /* callbacks point in here */
   struct measure_point from;                                                 /* where the last phase ended */
-  int flows, ports, senders;    /* flows: the senders into the measured port(s), sender[0, flows) */
+  int flows;                    /* the senders into the measured port(s), sender[0, flows) */
   int all;                      /* every sender: flows, then a feeders measure's others */
   struct roce_held_shape shape; /* a copy: the cache's entries move when it grows */
   double payload_Bps;
@@ -294,7 +294,6 @@ static struct roce_held_run *feeders_run_start(const struct fabric *fab, const s
   int src[ROCE_HELD_FEEDERS * ROCE_HELD_FEEDER_FLOWS], dst[ROCE_HELD_FEEDERS * ROCE_HELD_FEEDER_FLOWS];
   double bytes;
   r->shape = *shape;
-  r->ports = 1;
   r->t = feeders_topo(shape, fab->switch_latency_s, src, dst, err, errlen);
   if ((r = run_fabric(fab, r, &bytes, err, errlen)) == NULL)
     return NULL;
@@ -310,7 +309,6 @@ static struct roce_held_run *feeders_run_start(const struct fabric *fab, const s
         if (pass == 0)
           r->flows++;
       }
-  r->senders = r->flows;
   return r;
 }
 
@@ -321,11 +319,10 @@ static struct roce_held_run *run_start(const struct fabric *fab, const struct ro
   if (shape->feeders > 0)
     return feeders_run_start(fab, shape, err, errlen);
   struct roce_held_run *r = sgf_xcalloc(1, sizeof *r);
+  int senders = shape->senders, ports = shape->ports;
   r->shape = *shape;
-  r->senders = shape->senders;
-  r->ports = shape->ports;
-  r->flows = r->all = r->ports * r->senders;
-  r->t = measure_topo(r->ports, r->senders, shape->depth, shape->load * shape->rate_Bps / r->senders, shape->rate_Bps,
+  r->flows = r->all = ports * senders;
+  r->t = measure_topo(ports, senders, shape->depth, shape->load * shape->rate_Bps / senders, shape->rate_Bps,
                       shape->latency_s, fab->switch_latency_s, err, errlen);
   double bytes;
   if ((r = run_fabric(fab, r, &bytes, err, errlen)) == NULL)
@@ -333,15 +330,15 @@ static struct roce_held_run *run_start(const struct fabric *fab, const struct ro
   struct fabric *m = r->m;
   /* Every sender sends its messages back to back into its receiver, or one flow, more than it
    * could send alone in the whole span, so that all of them still send when the measure stops. */
-  for (int g = 0; g < r->ports; g++)
-    for (int i = 1; i <= r->senders; i++) {
-      struct measure_sender *s = &r->sender[g * r->senders + i - 1];
-      *s = (struct measure_sender){ .src = g * (r->senders + 1) + i,
-                                    .dst = g * (r->senders + 1),
+  for (int g = 0; g < ports; g++)
+    for (int i = 1; i <= senders; i++) {
+      struct measure_sender *s = &r->sender[g * senders + i - 1];
+      *s = (struct measure_sender){ .src = g * (senders + 1) + i,
+                                    .dst = g * (senders + 1),
                                     .message_B = shape->message_B };
       /* the senders' first messages are 1/n, 2/n, ... n/n of one, so that their restarts spread
        * over a message's time, as those of unrelated rings do, rather than coming in step */
-      double first = fmax(1, round(shape->message_B * i / r->senders / m->mtu)) * m->mtu;
+      double first = fmax(1, round(shape->message_B * i / senders / m->mtu)) * m->mtu;
       s->flow = shape->message_B > 0 ? fabric_post(m, s->src, s->dst, first, 0, 0, measure_next_message, s)
                                      : fabric_post(m, s->src, s->dst, bytes, 0, 0, NULL, NULL);
     }
@@ -354,11 +351,11 @@ static int run_phase(struct roce_held_run *r, int k, struct roce_held_phase *out
 {
   struct measure_point to;
   measure_point_at(r->m, r->sender, r->flows, r->all, phase_end_s(&r->shape, k), &to);
-  int ok =
-      measure_phase(&r->from, &to, r->all, r->ports * r->payload_Bps, r->m->mtu, out) == 0 && !fabric_stalled(r->m);
+  int ok = measure_phase(&r->from, &to, r->all, r->shape.ports * r->payload_Bps, r->m->mtu, out) == 0 &&
+           !fabric_stalled(r->m);
   r->from = to;
   if (!ok)
-    snprintf(err, errlen, "the packet model did not carry %d flows through %d port(s)", r->senders, r->ports);
+    snprintf(err, errlen, "the packet model did not carry %d flows through %d port(s)", r->flows, r->shape.ports);
   return ok ? 0 : -1;
 }
 
