@@ -27,6 +27,7 @@ int roce_held_init(struct roce_held *h, int n_ports)
   h->age_timer = calloc((size_t)n_ports + 1, sizeof *h->age_timer);
   h->decided = calloc((size_t)n_ports + 1, 1);
   h->candidate = calloc((size_t)n_ports + 1, 1);
+  h->chained = calloc((size_t)n_ports + 1, 1);
   h->decided_list = malloc(((size_t)n_ports + 1) * sizeof *h->decided_list);
   h->marked = calloc((size_t)n_ports + 1, 1);
   h->depth = malloc((size_t)n_ports + 1);
@@ -34,7 +35,7 @@ int roce_held_init(struct roce_held *h, int n_ports)
   h->message_bytes = calloc((size_t)n_ports + 1, sizeof *h->message_bytes);
   if (h->port_entry == NULL || h->load_Bps == NULL || h->last_load_Bps == NULL || h->scale == NULL ||
       h->ever_held == NULL || h->held_since_s == NULL || h->age_timer == NULL || h->decided == NULL ||
-      h->candidate == NULL || h->decided_list == NULL || h->marked == NULL || h->depth == NULL ||
+      h->candidate == NULL || h->chained == NULL || h->decided_list == NULL || h->marked == NULL || h->depth == NULL ||
       h->message_log2 == NULL || h->message_bytes == NULL)
     return -1;
   memset(h->depth, UINT8_MAX, (size_t)n_ports + 1);
@@ -60,6 +61,7 @@ void roce_held_fini(struct roce_held *h)
   free(h->age_timer);
   free(h->decided);
   free(h->candidate);
+  free(h->chained);
   free(h->decided_list);
   free(h->marked);
   free(h->depth);
@@ -762,6 +764,19 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
                         h->last_load_Bps[p] > tp->rate_Bps * (1 + 1e-9);
     }
   }
+  /* Ports to be held that a flow crosses one after the other are chained: each one's senders are
+   * also cut for the other and paused from it, so the start-up a measure of the port alone gives
+   * (the senders at line rate, the port busy while the queue climbs) is not the port's own. */
+  for (size_t i = 0; i < n && measure == ROCE_HELD_MEASURE_FEEDERS; i++) {
+    if (nic_flow(flows[i]) == NULL)
+      continue;
+    int held_on_path = 0;
+    for (int k = 1; k < flows[i]->hops; k++)
+      held_on_path += h->candidate[flows[i]->path[k]];
+    if (held_on_path >= 2)
+      for (int k = 1; k < flows[i]->hops; k++)
+        h->chained[flows[i]->path[k]] = 1;
+  }
   for (size_t d = 0; d < n_decided; d++) {
     int p = h->decided_list[d];
     const struct topo_port *tp = &t->ports[p];
@@ -781,13 +796,17 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
       shape.fine = measure == ROCE_HELD_MEASURE_FEEDERS;
       if (shape.fine && shape.depth && shape.ports == 1 && shape.message_B == 0)
         feeders_of(fab, p, &shape);
+      /* A chained port measured with its load has the coarse phases: their first one averages the
+       * start-up over 20 ms (a feeders measure runs the egresses that chain it). */
+      if (shape.fine && shape.feeders == 0 && h->chained[p])
+        shape.fine = 0;
       e = entry_of(fab, h, &shape);
     }
     hold(fab, h, p, e);
   }
   for (size_t d = 0; d < n_decided; d++) {
     int p = h->decided_list[d];
-    h->decided[p] = h->candidate[p] = h->marked[p] = 0;
+    h->decided[p] = h->candidate[p] = h->marked[p] = h->chained[p] = 0;
     h->depth[p] = UINT8_MAX;
     h->message_log2[p] = 0;
     h->message_bytes[p] = 0;

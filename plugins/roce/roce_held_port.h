@@ -43,7 +43,8 @@
 #define ROCE_HELD_MAX_RUNS 64             /* measures whose packet model is kept for their later phases */
 #define ROCE_HELD_SPAN_S (ROCE_HELD_START_S * (1 << (ROCE_HELD_PHASES - 1)))
 /* roce/flow-held-measure:feeders: phases from 0.625 ms, each twice the one before, to the same
- * span ([0, 0.625), [0.625, 1.25), ... [80, 160) ms), and the feeders of a port measured with it */
+ * span ([0, 0.625), [0.625, 1.25), ... [80, 160) ms), but for a port measured with its load that
+ * a flow chains to another held port; and the feeders of a port measured with them */
 #define ROCE_HELD_FINE_PHASES 9
 #define ROCE_HELD_FINE_START_S (ROCE_HELD_SPAN_S / (1 << (ROCE_HELD_FINE_PHASES - 1)))
 #define ROCE_HELD_MAX_PHASES ROCE_HELD_FINE_PHASES /* the more of the two schedules */
@@ -84,7 +85,8 @@ struct roce_held_profile {
 struct roce_held_shape {
   double rate_Bps, latency_s, load, message_B;
   int senders, depth, ports;
-  /* roce/flow-held-measure:feeders. fine: the phases of ROCE_HELD_FINE_*. feeders > 0: the port
+  /* roce/flow-held-measure:feeders. fine: the phases of ROCE_HELD_FINE_* (not for a port chained
+   * to another held port by a flow and measured with its load). feeders > 0: the port
    * is measured with the switch egresses that feed it, not with load-thinned senders (the
    * packet model keeps a port whose flows come through held egresses busier or idler than its
    * load says: docs/roce.md, "Measured with its feeders"); feeder f carries to_port[f] of the
@@ -118,6 +120,7 @@ struct roce_held {
   double *message_log2;         /* scratch, per port: its ring edges' sum of bytes x log2(message) (0 between calls) */
   double *message_bytes;        /* scratch, per port: those edges' bytes (0 between calls) */
   uint8_t *decided, *candidate; /* scratch, per port: an update looked at it; it is to be held */
+  uint8_t *chained;             /* scratch, per port: a flow crosses it and another port to be held */
   int *decided_list;            /* scratch: the ports an update looks at */
   uint64_t measures;            /* packet-level runs made (the cache's misses) */
   uint64_t phases_run;          /* their phases run (not those a busy phase stands for), again after a drop too */

@@ -176,10 +176,11 @@ static const struct param_def roce_params[] = {
   { "roce/flow-held-measure", PARAM_ENUM, UNIT_NONE, "load", 0, 0, "load|feeders",
     "Flow fidelity, a port DCQCN holds: load measures it with equal senders standing for its load, in phases "
     "of its age from 20 ms; feeders measures a port fed through switch egresses with those egresses and the "
-    "transfers through them at their start dates, and every port in phases from 0.625 ms",
-    "measured: on the 221 held-out patterns at 100 Gb/s (docs/validation.md part 5) feeders puts 151 within 5 % "
-    "of packet fidelity, load 130; the iterations at 100 Gb/s within 0.4 point of load's (docs/roce.md, "
-    "Measured with its feeders)" },
+    "transfers through them at their start dates, and in phases from 0.625 ms every port but those measured "
+    "with their load that a flow chains to another held port",
+    "measured: on the 221 held-out patterns at 100 Gb/s (docs/validation.md part 5) feeders puts 158 within 5 % "
+    "of packet fidelity, load 130 (160 and 128 on a fresh draw); the iterations at 100 Gb/s within 0.4 point "
+    "of load's (docs/roce.md, Measured with its feeders)" },
   { "roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
     "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv (ids count transfers in the order "
     "they are posted: sgfabric flows posts the rows that start together source GPU by source GPU, not in "

@@ -619,10 +619,12 @@ static void test_held_port_ages(void)
  * down-link at load 1.5 (its arrivals thinned by the up-links' shares), which two senders keep
  * busy, and ends the transfers early; the packet model's port idles behind the cuts of both
  * egresses (tiny16-33 of docs/validation.md part 5 at 100 Gb/s, docs/roce.md). The feeders
- * measure runs the down-link with its two feeders and their transfers: -7.5 % against -19.0 %
- * (-18.1 % with the fine phases but no feeders). Started 150 us apart the transfers mostly miss
- * each other at packet fidelity, which the feeders measure follows from their start dates: -0.1 %
- * (+15.9 % without the feeders, +18.2 % with every start date taken as the first). */
+ * measure runs the down-link with its two feeders and their transfers: -5.5 % against -19.0 %
+ * (the up-links, chained to the down-link by their transfers, measured with their loads in the
+ * coarse phases; in fine ones -7.5 %, and -18.1 % with fine phases but no feeders). Started
+ * 150 us apart the transfers mostly miss each other at packet fidelity, which the feeders measure
+ * follows from their start dates: +0.4 % (-0.1 % with the up-links in fine phases, +15.9 % without
+ * the feeders, +18.2 % with every start date taken as the first). */
 static void test_held_port_feeders(void)
 {
   struct topo *t = leaf_spine(4, 4, 1, G100, 1e-6);
