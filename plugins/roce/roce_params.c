@@ -173,14 +173,14 @@ static const struct param_def roce_params[] = {
     "measured: the packet model, senders into one port (into two of one switch where it holds two or more) for "
     "four phases of the port's age up to 160 ms, once per port shape (load, depth, ports, link rate, delay) "
     "(docs/roce.md, Where DCQCN holds a port)" },
-  { "roce/flow-held-measure", PARAM_ENUM, UNIT_NONE, "load", 0, 0, "load|feeders",
+  { "roce/flow-held-measure", PARAM_ENUM, UNIT_NONE, "fine", 0, 0, "load|fine|feeders",
     "Flow fidelity, a port DCQCN holds: load measures it with equal senders standing for its load, in phases "
-    "of its age from 20 ms; feeders measures a port fed through switch egresses with those egresses and the "
-    "transfers through them at their start dates, and in phases from 0.625 ms every port but those measured "
-    "with their load that a flow chains to another held port",
-    "measured: on the 221 held-out patterns at 100 Gb/s (docs/validation.md part 5) feeders puts 158 within 5 % "
-    "of packet fidelity, load 130 (160 and 128 on a fresh draw); the iterations at 100 Gb/s within 0.4 point "
-    "of load's (docs/roce.md, Measured with its feeders)" },
+    "of its age from 20 ms; fine as load, in phases from 0.625 ms where its transfers stand for no ring-edge "
+    "messages and none crosses another held port; feeders as fine, and a port fed through switch egresses "
+    "measured with those egresses and the transfers through them at their start dates",
+    "measured: of the 221 held-out patterns at 100 Gb/s (docs/validation.md part 5) within 5 % of packet "
+    "fidelity: load 130, fine 146, feeders 158 (128, 156, 160 on a fresh draw); CPU on a 4,096-GPU job "
+    "1.3x load's with fine, 12x with feeders (docs/roce.md, Fine phases)" },
   { "roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
     "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv (ids count transfers in the order "
     "they are posted: sgfabric flows posts the rows that start together source GPU by source GPU, not in "
@@ -329,9 +329,9 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   c->flow_queue_wait = fab_param_get_choice(ps, "roce/flow-queue-wait") == 0;
   int held = fab_param_get_choice(ps, "roce/flow-held-ports");
   c->flow_held = ROCE_HELD_MEASURE_OFF;
-  if (held == 1 || (held == 0 && c->flow_fifo))
+  if (held == 1 || (held == 0 && c->flow_fifo)) /* the measure's choices in the enum's order, from load */
     c->flow_held =
-        fab_param_get_choice(ps, "roce/flow-held-measure") == 1 ? ROCE_HELD_MEASURE_FEEDERS : ROCE_HELD_MEASURE_LOAD;
+        (enum roce_held_measure)(ROCE_HELD_MEASURE_LOAD + fab_param_get_choice(ps, "roce/flow-held-measure"));
   const double *base = g_presets[paper ? 1 : 0];
   /* paper-scaled: the SIGCOMM'15 constants were set for 40 GbE. R_AI, R_HAI (rate steps) and B
    * (bytes between increases) scale with the line rate, the timers do not: in rates normalised

@@ -490,7 +490,8 @@ static double rel(double a, double b) { return fabs(a - b) / b; }
  * cycle between the upper and the trapped state and the port idles ~15% of the time. Flow
  * fidelity with the held-port model ends within 5% of the packet model and estimates its marks,
  * CNPs and pauses; with it off (max-min, the port kept busy) it is over 10% early and estimates
- * none. The port is held for less than the measure's first phase, so only that phase is run. */
+ * none. The measure's phases (roce/flow-held-measure:fine, the default: from 0.625 ms, each twice
+ * the one before) are run as the port reaches them, each phase after the first one recomputation. */
 static void test_held_port_measured(void)
 {
   struct topo *t = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
@@ -512,13 +513,17 @@ static void test_held_port_measured(void)
   CU_ASSERT(held.est_paused_s > 0.5 * pkt.paused_s && held.est_paused_s < 2 * pkt.paused_s);
   CU_ASSERT(maxmin.est_marks == 0 && maxmin.est_paused_s == 0);
   CU_ASSERT_EQUAL(held.held_measures, 1);
-  CU_ASSERT_EQUAL(held.held_phases, 1);
+  uint64_t reached = 1; /* the phases whose start the port, held from t = 0, lived to see */
+  while (reached < ROCE_HELD_FINE_PHASES && held.max_fct > ROCE_HELD_FINE_START_S * (1 << (reached - 1)))
+    reached++;
+  CU_ASSERT_EQUAL(held.held_phases, reached);
   CU_ASSERT_EQUAL(maxmin.held_measures, 0);
   /* The filling that follows the flows' start takes the held port's capacity, and the port is
-   * released once no flow crosses it: holding it costs no recomputation of its own. */
-  fprintf(stderr, "  recomputations: %llu (%llu with held ports off)\n", (unsigned long long)held.recomputations,
+   * released once no flow crosses it: holding it costs a recomputation per later phase only. */
+  fprintf(stderr, "  phases run %llu; recomputations: %llu (%llu with held ports off)\n",
+          (unsigned long long)held.held_phases, (unsigned long long)held.recomputations,
           (unsigned long long)maxmin.recomputations);
-  CU_ASSERT_EQUAL(held.recomputations, maxmin.recomputations);
+  CU_ASSERT_EQUAL(held.recomputations, maxmin.recomputations + reached - 1);
   fab_topo_free(t);
 }
 
@@ -555,7 +560,8 @@ static double end_by_phases(const struct roce_held_profile *m, int phases, doubl
 
 /* A held port ages (roce_held_port.h): five GPUs sending 60 MB each into a sixth at 100 Gb/s
  * over 100 ns links fall into DCQCN's trapped state in step for their first 20 ms, and the port
- * idles ~15% of that time; later they drift apart and it idles less. Flow fidelity gives the port
+ * idles ~15% of that time; later they drift apart and it idles less. Flow fidelity with load
+ * measures (roce/flow-held-measure:load, in phases from 20 ms) gives the port
  * the measure's first phase for 20 ms after it became held, and its second phase after: the
  * last flow ends where that arithmetic says, and with the packet model (the first phase held
  * throughout would end it later). The later phases are run when the port reaches them, going on
@@ -565,13 +571,14 @@ static void test_held_port_ages(void)
 {
   const int n = 5;
   const double bytes = 200e6;
+  const char *load[] = { "roce/flow-held-measure:load", NULL };
   struct topo *t = fab_topo_single_switch(n + 1, G100, 1e-7, 300e-9);
   struct flow_def flows[5];
   for (int i = 0; i < n; i++)
     flows[i] = (struct flow_def){ i + 1, 0, bytes, 0 };
   struct run_result pkt, flow;
   roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, n, &pkt);
-  roce_run(t, FAB_FIDELITY_FLOW, 1, NULL, flows, n, &flow);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, load, flows, n, &flow);
   struct roce_held_shape shape = { .rate_Bps = G100, .latency_s = 1e-7, .load = n, .senders = n, .ports = 1 };
   struct roce_held_profile m;
   double payload;
@@ -592,7 +599,7 @@ static void test_held_port_ages(void)
   CU_ASSERT_EQUAL(flow.held_phases, ROCE_HELD_PHASES);
   /* With no measure's packet model kept, each later phase starts the measure again and runs it
    * through the phases before (1 + 2 + 3 + 4 phases run): the same figures, the same end. */
-  struct param_set *ps = roce_params_with(NULL);
+  struct param_set *ps = roce_params_with(load);
   char err[256] = "";
   struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
@@ -750,6 +757,15 @@ static double messages_end(struct topo *t, fab_fidelity fid, int n, int messages
   for (int i = 0; i < n; i++) {
     CU_ASSERT_EQUAL(chain[i].left, 0);
     end = fmax(end, chain[i].end_s);
+  }
+  if (fid == FAB_FIDELITY_FLOW) { /* measures of ring-edge messages keep the 20 ms phases (roce_held_update) */
+    const struct roce_held *h = &roce__state(fab)->held;
+    size_t with_messages = 0;
+    for (size_t e = 0; e < h->n; e++) {
+      CU_ASSERT(h->entry[e].shape.fine == (h->entry[e].shape.message_B == 0));
+      with_messages += h->entry[e].shape.message_B > 0;
+    }
+    CU_ASSERT_EQUAL(with_messages > 0, stands_for >= ROCE_HELD_MIN_MESSAGE_B);
   }
   fabric_free(fab);
   fab_param_set_free(ps);
