@@ -720,6 +720,23 @@ static void feeders_of(const struct fabric *fab, int p, struct roce_held_shape *
   }
 }
 
+/* Ports to be held that a flow crosses one after the other are chained: each one's senders are
+ * also cut for the other and paused from it, so the start-up a measure of the port alone gives
+ * (the senders at line rate, the port busy while the queue climbs) is not the port's own. */
+static void mark_chained(struct roce_held *h, struct fab_flow **flows, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    if (nic_flow(flows[i]) == NULL)
+      continue;
+    int held_on_path = 0;
+    for (int k = 1; k < flows[i]->hops; k++)
+      held_on_path += h->candidate[flows[i]->path[k]];
+    if (held_on_path >= 2)
+      for (int k = 1; k < flows[i]->hops; k++)
+        h->chained[flows[i]->path[k]] = 1;
+  }
+}
+
 void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n,
                       enum roce_held_measure measure)
 {
@@ -764,19 +781,8 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
                         h->last_load_Bps[p] > tp->rate_Bps * (1 + 1e-9);
     }
   }
-  /* Ports to be held that a flow crosses one after the other are chained: each one's senders are
-   * also cut for the other and paused from it, so the start-up a measure of the port alone gives
-   * (the senders at line rate, the port busy while the queue climbs) is not the port's own. */
-  for (size_t i = 0; i < n && measure >= ROCE_HELD_MEASURE_FINE; i++) {
-    if (nic_flow(flows[i]) == NULL)
-      continue;
-    int held_on_path = 0;
-    for (int k = 1; k < flows[i]->hops; k++)
-      held_on_path += h->candidate[flows[i]->path[k]];
-    if (held_on_path >= 2)
-      for (int k = 1; k < flows[i]->hops; k++)
-        h->chained[flows[i]->path[k]] = 1;
-  }
+  if (measure >= ROCE_HELD_MEASURE_FINE)
+    mark_chained(h, flows, n);
   for (size_t d = 0; d < n_decided; d++) {
     int p = h->decided_list[d];
     const struct topo_port *tp = &t->ports[p];
