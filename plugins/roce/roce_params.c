@@ -180,7 +180,7 @@ static const struct param_def roce_params[] = {
     "measured with those egresses and the transfers through them at their start dates",
     "measured: of the 221 held-out patterns at 100 Gb/s (docs/validation.md part 5) within 5 % of packet "
     "fidelity: load 130, fine 146, feeders 158 (128, 156, 160 on a fresh draw); CPU on a 4,096-GPU job "
-    "1.3x load's with fine, 12x with feeders (docs/roce.md, Fine phases)" },
+    "1.4x load's with fine, 12x with feeders (docs/roce.md, Fine phases)" },
   { "roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
     "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv (ids count transfers in the order "
     "they are posted: sgfabric flows posts the rows that start together source GPU by source GPU, not in "
