@@ -270,8 +270,6 @@ static struct topo *feeders_topo(const struct roce_held_shape *shape, double swi
   return measure_topo_done(t, switch_latency_s, err, errlen);
 }
 
-/* The measuring fabric of a feeders shape: every transfer one flow, longer than the span, from
- * its start date; the port's transfers are the first senders, the others follow them. */
 /* The packet model of run r on its platform r->t (which it takes), with the run's parameters;
  * *bytes: a transfer longer than the whole span could carry. NULL with a message in err. */
 static struct roce_held_run *run_fabric(const struct fabric *fab, struct roce_held_run *r, double *bytes, char *err,
@@ -289,6 +287,8 @@ static struct roce_held_run *run_fabric(const struct fabric *fab, struct roce_he
   return r;
 }
 
+/* The measuring fabric of a feeders shape: every transfer one flow, longer than the span, from
+ * its start date; the port's transfers are the first senders, the others follow them. */
 static struct roce_held_run *feeders_run_start(const struct fabric *fab, const struct roce_held_shape *shape, char *err,
                                                size_t errlen)
 {
@@ -766,7 +766,7 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
   }
   /* The component's ports, each once: those its flows oversubscribe, that no FIFO pass marks, at
    * a switch, are held (candidates until their measure is found). */
-  size_t n_decided = 0;
+  size_t n_decided = 0, n_candidates = 0;
   for (size_t i = 0; i < n; i++) {
     if (nic_flow(flows[i]) == NULL)
       continue;
@@ -779,9 +779,10 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
       h->decided_list[n_decided++] = p;
       h->candidate[p] = !tp->is_nvlink && !h->marked[p] && t->nodes[tp->node].kind == TOPO_SWITCH &&
                         h->last_load_Bps[p] > tp->rate_Bps * (1 + 1e-9);
+      n_candidates += h->candidate[p];
     }
   }
-  if (measure >= ROCE_HELD_MEASURE_FINE)
+  if (measure >= ROCE_HELD_MEASURE_FINE && n_candidates >= 2) /* a chain takes two */
     mark_chained(h, flows, n);
   for (size_t d = 0; d < n_decided; d++) {
     int p = h->decided_list[d];
@@ -802,13 +803,12 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
       /* Fine phases were validated on single transfers (docs/validation.md part 5); on ring edges
        * standing for messages they moved a 4,096-GPU iteration by 2.6 % with nothing to referee
        * it, so those keep the 20 ms ones (docs/roce.md, "Fine phases"). */
-      shape.fine = measure >= ROCE_HELD_MEASURE_FINE && shape.message_B == 0;
-      if (measure == ROCE_HELD_MEASURE_FEEDERS && shape.fine && shape.depth && shape.ports == 1)
+      int fine = measure >= ROCE_HELD_MEASURE_FINE && shape.message_B == 0;
+      if (fine && measure == ROCE_HELD_MEASURE_FEEDERS && shape.depth && shape.ports == 1)
         feeders_of(fab, p, &shape);
       /* A chained port measured with its load has the coarse phases: their first one averages the
        * start-up over 20 ms (a feeders measure runs the egresses that chain it). */
-      if (shape.fine && shape.feeders == 0 && h->chained[p])
-        shape.fine = 0;
+      shape.fine = fine && (shape.feeders > 0 || !h->chained[p]);
       e = entry_of(fab, h, &shape);
     }
     hold(fab, h, p, e);

@@ -144,10 +144,11 @@ enum roce_held_measure {
 int roce_held_init(struct roce_held *h, int n_ports);
 void roce_held_fini(struct roce_held *h);
 /* Before a recomputation fills these flows (FIFO shares known, DCQCN on): the loads of their ports
- * (last_load_Bps), and unless measure is ROCE_HELD_MEASURE_OFF which switch egresses DCQCN holds (their flows' NIC shares,
- * less what overloaded ports upstream keep back, exceed the port; no FIFO pass marks them), each
- * one's capacity set to its measured utilisation of its payload rate, the others' put back, for
- * the filling about to run (the flows' component must be the one it fills). */
+ * (last_load_Bps), and unless measure is ROCE_HELD_MEASURE_OFF which switch egresses DCQCN holds
+ * (their flows' NIC shares, less what overloaded ports upstream keep back, exceed the port; no
+ * FIFO pass marks them), each one's capacity set to its measured utilisation of its payload
+ * rate, the others' put back, for the filling about to run (the flows' component must be the one
+ * it fills). */
 void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow **flows, size_t n,
                       enum roce_held_measure measure);
 /* The phase of its measure port p is in at the current date while held (by its age), or NULL; a
