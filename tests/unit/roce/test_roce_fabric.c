@@ -636,12 +636,13 @@ static void test_held_port_feeders(void)
 {
   struct topo *t = leaf_spine(4, 4, 1, G100, 1e-6);
   const char *feeders[] = { "roce/flow-held-measure:feeders", NULL };
+  const char *by_load[] = { "roce/flow-held-measure:load", NULL };
   for (int staggered = 0; staggered <= 1; staggered++) {
     double gap = staggered ? 150e-6 : 0;
     struct flow_def flows[4] = { { 4, 0, 4e6, 0 }, { 5, 1, 4e6, gap }, { 8, 2, 4e6, 2 * gap }, { 9, 12, 4e6, 0 } };
     struct run_result pkt, load, fed;
     roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, 4, &pkt);
-    roce_run(t, FAB_FIDELITY_FLOW, 1, NULL, flows, 4, &load);
+    roce_run(t, FAB_FIDELITY_FLOW, 1, by_load, flows, 4, &load);
     roce_run(t, FAB_FIDELITY_FLOW, 1, feeders, flows, 4, &fed);
     fprintf(stderr,
             "\n  [held port fed through held egresses, %s] mean FCT: packet %.1f us, flow: load %.1f us (%+.1f%%), "
