@@ -9,7 +9,6 @@
 
 #include "check.h"
 #include "param.h"
-#include "roce.h"
 #include "roce_internal.h"
 
 struct roce_held_run;
@@ -276,7 +275,9 @@ static struct roce_held_run *run_fabric(const struct fabric *fab, struct roce_he
                                         size_t errlen)
 {
   r->ps = r->t ? measure_params(fab, err, errlen) : NULL;
-  r->m = r->ps ? fabric_new(r->t, r->ps, roce_model(), FAB_FIDELITY_PACKET, fab->seed, err, errlen) : NULL;
+  /* the run's own model, RoCE's, taken from its fabric rather than from roce_model(): this file
+   * stays below roce_model.c, which calls it */
+  r->m = r->ps ? fabric_new(r->t, r->ps, fab->model, FAB_FIDELITY_PACKET, fab->seed, err, errlen) : NULL;
   if (r->m == NULL) {
     run_free(r);
     return NULL;

@@ -194,6 +194,8 @@ void roce__switch_lost(struct fabric *fab, int port, const struct fab_packet *pk
 void roce__switch_transmit(struct fabric *fab, int port, struct fab_packet *pkt);
 int roce__may_send(struct fabric *fab, int port, int queue);
 void roce__port_timer(struct fabric *fab, struct roce_port *rp, int kind, int prio);
+/* roce_trace.c: a row of a series (at most one per interval), and flow rf's reaction point if it
+ * is the flow roce/trace-flow names. */
 void roce__series_add(struct roce_series *s, double t, double a, double b, double c, double interval);
 void roce__trace_flow(struct fabric *fab, const struct roce_flow *rf);
 /* Flow fidelity: the caps of FIFO shares, pause spreading, loss and the fluid model, and the

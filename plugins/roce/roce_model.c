@@ -97,16 +97,6 @@ static int uses_nvlink(const struct topo *t, int src, int dst)
 
 static int dcqcn_on(const struct roce_state *rs) { return rs->cfg.dcqcn_preset != ROCE_DCQCN_OFF; }
 
-/* roce/trace-flow: the reaction point's state now, if rf is the flow traced (at flow fidelity
- * the fluid model calls it after each step). The parameter is tested first: it is on the
- * per-packet and per-step paths, and untraced runs then read no flow. */
-void roce__trace_flow(struct fabric *fab, const struct roce_flow *rf)
-{
-  struct roce_state *rs = roce__state(fab);
-  if (rs->cfg.trace_flow >= 0 && rf->flow->parent == NULL && (long)rf->flow->id == rs->cfg.trace_flow)
-    roce__series_add(&rs->flow_series, fab->now, rf->cc.rc_Bps, rf->cc.rt_Bps, rf->cc.alpha, rs->cfg.trace_interval_s);
-}
-
 /* A timer of flow rf: arg is its generation, so that a timer armed for an earlier use of rf
  * (a CNP or NACK still in flight when the flow ended) is recognised. */
 static fab_timer_id flow_timer(struct fabric *fab, struct roce_flow *rf, int kind, double when)

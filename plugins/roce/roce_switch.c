@@ -33,18 +33,6 @@ void roce__switch_init(struct fabric *fab)
   }
 }
 
-void roce__series_add(struct roce_series *s, double t, double a, double b, double c, double interval)
-{
-  if (s->n > 0 && t - s->last_s < interval)
-    return;
-  if (s->n == s->cap) {
-    s->cap = s->cap ? 2 * s->cap : 1024;
-    s->rows = sgf_xrealloc(s->rows, s->cap * sizeof *s->rows);
-  }
-  s->rows[s->n++] = (struct roce_trace_row){ t, a, b, c };
-  s->last_s = t;
-}
-
 static double shared_free(const struct roce_state *rs, const struct roce_switch *sw)
 {
   return rs->cfg.buffer_B - sw->headroom_total_B - sw->shared_used_B;
