@@ -212,6 +212,15 @@ static inline uint64_t ib__buffer(int port, int num_vls, int vl)
   return (uint64_t)port * (uint64_t)num_vls + (uint64_t)vl;
 }
 
+/* Flow fidelity: whether crossing k (of a component's flows, held[i] the hop whose buffer flow i
+ * fills) is a blocked flow in the buffer just before its bottleneck output. */
+static inline int ib__last_level(struct fab_flow *const *flows, const int32_t *held, const struct crossing *c, size_t k,
+                                 int nvl)
+{
+  const struct fab_flow *f = flows[c[k].flow];
+  return c[k].blocked && ib__buffer(f->path[held[c[k].flow] - 1], nvl, f->queue) == c[k].buffer;
+}
+
 /* Credit blocks of a packet of payload bytes: the whole packet, headers and CRCs included, is
  * buffered (IBTA Vol.1 7.9). */
 static inline int32_t ib__packet_blocks(const struct ib_params *p, uint32_t payload)
@@ -268,13 +277,13 @@ static inline int ib__flow_parts(const struct fab_flow *flow)
  * window of the first and last hops is shared with the other parts. */
 double ib__window_cap(const struct fabric *fab, const struct fab_flow *flow);
 /* Scratch array `buf` (capacity *cap items of `size` bytes), or a larger one that replaces it
- * when it holds fewer than `need`: the contents are not kept (ib_flow.c). */
+ * when it holds fewer than `need`: the contents are not kept (ib_crossing.c). */
 void *ib__scratch_reserve(void *buf, size_t *cap, size_t need, size_t size);
-/* Sorts crossings by (buffer, unit), stable (ib_flow.c). tmp has room for m. */
+/* Sorts crossings by (buffer, unit), stable (ib_crossing.c). tmp has room for m. */
 void ib__sort_crossings(struct crossing *a, struct crossing *tmp, size_t m);
 /* Flow fidelity, one pace per upstream queue: the pace per unit of max-min weight of a unit's
  * crossings [begin, end) of one buffer when its blocked flows waiting there, just before their
- * bottlenecks, are held by two outputs or more; INFINITY otherwise (ib_flow.c). */
+ * bottlenecks, are held by two outputs or more; INFINITY otherwise (ib_crossing.c). */
 double ib__unit_pace(struct fab_flow *const *flows, const int32_t *held, const struct crossing *c, size_t begin,
                      size_t end, int nvl);
 
