@@ -827,9 +827,18 @@ int fabric_write_links_csv(const struct fabric *fab, FILE *out)
   for (int p = 0; p < t->n_ports; p++) {
     const struct topo_port *tp = &t->ports[p];
     const struct fab_port *fp = &fab->ports[p];
-    fprintf(out, "%s,%s,%s,%.17g,%.17g,%llu,%.6f,%.17g,%.17g\n", t->links[tp->link].name, t->nodes[tp->node].name,
-            t->nodes[tp->peer_node].name, tp->rate_Bps, fp->tx_bytes, (unsigned long long)fp->tx_packets,
-            fp->tx_bytes / (tp->rate_Bps * sim_time), fp->busy_s, fp->peak_queued);
+    /* a run that moved nothing has no active time: its links' utilisation is 0, not 0/0 */
+    double utilisation = sim_time > 0 ? fp->tx_bytes / (tp->rate_Bps * sim_time) : 0;
+    fprintf(out, "%s,%s,%s,%.17g,%.17g,", t->links[tp->link].name, t->nodes[tp->node].name,
+            t->nodes[tp->peer_node].name, tp->rate_Bps, fp->tx_bytes);
+    /* Packets, serialisation time and queues exist at packet fidelity only: at flow fidelity the
+     * fields are empty (unknown), as summary.json's counters are null, never a 0 that would
+     * read as an idle link (docs/outputs.md). */
+    if (fab->fidelity == FAB_FIDELITY_PACKET)
+      fprintf(out, "%llu,%.6f,%.17g,%.17g\n", (unsigned long long)fp->tx_packets, utilisation, fp->busy_s,
+              fp->peak_queued);
+    else
+      fprintf(out, ",%.6f,,\n", utilisation);
   }
   return ferror(out) ? -1 : 0;
 }

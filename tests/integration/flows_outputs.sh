@@ -38,14 +38,26 @@ cut-through)
     equal "$fidelity: counters.fabric_bytes" "$(jget "$s" counters.fabric_bytes)" 1e6
     equal "$fidelity: counters.nvlink_bytes" "$(jget "$s" counters.nvlink_bytes)" 0
     # links.csv: one row per direction; the flow leaves gpu0 and enters gpu8.
-    python3 - "$out/links.csv" <<'EOF' || die "$fidelity: links.csv is wrong"
+    # Packets, busy time and queues: packet fidelity only; empty (unknown) at flow fidelity, not 0.
+    python3 - "$out/links.csv" "$fidelity" <<'EOF' || die "$fidelity: links.csv is wrong"
 import csv, sys
-rows = {(r["link"], r["from"], r["to"]): float(r["bytes"]) for r in csv.DictReader(open(sys.argv[1]))}
+table = list(csv.DictReader(open(sys.argv[1])))
+rows = {(r["link"], r["from"], r["to"]): float(r["bytes"]) for r in table}
 want = {("gpu0--leaf0", "gpu0", "leaf0"): 1e6, ("gpu0--leaf0", "leaf0", "gpu0"): 0,
         ("gpu8--leaf2", "leaf2", "gpu8"): 1e6}
 for key, value in want.items():
     if rows.get(key) != value:
         sys.exit("links.csv %s carries %s bytes, expected %s" % (key, rows.get(key), value))
+packet_only = ("packets", "busy_s", "peak_queue_bytes")
+for r in table:
+    if sys.argv[2] == "flow" and any(r[k] != "" for k in packet_only):
+        sys.exit("flow fidelity: %s has %s, expected empty fields" % (r["link"], [r[k] for k in packet_only]))
+    if sys.argv[2] == "packet" and any(r[k] == "" for k in packet_only):
+        sys.exit("packet fidelity: %s has an empty field" % r["link"])
+sent = next(r for r in table if (r["link"], r["from"]) == ("gpu0--leaf0", "gpu0"))
+if sys.argv[2] == "packet" and (int(sent["packets"]) != 245 or not float(sent["busy_s"]) > 0):
+    sys.exit("packet fidelity: gpu0 -> leaf0 sent %s packets in %s s, expected 245 (1 MB in 4096 B) and > 0"
+             % (sent["packets"], sent["busy_s"]))
 EOF
   done
 
