@@ -43,9 +43,8 @@
 #define ROCE_HELD_MAX_RUNS 64             /* measures whose packet model is kept for their later phases */
 #define ROCE_HELD_SPAN_S (ROCE_HELD_START_S * (1 << (ROCE_HELD_PHASES - 1)))
 /* roce/flow-held-measure:fine and feeders: phases from 0.625 ms, each twice the one before, to the
- * same span ([0, 0.625), [0.625, 1.25), ... [80, 160) ms), but for a port whose flows stand for
- * ring-edge messages or that a flow chains to another held port (roce_held_update); and the
- * feeders of a port measured with them */
+ * same span ([0, 0.625), [0.625, 1.25), ... [80, 160) ms), but for a port that a flow chains to
+ * another held port (roce_held_update); and the feeders of a port measured with them */
 #define ROCE_HELD_FINE_PHASES 9
 #define ROCE_HELD_FINE_START_S (ROCE_HELD_SPAN_S / (1 << (ROCE_HELD_FINE_PHASES - 1)))
 #define ROCE_HELD_MAX_PHASES ROCE_HELD_FINE_PHASES /* the more of the two schedules */
@@ -86,9 +85,8 @@ struct roce_held_profile {
 struct roce_held_shape {
   double rate_Bps, latency_s, load, message_B;
   int senders, depth, ports;
-  /* roce/flow-held-measure:fine and feeders. fine: the phases of ROCE_HELD_FINE_* (not for ring-edge
-   * messages, nor for a port chained to another held port by a flow and measured with its
-   * load). feeders > 0 (feeders only): the port
+  /* roce/flow-held-measure:fine and feeders. fine: the phases of ROCE_HELD_FINE_* (not for a port
+   * chained to another held port by a flow and measured with its load). feeders > 0 (feeders only): the port
    * is measured with the switch egresses that feed it, not with load-thinned senders (the
    * packet model keeps a port whose flows come through held egresses busier or idler than its
    * load says: docs/roce.md, "Measured with its feeders"); feeder f carries to_port[f] of the
@@ -132,7 +130,7 @@ struct roce_held {
 
 /* How held ports are measured (roce/flow-held-measure): not at all (roce/flow-held-ports off:
  * only the loads); with their load; with their load, in fine phases where that was validated (a
- * port carrying no ring-edge messages that no flow chains to another held port); as fine, and
+ * port that no flow chains to another held port); as fine, and
  * the ports fed through switch egresses with those egresses (feeders). */
 enum roce_held_measure {
   ROCE_HELD_MEASURE_OFF,

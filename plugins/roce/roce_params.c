@@ -175,8 +175,8 @@ static const struct param_def roce_params[] = {
     "(docs/roce.md, Where DCQCN holds a port)" },
   { "roce/flow-held-measure", PARAM_ENUM, UNIT_NONE, "fine", 0, 0, "load|fine|feeders",
     "Flow fidelity, a port DCQCN holds: load measures it with equal senders standing for its load, in phases "
-    "of its age from 20 ms; fine as load, in phases from 0.625 ms where its transfers stand for no ring-edge "
-    "messages and none crosses another held port; feeders as fine, and a port fed through switch egresses "
+    "of its age from 20 ms; fine as load, in phases from 0.625 ms where none of its transfers crosses "
+    "another held port; feeders as fine, and a port fed through switch egresses "
     "measured with those egresses and the transfers through them at their start dates",
     "measured: of the 221 held-out patterns at 100 Gb/s (docs/validation.md part 5) within 5 % of packet "
     "fidelity: load 130, fine 146, feeders 158 (128, 156, 160 on a fresh draw); CPU on a 4,096-GPU job "
