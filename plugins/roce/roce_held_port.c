@@ -807,7 +807,7 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
        * 1,024 GPUs and more"). */
       int fine = measure >= ROCE_HELD_MEASURE_FINE;
       /* a feeders measure sends one flow per transfer: ring edges keep their messages' measure */
-      if (fine && measure == ROCE_HELD_MEASURE_FEEDERS && shape.depth && shape.ports == 1 && shape.message_B == 0)
+      if (measure == ROCE_HELD_MEASURE_FEEDERS && shape.depth && shape.ports == 1 && shape.message_B == 0)
         feeders_of(fab, p, &shape);
       /* A chained port measured with its load has the coarse phases: their first one averages the
        * start-up over 20 ms (a feeders measure runs the egresses that chain it). */
