@@ -426,6 +426,7 @@ struct fab_flow *fabric_flow_split(struct fabric *fab, struct fab_flow *flow, do
   part->tag = flow->tag;
   part->bytes = bytes;
   part->message_B = flow->message_B;
+  part->ring_step = flow->ring_step;
   part->post_s = flow->post_s;
   part->state = FLOW_PENDING;
   part->active_index = -1;

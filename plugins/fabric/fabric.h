@@ -60,11 +60,14 @@ struct fab_flow {
   uint8_t in_ring;              /* packet engine: linked in its NIC's injection ring */
   uint8_t conn;                 /* the connection between its two GPUs it goes over (a collective's
                                  * channel, 0 by default): a model may give each its own QPs */
+  uint8_t ring_step;            /* one step of a ring moved step by step (coll/ring:steps), posted
+                                 * when the step before it has arrived: its sender's steps are one
+                                 * chain of messages */
   int32_t path[ROUTE_MAX_HOPS]; /* egress ports, source NIC first */
   double bytes;                 /* size */
   double message_B;             /* the messages it stands for, each a flow of its own at packet
-                                 * fidelity (a pipelined ring edge: one step's chunk); 0: one
-                                 * message, the whole transfer */
+                                 * fidelity (a pipelined ring edge: one step's chunk; a ring step:
+                                 * its own bytes); 0: one message, the whole transfer */
   double post_s;                /* when the sender posted it */
   double start_s;               /* when injection began (post + NIC latency) */
   double finish_s;              /* when its last byte arrived */

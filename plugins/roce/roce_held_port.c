@@ -23,25 +23,29 @@ int roce_held_init(struct roce_held *h, int n_ports)
   h->scale = malloc(((size_t)n_ports + 1) * sizeof *h->scale);
   h->ever_held = calloc((size_t)n_ports + 1, 1);
   h->held_since_s = calloc((size_t)n_ports + 1, sizeof *h->held_since_s);
+  h->released_s = malloc(((size_t)n_ports + 1) * sizeof *h->released_s);
   h->age_timer = calloc((size_t)n_ports + 1, sizeof *h->age_timer);
   h->decided = calloc((size_t)n_ports + 1, 1);
   h->candidate = calloc((size_t)n_ports + 1, 1);
   h->chained = calloc((size_t)n_ports + 1, 1);
+  h->ring_steps = calloc((size_t)n_ports + 1, 1);
   h->decided_list = malloc(((size_t)n_ports + 1) * sizeof *h->decided_list);
   h->marked = calloc((size_t)n_ports + 1, 1);
   h->depth = malloc((size_t)n_ports + 1);
   h->message_log2 = calloc((size_t)n_ports + 1, sizeof *h->message_log2);
   h->message_bytes = calloc((size_t)n_ports + 1, sizeof *h->message_bytes);
   if (h->port_entry == NULL || h->load_Bps == NULL || h->last_load_Bps == NULL || h->scale == NULL ||
-      h->ever_held == NULL || h->held_since_s == NULL || h->age_timer == NULL || h->decided == NULL ||
-      h->candidate == NULL || h->chained == NULL || h->decided_list == NULL || h->marked == NULL || h->depth == NULL ||
-      h->message_log2 == NULL || h->message_bytes == NULL)
+      h->ever_held == NULL || h->held_since_s == NULL || h->released_s == NULL || h->age_timer == NULL ||
+      h->decided == NULL || h->candidate == NULL || h->chained == NULL || h->ring_steps == NULL ||
+      h->decided_list == NULL || h->marked == NULL || h->depth == NULL || h->message_log2 == NULL ||
+      h->message_bytes == NULL)
     return -1;
   memset(h->depth, UINT8_MAX, (size_t)n_ports + 1);
   h->max_runs = ROCE_HELD_MAX_RUNS;
   for (int p = 0; p <= n_ports; p++) {
     h->scale[p] = 1;
     h->port_entry[p] = -1;
+    h->released_s[p] = -INFINITY;
   }
   return 0;
 }
@@ -57,10 +61,12 @@ void roce_held_fini(struct roce_held *h)
   free(h->scale);
   free(h->ever_held);
   free(h->held_since_s);
+  free(h->released_s);
   free(h->age_timer);
   free(h->decided);
   free(h->candidate);
   free(h->chained);
+  free(h->ring_steps);
   free(h->decided_list);
   free(h->marked);
   free(h->depth);
@@ -759,10 +765,11 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
         h->marked[p] = 1;
       if (k - 1 < h->depth[p])
         h->depth[p] = (uint8_t)(k - 1);
-      if (f->message_B >= ROCE_HELD_MIN_MESSAGE_B && f->message_B < f->bytes) {
+      if (f->message_B >= ROCE_HELD_MIN_MESSAGE_B && (f->message_B < f->bytes || f->ring_step)) {
         h->message_log2[p] += f->bytes * log2(f->message_B);
         h->message_bytes[p] += f->bytes;
       }
+      h->ring_steps[p] |= f->ring_step;
     }
   }
   /* The component's ports, each once: those its flows oversubscribe, that no FIFO pass marks, at
@@ -818,7 +825,7 @@ void roce_held_update(struct fabric *fab, struct roce_held *h, struct fab_flow *
   }
   for (size_t d = 0; d < n_decided; d++) {
     int p = h->decided_list[d];
-    h->decided[p] = h->candidate[p] = h->marked[p] = h->chained[p] = 0;
+    h->decided[p] = h->candidate[p] = h->marked[p] = h->chained[p] = h->ring_steps[p] = 0;
     h->depth[p] = UINT8_MAX;
     h->message_log2[p] = 0;
     h->message_bytes[p] = 0;
@@ -865,17 +872,20 @@ static fab_timer_id arm_phase_end(struct fabric *fab, const struct roce_held *h,
 }
 
 /* Port p is held with measure e from now on (-1: not held): its age starts when it becomes held,
- * its timer goes when it is released, its capacity follows. */
+ * unless ring steps hold it again less than ROCE_HELD_GAP_S after its release, its timer goes
+ * when it is released, its capacity follows. */
 static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e)
 {
   int was_held = h->port_entry[p] >= 0;
   h->port_entry[p] = e;
   if (e >= 0 && !was_held) {
-    h->held_since_s[p] = fab->now;
+    if (!(h->ring_steps[p] && fab->now - h->released_s[p] <= ROCE_HELD_GAP_S))
+      h->held_since_s[p] = fab->now;
     h->age_timer[p] = arm_phase_end(fab, h, p);
   } else if (e < 0 && was_held) {
     fabric_timer_cancel(fab, h->age_timer[p]);
     h->age_timer[p] = 0;
+    h->released_s[p] = fab->now;
   }
   set_capacity(fab, h, p);
   if (e >= 0)

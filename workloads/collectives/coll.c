@@ -14,7 +14,9 @@ struct xfer {
   int src, dst; /* member indices */
   double bytes;
   double later_steps; /* pipelined ring: steps whose latency follows the transfer's end */
-  double message_B;   /* pipelined ring: its steps' mean size, each a message at packet fidelity */
+  double message_B;   /* pipelined ring: its steps' mean size, each a message at packet fidelity;
+                         a ring step: its bytes */
+  int ring_step;      /* a ring's step moved on its own (not pipelined) */
   double sync_s;      /* the protocol's step latency: a step lasts at least that long (sync_extra) */
   int ring;           /* pipelined ring it is an edge of, -1 */
   int channel;        /* the NCCL channel it belongs to: its own connection between its GPUs */
@@ -337,6 +339,10 @@ static void build_ring(struct coll_shape *c, const int *order, int k, int steps,
       int me = order[i], next = order[(i + 1) % k];
       cur[i] = add_xfer(c, me, next, ring_chunk(total, k, i, s));
       c->x[cur[i]].sync_s = sync;
+      /* one message of the edge's chain: RoCE's held-port measure sends such messages back to
+       * back, as the steps come (roce_held_port.h) */
+      c->x[cur[i]].message_B = c->x[cur[i]].bytes;
+      c->x[cur[i]].ring_step = 1;
       if (s == 0 && entry) {
         add_edge(c, entry->last_send[me], cur[i]);
         add_edge(c, entry->last_recv[me], cur[i]);
@@ -1858,6 +1864,7 @@ static void xfer_start(struct coll_instance *c, int t)
   f->call = c->call;
   f->conn = (uint8_t)x->channel;
   f->message_B = x->message_B;
+  f->ring_step = (uint8_t)x->ring_step;
 }
 
 /* A member's kernel is running (its launch and the protocol's base latency have passed): its

@@ -36,6 +36,8 @@ static struct {
   double pair_bytes[MAXG][MAXG]; /* src, dst */
   long flows;
   long fractional; /* transfers that were not a whole number of bytes */
+  long ring_steps; /* transfers marked as a ring's step (fab_flow.ring_step), each one message of its bytes */
+  long pipelined;  /* transfers standing for several messages (0 < message_B < bytes) */
 } g_rec;
 
 static void rec_flow_done(struct fabric *fab, struct fab_flow *flow)
@@ -43,6 +45,10 @@ static void rec_flow_done(struct fabric *fab, struct fab_flow *flow)
   (void)fab;
   if (flow->bytes != floor(flow->bytes))
     g_rec.fractional++;
+  if (flow->ring_step && flow->message_B == flow->bytes)
+    g_rec.ring_steps++;
+  if (flow->message_B > 0 && flow->message_B < flow->bytes && !flow->ring_step)
+    g_rec.pipelined++;
   if (flow->parent == NULL && flow->src_gpu < MAXG && flow->dst_gpu < MAXG) {
     g_rec.pair_bytes[flow->src_gpu][flow->dst_gpu] += flow->bytes;
     g_rec.flows++;
@@ -158,6 +164,10 @@ static void ring_single_switch(double S)
     /* Packet fidelity moves the ring step by step; flow fidelity as one pipelined transfer per
      * edge (coll/ring:auto), with the same time. */
     CU_ASSERT_EQUAL(o.transfers, fid == FAB_FIDELITY_PACKET ? 2 * (N - 1) * N : N);
+    /* each step is marked as one (RoCE's held-port measure takes a port's steps for chains of
+     * messages, roce_held_port.h); a pipelined edge stands for its steps' messages */
+    CU_ASSERT_EQUAL(g_rec.ring_steps, fid == FAB_FIDELITY_PACKET ? 2 * (N - 1) * N : 0);
+    CU_ASSERT_EQUAL(g_rec.pipelined, fid == FAB_FIDELITY_PACKET ? 0 : N);
     double time = o.report.end_s - o.report.start_s;
     double algbw = S / time, busbw = algbw * coll_busbw_factor(COLL_ALLREDUCE, N);
     fprintf(stderr,
