@@ -292,6 +292,10 @@ struct fab_model {
     /* Rates were recomputed (max-min under the caps): the model may inspect the active flows
      * (fabric_active_flows) and change caps, then call fabric_flow_caps_changed(). */
     void (*on_rates)(struct fabric *fab);
+    /* coll/ring:auto at flow fidelity: nonzero if rings are to move step by step, not as one
+     * pipelined transfer per edge, because a mechanism of the model acts on the steps (RoCE's
+     * held ports, docs/roce.md "Ring steps"). NULL: pipelined. */
+    int (*rings_in_steps)(const struct fabric *fab);
   } flow;
 
   /* Time (both fidelities). */

@@ -178,6 +178,7 @@ struct roce_state {
   struct roce_floor_cache floors; /* DCQCN floor fractions (roce_dcqcn_floor.c) */
   struct roce_est est;            /* estimated counters (roce_flow_est.c) */
   struct roce_held held;          /* DCQCN-held ports (roce_held_port.c) */
+  int rings_in_steps;             /* coll/ring:auto moves rings step by step (roce_model.c) */
   double *peak_queue;             /* per port: the engine's peak queue, for the counters */
   double *port_paused;            /* per port: its paused time at packet fidelity, for the counters */
 };

@@ -1526,8 +1526,9 @@ static void describe(struct coll_shape *key, const struct coll_instance *c, cons
     key->innet[3] = p->nvls_rate_Bps;
   }
   key->proto = c->proto;
-  key->pipelined_rings =
-      p->ring_mode == COLL_RING_PIPELINED || (p->ring_mode == COLL_RING_AUTO && fab->fidelity == FAB_FIDELITY_FLOW);
+  int model_steps = fab->model->flow.rings_in_steps != NULL && fab->model->flow.rings_in_steps(fab);
+  key->pipelined_rings = p->ring_mode == COLL_RING_PIPELINED ||
+                         (p->ring_mode == COLL_RING_AUTO && fab->fidelity == FAB_FIDELITY_FLOW && !model_steps);
   key->channels = p->channels > 0 ? p->channels : 1;
   key->n = d->n;
   key->root = d->kind == COLL_BROADCAST ? d->root : 0;

@@ -881,6 +881,42 @@ static void test_held_port_ring_steps(void)
   fab_topo_free(t);
 }
 
+/* coll/ring:auto asks the model whether rings move step by step at flow fidelity (roce_model.c,
+ * dcqcn_can_hold): RoCE with the nic preset says yes where DCQCN can hold a port (100 Gb/s: the
+ * floor rate is 0.2 % of the line rate), no where PFC governs congested ports (200 and 400 Gb/s:
+ * 90 % and 95 %), with DCQCN or the held-port measure off, under the fluid model (paper preset)
+ * and at packet fidelity, where rings move in steps anyway. */
+static void test_rings_in_steps(void)
+{
+  static const struct {
+    double rate_Bps;
+    const char *cfg;
+    fab_fidelity fid;
+    int steps;
+  } cases[] = {
+    { G100, NULL, FAB_FIDELITY_FLOW, 1 },
+    { 25e9, NULL, FAB_FIDELITY_FLOW, 0 },
+    { 50e9, NULL, FAB_FIDELITY_FLOW, 0 },
+    { G100, "roce/dcqcn:off", FAB_FIDELITY_FLOW, 0 },
+    { G100, "roce/flow-held-ports:off", FAB_FIDELITY_FLOW, 0 },
+    { G100, "roce/dcqcn:paper", FAB_FIDELITY_FLOW, 0 },
+    { G100, NULL, FAB_FIDELITY_PACKET, 0 },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct topo *t = fab_topo_single_switch(4, cases[i].rate_Bps, 1e-7, 300e-9);
+    const char *cfg[] = { cases[i].cfg, NULL };
+    struct param_set *ps = roce_params_with(cases[i].cfg ? cfg : NULL);
+    char err[256] = "";
+    struct fabric *fab = fabric_new(t, ps, roce_model(), cases[i].fid, 1, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fab->model->flow.rings_in_steps);
+    CU_ASSERT_EQUAL(fab->model->flow.rings_in_steps(fab) != 0, cases[i].steps);
+    fabric_free(fab);
+    fab_param_set_free(ps);
+    fab_topo_free(t);
+  }
+}
+
 /* A held port's message is its ring edges' geometric mean weighed by their bytes
  * (roce_held_port.c, held_message): four GPUs sending 40 MiB in steps of 4 MiB and a fifth 3 MiB
  * in steps of 1 MiB into a sixth at 100 Gb/s are measured with 4 MiB messages, where the plain
@@ -1509,6 +1545,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "held_port_measured", test_held_port_measured },
   { "held_port_messages", test_held_port_messages },
   { "held_port_ring_steps", test_held_port_ring_steps },
+  { "rings_in_steps", test_rings_in_steps },
   { "held_port_message_weighed", test_held_port_message_weighed },
   { "held_port_ages", test_held_port_ages },
   { "held_port_feeders", test_held_port_feeders },

@@ -87,6 +87,13 @@ static enum coll_proto g_chosen; /* coll_protocol of the last run */
  * coll_fabric_has_sharp), and where run_coll copies every port's transmitted bytes. */
 static const char *g_model_name;
 static double *g_port_tx;
+static int g_model_steps; /* the recording model asks for rings in steps (fab_model.flow.rings_in_steps) */
+
+static int model_wants_steps(const struct fabric *fab)
+{
+  (void)fab;
+  return 1;
+}
 
 /* Runs one collective on gpus[0..n) of topo, every member joining at time 0. */
 static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo, enum coll_kind kind, double bytes,
@@ -98,6 +105,8 @@ static void run_coll(struct topo *topo, fab_fidelity fidelity, const char *algo,
   recorder.lifecycle.flow_done = rec_flow_done;
   if (g_model_name)
     recorder.name = g_model_name;
+  if (g_model_steps)
+    recorder.flow.rings_in_steps = model_wants_steps;
   memset(&g_rec, 0, sizeof g_rec);
   memset(o, 0, sizeof *o);
   struct fabric *fab = fabric_new(topo, params, &recorder, fidelity, 1, err, sizeof err);
@@ -190,6 +199,28 @@ static void ring_single_switch(double S)
       for (int j = 0; j < N; j++)
         CU_ASSERT(within(g_rec.pair_bytes[i][j] + 1, (j == (i + 1) % N ? 2.0 * (N - 1) * S / N : 0) + 1, 1e-12));
   }
+  fab_topo_free(t);
+}
+
+/* coll/ring:auto at flow fidelity: pipelined, unless the fabric's model asks for steps (RoCE
+ * where DCQCN holds ports); then the ring moves step by step, as at packet fidelity, in the same
+ * time on a switch where its edges share no link. */
+static void test_coll_ring_model_asks_steps(void)
+{
+  const int N = 4;
+  const double S = 16e6;
+  struct topo *t = fab_topo_single_switch(N, RATE, LINK_LAT, SWITCH_LAT);
+  int gpus[4] = { 0, 1, 2, 3 };
+  struct outcome pipelined, steps;
+  run_coll(t, FAB_FIDELITY_FLOW, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &pipelined);
+  CU_ASSERT_EQUAL(pipelined.transfers, N);
+  g_model_steps = 1;
+  run_coll(t, FAB_FIDELITY_FLOW, "ring", COLL_ALLREDUCE, S, gpus, N, 0, 1, &steps);
+  g_model_steps = 0;
+  CU_ASSERT_EQUAL(steps.transfers, 2 * (N - 1) * N);
+  CU_ASSERT_EQUAL(g_rec.ring_steps, 2 * (N - 1) * N);
+  double tp = pipelined.report.end_s - pipelined.report.start_s, ts = steps.report.end_s - steps.report.start_s;
+  CU_ASSERT(within(ts, tp, 1e-6));
   fab_topo_free(t);
 }
 
@@ -950,6 +981,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "coll_uneven_sizes_whole_bytes", test_coll_uneven_sizes_whole_bytes },
   { "coll_protocol_costs_ring", test_coll_protocol_costs_ring },
   { "coll_protocol_nvlink_steps", test_coll_protocol_nvlink_steps },
+  { "coll_ring_model_asks_steps", test_coll_ring_model_asks_steps },
   { "coll_protocol_auto", test_coll_protocol_auto },
   { "coll_sharp_tree_bytes", test_coll_sharp_tree_bytes },
   { "coll_sharp_needs_ib", test_coll_sharp_needs_ib },
