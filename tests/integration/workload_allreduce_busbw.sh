@@ -70,12 +70,31 @@ for fidelity in packet flow; do
   check_busbw "$out"
   [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["algorithm"])' "$out/summary.json")" = ring ] ||
     die "the ring run did not use the ring"
+  # coll/ring:auto: step by step at packet fidelity, one pipelined transfer per edge at flow
+  # fidelity on the ideal fabric (its model asks for no steps)
+  rings=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["rings"])' "$out/summary.json")
+  expected_rings=steps
+  [ "$fidelity" = packet ] || expected_rings=pipelined
+  [ "$rings" = "$expected_rings" ] || die "collectives[0].rings is '$rings' at $fidelity fidelity, expected $expected_rings"
   t=$(cat "$out.time")
   echo "  ring time $t s, expected 2(N-1)*(S/(N*B) + NIC + 4 links + 3 switches) = $ring_expected s"
   approx "ring all-reduce time ($fidelity)" "$t" "$ring_expected" 0.01
   # The two node-crossing hops carry 2(N-1) chunks of S/N each.
   equal "fabric_bytes_by_group.dp (ring)" "$(jget "$out/summary.json" fabric_bytes_by_group.dp)" \
     "$(python3 -c "print(2 * 2 * ($N - 1) * $S / $N)")"
+done
+
+# RoCE at 100 Gb/s, where DCQCN holds congested ports, moves rings step by step at flow fidelity
+# too (docs/roce.md, "Ring steps"); at 400 Gb/s they stay pipelined.
+for rate in 100Gbps 400Gbps; do
+  run_ok platform --gpus 16 --radix 8 --link-rate "$rate" -o "$WORK/p$rate.xml"
+  run_ok run --platform "$WORK/p$rate.xml" --workload "$trace" --fabric roce --fidelity flow \
+    --cfg=coll/algorithm:ring --no-progress --out "$WORK/roce-$rate"
+  rings=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["rings"])' "$WORK/roce-$rate/summary.json")
+  expected_rings=steps
+  [ "$rate" = 100Gbps ] || expected_rings=pipelined
+  echo "roce at $rate, flow fidelity: rings $rings"
+  [ "$rings" = "$expected_rings" ] || die "RoCE at $rate: collectives[0].rings is '$rings', expected $expected_rings"
 done
 
 out=$WORK/auto

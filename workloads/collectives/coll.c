@@ -79,6 +79,7 @@ struct coll_shape {
   int *remaining;                   /* per member: transfers, the initial value of an instance's counter */
   struct ring *rings;
   int n_rings, cap_rings;
+  int ring_forms;       /* how its rings move: COLL_RINGS_STEPS | COLL_RINGS_PIPELINED (0: no ring) */
   size_t bytes_used;    /* memory of its arrays (the cache's bound) */
   int building_channel; /* while building: the channel the transfers added belong to */
 };
@@ -88,6 +89,7 @@ struct coll_instance {
   enum coll_kind kind;
   enum coll_algo algo;
   enum coll_proto proto;
+  int ring_forms;                   /* the shape's */
   double start_delay_s;             /* kernel launch + the protocol's base latency: a member's first transfer
                            waits that long after its call */
   double step_nvlink_s, step_net_s; /* the protocol's step latencies */
@@ -297,6 +299,7 @@ static void build_ring(struct coll_shape *c, const int *order, int k, int steps,
   for (int i = 0; i < k; i++)
     sync += shape_hop_sync(c, order[i], order[(i + 1) % k]);
   sync /= k;
+  c->ring_forms |= c->pipelined_rings ? COLL_RINGS_PIPELINED : COLL_RINGS_STEPS;
   if (c->pipelined_rings) {
     /* The ring moves in lockstep: every edge ends when the slowest one has (struct ring). */
     if (c->n_rings == c->cap_rings) {
@@ -577,6 +580,7 @@ static void build_ring_record(struct coll_shape *c, const int *mem, int k, doubl
 {
   if (k < 2)
     return;
+  c->ring_forms |= COLL_RINGS_PIPELINED;
   int steps = 2 * (k - 1);
   double sync = 0;
   for (int i = 0; i < k; i++)
@@ -1706,6 +1710,7 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
     c->refs[m] = (struct member_ref){ c, (int)m };
   c->kind = d->kind;
   c->algo = shape->algo;
+  c->ring_forms = shape->ring_forms;
   c->tag = d->tag;
   c->call = fabric_new_call(fab);
   c->bytes = d->bytes;
@@ -1751,7 +1756,7 @@ static int member_done(struct coll_instance *c, int m)
   if (c->done_count < c->n)
     return 0;
   if (c->finish) {
-    struct coll_report r = { c->kind, c->algo, c->proto, c->n, c->bytes, c->start_s, c->fab->now };
+    struct coll_report r = { c->kind, c->algo, c->proto, c->ring_forms, c->n, c->bytes, c->start_s, c->fab->now };
     c->finish(c->ctx, &r);
   }
   instance_free(c);
@@ -1941,4 +1946,10 @@ const char *coll_proto_name(enum coll_proto p)
 {
   static const char *names[] = { "auto", "simple", "ll", "ll128" };
   return p < COLL_PROTO_COUNT ? names[p] : "?";
+}
+
+const char *coll_ring_forms_name(int ring_forms)
+{
+  static const char *names[] = { NULL, "steps", "pipelined", "steps+pipelined" };
+  return ring_forms >= 0 && ring_forms < 4 ? names[ring_forms] : NULL;
 }

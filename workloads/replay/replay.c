@@ -256,6 +256,7 @@ static void coll_finished(void *ctx, const struct coll_report *report)
   st->bus_bytes += report->bytes * coll_busbw_factor(report->kind, report->n);
   st->algo_mask |= 1 << report->algo;
   st->proto_mask |= 1 << report->proto;
+  st->ring_forms |= report->ring_forms;
   if (g_replay.tl) { /* from the first member's call to the last member's completion */
     struct timeline_span span =
         timeline_span_init(TL_COLL_PID, TL_TID_COLL0 + (int)call->group, g_replay.id.comm[report->kind][call->group],

@@ -49,6 +49,7 @@ struct replay_coll_stats {
                      * the same aggregate as algbw = bytes / time_s */
   int algo_mask;    /* algorithms used (1 << enum coll_algo) */
   int proto_mask;   /* NCCL protocols used (1 << enum coll_proto) */
+  int ring_forms;   /* how their rings moved (COLL_RINGS_* of every call) */
 };
 
 struct replay_results {
