@@ -43,30 +43,31 @@ static struct roce_flow *rflow_alloc(struct roce_state *rs)
 
 /* Whether DCQCN can hold a congested port at flow fidelity, measured on the packet model
  * (roce_held_port.h): DCQCN on without the fluid model, the held-port measure on, and two
- * senders at their floor rate (roce_dcqcn_floor.h) at the fastest NIC's line rate not enough
+ * senders at their floor rate (roce_dcqcn_floor.h) at the slowest NIC's line rate not enough
  * to saturate a port of that rate (nic preset: 0.2 % of the line rate at 100 Gb/s, where
- * DCQCN holds ports; 90 % at 200 Gb/s and 95 % at 400 Gb/s, where PFC governs them). Such ports are what rings
+ * DCQCN holds ports; 90 % at 200 Gb/s and 95 % at 400 Gb/s, where PFC governs them; the
+ * floor's fraction grows with the rate, so the slowest NIC decides). Such ports are what rings
  * moved step by step make faithful: each step restarts its sender's DCQCN at the line rate,
  * and a ring waits on its slowest edge at each step (docs/roce.md, "Ring steps": Llama-3 8B on
  * 1,024 GPUs of a 2:1 fat-tree at 100 Gb/s, -5.3 % of packet fidelity pipelined, -0.6 % in
- * steps). The floor's feedback delay is one NIC link there and back; the two rates' floors are
- * far from the threshold either side. */
+ * steps). The floor's feedback delay is one NIC link there and back; the rates' floors are far
+ * from the threshold either side. */
 static int dcqcn_can_hold(struct fabric *fab, struct roce_state *rs)
 {
   if (rs->cfg.dcqcn_preset == ROCE_DCQCN_OFF || rs->cfg.fluid || rs->cfg.flow_held == ROCE_HELD_MEASURE_OFF)
     return 0;
   const struct topo *t = fab->topo;
-  int fastest = -1;
+  int slowest = -1;
   for (int g = 0; g < t->n_gpus; g++) {
     int p = t->gpu_nic_port[g];
-    if (p >= 0 && (fastest < 0 || t->ports[p].rate_Bps > t->ports[fastest].rate_Bps))
-      fastest = p;
+    if (p >= 0 && (slowest < 0 || t->ports[p].rate_Bps < t->ports[slowest].rate_Bps))
+      slowest = p;
   }
-  if (fastest < 0)
+  if (slowest < 0)
     return 0;
-  double floor = roce_dcqcn_floor_cached(&rs->floors, &rs->cfg.dcqcn, t->ports[fastest].rate_Bps, fab->mtu,
+  double floor = roce_dcqcn_floor_cached(&rs->floors, &rs->cfg.dcqcn, t->ports[slowest].rate_Bps, fab->mtu,
                                          fab->mtu + fab->frame_overhead_B, rs->cfg.cnp_interval_s,
-                                         2 * t->ports[fastest].latency_s);
+                                         2 * t->ports[slowest].latency_s);
   return 2 * floor < 1;
 }
 

@@ -882,8 +882,8 @@ static void test_held_port_ring_steps(void)
 }
 
 /* coll/ring:auto asks the model whether rings move step by step at flow fidelity (roce_model.c,
- * dcqcn_can_hold): RoCE with the nic preset says yes where DCQCN can hold a port (100 Gb/s: the
- * floor rate is 0.2 % of the line rate), no where PFC governs congested ports (200 and 400 Gb/s:
+ * dcqcn_can_hold): RoCE with the nic preset says yes where DCQCN can hold a port (50 and 100 Gb/s:
+ * the floor rate is 0.2 % of the line rate at 100), no where PFC governs congested ports (200 and 400 Gb/s:
  * 90 % and 95 %), with DCQCN or the held-port measure off, under the fluid model (paper preset)
  * and at packet fidelity, where rings move in steps anyway. */
 static void test_rings_in_steps(void)
@@ -895,6 +895,7 @@ static void test_rings_in_steps(void)
     int steps;
   } cases[] = {
     { G100, NULL, FAB_FIDELITY_FLOW, 1 },
+    { G100 / 2, NULL, FAB_FIDELITY_FLOW, 1 },
     { 25e9, NULL, FAB_FIDELITY_FLOW, 0 },
     { 50e9, NULL, FAB_FIDELITY_FLOW, 0 },
     { G100, "roce/dcqcn:off", FAB_FIDELITY_FLOW, 0 },
