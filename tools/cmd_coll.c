@@ -75,6 +75,7 @@ struct size_result {
   double time_s;
   int32_t algo_mask;
   int32_t proto_mask; /* NCCL protocols the groups used (bit: enum coll_proto) */
+  int32_t ring_forms; /* how their rings moved (COLL_RINGS_*) */
 };
 
 enum {
@@ -421,7 +422,7 @@ static struct {
   int running; /* instances not finished */
   int waiting; /* the actor blocks on sem (a collective with no transfer finishes inside coll_join) */
   double first_start, last_end;
-  int algo_mask, proto_mask;
+  int algo_mask, proto_mask, ring_forms;
 } g_bench;
 
 static void bench_finished(void *ctx, const struct coll_report *report)
@@ -433,6 +434,7 @@ static void bench_finished(void *ctx, const struct coll_report *report)
     g_bench.last_end = report->end_s;
   g_bench.algo_mask |= 1 << report->algo;
   g_bench.proto_mask |= 1 << report->proto;
+  g_bench.ring_forms |= report->ring_forms;
   if (--g_bench.running == 0 && g_bench.waiting) {
     g_bench.waiting = 0;
     sg_sem_release(g_bench.sem);
@@ -479,13 +481,14 @@ static void bench_actor(int argc, char **argv)
     nccl_counts(g_bench.o->kind, g_bench.sizes[k], g_bench.l->group_size, &bytes, &count);
     for (int w = 0; w < g_bench.o->warmup; w++)
       bench_iteration(bytes);
-    g_bench.algo_mask = g_bench.proto_mask = 0;
+    g_bench.algo_mask = g_bench.proto_mask = g_bench.ring_forms = 0;
     double total = 0;
     for (int i = 0; i < g_bench.o->iters; i++)
       total += bench_iteration(bytes);
     g_bench.results[k].time_s = total / g_bench.o->iters;
     g_bench.results[k].algo_mask = g_bench.algo_mask;
     g_bench.results[k].proto_mask = g_bench.proto_mask;
+    g_bench.results[k].ring_forms = g_bench.ring_forms;
   }
 }
 
@@ -590,7 +593,7 @@ static void format_time(char *buf, size_t len, double us)
 
 struct row {
   double size, count, time_us, algbw, busbw;
-  int proto_mask;
+  int proto_mask, ring_forms;
 };
 
 static void compute_rows(const struct coll_options *o, const struct layout *l, const double *sizes, int n_sizes,
@@ -602,6 +605,7 @@ static void compute_rows(const struct coll_options *o, const struct layout *l, c
     double t = res[k].time_s;
     r->time_us = t * 1e6;
     r->proto_mask = res[k].proto_mask;
+    r->ring_forms = res[k].ring_forms;
     /* nccl-tests' getBw: algbw = size / time in GB/s (1e9), busbw = algbw x the bus factor. */
     r->algbw = t > 0 ? r->size / t / 1e9 : 0;
     r->busbw = r->algbw * coll_busbw_factor(o->kind, l->group_size);
@@ -751,11 +755,12 @@ static void write_json(FILE *f, const struct coll_options *o, const struct layou
   for (int k = 0; k < n_sizes; k++) {
     char proto[64];
     proto_text(rows[k].proto_mask, proto, sizeof proto);
+    const char *rings = coll_ring_forms_name(rows[k].ring_forms);
     fprintf(f,
             "%s\n    {\"size_B\": %.0f, \"count\": %.0f, \"time_us\": %s, \"algbw_GBps\": %s, \"busbw_GBps\": %s, "
-            "\"protocol\": \"%s\"}",
+            "\"protocol\": \"%s\", \"rings\": %s%s%s}",
             k ? "," : "", rows[k].size, rows[k].count, JSON_NUMBER(rows[k].time_us), JSON_NUMBER(rows[k].algbw),
-            JSON_NUMBER(rows[k].busbw), proto);
+            JSON_NUMBER(rows[k].busbw), proto, rings ? "\"" : "", rings ? rings : "null", rings ? "\"" : "");
     bw_sum += rows[k].busbw;
   }
   fprintf(f, "\n  ],\n  \"avg_busbw_GBps\": %s\n}\n", n_sizes ? JSON_NUMBER(bw_sum / n_sizes) : "null");

@@ -127,6 +127,9 @@ for block in blocks:
                 fabric, row["size_B"], row["busbw_GBps"], payload))
         if abs(row["algbw_GBps"] - row["size_B"] / row["time_us"] / 1e3) > 1e-9 * row["algbw_GBps"]:
             fail("%s.json: size %d: algbw is not size/time" % (fabric, row["size_B"]))
+    # ring all-reduces at flow fidelity on 400 Gb/s NICs: one pipelined transfer per ring edge
+    if any(row["rings"] != "pipelined" for row in j["rows"]):
+        fail("%s.json: rings %s; expected pipelined" % (fabric, sorted(set(str(row["rings"]) for row in j["rows"]))))
     protos = [row["protocol"] for row in j["rows"]]
     rank = {"ll": 0, "ll128": 1, "simple": 2}
     if protos[0] != "ll" or protos[-1] != "simple" or any(rank[a] > rank[b] for a, b in zip(protos, protos[1:])):
