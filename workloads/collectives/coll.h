@@ -64,7 +64,8 @@ enum coll_proto { COLL_PROTO_AUTO, COLL_PROTO_SIMPLE, COLL_PROTO_LL, COLL_PROTO_
 
 struct coll_params {
   enum coll_algo algo;           /* all-reduce algorithm (reduce-scatter and all-gather: ring or hierarchical) */
-  enum coll_ring_mode ring_mode; /* AUTO: pipelined at flow fidelity, steps at packet fidelity */
+  enum coll_ring_mode ring_mode; /* AUTO: steps at packet fidelity, and at flow fidelity where the
+                                    fabric's model asks (fab_model.flow.rings_in_steps); else pipelined */
   int channels;                  /* parallel rings/trees a collective is split into */
   double chunk_bytes;            /* pipelining unit of trees and broadcast chains */
   enum coll_proto proto;         /* AUTO: chosen per call by predicted time */
