@@ -144,8 +144,8 @@ def compare_report(d):
             ("the same, mean over the links used", "flows_per_switch_link_mean", "%.2f"),
             ("flows at once on the ten busiest links, max", "flows_per_busiest_link_max", "%d"),
             ("the same, mean", "flows_per_busiest_link_mean", "%.2f"),
-            ("collective transfers that crossed switch-to-switch links", "collective_edges", "%d"),
-            ("of them sharing a link with another transfer of their own collective",
+            ("collective edges (GPU to GPU, per call) on switch-to-switch links", "collective_edges", "%d"),
+            ("of them sharing a link with another edge of their own collective",
              "collective_edges_sharing_link", "%d"),
             ("of them sharing a link with a transfer of another collective of their group",
              "collective_edges_sharing_link_in_group", "%d")]

@@ -779,7 +779,7 @@ static void print_why(FILE *out, json_t *const *why, const char *const *fabrics,
     { "flows per switch link, mean", "flows_per_switch_link_mean", " %16.2f" },
     { "flows per busiest link, max", "flows_per_busiest_link_max", " %16.0f" },
     { "flows per busiest link, mean", "flows_per_busiest_link_mean", " %16.2f" },
-    { "collective transfers on switch links", "collective_edges", " %16.0f" },
+    { "collective edges on switch links", "collective_edges", " %16.0f" },
     { "  sharing a link with their own", "collective_edges_sharing_link", " %16.0f" },
     { "  with another of their group", "collective_edges_sharing_link_in_group", " %16.0f" },
   };

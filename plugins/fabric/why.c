@@ -9,11 +9,21 @@
 #include "json_out.h"
 #include "check.h"
 
-/* why_flags bits, on the flow that stands for the transfer (the whole of a split one) */
-#define WHY_COUNTED 1u /* counted in edges: a collective transfer that crossed a switch-to-switch link */
+/* Bits of a collective edge's flags (struct why_edge) */
+#define WHY_COUNTED 1u /* counted in edges: a transfer of it crossed a switch-to-switch link */
 #define WHY_SHARED 2u  /* counted in edges_shared */
-#define WHY_ON 4u      /* on this flow object: registered on its path's ports */
 #define WHY_GROUP 8u   /* counted in edges_group_shared */
+/* why_flags bit, on a flow object: registered on its path's ports */
+#define WHY_ON 4u
+
+/* A collective's edge: its transfers from one GPU to another, one pipelined transfer or a
+ * ring's steps each a transfer of its own (coll/ring), counted once either way, so that the
+ * counts of a run whose rings move step by step and of one whose rings are pipelined compare. */
+struct why_edge {
+  uint32_t call; /* 0: an empty slot */
+  int32_t src, dst;
+  uint8_t flags;
+};
 
 struct why_port {
   struct fab_flow **act; /* flows crossing it now */
@@ -30,7 +40,9 @@ struct fab_why {
   int nf;
   long edges, edges_shared;
   long edges_group_shared; /* shared a switch link with another collective of their group */
-  int paths_known;         /* flow paths are the packets' paths (not per-packet adaptive routing) */
+  struct why_edge *edge;   /* open addressing by (call, src, dst), a power of two of slots */
+  size_t n_edges, cap_edges;
+  int paths_known; /* flow paths are the packets' paths (not per-packet adaptive routing) */
   /* heatmap */
   double bin_s;
   double *samples; /* [nf][2 * WHY_BINS] */
@@ -92,6 +104,7 @@ void fab_why_free(struct fab_why *w)
   free(w->fidx);
   free(w->samples);
   free(w->last_tx);
+  free(w->edge);
   free(w);
 }
 
@@ -113,11 +126,45 @@ static int port_add(struct why_port *wp, struct fab_flow *flow)
 
 static struct fab_flow *whole(struct fab_flow *f) { return f->parent ? f->parent : f; }
 
-/* Counts a transfer once in *count, the first time it gets the flag bit. */
-static void mark(struct fab_flow *whole_flow, unsigned bit, long *count)
+static size_t edge_slot(const struct why_edge *table, size_t cap, uint32_t call, int src, int dst)
 {
-  if (!(whole_flow->why_flags & bit)) {
-    whole_flow->why_flags |= (uint8_t)bit;
+  uint64_t h = ((uint64_t)call * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst);
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 32;
+  size_t i = (size_t)h & (cap - 1);
+  while (table[i].call != 0 && !(table[i].call == call && table[i].src == src && table[i].dst == dst))
+    i = (i + 1) & (cap - 1);
+  return i;
+}
+
+/* The edge of collective call from src to dst, added on first sight. */
+static struct why_edge *edge_of(struct fab_why *w, uint32_t call, int src, int dst)
+{
+  if (2 * (w->n_edges + 1) > w->cap_edges) {
+    size_t cap = w->cap_edges ? 2 * w->cap_edges : 1024;
+    struct why_edge *table = calloc(cap, sizeof *table);
+    SGF_CHECK(table != NULL, "out of memory for the link accounting");
+    for (size_t i = 0; i < w->cap_edges; i++)
+      if (w->edge[i].call != 0)
+        table[edge_slot(table, cap, w->edge[i].call, w->edge[i].src, w->edge[i].dst)] = w->edge[i];
+    free(w->edge);
+    w->edge = table;
+    w->cap_edges = cap;
+  }
+  struct why_edge *e = &w->edge[edge_slot(w->edge, w->cap_edges, call, src, dst)];
+  if (e->call == 0) {
+    *e = (struct why_edge){ call, src, dst, 0 };
+    w->n_edges++;
+  }
+  return e;
+}
+
+/* Counts an edge once in *count, the first time it gets the flag bit. */
+static void mark(struct why_edge *e, unsigned bit, long *count)
+{
+  if (!(e->flags & bit)) {
+    e->flags |= (uint8_t)bit;
     (*count)++;
   }
 }
@@ -137,10 +184,8 @@ void fab_why_flow_start(struct fabric *fab, struct fab_flow *flow)
     if (flow->call != 0 || (flow->parent && flow->parent->call != 0)) {
       uint32_t call = flow->call ? flow->call : flow->parent->call;
       if (is_switch_link(t, p)) {
-        if (!(me->why_flags & WHY_COUNTED)) {
-          me->why_flags |= WHY_COUNTED;
-          w->edges++;
-        }
+        struct why_edge *mine = edge_of(w, call, me->src_gpu, me->dst_gpu);
+        mark(mine, WHY_COUNTED, &w->edges);
         /* Another transfer on this link at the same time, between another pair of GPUs (not a part
          * of the same transfer, nor a later step between the same two GPUs): of the same
          * collective instance (a collision inside one collective), or of another instance of the
@@ -152,13 +197,18 @@ void fab_why_flow_start(struct fabric *fab, struct fab_flow *flow)
           uint32_t ocall = wp->act[i]->call ? wp->act[i]->call : o->call;
           if (ocall == 0 || o == me || wp->act[i]->spread || (o->src_gpu == me->src_gpu && o->dst_gpu == me->dst_gpu))
             continue;
-          if (ocall == call) {
-            mark(me, WHY_SHARED, &w->edges_shared);
-            mark(o, WHY_SHARED, &w->edges_shared);
-          } else if (wp->act[i]->tag == flow->tag) {
-            mark(me, WHY_GROUP, &w->edges_group_shared);
-            mark(o, WHY_GROUP, &w->edges_group_shared);
-          }
+          if (ocall != call && wp->act[i]->tag != flow->tag)
+            continue;
+          /* the other's edge was added when it came onto this link, so the table does not
+           * grow here; were it to, mine is found again in the new one */
+          const struct why_edge *table = w->edge;
+          struct why_edge *theirs = edge_of(w, ocall, o->src_gpu, o->dst_gpu);
+          if (w->edge != table)
+            mine = edge_of(w, call, me->src_gpu, me->dst_gpu);
+          unsigned bit = ocall == call ? WHY_SHARED : WHY_GROUP;
+          long *count = ocall == call ? &w->edges_shared : &w->edges_group_shared;
+          mark(mine, bit, count);
+          mark(theirs, bit, count);
         }
       }
     }

@@ -8,9 +8,10 @@
 #include "why.h"
 #include "cunit_main.h"
 
-/* Eight concurrent transfers from leaf0's GPUs to leaf2's, distinct pairs; call(i) is the
- * collective instance of transfer i, tag(i) its group. Returns why.json's text (to free). */
-static char *run_why_tagged(uint32_t (*call)(int i), int (*tag)(int i), int enable)
+/* Eight concurrent transfers from leaf0's GPUs to leaf2's, distinct pairs, each posted `steps`
+ * times (a ring's steps between the same two GPUs); call(i) is the collective instance of
+ * transfer i, tag(i) its group. Returns why.json's text (to free). */
+static char *run_why_steps(uint32_t (*call)(int i), int (*tag)(int i), int enable, int steps)
 {
   struct platform *p = load_shipped("tiny-16.xml");
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
@@ -20,10 +21,11 @@ static char *run_why_tagged(uint32_t (*call)(int i), int (*tag)(int i), int enab
   CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
   if (enable)
     CU_ASSERT_EQUAL_FATAL(fab_why_enable(fab), 0);
-  for (int i = 0; i < 8; i++) {
-    struct fab_flow *f = fabric_post(fab, i % 4, 8 + (i + i / 4) % 4, 1 << 20, 0, tag(i), NULL, NULL);
-    f->call = call(i);
-  }
+  for (int i = 0; i < 8; i++)
+    for (int s = 0; s < steps; s++) {
+      struct fab_flow *f = fabric_post(fab, i % 4, 8 + (i + i / 4) % 4, 1 << 20, s * 1e-3, tag(i), NULL, NULL);
+      f->call = call(i);
+    }
   fab_why_sample(fab, 0);
   fabric_run(fab);
   char *text = NULL;
@@ -37,6 +39,11 @@ static char *run_why_tagged(uint32_t (*call)(int i), int (*tag)(int i), int enab
   fab_param_set_free(params);
   platform_free(p);
   return text;
+}
+
+static char *run_why_tagged(uint32_t (*call)(int i), int (*tag)(int i), int enable)
+{
+  return run_why_steps(call, tag, enable, 1);
 }
 
 static int dp_tag(int i) { return (void)i, 2; }
@@ -81,6 +88,14 @@ static void test_why_collisions(void)
   text = run_why_tagged(own_call, two_tags, 1);
   long in_group = key(text, "collective_edges_sharing_link_in_group");
   CU_ASSERT(in_group > 0 && in_group < shared);
+  free(text);
+  /* a ring's steps between the same two GPUs are one edge: three steps each, 1 ms apart (after
+   * the one before has drained), are 8 edges, as the single transfers were, not 24; each step may
+   * hash to another up-link, but an edge that collides counts once however many of its steps do */
+  text = run_why_steps(one_call, dp_tag, 1, 3);
+  CU_ASSERT_EQUAL(key(text, "collective_edges"), 8);
+  long shared_steps = key(text, "collective_edges_sharing_link");
+  CU_ASSERT(shared_steps >= 5 && shared_steps <= 8);
   free(text);
   /* transfers outside collectives are no edges */
   text = run_why(no_call, 1);
