@@ -825,19 +825,18 @@ static void test_held_port_messages(void)
 
 /* The last end of n senders into GPU 0, each sending `messages` of message_B back to back, the
  * first ones together, every message a flow of its own marked as a ring step (as coll/ring:steps
- * posts them) or not; *origin: the latest age origin of a port held in the run (flow fidelity). */
-static double steps_end(struct topo *t, fab_fidelity fid, int n, int messages, double message_B, int marked,
-                        double *origin)
+ * posts them); *origin: the latest age origin of a port held in the run (flow fidelity; -1 at
+ * packet fidelity). */
+static double steps_end(struct topo *t, fab_fidelity fid, int n, int messages, double message_B, double *origin)
 {
   struct param_set *ps = roce_params_with(NULL);
   char err[256] = "";
   struct fabric *fab = fabric_new(t, ps, roce_model(), fid, 1, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
   struct message_chain chain[8];
-  double step_B = marked ? message_B : 0;
   for (int i = 0; i < n; i++) {
-    chain[i] = (struct message_chain){ i + 1, 0, messages, message_B, 0, step_B };
-    mark_step(fabric_post(fab, i + 1, 0, message_B, 0, 0, next_message, &chain[i]), step_B);
+    chain[i] = (struct message_chain){ i + 1, 0, messages, message_B, 0, message_B };
+    mark_step(fabric_post(fab, i + 1, 0, message_B, 0, 0, next_message, &chain[i]), message_B);
   }
   fabric_run(fab);
   double end = chains_last_end(chain, n);
@@ -868,9 +867,9 @@ static void test_held_port_ring_steps(void)
   const int n = 4, messages = 10;
   const double message_B = 4194304;
   struct topo *t = fab_topo_single_switch(n + 1, G100, 1e-7, 300e-9);
-  double origin, pkt_origin;
-  double pkt = steps_end(t, FAB_FIDELITY_PACKET, n, messages, message_B, 1, &pkt_origin);
-  double steps = steps_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, 1, &origin);
+  double origin;
+  double pkt = steps_end(t, FAB_FIDELITY_PACKET, n, messages, message_B, &origin);
+  double steps = steps_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, &origin);
   double round_s = n * message_B / G100;
   fprintf(stderr,
           "\n  [held port, ring steps: 4 x 10 messages of 4 MiB at 100 Gb/s] last end: packet %.3f ms, flow %.3f ms "
