@@ -634,6 +634,7 @@ struct coll_row {
   char op[32], group[32];
   long count[MAX_FABRICS]; /* -1: this run has no such collective */
   double time_s[MAX_FABRICS], busbw[MAX_FABRICS];
+  char rings[MAX_FABRICS][24]; /* how its rings moved (summary.json's "rings"; "" for null) */
 };
 
 /* Fills rows from each summary's "collectives" array. */
@@ -669,6 +670,8 @@ static int collect_coll_rows(json_t *const *summary, int n_fabrics, struct coll_
       rows[k].count[f] = (long)json_number(entry, "count");
       rows[k].time_s[f] = json_number(entry, "time_s");
       rows[k].busbw[f] = json_number(entry, "busbw_GBps");
+      const json_t *rings = json_at(entry, "rings");
+      snprintf(rows[k].rings[f], sizeof rows[k].rings[f], "%s", json_is_string(rings) ? json_string_value(rings) : "");
     }
   }
   return n;
@@ -697,6 +700,9 @@ static void write_coll_rows(FILE *cj, const struct coll_row *rows, int n, int n_
       double a = rows[k].time_s[0], b = rows[k].time_s[f];
       fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(a > 0 ? b / a : NAN));
     }
+    fprintf(cj, "], \"rings\": [");
+    for (int f = 0; f < n_fabrics; f++)
+      fprintf(cj, rows[k].rings[f][0] ? "%s\"%s\"" : "%snull", f ? ", " : "", rows[k].rings[f]);
     fprintf(cj, "]}");
   }
   fprintf(cj, "\n  ],\n");
@@ -727,6 +733,17 @@ static void print_coll_rows(FILE *out, const struct coll_row *rows, int n, const
     }
     fprintf(out, "\n");
   }
+  /* coll/ring:auto moves rings step by step or pipelined by fabric (docs/collectives.md) */
+  for (int k = 0; k < n; k++)
+    for (int f = 1; f < n_fabrics; f++)
+      if (rows[k].count[0] >= 0 && rows[k].count[f] >= 0 && strcmp(rows[k].rings[0], rows[k].rings[f])) {
+        fprintf(out, "  (rings:");
+        for (int g = 0; g < n_fabrics; g++)
+          fprintf(out, "%s %s %s", g ? "," : "", fabrics[g], rows[k].rings[g][0] ? rows[k].rings[g] : "none");
+        fprintf(out, "; coll/ring:auto moves rings step by step where a fabric's model acts on the steps: "
+                     "docs/collectives.md)\n");
+        return;
+      }
 }
 
 /* The "why" of each run (its why.json, written by run --why) in comparison.json, as it is, and a

@@ -91,5 +91,17 @@ for i in range(2):
     assert abs(total - it) <= 1e-3 * it, (total, it)
 m = json.load(open(d + "/manifest.json"))
 assert m["command"][0] == "compare" and set(m["inputs"]) == {"platform.xml", "workload.txt"}, m
+# How each collective's rings moved, as the runs say; alike here (400 Gb/s), so no note
+for row in c["collectives"]:
+    want = [next(e.get("rings") for e in s["collectives"] if (e["op"], e["group"]) == (row["op"], row["group"]))
+            for s in summaries]
+    assert row["rings"] == want, (row, want)
+assert "(rings:" not in table, "a rings note where the fabrics' rings moved alike"
 PY
+# At 100 Gb/s RoCE's rings move step by step (DCQCN holds its congested ports), the ideal
+# fabric's stay pipelined: the table says so under the collectives
+run_ok compare --fabrics roce,ideal --gpus 16 --model llama3-8b --tp 8 --pp 2 --global-batch 8 --link-rate 100Gbps \
+  --out "$WORK/c100"
+grep -q "^  (rings: roce steps, ideal pipelined;" "$WORK/last.stdout" ||
+  die "no note that the fabrics' rings moved differently at 100 Gb/s: $(grep -n rings "$WORK/last.stdout")"
 echo "PASS"
