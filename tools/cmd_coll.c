@@ -755,12 +755,13 @@ static void write_json(FILE *f, const struct coll_options *o, const struct layou
   for (int k = 0; k < n_sizes; k++) {
     char proto[64];
     proto_text(rows[k].proto_mask, proto, sizeof proto);
-    const char *rings = coll_ring_forms_name(rows[k].ring_forms);
     fprintf(f,
             "%s\n    {\"size_B\": %.0f, \"count\": %.0f, \"time_us\": %s, \"algbw_GBps\": %s, \"busbw_GBps\": %s, "
-            "\"protocol\": \"%s\", \"rings\": %s%s%s}",
+            "\"protocol\": \"%s\", \"rings\": ",
             k ? "," : "", rows[k].size, rows[k].count, JSON_NUMBER(rows[k].time_us), JSON_NUMBER(rows[k].algbw),
-            JSON_NUMBER(rows[k].busbw), proto, rings ? "\"" : "", rings ? rings : "null", rings ? "\"" : "");
+            JSON_NUMBER(rows[k].busbw), proto);
+    json_write_string_or_null(f, coll_ring_forms_name(rows[k].ring_forms));
+    fprintf(f, "}");
     bw_sum += rows[k].busbw;
   }
   fprintf(f, "\n  ],\n  \"avg_busbw_GBps\": %s\n}\n", n_sizes ? JSON_NUMBER(bw_sum / n_sizes) : "null");

@@ -701,8 +701,10 @@ static void write_coll_rows(FILE *cj, const struct coll_row *rows, int n, int n_
       fprintf(cj, "%s%s", f ? ", " : "", JSON_NUMBER(a > 0 ? b / a : NAN));
     }
     fprintf(cj, "], \"rings\": [");
-    for (int f = 0; f < n_fabrics; f++)
-      fprintf(cj, rows[k].rings[f][0] ? "%s\"%s\"" : "%snull", f ? ", " : "", rows[k].rings[f]);
+    for (int f = 0; f < n_fabrics; f++) {
+      fprintf(cj, "%s", f ? ", " : "");
+      json_write_string_or_null(cj, rows[k].rings[f][0] ? rows[k].rings[f] : NULL);
+    }
     fprintf(cj, "]}");
   }
   fprintf(cj, "\n  ],\n");

@@ -272,11 +272,9 @@ static void write_summary(FILE *f, const struct run_options *o, const struct run
       for (int q = 0, sep = 0; q < COLL_PROTO_COUNT; q++)
         if (c->proto_mask & (1 << q))
           fprintf(f, "%s%s", sep++ ? "+" : "", coll_proto_name((enum coll_proto)q));
-      const char *rings = coll_ring_forms_name(c->ring_forms);
-      if (rings)
-        fprintf(f, "\", \"rings\": \"%s\"}", rings);
-      else
-        fprintf(f, "\", \"rings\": null}");
+      fprintf(f, "\", \"rings\": ");
+      json_write_string_or_null(f, coll_ring_forms_name(c->ring_forms));
+      fprintf(f, "}");
       first = 0;
     }
   for (int g = 0; g < WL_GROUP_COUNT; g++) {

@@ -21,6 +21,14 @@ static int utf8_sequence_length(const unsigned char *s)
   return 0;
 }
 
+void json_write_string_or_null(FILE *out, const char *s)
+{
+  if (s == NULL)
+    fputs("null", out);
+  else
+    json_write_string(out, s);
+}
+
 void json_write_string(FILE *out, const char *text)
 {
   const unsigned char *s = (const unsigned char *)(text ? text : "");

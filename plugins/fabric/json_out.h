@@ -13,6 +13,8 @@
 /* Writes s as a JSON string literal with its quotes: '"' and '\\' escaped, control bytes as
  * \u00XX, each byte of an invalid UTF-8 sequence as \ufffd (RFC 8259 section 8.1 asks for UTF-8). */
 void json_write_string(FILE *out, const char *s);
+/* The same, or null when s is NULL (a value this run does not have). */
+void json_write_string_or_null(FILE *out, const char *s);
 
 /* Writes a number with 17 significant digits (round-trips a double), or null when it is not
  * finite. */
