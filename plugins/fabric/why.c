@@ -12,9 +12,9 @@
 /* Bits of a collective edge's flags (struct why_edge) */
 #define WHY_COUNTED 1u /* counted in edges: a transfer of it crossed a switch-to-switch link */
 #define WHY_SHARED 2u  /* counted in edges_shared */
-#define WHY_GROUP 8u   /* counted in edges_group_shared */
-/* why_flags bit, on a flow object: registered on its path's ports */
-#define WHY_ON 4u
+#define WHY_GROUP 4u   /* counted in edges_group_shared */
+/* fab_flow.why_flags: the flow object is registered on its path's ports */
+#define WHY_ON 1u
 
 /* A collective's edge: its transfers from one GPU to another, one pipelined transfer or a
  * ring's steps each a transfer of its own (coll/ring), counted once either way, so that the
@@ -160,6 +160,15 @@ static struct why_edge *edge_of(struct fab_why *w, uint32_t call, int src, int d
   return e;
 }
 
+/* The edge of collective call from src to dst if it was added, else NULL (never adds one). */
+static struct why_edge *edge_find(const struct fab_why *w, uint32_t call, int src, int dst)
+{
+  if (w->cap_edges == 0)
+    return NULL;
+  struct why_edge *e = &w->edge[edge_slot(w->edge, w->cap_edges, call, src, dst)];
+  return e->call != 0 ? e : NULL;
+}
+
 /* Counts an edge once in *count, the first time it gets the flag bit. */
 static void mark(struct why_edge *e, unsigned bit, long *count)
 {
@@ -174,6 +183,8 @@ void fab_why_flow_start(struct fabric *fab, struct fab_flow *flow)
   struct fab_why *w = fab->why;
   const struct topo *t = fab->topo;
   struct fab_flow *me = whole(flow);
+  uint32_t call = flow->call ? flow->call : flow->parent ? flow->parent->call : 0;
+  struct why_edge *mine = NULL; /* its edge, added at its first switch-to-switch link */
   for (int h = 0; h < flow->hops; h++) {
     int p = flow->path[h];
     if (w->fidx[p] < 0)
@@ -181,11 +192,12 @@ void fab_why_flow_start(struct fabric *fab, struct fab_flow *flow)
     struct why_port *wp = &w->ports[p];
     wp->flows++;
     wp->tag_bytes[flow->tag] += flow->bytes;
-    if (flow->call != 0 || (flow->parent && flow->parent->call != 0)) {
-      uint32_t call = flow->call ? flow->call : flow->parent->call;
+    if (call != 0) {
       if (is_switch_link(t, p)) {
-        struct why_edge *mine = edge_of(w, call, me->src_gpu, me->dst_gpu);
-        mark(mine, WHY_COUNTED, &w->edges);
+        if (mine == NULL) {
+          mine = edge_of(w, call, me->src_gpu, me->dst_gpu);
+          mark(mine, WHY_COUNTED, &w->edges);
+        }
         /* Another transfer on this link at the same time, between another pair of GPUs (not a part
          * of the same transfer, nor a later step between the same two GPUs): of the same
          * collective instance (a collision inside one collective), or of another instance of the
@@ -199,16 +211,14 @@ void fab_why_flow_start(struct fabric *fab, struct fab_flow *flow)
             continue;
           if (ocall != call && wp->act[i]->tag != flow->tag)
             continue;
-          /* the other's edge was added when it came onto this link, so the table does not
-           * grow here; were it to, mine is found again in the new one */
-          const struct why_edge *table = w->edge;
-          struct why_edge *theirs = edge_of(w, ocall, o->src_gpu, o->dst_gpu);
-          if (w->edge != table)
-            mine = edge_of(w, call, me->src_gpu, me->dst_gpu);
+          /* the other's edge was added when it came onto this link (found, not added: the
+           * table does not move under mine) */
+          struct why_edge *theirs = edge_find(w, ocall, o->src_gpu, o->dst_gpu);
           unsigned bit = ocall == call ? WHY_SHARED : WHY_GROUP;
           long *count = ocall == call ? &w->edges_shared : &w->edges_group_shared;
           mark(mine, bit, count);
-          mark(theirs, bit, count);
+          if (theirs != NULL)
+            mark(theirs, bit, count);
         }
       }
     }
