@@ -739,22 +739,16 @@ static void next_message(struct fabric *fab, struct fab_flow *flow, void *ctx)
     mark_step(fabric_post(fab, c->src, c->dst, c->message_B, fab->now, 0, next_message, c), c->step_B);
 }
 
-/* The last end of n chains of messages, each sent to its end */
-static double chains_last_end(const struct message_chain *chain, int n)
-{
-  double end = 0;
-  for (int i = 0; i < n; i++) {
-    CU_ASSERT_EQUAL(chain[i].left, 0);
-    end = fmax(end, chain[i].end_s);
-  }
-  return end;
-}
-
-/* The last end of n senders into GPU 0, sender i sending (i + 1) / n of a message of message_B,
- * then `messages` whole ones back to back at packet fidelity (the senders' restarts out of step,
- * as those of unrelated rings), or (flow fidelity) one transfer each of all its bytes, which
- * stands for such messages (fab_flow.message_B = stands_for; 0: one message). */
-static double messages_end(struct topo *t, fab_fidelity fid, int n, int messages, double message_B, double stands_for)
+/* The last end of n senders into GPU 0 (sender i is GPU i + 1), each sending `messages`
+ * messages of message_B back to back, a message posted when the one before has arrived.
+ * ring_steps: every message a flow of its own marked as a ring step (as coll/ring:steps posts
+ * them), the first ones sent together. Otherwise the senders' restarts are out of step, as those
+ * of unrelated rings (sender i first sends (i + 1) / n of a message), each message a flow of its
+ * own at packet fidelity, and at flow fidelity one transfer per sender that stands for them
+ * (fab_flow.message_B = stands_for; 0: one message). *origin, if asked: the latest age origin
+ * of a port held in the run (-1 if none, or at packet fidelity). */
+static double chains_end(struct topo *t, fab_fidelity fid, int n, int messages, double message_B, int ring_steps,
+                         double stands_for, double *origin)
 {
   struct param_set *ps = roce_params_with(NULL);
   char err[256] = "";
@@ -763,24 +757,37 @@ static double messages_end(struct topo *t, fab_fidelity fid, int n, int messages
   struct message_chain chain[8];
   for (int i = 0; i < n; i++) {
     double first = round(message_B * (i + 1) / n);
-    chain[i] = (struct message_chain){ i + 1, 0, fid == FAB_FIDELITY_PACKET ? messages + 1 : 1, message_B, 0, 0 };
-    if (fid == FAB_FIDELITY_PACKET) {
+    if (ring_steps) {
+      chain[i] = (struct message_chain){ i + 1, 0, messages, message_B, 0, message_B };
+      mark_step(fabric_post(fab, i + 1, 0, message_B, 0, 0, next_message, &chain[i]), message_B);
+    } else if (fid == FAB_FIDELITY_PACKET) {
+      chain[i] = (struct message_chain){ i + 1, 0, messages + 1, message_B, 0, 0 };
       fabric_post(fab, i + 1, 0, first, 0, 0, next_message, &chain[i]);
     } else {
-      struct fab_flow *f = fabric_post(fab, i + 1, 0, first + messages * message_B, 0, 0, next_message, &chain[i]);
-      f->message_B = stands_for;
+      chain[i] = (struct message_chain){ i + 1, 0, 1, message_B, 0, 0 };
+      fabric_post(fab, i + 1, 0, first + messages * message_B, 0, 0, next_message, &chain[i])->message_B = stands_for;
     }
   }
   fabric_run(fab);
-  double end = chains_last_end(chain, n);
-  if (fid == FAB_FIDELITY_FLOW) { /* measures of ring-edge messages have the fine phases too (roce_held_update) */
-    const struct roce_held *h = &roce__state(fab)->held;
+  double end = 0;
+  for (int i = 0; i < n; i++) {
+    CU_ASSERT_EQUAL(chain[i].left, 0);
+    end = fmax(end, chain[i].end_s);
+  }
+  const struct roce_held *h = &roce__state(fab)->held;
+  if (fid == FAB_FIDELITY_FLOW && !ring_steps) { /* measures of ring-edge messages have the fine phases too */
     size_t with_messages = 0;
     for (size_t e = 0; e < h->n; e++) {
       CU_ASSERT(h->entry[e].shape.fine);
       with_messages += h->entry[e].shape.message_B > 0;
     }
     CU_ASSERT_EQUAL(with_messages > 0, stands_for >= ROCE_HELD_MIN_MESSAGE_B);
+  }
+  if (origin != NULL) {
+    *origin = -1;
+    for (int p = 0; fid == FAB_FIDELITY_FLOW && p < t->n_ports; p++)
+      if (h->ever_held[p])
+        *origin = fmax(*origin, h->held_since_s[p]);
   }
   fabric_free(fab);
   fab_param_set_free(ps);
@@ -800,11 +807,11 @@ static void test_held_port_messages(void)
   const int n = 5, messages = 10;
   const double message_B = 4194304;
   struct topo *t = fab_topo_single_switch(n + 1, G100, 1e-7, 300e-9);
-  double pkt = messages_end(t, FAB_FIDELITY_PACKET, n, messages, message_B, 0);
-  double by_messages = messages_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, message_B);
-  double one_message = messages_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, 0);
+  double pkt = chains_end(t, FAB_FIDELITY_PACKET, n, messages, message_B, 0, 0, NULL);
+  double by_messages = chains_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, 0, message_B, NULL);
+  double one_message = chains_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, 0, 0, NULL);
   /* steps of a few packets are not measured as messages (ROCE_HELD_MIN_MESSAGE_B) */
-  double small_steps = messages_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, 16384);
+  double small_steps = chains_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, 0, 16384, NULL);
   struct roce_held_shape shape = { .rate_Bps = G100, .latency_s = 1e-7, .load = n, .senders = n, .ports = 1 };
   struct roce_held_profile long_flows, restarts;
   double payload;
@@ -823,35 +830,6 @@ static void test_held_port_messages(void)
   fab_topo_free(t);
 }
 
-/* The last end of n senders into GPU 0, each sending `messages` of message_B back to back, the
- * first ones together, every message a flow of its own marked as a ring step (as coll/ring:steps
- * posts them); *origin: the latest age origin of a port held in the run (flow fidelity; -1 at
- * packet fidelity). */
-static double steps_end(struct topo *t, fab_fidelity fid, int n, int messages, double message_B, double *origin)
-{
-  struct param_set *ps = roce_params_with(NULL);
-  char err[256] = "";
-  struct fabric *fab = fabric_new(t, ps, roce_model(), fid, 1, err, sizeof err);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
-  struct message_chain chain[8];
-  for (int i = 0; i < n; i++) {
-    chain[i] = (struct message_chain){ i + 1, 0, messages, message_B, 0, message_B };
-    mark_step(fabric_post(fab, i + 1, 0, message_B, 0, 0, next_message, &chain[i]), message_B);
-  }
-  fabric_run(fab);
-  double end = chains_last_end(chain, n);
-  *origin = -1;
-  if (fid == FAB_FIDELITY_FLOW) {
-    const struct roce_held *h = &roce__state(fab)->held;
-    for (int p = 0; p < t->n_ports; p++)
-      if (h->ever_held[p])
-        *origin = fmax(*origin, h->held_since_s[p]);
-  }
-  fabric_free(fab);
-  fab_param_set_free(ps);
-  return end;
-}
-
 /* A ring's steps as transfers of their own (coll/ring:steps): four GPUs each sending ten 4 MiB
  * messages back to back into a fifth at 100 Gb/s, started together, each message a ring step. At
  * flow fidelity the four share the port equally, so each round of messages ends together and the
@@ -868,8 +846,8 @@ static void test_held_port_ring_steps(void)
   const double message_B = 4194304;
   struct topo *t = fab_topo_single_switch(n + 1, G100, 1e-7, 300e-9);
   double origin;
-  double pkt = steps_end(t, FAB_FIDELITY_PACKET, n, messages, message_B, &origin);
-  double steps = steps_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, &origin);
+  double pkt = chains_end(t, FAB_FIDELITY_PACKET, n, messages, message_B, 1, 0, NULL);
+  double steps = chains_end(t, FAB_FIDELITY_FLOW, n, messages, message_B, 1, 0, &origin);
   double round_s = n * message_B / G100;
   fprintf(stderr,
           "\n  [held port, ring steps: 4 x 10 messages of 4 MiB at 100 Gb/s] last end: packet %.3f ms, flow %.3f ms "
