@@ -89,7 +89,6 @@ struct coll_instance {
   enum coll_kind kind;
   enum coll_algo algo;
   enum coll_proto proto;
-  int ring_forms;                   /* the shape's */
   double start_delay_s;             /* kernel launch + the protocol's base latency: a member's first transfer
                            waits that long after its call */
   double step_nvlink_s, step_net_s; /* the protocol's step latencies */
@@ -1710,7 +1709,6 @@ struct coll_instance *coll_create(struct fabric *fab, const struct coll_params *
     c->refs[m] = (struct member_ref){ c, (int)m };
   c->kind = d->kind;
   c->algo = shape->algo;
-  c->ring_forms = shape->ring_forms;
   c->tag = d->tag;
   c->call = fabric_new_call(fab);
   c->bytes = d->bytes;
@@ -1756,7 +1754,9 @@ static int member_done(struct coll_instance *c, int m)
   if (c->done_count < c->n)
     return 0;
   if (c->finish) {
-    struct coll_report r = { c->kind, c->algo, c->proto, c->ring_forms, c->n, c->bytes, c->start_s, c->fab->now };
+    struct coll_report r = {
+      c->kind, c->algo, c->proto, c->shape->ring_forms, c->n, c->bytes, c->start_s, c->fab->now
+    };
     c->finish(c->ctx, &r);
   }
   instance_free(c);
