@@ -11,8 +11,7 @@
 #include "param.h"
 #include "roce_internal.h"
 
-struct roce_held_run;
-static void run_free(struct roce_held_run *r);
+static void sims_free(struct roce_held *h);
 
 int roce_held_init(struct roce_held *h, int n_ports)
 {
@@ -52,8 +51,7 @@ int roce_held_init(struct roce_held *h, int n_ports)
 
 void roce_held_fini(struct roce_held *h)
 {
-  for (size_t i = 0; i < h->n; i++)
-    run_free(h->entry[i].run);
+  sims_free(h);
   free(h->entry);
   free(h->port_entry);
   free(h->load_Bps);
@@ -201,19 +199,43 @@ static struct topo *measure_topo(int ports, int senders, int depth, double sende
   return measure_topo_done(t, switch_latency_s, err, errlen);
 }
 
-/* A measure under way: its packet-level fabric, kept between phases so that a later phase is
- * run only when a held port reaches that age. The run goes on from where the last phase stopped,
- * so a phase measured late gives the figures a measure of every phase at once gives. */
+/* A measure's packet-level fabric, kept between phases so that a later phase is run only when a
+ * held port reaches that age. It goes on from where it stopped, so a phase measured late gives
+ * the figures a measure of every phase at once gives. */
 struct roce_held_run {
   struct topo *t;
   struct param_set *ps;
   struct fabric *m;
   struct measure_sender sender[ROCE_HELD_MAX_PORTS * ROCE_HELD_MAX_SENDERS]; /* callbacks point in here */
-  struct measure_point from;                                                 /* where the last phase ended */
+  int at;                       /* the boundary (below) the model has run to */
   int flows;                    /* the senders into the measured port(s), sender[0, flows) */
   int all;                      /* every sender: flows, then a feeders measure's others */
-  struct roce_held_shape shape; /* a copy: the cache's entries move when it grows */
+  struct roce_held_shape shape; /* a copy: the cache's runs move when it grows */
   double payload_Bps;
+};
+
+/* The dates a measure's packet model stops at: boundary 0 is its start, boundary b > 0 the end of
+ * fine phase b - 1 (ROCE_HELD_FINE_START_S x 2^(b - 1)). The coarse phases end among them (20 ms
+ * x 2^k is fine phase k + 5's end, to the bit: the two schedules differ by powers of two), so a
+ * shape measured in either schedule is one packet run, and each phase is the difference of the
+ * run's totals at two boundaries. */
+#define ROCE_HELD_BOUNDARIES (ROCE_HELD_FINE_PHASES + 1)
+#define COARSE_FIRST_END (ROCE_HELD_FINE_PHASES - ROCE_HELD_PHASES + 1) /* the boundary at 20 ms */
+
+/* One packet run of a shape, shared by the cache's entries of that shape in both schedules
+ * (shapes that differ only in `fine`): the totals at the boundaries it has reached, and its
+ * packet model while an entry still has phases to measure (at most max_runs are kept: a dropped
+ * one is started again, and run to where it was, when a port needs a later boundary). */
+struct roce_held_sim {
+  struct roce_held_shape shape;                     /* fine 0: the schedule is the entries' */
+  struct measure_point point[ROCE_HELD_BOUNDARIES]; /* the totals at boundaries 0 .. reached */
+  int reached;
+  int stalled_from;          /* the first boundary reached stalled (none: BOUNDARIES) */
+  int flows, all;            /* as the run's */
+  double capacity_Bps, mtu;  /* the measured ports' payload rate, together; the MTU */
+  struct roce_held_run *run; /* NULL once dropped */
+  int open;                  /* entries of it with phases left to measure */
+  uint64_t last_use;         /* when one of them last asked for a phase (uses) */
 };
 
 static void run_free(struct roce_held_run *r)
@@ -224,6 +246,26 @@ static void run_free(struct roce_held_run *r)
   fab_param_set_free(r->ps);
   fab_topo_free(r->t);
   free(r);
+}
+
+static void sims_free(struct roce_held *h)
+{
+  for (size_t i = 0; i < h->n_sims; i++)
+    run_free(h->sim[i].run);
+  free(h->sim);
+}
+
+static double boundary_s(int b) { return b == 0 ? 0 : ROCE_HELD_FINE_START_S * (1 << (b - 1)); }
+
+/* The boundaries phase k of a shape starts and ends at. */
+static int phase_first_boundary(const struct roce_held_shape *shape, int k)
+{
+  return shape->fine ? k : k == 0 ? 0 : COARSE_FIRST_END + k - 1;
+}
+
+static int phase_last_boundary(const struct roce_held_shape *shape, int k)
+{
+  return shape->fine ? k + 1 : COARSE_FIRST_END + k;
 }
 
 /* A shape's phases: how many, and the age at which phase k ends. */
@@ -354,18 +396,50 @@ static struct roce_held_run *run_start(const struct fabric *fab, const struct ro
   return r;
 }
 
-/* Runs phase k, the one after the last run; -1 with a message in err if the port carried
- * nothing in it or the packet model stalled. */
-static int run_phase(struct roce_held_run *r, int k, struct roce_held_phase *out, char *err, size_t errlen)
+/* Starts the packet model of s (from its start: a dropped model is run again from there);
+ * -1 with a message in err if it cannot be set up. */
+static int sim_start(const struct fabric *fab, struct roce_held_sim *s, char *err, size_t errlen)
 {
-  struct measure_point to;
-  measure_point_at(r->m, r->sender, r->flows, r->all, phase_end_s(&r->shape, k), &to);
-  int ok = measure_phase(&r->from, &to, r->all, r->shape.ports * r->payload_Bps, r->m->mtu, out) == 0 &&
-           !fabric_stalled(r->m);
-  r->from = to;
-  if (!ok)
-    snprintf(err, errlen, "the packet model did not carry %d flows through %d port(s)", r->flows, r->shape.ports);
-  return ok ? 0 : -1;
+  if ((s->run = run_start(fab, &s->shape, err, errlen)) == NULL)
+    return -1;
+  s->flows = s->run->flows;
+  s->all = s->run->all;
+  s->capacity_Bps = s->shape.ports * s->run->payload_Bps;
+  s->mtu = s->run->m->mtu;
+  return 0;
+}
+
+/* Runs the model of s on to boundary b (past s->reached), keeping the totals at every boundary
+ * on the way; a model started again first runs to where the last one stopped (the same run: the
+ * same totals). Returns the stretches run: 1, or 2 with that catch-up. */
+static int sim_advance(struct roce_held_sim *s, int b)
+{
+  struct roce_held_run *r = s->run;
+  int stretches = 1;
+  if (r->at < s->reached) {
+    struct measure_point again;
+    measure_point_at(r->m, r->sender, r->flows, r->all, boundary_s(s->reached), &again);
+    stretches++;
+  }
+  for (int i = s->reached + 1; i <= b; i++) {
+    measure_point_at(r->m, r->sender, r->flows, r->all, boundary_s(i), &s->point[i]);
+    if (s->stalled_from == ROCE_HELD_BOUNDARIES && fabric_stalled(r->m))
+      s->stalled_from = i;
+  }
+  s->reached = r->at = b;
+  return stretches;
+}
+
+/* Phase k of a shape from the totals of its run s (which must have reached its end); -1 with a
+ * message in err if the port carried nothing in it or the packet model had stalled. */
+static int sim_phase(const struct roce_held_sim *s, const struct roce_held_shape *shape, int k,
+                     struct roce_held_phase *out, char *err, size_t errlen)
+{
+  int from = phase_first_boundary(shape, k), to = phase_last_boundary(shape, k);
+  if (measure_phase(&s->point[from], &s->point[to], s->all, s->capacity_Bps, s->mtu, out) == 0 && s->stalled_from > to)
+    return 0;
+  snprintf(err, errlen, "the packet model did not carry %d flows through %d port(s)", s->flows, s->shape.ports);
+  return -1;
 }
 
 /* A phase that keeps the port busy: nothing is left for the senders to gain, so the later phases
@@ -384,36 +458,87 @@ static void profile_repeat_from(const struct roce_held_shape *shape, struct roce
     p->phase[j] = p->phase[k - 1];
 }
 
+/* A shape's run as a measure keys it: its schedule left out. */
+static void sim_init(struct roce_held_sim *s, const struct roce_held_shape *shape)
+{
+  memset(s, 0, sizeof *s);
+  memcpy(&s->shape, shape, sizeof s->shape); /* padding too: the cache compares shapes bytewise */
+  s->shape.fine = 0;
+  s->stalled_from = ROCE_HELD_BOUNDARIES;
+}
+
 int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *shape, struct roce_held_profile *out,
                       char *err, size_t errlen)
 {
   memset(out, 0, sizeof *out);
-  struct roce_held_run *r = run_start(fab, shape, err, errlen);
-  int ok = r != NULL;
+  struct roce_held_sim s;
+  sim_init(&s, shape);
+  int ok = sim_start(fab, &s, err, errlen) == 0;
   for (int k = 0; ok && k < shape_phases(shape); k++) {
     if (k > 0 && phase_busy(shape, k - 1, &out->phase[k - 1])) {
       profile_repeat_from(shape, out, k);
       break;
     }
-    ok = run_phase(r, k, &out->phase[k], err, errlen) == 0;
+    sim_advance(&s, phase_last_boundary(shape, k));
+    ok = sim_phase(&s, shape, k, &out->phase[k], err, errlen) == 0;
   }
-  run_free(r);
+  run_free(s.run);
   return ok ? 0 : -1;
 }
 
-/* The measure's packet model of entry e is no longer kept (its phases left, if any, are run again
- * from the start when a held port reaches them). */
-static void entry_drop_run(struct roce_held *h, size_t e)
+static void sim_drop_run(struct roce_held *h, struct roce_held_sim *s)
 {
-  if (h->entry[e].run == NULL)
+  if (s->run == NULL)
     return;
-  run_free(h->entry[e].run);
-  h->entry[e].run = NULL;
+  run_free(s->run);
+  s->run = NULL;
   h->live_runs--;
 }
 
-/* Once a phase keeps the port busy the later ones are that phase again: the measure's packet
- * model is no longer needed once every phase is known. */
+/* The run of this shape (either schedule), its packet model started if it is new; -1 with a
+ * message in err if that cannot be set up. */
+static int32_t sim_of(const struct fabric *fab, struct roce_held *h, const struct roce_held_shape *shape, char *err,
+                      size_t errlen)
+{
+  struct roce_held_sim s;
+  sim_init(&s, shape);
+  for (size_t i = 0; i < h->n_sims; i++)
+    if (!memcmp(&h->sim[i].shape, &s.shape, sizeof s.shape))
+      return (int32_t)i;
+  if (sim_start(fab, &s, err, errlen) != 0)
+    return -1;
+  h->measures++;
+  h->live_runs++;
+  if (h->n_sims == h->cap_sims) {
+    h->cap_sims = h->cap_sims ? 2 * h->cap_sims : 16;
+    h->sim = sgf_xrealloc(h->sim, h->cap_sims * sizeof *h->sim);
+  }
+  memcpy(&h->sim[h->n_sims], &s, sizeof s); /* padding too */
+  return (int32_t)h->n_sims++;
+}
+
+/* Phase k of a shape from its run si, which is run on to the phase's end if no shape of it had
+ * reached it (and started again first if its model was dropped); -1 with a message in err. */
+static int held_sim_phase(const struct fabric *fab, struct roce_held *h, int32_t si,
+                          const struct roce_held_shape *shape, int k, struct roce_held_phase *out, char *err,
+                          size_t errlen)
+{
+  struct roce_held_sim *s = &h->sim[si];
+  s->last_use = ++h->uses;
+  int to = phase_last_boundary(shape, k);
+  if (s->reached < to) {
+    if (s->run == NULL) {
+      if (sim_start(fab, s, err, errlen) != 0)
+        return -1;
+      h->live_runs++;
+    }
+    h->phases_run += (uint64_t)sim_advance(s, to);
+  }
+  return sim_phase(s, shape, k, out, err, errlen);
+}
+
+/* Once a phase keeps the port busy the later ones are that phase again; an entry with every
+ * phase known no longer needs its run, whose packet model is dropped once no entry does. */
 static void entry_settle(struct roce_held *h, size_t e)
 {
   int k = h->entry[e].measured, phases = shape_phases(&h->entry[e].shape);
@@ -422,20 +547,24 @@ static void entry_settle(struct roce_held *h, size_t e)
     profile_repeat_from(&h->entry[e].shape, p, k);
     h->entry[e].measured = phases;
   }
-  if (h->entry[e].measured == phases)
-    entry_drop_run(h, e);
+  int32_t si = h->entry[e].sim;
+  if (h->entry[e].measured == phases && si >= 0) {
+    h->entry[e].sim = -1;
+    if (--h->sim[si].open == 0)
+      sim_drop_run(h, &h->sim[si]);
+  }
 }
 
-/* At most max_runs measures keep their packet model (about 1.5 MB each, mostly its preallocated
+/* At most max_runs runs keep their packet model (about 1.5 MB each, mostly its preallocated
  * flows and packets): past that, the one used least recently is dropped. */
 static void runs_trim(struct roce_held *h)
 {
   while (h->live_runs > h->max_runs) {
-    size_t oldest = h->n;
-    for (size_t i = 0; i < h->n; i++)
-      if (h->entry[i].run != NULL && (oldest == h->n || h->entry[i].last_use < h->entry[oldest].last_use))
+    size_t oldest = h->n_sims;
+    for (size_t i = 0; i < h->n_sims; i++)
+      if (h->sim[i].run != NULL && (oldest == h->n_sims || h->sim[i].last_use < h->sim[oldest].last_use))
         oldest = i;
-    entry_drop_run(h, oldest);
+    sim_drop_run(h, &h->sim[oldest]);
   }
 }
 
@@ -449,9 +578,8 @@ static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const str
       return h->entry[i].profile.phase[0].utilisation > 0 ? (int32_t)i : -1;
   struct roce_held_profile profile;
   memset(&profile, 0, sizeof profile);
-  struct roce_held_run *run = NULL;
   int measured = shape_phases(shape);
-  int32_t alone = -1;
+  int32_t alone = -1, si = -1;
   if (shape->ports > 1) {
     /* A port its senders keep busy alone is measured alone only: beside another it stays busy too
      * (400 Gb/s, nic preset, loads 1.25 and 2 at depths 0 and 1: 99.99% either way), and the
@@ -464,51 +592,32 @@ static int32_t entry_of(const struct fabric *fab, struct roce_held *h, const str
   if (alone >= 0 && phase_busy(shape, 0, &h->entry[alone].profile.phase[0])) {
     profile.phase[0] = h->entry[alone].profile.phase[0];
     profile_repeat_from(shape, &profile, 1);
-  } else if ((run = run_start(fab, shape, err, sizeof err)) == NULL ||
-             run_phase(run, 0, &profile.phase[0], err, sizeof err) != 0) {
+  } else if ((si = sim_of(fab, h, shape, err, sizeof err)) < 0 ||
+             held_sim_phase(fab, h, si, shape, 0, &profile.phase[0], err, sizeof err) != 0) {
     fprintf(stderr,
             "sgfabric: roce: a port DCQCN holds (%d senders) could not be measured on the packet model (%s): "
             "it is shared max-min, its marks not estimated\n",
             shape->senders, err);
-    run_free(run);
-    run = NULL;
+    if (si >= 0 && h->sim[si].open == 0)
+      sim_drop_run(h, &h->sim[si]);
+    si = -1;
     profile.phase[0].utilisation = 0; /* remembered as not measurable */
   } else {
-    h->measures++;
-    h->phases_run++;
-    h->live_runs++;
     measured = 1;
+    h->sim[si].open++;
   }
   if (h->n == h->cap) {
     h->cap = h->cap ? 2 * h->cap : 16;
     h->entry = sgf_xrealloc(h->entry, h->cap * sizeof *h->entry);
   }
-  h->entry[h->n].shape = *shape;
+  memcpy(&h->entry[h->n].shape, shape, sizeof *shape); /* padding too: entries are compared bytewise */
   h->entry[h->n].profile = profile;
   h->entry[h->n].measured = measured;
-  h->entry[h->n].run = run;
-  h->entry[h->n].last_use = ++h->uses;
+  h->entry[h->n].sim = si;
   h->n++;
   entry_settle(h, h->n - 1);
   runs_trim(h);
   return profile.phase[0].utilisation > 0 ? (int32_t)h->n - 1 : -1;
-}
-
-/* The measure's packet model of entry e, started again and run through the phases it had run
- * when it was dropped (the same run: the same figures); NULL with a message in err. */
-static struct roce_held_run *run_again(const struct fabric *fab, struct roce_held *h, size_t e, char *err,
-                                       size_t errlen)
-{
-  struct roce_held_run *r = run_start(fab, &h->entry[e].shape, err, errlen);
-  struct roce_held_phase again;
-  for (int k = 0; r != NULL && k < h->entry[e].measured; k++) {
-    h->phases_run++;
-    if (run_phase(r, k, &again, err, errlen) != 0) {
-      run_free(r);
-      r = NULL;
-    }
-  }
-  return r;
 }
 
 /* Phase k of measure e, run up to it if no held port had reached it yet. A phase that cannot be
@@ -516,15 +625,10 @@ static struct roce_held_run *run_again(const struct fabric *fab, struct roce_hel
 static const struct roce_held_phase *entry_phase(const struct fabric *fab, struct roce_held *h, int32_t e, int k)
 {
   struct roce_held_profile *p = &h->entry[e].profile;
-  h->entry[e].last_use = ++h->uses;
   while (h->entry[e].measured <= k) {
     int next = h->entry[e].measured;
     char err[256] = "";
-    if (h->entry[e].run == NULL && (h->entry[e].run = run_again(fab, h, (size_t)e, err, sizeof err)) != NULL)
-      h->live_runs++;
-    if (h->entry[e].run != NULL)
-      h->phases_run++;
-    if (h->entry[e].run == NULL || run_phase(h->entry[e].run, next, &p->phase[next], err, sizeof err) != 0) {
+    if (held_sim_phase(fab, h, h->entry[e].sim, &h->entry[e].shape, next, &p->phase[next], err, sizeof err) != 0) {
       fprintf(stderr,
               "sgfabric: roce: a port DCQCN holds (%d senders) could not be measured past %g ms of its age on the "
               "packet model (%s): it keeps the figures of the phase before\n",
@@ -538,6 +642,13 @@ static const struct roce_held_phase *entry_phase(const struct fabric *fab, struc
   }
   runs_trim(h);
   return &p->phase[k];
+}
+
+const struct roce_held_phase *roce_held_shape_phase(const struct fabric *fab, struct roce_held *h,
+                                                    const struct roce_held_shape *shape, int k)
+{
+  int32_t e = entry_of(fab, h, shape);
+  return e < 0 ? NULL : entry_phase(fab, h, e, k);
 }
 
 /* The flow's RoCE state if it leaves a NIC (not an NVLink transfer), else NULL. */

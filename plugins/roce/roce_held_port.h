@@ -40,7 +40,7 @@
 #define ROCE_HELD_START_S 20e-3           /* the first phase: the senders in step */
 #define ROCE_HELD_PHASES 4                /* the phases: [0, 20), [20, 40), [40, 80), [80, 160) ms of age */
 #define ROCE_HELD_MIN_MESSAGE_B (1 << 20) /* smaller ring steps do not count as messages */
-#define ROCE_HELD_MAX_RUNS 64             /* measures whose packet model is kept for their later phases */
+#define ROCE_HELD_MAX_RUNS 64             /* runs whose packet model is kept for their later phases */
 #define ROCE_HELD_SPAN_S (ROCE_HELD_START_S * (1 << (ROCE_HELD_PHASES - 1)))
 /* roce/flow-held-measure:fine and feeders: phases from 0.625 ms, each twice the one before, to the
  * same span ([0, 0.625), [0.625, 1.25), ... [80, 160) ms), but for a port that a flow chains to
@@ -110,16 +110,18 @@ struct roce_held_shape {
 };
 
 struct roce_held_run;
+struct roce_held_sim;
 
 struct roce_held {
   struct {
     struct roce_held_shape shape;
     struct roce_held_profile profile;
-    int measured;              /* its phases run so far (ROCE_HELD_PHASES once all are known) */
-    struct roce_held_run *run; /* the measure's packet model while phases are left to run */
-    uint64_t last_use;         /* when a held port last asked for one of its phases (uses) */
-  } * entry;                   /* the measures so far */
+    int measured; /* its phases known so far (all of them once they are) */
+    int32_t sim;  /* its packet run (sim) while phases are left to measure, else -1 */
+  } * entry;      /* the measures so far, one per shape */
   size_t n, cap;
+  struct roce_held_sim *sim; /* the packet runs, one per shape but for its schedule (fine) */
+  size_t n_sims, cap_sims;
   int32_t *port_entry;          /* per port: its measure while held (-1: not held) */
   uint8_t *ever_held;           /* per port: held at some point of the run */
   double *held_since_s;         /* per port: the date it became held (its age's origin) */
@@ -136,10 +138,10 @@ struct roce_held {
   uint8_t *chained;             /* scratch, per port: a flow crosses it and another port to be held */
   uint8_t *ring_steps;          /* scratch, per port: a ring step (fab_flow.ring_step) crosses it */
   int *decided_list;            /* scratch: the ports an update looks at */
-  uint64_t measures;            /* packet-level runs made (the cache's misses) */
-  uint64_t phases_run;          /* their phases run (not those a busy phase stands for), again after a drop too */
-  uint64_t uses;                /* phases asked for so far: the clock of last_use */
-  int live_runs, max_runs;      /* measures keeping their packet model; at most (ROCE_HELD_MAX_RUNS) */
+  uint64_t measures;            /* packet-level runs made (sims) */
+  uint64_t phases_run;          /* stretches of them run to a phase's end (a restarted run's catch-up one more) */
+  uint64_t uses;                /* phases asked for so far: the clock of the runs' last use */
+  int live_runs, max_runs;      /* runs keeping their packet model; at most (ROCE_HELD_MAX_RUNS) */
 };
 
 /* How held ports are measured (roce/flow-held-measure): not at all (roce/flow-held-ports off:
@@ -172,6 +174,10 @@ void roce_held_flow_gone(struct fabric *fab, struct roce_held *h, const struct f
 /* A held port's phase is over (its ROCE_TIMER_HELD_AGE timer): its capacity becomes the next
  * phase's utilisation, which recomputes its component. */
 void roce_held_aged(struct fabric *fab, struct roce_held *h, int port);
+/* Phase k of the cached measure of a shape, its run made or run on if no held port had reached
+ * it; NULL if the shape cannot be measured. */
+const struct roce_held_phase *roce_held_shape_phase(const struct fabric *fab, struct roce_held *h,
+                                                    const struct roce_held_shape *shape, int k);
 /* One packet-level measure (uncached): 0, or -1 with a message in err when the packet model
  * could not be set up or carried nothing in a phase. */
 int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *shape, struct roce_held_profile *out,

@@ -597,8 +597,9 @@ static void test_held_port_ages(void)
   CU_ASSERT(rel(first_only, pkt.max_fct) > 0.03);
   CU_ASSERT_EQUAL(flow.held_measures, 1);
   CU_ASSERT_EQUAL(flow.held_phases, ROCE_HELD_PHASES);
-  /* With no measure's packet model kept, each later phase starts the measure again and runs it
-   * through the phases before (1 + 2 + 3 + 4 phases run): the same figures, the same end. */
+  /* With no measure's packet model kept, each later phase starts the measure again and runs it to
+   * where it stopped before running on (1 + 2 + 2 + 2 stretches run): the same figures, the same
+   * end. */
   struct param_set *ps = roce_params_with(load);
   char err[256] = "";
   struct fabric *fab = fabric_new(t, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
@@ -611,7 +612,7 @@ static void test_held_port_ages(void)
   fabric_run(fab);
   uint64_t phases = 0;
   CU_ASSERT_EQUAL(sg_roce_get_held_measures(fab, &phases), 1);
-  CU_ASSERT_EQUAL(phases, 1 + 2 + 3 + 4);
+  CU_ASSERT_EQUAL(phases, 1 + 2 + 2 + 2);
   for (int i = 0; i < n; i++)
     CU_ASSERT_EQUAL(again.fct[i], flow.fct[i]);
   fabric_free(fab);
@@ -676,6 +677,65 @@ static void test_held_port_feeders(void)
   CU_ASSERT(lowest < 0.95);
   fab_topo_free(one);
   fab_topo_free(t);
+}
+
+/* A shape measured in both schedules, fine and coarse (roce_held_port.c, struct roce_held_sim), is
+ * one packet run: two senders into one GPU of a switch at 100 Gb/s. The fine phases to 20 ms of
+ * age run it that far, and the coarse first phase ([0, 20) ms) then runs nothing more and is what
+ * a measure of its own gives, to the bit; the coarse second phase runs it on to 40 ms, and the
+ * fine phase over the same ages is the same figures. */
+static void test_held_runs_shared(void)
+{
+  struct topo *one = fab_topo_single_switch(3, G100, 1e-6, 300e-9);
+  struct roce_held_shape fine;
+  memset(&fine, 0, sizeof fine); /* the cache compares shapes bytewise */
+  fine.rate_Bps = G100;
+  fine.latency_s = 1e-6;
+  fine.load = 2;
+  fine.senders = 2;
+  fine.ports = 1;
+  fine.fine = 1;
+  struct roce_held_shape coarse = fine;
+  coarse.fine = 0;
+  struct param_set *ps = roce_params_with(NULL);
+  char err[256] = "";
+  struct fabric *fab = fabric_new(one, ps, roce_model(), FAB_FIDELITY_FLOW, 1, err, sizeof err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fab);
+  struct roce_held *h = &roce__state(fab)->held;
+  double bytes = 0, len = ROCE_HELD_FINE_START_S;
+  for (int k = 0; k <= 5; k++) { /* fine phase 5 ends at 20 ms */
+    const struct roce_held_phase *ph = roce_held_shape_phase(fab, h, &fine, k);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ph);
+    bytes += ph->utilisation * len;
+    len = k == 0 ? len : 2 * len;
+  }
+  uint64_t phases_fine = h->phases_run;
+  const struct roce_held_phase *first = roce_held_shape_phase(fab, h, &coarse, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+  CU_ASSERT_EQUAL(h->measures, 1);
+  CU_ASSERT_EQUAL(h->phases_run, phases_fine);
+  /* the mean of the fine phases, but for what a busy one lost to its cap at 1 (a packet counted on
+   * one side of a boundary) */
+  CU_ASSERT(first->utilisation >= bytes / ROCE_HELD_START_S - 1e-12);
+  CU_ASSERT(first->utilisation < bytes / ROCE_HELD_START_S + 1e-4);
+  struct roce_held_profile alone;
+  CU_ASSERT_EQUAL_FATAL(roce_held_measure(fab, &coarse, &alone, err, sizeof err), 0);
+  CU_ASSERT(first->utilisation == alone.phase[0].utilisation);
+  CU_ASSERT(first->marked_fraction == alone.phase[0].marked_fraction);
+  CU_ASSERT(first->paused_fraction == alone.phase[0].paused_fraction);
+  const struct roce_held_phase *second = roce_held_shape_phase(fab, h, &coarse, 1);
+  CU_ASSERT_EQUAL(h->phases_run, phases_fine + 1);
+  const struct roce_held_phase *fine6 = roce_held_shape_phase(fab, h, &fine, 6);
+  CU_ASSERT_EQUAL(h->phases_run, phases_fine + 1);
+  CU_ASSERT(second->utilisation == alone.phase[1].utilisation && fine6->utilisation == second->utilisation);
+  CU_ASSERT(second->cuts_per_flow_s == fine6->cuts_per_flow_s);
+  fprintf(stderr,
+          "  [one run, two schedules] coarse [0, 20) ms %.6f (the fine phases' mean %.6f), [20, 40) ms %.4f; "
+          "measures %llu\n",
+          first->utilisation, bytes / ROCE_HELD_START_S, second->utilisation, (unsigned long long)h->measures);
+  fabric_free(fab);
+  fab_param_set_free(ps);
+  fab_topo_free(one);
 }
 
 /* Held ports share their switch's buffer (roce_held_port.c, held_ports_beside): two groups of
@@ -1528,6 +1588,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "held_port_ages", test_held_port_ages },
   { "held_port_feeders", test_held_port_feeders },
   { "held_ports_share_a_switch", test_held_ports_share_a_switch },
+  { "held_runs_shared", test_held_runs_shared },
   { "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins },
   { "ecmp_channels_are_connections", test_ecmp_channels_are_connections },
   { "ecmp_seed_holds_the_paths", test_ecmp_seed_holds_the_paths },
