@@ -109,7 +109,6 @@ struct roce_held_shape {
   int16_t start_10us[ROCE_HELD_FEEDERS][ROCE_HELD_FEEDER_FLOWS];
 };
 
-struct roce_held_run;
 struct roce_held_sim;
 
 struct roce_held {
