@@ -180,6 +180,11 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
   int lossy = rs->cfg.drop_rate > 0;
   if (lossy && fifo)
     roce_loss_queues(fab, &rs->loss, flows, n);
+  /* the held ports' unequal shares (roce/flow-held-shares:spread), by the flows' ages */
+  int held_shares = fifo && dcqcn && rs->cfg.ecn_enabled && fab->fidelity == FAB_FIDELITY_FLOW &&
+                    rs->cfg.flow_held != ROCE_HELD_MEASURE_OFF && rs->cfg.flow_held_spread;
+  if (held_shares)
+    roce_held_rank(fab, &rs->held, flows, n);
   size_t n_changed = 0;
   for (size_t i = 0; i < n; i++) {
     struct fab_flow *f = flows[i];
@@ -196,6 +201,9 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
         cap = share;
       if (spreading)
         cap = roce_spread_cap(fab, &rs->spread, f, cap);
+      double held_cap = held_shares ? roce_held_flow_cap(fab, &rs->held, f) : 0;
+      if (held_cap > 0 && (cap == 0 || held_cap < cap))
+        cap = held_cap;
       /* what a flow sends at its share (or at line rate), go-back-N delivers that part of; the
        * rest, sent again, loads its links too (the engine shares out what they carry) */
       if (p_path > 0) {

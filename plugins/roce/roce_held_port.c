@@ -33,11 +33,14 @@ int roce_held_init(struct roce_held *h, int n_ports)
   h->depth = malloc((size_t)n_ports + 1);
   h->message_log2 = calloc((size_t)n_ports + 1, sizeof *h->message_log2);
   h->message_bytes = calloc((size_t)n_ports + 1, sizeof *h->message_bytes);
-  if (h->port_entry == NULL || h->load_Bps == NULL || h->last_load_Bps == NULL || h->scale == NULL ||
-      h->ever_held == NULL || h->held_since_s == NULL || h->released_s == NULL || h->age_timer == NULL ||
-      h->decided == NULL || h->candidate == NULL || h->chained == NULL || h->ring_steps == NULL ||
-      h->decided_list == NULL || h->marked == NULL || h->depth == NULL || h->message_log2 == NULL ||
-      h->message_bytes == NULL)
+  h->rank_off = calloc((size_t)n_ports + 1, sizeof *h->rank_off);
+  h->rank_len = calloc((size_t)n_ports + 1, sizeof *h->rank_len);
+  h->ranked = calloc((size_t)n_ports + 1, sizeof *h->ranked);
+  if (h->rank_off == NULL || h->rank_len == NULL || h->ranked == NULL || h->port_entry == NULL || h->load_Bps == NULL ||
+      h->last_load_Bps == NULL || h->scale == NULL || h->ever_held == NULL || h->held_since_s == NULL ||
+      h->released_s == NULL || h->age_timer == NULL || h->decided == NULL || h->candidate == NULL ||
+      h->chained == NULL || h->ring_steps == NULL || h->decided_list == NULL || h->marked == NULL || h->depth == NULL ||
+      h->message_log2 == NULL || h->message_bytes == NULL)
     return -1;
   memset(h->depth, UINT8_MAX, (size_t)n_ports + 1);
   h->max_runs = ROCE_HELD_MAX_RUNS;
@@ -70,6 +73,10 @@ void roce_held_fini(struct roce_held *h)
   free(h->depth);
   free(h->message_log2);
   free(h->message_bytes);
+  free(h->rank_buf);
+  free(h->rank_off);
+  free(h->rank_len);
+  free(h->ranked);
 }
 
 /* The run's parameters for the measuring fabric: every value as the run has it, but one QP per
@@ -99,6 +106,7 @@ static struct param_set *measure_params(const struct fabric *fab, char *err, siz
 struct measure_point {
   double date_s, delivered_B, marks, cnps, cuts, paused_s;
   double all_delivered_B; /* by every sender, the port's and (a feeders measure) the others */
+  double sender_B[ROCE_HELD_MAX_PORTS * ROCE_HELD_MAX_SENDERS]; /* by each sender into the port(s) */
 };
 
 /* A sender of the measure: one flow into its receiver at a time, each message posted when the
@@ -128,8 +136,10 @@ static void measure_point_at(struct fabric *m, const struct measure_sender *send
   for (int i = 0; i < all; i++) {
     double b = senders[i].done_B + senders[i].flow->delivered;
     pt->all_delivered_B += b;
-    if (i < n)
+    if (i < n) {
       pt->delivered_B += b;
+      pt->sender_B[i] = b;
+    }
   }
   pt->marks = (double)(rs->stats.ecn.marked_forced + rs->stats.ecn.marked_prob);
   pt->cnps = (double)rs->stats.cnps_sent;
@@ -144,13 +154,22 @@ static void measure_point_at(struct fabric *m, const struct measure_sender *send
 
 /* One phase, from the totals at its start and end; -1 if the port carried nothing in it. The
  * signals are the whole measure's, per flow (its `flows`, every sender) and per packet sent: in
- * a feeders measure they are those of the feeders' transfers too. */
-static int measure_phase(const struct measure_point *from, const struct measure_point *to, int flows,
+ * a feeders measure they are those of the feeders' transfers too; the shares are those of its
+ * `senders` into the measured port(s). */
+static int measure_phase(const struct measure_point *from, const struct measure_point *to, int flows, int senders,
                          double payload_Bps, double mtu, struct roce_held_phase *out)
 {
   double dt = to->date_s - from->date_s, bytes = to->delivered_B - from->delivered_B;
   if (!(bytes > 0))
     return -1;
+  out->senders = senders;
+  for (int i = 0; i < senders; i++) { /* an insertion sort: at most 32 */
+    double x = (to->sender_B[i] - from->sender_B[i]) / (bytes / senders);
+    int j = i;
+    for (; j > 0 && out->share[j - 1] > x; j--)
+      out->share[j] = out->share[j - 1];
+    out->share[j] = x;
+  }
   out->utilisation = fmin(1, bytes / payload_Bps / dt);
   out->marked_fraction = (to->marks - from->marks) / ((to->all_delivered_B - from->all_delivered_B) / mtu);
   out->cnps_per_flow_s = (to->cnps - from->cnps) / flows / dt;
@@ -436,7 +455,8 @@ static int sim_phase(const struct roce_held_sim *s, const struct roce_held_shape
                      struct roce_held_phase *out, char *err, size_t errlen)
 {
   int from = phase_first_boundary(shape, k), to = phase_last_boundary(shape, k);
-  if (measure_phase(&s->point[from], &s->point[to], s->all, s->capacity_Bps, s->mtu, out) == 0 && s->stalled_from > to)
+  if (measure_phase(&s->point[from], &s->point[to], s->all, s->flows, s->capacity_Bps, s->mtu, out) == 0 &&
+      s->stalled_from > to)
     return 0;
   snprintf(err, errlen, "the packet model did not carry %d flows through %d port(s)", s->flows, s->shape.ports);
   return -1;
@@ -1001,6 +1021,82 @@ static void hold(struct fabric *fab, struct roce_held *h, int p, int32_t e)
   set_capacity(fab, h, p);
   if (e >= 0)
     h->ever_held[p] = 1;
+}
+
+static int age_before(const struct roce_held_age *a, const struct roce_held_age *b)
+{
+  return a->start_s < b->start_s || (a->start_s == b->start_s && a->id < b->id);
+}
+
+static int cmp_age(const void *a, const void *b) { return age_before(a, b) ? -1 : age_before(b, a) ? 1 : 0; }
+
+void roce_held_rank(const struct fabric *fab, struct roce_held *h, struct fab_flow *const *flows, size_t n)
+{
+  h->rank_pass++;
+  h->rank_n = 0;
+  for (size_t i = 0; i < n; i++)
+    for (int k = 0; k < flows[i]->hops; k++) {
+      int p = flows[i]->path[k];
+      if (h->port_entry[p] < 0 || h->ranked[p] == h->rank_pass)
+        continue;
+      h->ranked[p] = h->rank_pass;
+      int count;
+      struct fab_flow *const *on = fabric_port_flows(fab, p, &count);
+      if (h->rank_n + (size_t)count > h->rank_cap) {
+        h->rank_cap = 2 * (h->rank_n + (size_t)count);
+        h->rank_buf = sgf_xrealloc(h->rank_buf, h->rank_cap * sizeof *h->rank_buf);
+      }
+      h->rank_off[p] = (uint32_t)h->rank_n;
+      for (int j = 0; j < count; j++)
+        if (nic_flow(on[j]) != NULL)
+          h->rank_buf[h->rank_n++] = (struct roce_held_age){ on[j]->start_s, on[j]->id };
+      h->rank_len[p] = (uint32_t)(h->rank_n - h->rank_off[p]);
+      qsort(h->rank_buf + h->rank_off[p], h->rank_len[p], sizeof *h->rank_buf, cmp_age);
+    }
+}
+
+/* The flows of the port that started before f (its rank by age, from 0). */
+static size_t age_rank(const struct roce_held *h, int p, const struct fab_flow *f)
+{
+  const struct roce_held_age *a = h->rank_buf + h->rank_off[p], me = { f->start_s, f->id };
+  size_t lo = 0, hi = h->rank_len[p];
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (age_before(&a[mid], &me))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+double roce_held_flow_cap(const struct fabric *fab, struct roce_held *h, const struct fab_flow *f)
+{
+  double cap = 0;
+  if (nic_flow(f) == NULL)
+    return 0;
+  for (int k = 0; k < f->hops; k++) {
+    int p = f->path[k];
+    if (h->port_entry[p] < 0 || h->ranked[p] != h->rank_pass || h->rank_len[p] < 2)
+      continue;
+    const struct roce_held_phase *ph = roce_held_of(fab, h, p);
+    if (ph == NULL || ph->senders < 2)
+      continue;
+    /* the flow's place among the port's flows, oldest first, read off the measure's senders
+     * (ascending) between the two nearest */
+    size_t m = h->rank_len[p];
+    double q = ((double)age_rank(h, p, f) + 0.5) / (double)m * ph->senders - 0.5;
+    int lo = q < 0 ? 0 : q > ph->senders - 2 ? ph->senders - 2 : (int)q;
+    double w = fmin(1, fmax(0, q - lo));
+    /* at least a thousandth of the mean: a cap of 0 is none (a trapped sender sends a packet per
+     * rate-timer period, a few thousandths of a 100 Gb/s port shared by two) */
+    double share = fmax(1e-3, ph->share[lo] * (1 - w) + ph->share[lo + 1] * w);
+    if (share >= 1)
+      continue; /* at or above the mean: it shares the rest max-min */
+    double c = share * ph->utilisation * fabric_port_payload_rate(fab, p) / (double)m;
+    cap = cap > 0 ? fmin(cap, c) : c;
+  }
+  return cap;
 }
 
 void roce_held_flow_gone(struct fabric *fab, struct roce_held *h, const struct fab_flow *flow)

@@ -69,6 +69,10 @@ struct roce_held_phase {
   double marked_fraction; /* of the packets the port served */
   double cnps_per_flow_s, cuts_per_flow_s;
   double paused_fraction; /* per sender: link-time paused by PFC over time, at most 1 */
+  /* the senders into the measured port(s) and each one's rate over the phase, over their mean,
+   * ascending: DCQCN does not share a held port equally (roce_held_flow_cap) */
+  int senders;
+  double share[ROCE_HELD_MAX_PORTS * ROCE_HELD_MAX_SENDERS];
 };
 
 /* A measure: phase k covers the port's age from ROCE_HELD_START_S x 2^(k-1) (0 for the first)
@@ -137,10 +141,19 @@ struct roce_held {
   uint8_t *chained;             /* scratch, per port: a flow crosses it and another port to be held */
   uint8_t *ring_steps;          /* scratch, per port: a ring step (fab_flow.ring_step) crosses it */
   int *decided_list;            /* scratch: the ports an update looks at */
-  uint64_t measures;            /* packet-level runs made (sims) */
-  uint64_t phases_run;          /* stretches of them run to a phase's end (a restarted run's catch-up one more) */
-  uint64_t uses;                /* phases asked for so far: the clock of the runs' last use */
-  int live_runs, max_runs;      /* runs keeping their packet model; at most (ROCE_HELD_MAX_RUNS) */
+  /* scratch for roce_held_rank: per held port, its NIC flows' (start date, id) in that order,
+   * from rank_off[p] (rank_len[p] of them) in rank_buf; ranked[p] the pass that filled it */
+  struct roce_held_age {
+    double start_s;
+    uint64_t id;
+  } * rank_buf;
+  size_t rank_n, rank_cap;
+  uint32_t *rank_off, *rank_len;
+  uint64_t *ranked, rank_pass;
+  uint64_t measures;       /* packet-level runs made (sims) */
+  uint64_t phases_run;     /* stretches of them run to a phase's end (a restarted run's catch-up one more) */
+  uint64_t uses;           /* phases asked for so far: the clock of the runs' last use */
+  int live_runs, max_runs; /* runs keeping their packet model; at most (ROCE_HELD_MAX_RUNS) */
 };
 
 /* How held ports are measured (roce/flow-held-measure): not at all (roce/flow-held-ports off:
@@ -177,6 +190,14 @@ void roce_held_aged(struct fabric *fab, struct roce_held *h, int port);
  * it; NULL if the shape cannot be measured. */
 const struct roce_held_phase *roce_held_shape_phase(const struct fabric *fab, struct roce_held *h,
                                                     const struct roce_held_shape *shape, int k);
+/* roce/flow-held-shares:spread. Before the caps of these flows are set: their held ports' flows
+ * in the order they started (the pass's scratch), for roce_held_flow_cap. */
+void roce_held_rank(const struct fabric *fab, struct roce_held *h, struct fab_flow *const *flows, size_t n);
+/* The cap the held ports on the flow's path give it (0: none): at each, its NIC flows take the
+ * spread of rates the port's measure saw among its senders, the oldest the lowest (a sender the
+ * trapped state holds does not finish its message), those at or above the mean left to share the
+ * rest max-min. roce_held_rank must have ranked the flow's ports in this pass. */
+double roce_held_flow_cap(const struct fabric *fab, struct roce_held *h, const struct fab_flow *f);
 /* One packet-level measure (uncached): 0, or -1 with a message in err when the packet model
  * could not be set up or carried nothing in a phase. */
 int roce_held_measure(const struct fabric *fab, const struct roce_held_shape *shape, struct roce_held_profile *out,

@@ -181,6 +181,13 @@ static const struct param_def roce_params[] = {
     "measured: of the 221 held-out patterns at 100 Gb/s (docs/validation.md part 5) within 5 % of packet "
     "fidelity: load 130, fine 146, feeders 158 (128, 156, 160 on a fresh draw); CPU on a 4,096-GPU job "
     "1.4x load's with fine, 12x with feeders (docs/roce.md, Fine phases)" },
+  { "roce/flow-held-shares", PARAM_ENUM, UNIT_NONE, "equal", 0, 0, "equal|spread",
+    "Flow fidelity, a port DCQCN holds: equal shares it max-min among its flows; spread gives them the spread of "
+    "rates the packet-level measure saw among its senders in the phase of the port's age, the oldest flow the "
+    "lowest, those at or above the mean sharing the rest max-min",
+    "measured: a sender DCQCN's trapped state holds keeps a fraction of the mean rate and does not finish its "
+    "message; spread brings the 18 dense 100 Gb/s iterations within 2 % but moves held-out patterns and a "
+    "1,024-GPU job away (docs/roce.md, Unequal shares at a held port)" },
   { "roce/trace-flow", PARAM_TEXT, UNIT_NONE, "none", 0, 0, NULL,
     "Flow id whose DCQCN state (RC, RT, alpha) goes to roce_flow_rate.csv (ids count transfers in the order "
     "they are posted: sgfabric flows posts the rows that start together source GPU by source GPU, not in "
@@ -332,6 +339,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   if (held == 1 || (held == 0 && c->flow_fifo)) /* the measure's choices in the enum's order, from load */
     c->flow_held =
         (enum roce_held_measure)(ROCE_HELD_MEASURE_LOAD + fab_param_get_choice(ps, "roce/flow-held-measure"));
+  c->flow_held_spread = fab_param_get_choice(ps, "roce/flow-held-shares") == 1;
   const double *base = g_presets[paper ? 1 : 0];
   /* paper-scaled: the SIGCOMM'15 constants were set for 40 GbE. R_AI, R_HAI (rate steps) and B
    * (bytes between increases) scale with the line rate, the timers do not: in rates normalised

@@ -679,6 +679,60 @@ static void test_held_port_feeders(void)
   fab_topo_free(t);
 }
 
+/* Unequal shares at a held port (roce/flow-held-shares, roce_held_port.c, roce_held_flow_cap): ten
+ * senders into one GPU of a switch at 100 Gb/s, started 5 us apart. The packet model's senders
+ * end unequally (its measure of the port sees senders far under the mean); with `spread` flow
+ * fidelity's oldest flows, capped under the mean, end last and the newest first, where `equal`
+ * ends them together. */
+static void test_held_port_shares(void)
+{
+  enum { N = 10 };
+  struct topo *t = fab_topo_single_switch(N + 1, G100, 1e-6, 300e-9);
+  struct flow_def flows[N];
+  for (int i = 0; i < N; i++)
+    flows[i] = (struct flow_def){ i + 1, 0, 32e6, i * 5e-6 };
+  const char *spread[] = { "roce/flow-held-shares:spread", NULL }, *equal[] = { "roce/flow-held-shares:equal", NULL };
+  struct run_result pkt, sp, eq;
+  roce_run(t, FAB_FIDELITY_PACKET, 1, NULL, flows, N, &pkt);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, spread, flows, N, &sp);
+  roce_run(t, FAB_FIDELITY_FLOW, 1, equal, flows, N, &eq);
+  double lo[3] = { HUGE_VAL, HUGE_VAL, HUGE_VAL }, hi[3] = { 0, 0, 0 };
+  const struct run_result *r[3] = { &pkt, &sp, &eq };
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < N; i++) {
+      lo[k] = fmin(lo[k], r[k]->fct[i]);
+      hi[k] = fmax(hi[k], r[k]->fct[i]);
+    }
+  fprintf(stderr,
+          "\n  [held port shares, 10 x 32 MB at 100 Gb/s] FCT from first to last end: packet %.3f-%.3f ms, "
+          "spread %.3f-%.3f ms (oldest %.3f, newest %.3f), equal %.3f-%.3f ms\n",
+          lo[0] * 1e3, hi[0] * 1e3, lo[1] * 1e3, hi[1] * 1e3, sp.fct[0] * 1e3, sp.fct[N - 1] * 1e3, lo[2] * 1e3,
+          hi[2] * 1e3);
+  CU_ASSERT_EQUAL(sp.done, N);
+  CU_ASSERT(hi[0] / lo[0] > 1.1);  /* the packet model's unequal shares */
+  CU_ASSERT(hi[2] / lo[2] < 1.01); /* equal: together */
+  CU_ASSERT(hi[1] / lo[1] > 1.05); /* spread: apart, */
+  CU_ASSERT(sp.fct[0] == hi[1]);   /* the oldest last */
+  CU_ASSERT(sp.fct[N - 1] < sp.fct[0] * 0.95);
+  /* the measure's shares: every sender's rate over the mean, ascending */
+  struct roce_held_shape shape = { .rate_Bps = G100, .latency_s = 1e-6, .load = N, .senders = N, .ports = 1 };
+  struct roce_held_profile m;
+  double payload;
+  measure_again(t, &shape, &m, &payload);
+  double sum = 0;
+  CU_ASSERT_EQUAL(m.phase[0].senders, N);
+  for (int i = 0; i < N; i++) {
+    sum += m.phase[0].share[i];
+    if (i > 0)
+      CU_ASSERT(m.phase[0].share[i] >= m.phase[0].share[i - 1]);
+  }
+  CU_ASSERT_DOUBLE_EQUAL(sum, N, 1e-9);
+  fprintf(stderr, "  the measure's lowest share by phase: %.3f %.3f %.3f %.3f\n", m.phase[0].share[0],
+          m.phase[1].share[0], m.phase[2].share[0], m.phase[3].share[0]);
+  CU_ASSERT(fmin(m.phase[0].share[0], m.phase[1].share[0]) < 0.9);
+  fab_topo_free(t);
+}
+
 /* A shape measured in both schedules, fine and coarse (roce_held_port.c, struct roce_held_sim), is
  * one packet run: two senders into one GPU of a switch at 100 Gb/s. The fine phases to 20 ms of
  * age run it that far, and the coarse first phase ([0, 20) ms) then runs nothing more and is what
@@ -1589,6 +1643,7 @@ const struct sgf_unit_test sgf_unit_tests[] = {
   { "held_port_feeders", test_held_port_feeders },
   { "held_ports_share_a_switch", test_held_ports_share_a_switch },
   { "held_runs_shared", test_held_runs_shared },
+  { "held_port_shares", test_held_port_shares },
   { "ecmp_collisions_balls_into_bins", test_ecmp_collisions_balls_into_bins },
   { "ecmp_channels_are_connections", test_ecmp_channels_are_connections },
   { "ecmp_seed_holds_the_paths", test_ecmp_seed_holds_the_paths },
