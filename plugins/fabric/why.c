@@ -7,6 +7,7 @@
 
 #include "fabric.h"
 #include "json_out.h"
+#include "rng.h"
 #include "check.h"
 
 /* Bits of a collective edge's flags (struct why_edge) */
@@ -128,10 +129,7 @@ static struct fab_flow *whole(struct fab_flow *f) { return f->parent ? f->parent
 
 static size_t edge_slot(const struct why_edge *table, size_t cap, uint32_t call, int src, int dst)
 {
-  uint64_t h = ((uint64_t)call * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst);
-  h ^= h >> 29;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 32;
+  uint64_t h = fab_rng_mix64(fab_rng_mix64(call) ^ ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst));
   size_t i = (size_t)h & (cap - 1);
   while (table[i].call != 0 && !(table[i].call == call && table[i].src == src && table[i].dst == dst))
     i = (i + 1) & (cap - 1);
