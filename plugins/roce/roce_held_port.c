@@ -276,15 +276,15 @@ static void sims_free(struct roce_held *h)
 
 static double boundary_s(int b) { return b == 0 ? 0 : ROCE_HELD_FINE_START_S * (1 << (b - 1)); }
 
-/* The boundaries phase k of a shape starts and ends at. */
-static int phase_first_boundary(const struct roce_held_shape *shape, int k)
-{
-  return shape->fine ? k : k == 0 ? 0 : COARSE_FIRST_END + k - 1;
-}
-
+/* The boundary phase k of a shape ends at (it starts at the one before's end, or at 0). */
 static int phase_last_boundary(const struct roce_held_shape *shape, int k)
 {
   return shape->fine ? k + 1 : COARSE_FIRST_END + k;
+}
+
+static int phase_first_boundary(const struct roce_held_shape *shape, int k)
+{
+  return k == 0 ? 0 : phase_last_boundary(shape, k - 1);
 }
 
 /* A shape's phases: how many, and the age at which phase k ends. */
@@ -295,7 +295,7 @@ static int shape_phases(const struct roce_held_shape *shape)
 
 static double phase_end_s(const struct roce_held_shape *shape, int k)
 {
-  return (shape->fine ? ROCE_HELD_FINE_START_S : ROCE_HELD_START_S) * (1 << k);
+  return boundary_s(phase_last_boundary(shape, k));
 }
 
 /* The measuring platform of a feeders shape: the port is a top switch's down-link to the leaf of
