@@ -148,8 +148,8 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
    * utilisation the packet model keeps there (with roce/flow-held-ports off only the loads, which
    * the held-time estimate uses too). Like the FIFO shares they depend on the component's flows
    * alone, so a recomputation that followed cap changes only keeps them. */
-  if (fifo && dcqcn && rs->cfg.ecn_enabled && fab->fidelity == FAB_FIDELITY_FLOW &&
-      fabric_recompute_followed_flow_change(fab))
+  int held_ports = fifo && dcqcn && rs->cfg.ecn_enabled && fab->fidelity == FAB_FIDELITY_FLOW;
+  if (held_ports && fabric_recompute_followed_flow_change(fab))
     roce_held_update(fab, &rs->held, recomputed, n_recomputed, rs->cfg.flow_held);
   /* Pause spreading looks at the components recomputed (a pause and its victims share the
    * paused link, hence a component), and only if one of their flows crosses a saturated egress
@@ -181,8 +181,7 @@ void roce__flow_rates(struct fabric *fab, enum roce_flow_when when)
   if (lossy && fifo)
     roce_loss_queues(fab, &rs->loss, flows, n);
   /* the held ports' unequal shares (roce/flow-held-shares:spread), by the flows' ages */
-  int held_shares = fifo && dcqcn && rs->cfg.ecn_enabled && fab->fidelity == FAB_FIDELITY_FLOW &&
-                    rs->cfg.flow_held != ROCE_HELD_MEASURE_OFF && rs->cfg.flow_held_spread;
+  int held_shares = held_ports && rs->cfg.flow_held_spread;
   if (held_shares)
     roce_held_rank(fab, &rs->held, flows, n);
   size_t n_changed = 0;

@@ -80,7 +80,7 @@ struct roce_config {
   /* and the DCQCN-held ports measured on the packet model, and how (roce_held_port.c;
    * roce/flow-held-ports, roce/flow-held-measure; 0: off) */
   enum roce_held_measure flow_held;
-  int flow_held_spread; /* and their flows take the spread of rates the measure saw (roce/flow-held-shares) */
+  int flow_held_spread; /* measured, and their flows take the spread of rates the measure saw (roce/flow-held-shares) */
 };
 
 /* Per topology port. The ingress side (pg) is used at switches: traffic arriving from this

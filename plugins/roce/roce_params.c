@@ -339,7 +339,7 @@ int roce__config_read(struct roce_config *c, const struct fabric *fab, char *err
   if (held == 1 || (held == 0 && c->flow_fifo)) /* the measure's choices in the enum's order, from load */
     c->flow_held =
         (enum roce_held_measure)(ROCE_HELD_MEASURE_LOAD + fab_param_get_choice(ps, "roce/flow-held-measure"));
-  c->flow_held_spread = fab_param_get_choice(ps, "roce/flow-held-shares") == 1;
+  c->flow_held_spread = c->flow_held != ROCE_HELD_MEASURE_OFF && fab_param_get_choice(ps, "roce/flow-held-shares") == 1;
   const double *base = g_presets[paper ? 1 : 0];
   /* paper-scaled: the SIGCOMM'15 constants were set for 40 GbE. R_AI, R_HAI (rate steps) and B
    * (bytes between increases) scale with the line rate, the timers do not: in rates normalised
