@@ -92,13 +92,13 @@ struct coll_params {
 struct coll_instance;
 typedef void (*coll_done_fn)(void *ctx, int member);
 
-/* What an instance reports when its last member is done. */
 /* How a collective's rings moved (coll/ring): each step a transfer of its own, or one pipelined
  * transfer per edge (in-network algorithms' rings are pipelined); a mask, 0 without rings. */
 enum { COLL_RINGS_STEPS = 1, COLL_RINGS_PIPELINED = 2 };
 /* "steps", "pipelined", "steps+pipelined", or NULL for 0. */
 const char *coll_ring_forms_name(int ring_forms);
 
+/* What an instance reports when its last member is done. */
 struct coll_report {
   enum coll_kind kind;
   enum coll_algo algo;
